@@ -1,0 +1,1694 @@
+//! The whole ask-user dialog as a pure state machine.
+//!
+//! A front end (the Leptos page, the wasm package, a terminal) owns one [`Dialog`], turns
+//! keys and clicks into [`Event`]s (or hands DOM key names to [`Dialog::key`]), passes them
+//! to [`Dialog::apply`], performs the returned [`Effect`]s and renders [`Dialog::state`].
+//! Nothing here does IO; effects are returned, never performed.
+//!
+//! Layout of one question: its options in order, then the "Other (type your answer)" row,
+//! always last (its index is `options.len()`). A question without options has only that row
+//! and is always being edited.
+//!
+//! Per question the machine keeps a [`QuestionDraft`] (checked options, the Other flag and
+//! text, whether Enter confirmed it), the focused row and a scroll offset. Whether a question
+//! is *answered* is derived (confirmed and the draft is still a valid answer), so it can never
+//! disagree with what is shown. After [`Effect::Submitted`] or [`Effect::Cancelled`] the
+//! dialog is done and ignores every further event.
+//!
+//! With 2+ questions there is a final Submit tab (a review); tab keys wrap around. Focus
+//! in an option list clamps at both ends. Nothing here panics on any event sequence.
+
+use crate::answer::{resolve, Selection};
+use crate::model::{Question, Request};
+use serde::{Deserialize, Serialize};
+
+/// The label of the free-text row that ends every question.
+pub const OTHER_LABEL: &str = "Other (type your answer)";
+
+/// Layout and limits of a dialog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct DialogOptions {
+    /// Rows visible at once in an option list (at least 1 is used). Default 7.
+    pub viewport: usize,
+    /// Text answers longer than this many chars ask for confirmation. Default 2000.
+    pub soft_limit: usize,
+}
+
+impl Default for DialogOptions {
+    fn default() -> Self {
+        DialogOptions { viewport: 7, soft_limit: 2000 }
+    }
+}
+
+/// Everything a front end can tell the dialog. JSON: `{"type":"next"}`, `{"type":"pick","index":2}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Event {
+    /// Focus the next row (no wrapping).
+    Next,
+    /// Focus the previous row (no wrapping).
+    Prev,
+    First,
+    Last,
+    /// Mouse hover or keyboard focus on a row. Ignored while editing text.
+    Focus { index: usize },
+    /// Mouse click on a row: focus it, then choose it (single select) or toggle it (multi).
+    Pick { index: usize },
+    /// Quick-select option `number` (1-based): answers in single select, toggles in multi.
+    Quick { number: usize },
+    /// Go to the Other row and start typing.
+    Other,
+    /// Space: toggle the focused option (multi select) or start editing on the Other row.
+    Toggle,
+    /// Replace the Other text (a browser textarea sends this on every input).
+    SetText { text: String },
+    /// Append to the Other text (a terminal sends typed characters).
+    Type { text: String },
+    /// Remove the last char of the Other text while editing.
+    Backspace,
+    /// Next tab; wraps from the Submit tab to the first question.
+    NextTab,
+    /// Previous tab; wraps from the first question to the Submit tab.
+    PrevTab,
+    GoTab { index: usize },
+    Enter,
+    Escape,
+    /// Answer the open prompt.
+    Confirm { yes: bool },
+    /// The number of visible rows changed.
+    Resize { viewport: usize },
+}
+
+/// What the front end must do. JSON: `{"type":"submitted","answers":[...]}`, `{"type":"cancelled"}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum Effect {
+    /// One selection per question, in order; each passes [`crate::answer::resolve`].
+    Submitted { answers: Vec<Selection> },
+    /// The person declined; no answers are sent.
+    Cancelled,
+}
+
+/// The result of [`Dialog::key`]. `handled == false` means the front end must not
+/// `preventDefault` (a textarea inserts the key, the browser moves focus, ...).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct KeyOutcome {
+    pub handled: bool,
+    pub effects: Vec<Effect>,
+}
+
+/// What a front end persists across reloads: every question's draft and the active tab.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct Draft {
+    pub tab: usize,
+    /// One per question, in order.
+    pub questions: Vec<QuestionDraft>,
+}
+
+/// One question's draft.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", default)]
+pub struct QuestionDraft {
+    /// Checked options (multi select) or the chosen option (single select, at most one), ascending.
+    pub selected: Vec<usize>,
+    /// Other is checked (multi select) or chosen (single select); always true for free text.
+    pub other: bool,
+    pub other_text: String,
+    /// Enter confirmed the question (it counts as answered while the draft stays valid).
+    pub confirmed: bool,
+}
+
+/// Whether the dialog ended, and how.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Done {
+    Submitted,
+    Cancelled,
+}
+
+/// What an open prompt asks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "camelCase")]
+pub enum PromptKind {
+    /// Escape with answered questions: "Discard N answers?" (default No).
+    Discard { count: usize },
+    /// A text answer over the soft limit: "Answer is long (N chars). Continue anyway?" (default Yes).
+    LongAnswer { chars: usize },
+}
+
+/// A yes/no prompt over the dialog.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Prompt {
+    pub kind: PromptKind,
+    pub text: String,
+    /// What Enter answers.
+    pub default_yes: bool,
+}
+
+/// The plain view model a front end renders.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct View {
+    /// One per question, then a Submit tab when there are 2+ questions.
+    pub tabs: Vec<TabView>,
+    pub active_tab: usize,
+    pub on_submit_tab: bool,
+    /// `None` on the Submit tab.
+    pub question: Option<QuestionView>,
+    /// The options, then the Other row; empty on the Submit tab.
+    pub rows: Vec<RowView>,
+    pub other_text: String,
+    /// The text field has the keyboard.
+    pub editing: bool,
+    /// The visible slice of `rows`.
+    pub window: Window,
+    pub prompt: Option<Prompt>,
+    /// A short message after a refused action.
+    pub hint: Option<String>,
+    /// Every question with its answer so far (for the Submit tab).
+    pub review: Vec<ReviewItem>,
+    /// The texts of the questions not answered yet.
+    pub unanswered: Vec<String>,
+    pub done: Option<Done>,
+    /// Key help for the current mode.
+    pub footer: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TabView {
+    /// The question's header, or "Q1", "Q2", ...; "Submit" for the Submit tab.
+    pub label: String,
+    pub answered: bool,
+    pub is_submit: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionView {
+    pub index: usize,
+    pub text: String,
+    pub header: Option<String>,
+    pub multi_select: bool,
+    pub free_text: bool,
+    pub answered: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RowView {
+    pub index: usize,
+    pub label: String,
+    pub description: Option<String>,
+    pub preview: Option<String>,
+    /// The 1-based number shown before an option; `None` for Other.
+    pub number: Option<usize>,
+    /// The quick key: "1".."9" for the first nine options, "0" for Other.
+    pub key: Option<String>,
+    pub focused: bool,
+    /// Chosen (single select) or checked (multi select).
+    pub selected: bool,
+    pub is_other: bool,
+}
+
+/// Rows `start..end` are visible; `above` / `below` are hidden ("↑ N more", "↓ N more").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Window {
+    pub start: usize,
+    pub end: usize,
+    pub above: usize,
+    pub below: usize,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ReviewItem {
+    pub index: usize,
+    pub label: String,
+    pub question: String,
+    /// The answer as one line (labels and Other text joined with ", "), or `None` if unanswered.
+    pub answer: Option<String>,
+}
+
+#[derive(Debug, Clone, Default)]
+struct Slot {
+    draft: QuestionDraft,
+    focus: usize,
+    scroll: usize,
+}
+
+/// The dialog state machine. See the module docs.
+#[derive(Debug, Clone)]
+pub struct Dialog {
+    questions: Vec<Question>,
+    opts: DialogOptions,
+    slots: Vec<Slot>,
+    tab: usize,
+    editing: bool,
+    prompt: Option<PromptKind>,
+    hint: Option<String>,
+    done: Option<Done>,
+}
+
+impl Dialog {
+    /// A fresh dialog: first tab, first row focused, nothing answered.
+    pub fn new(request: &Request, opts: DialogOptions) -> Dialog {
+        Dialog::restore(request, opts, Draft::default())
+    }
+
+    /// A dialog resuming `draft`. Out-of-range indices, extra drafts and a bad tab are
+    /// dropped; a single-select draft keeps at most one choice.
+    pub fn restore(request: &Request, opts: DialogOptions, draft: Draft) -> Dialog {
+        let questions = request.questions.clone();
+        let mut saved = draft.questions.into_iter();
+        let mut slots = Vec::with_capacity(questions.len());
+        for q in &questions {
+            let d = sanitize(q, saved.next().unwrap_or_default());
+            let focus = d.selected.first().copied().unwrap_or(if d.other { q.options.len() } else { 0 });
+            slots.push(Slot { draft: d, focus, scroll: 0 });
+        }
+        let mut dialog = Dialog {
+            questions,
+            opts: DialogOptions { viewport: opts.viewport.max(1), ..opts },
+            slots,
+            tab: 0,
+            editing: false,
+            prompt: None,
+            hint: None,
+            done: None,
+        };
+        if draft.tab < dialog.tab_count() {
+            dialog.tab = draft.tab;
+        }
+        dialog.follow_all();
+        dialog
+    }
+
+    /// The drafts and active tab, to persist and pass to [`Dialog::restore`].
+    pub fn draft(&self) -> Draft {
+        Draft { tab: self.tab, questions: self.slots.iter().map(|s| s.draft.clone()).collect() }
+    }
+
+    /// How the dialog ended, if it did.
+    pub fn done(&self) -> Option<Done> {
+        self.done
+    }
+
+    /// Whether question `index` is answered: confirmed, and its draft is still a valid answer.
+    pub fn is_answered(&self, index: usize) -> bool {
+        match (self.questions.get(index), self.slots.get(index)) {
+            (Some(q), Some(s)) => s.draft.confirmed && is_valid(q, &s.draft),
+            _ => false,
+        }
+    }
+
+    /// Whether the text field has the keyboard (the Other row, or a free-text question).
+    pub fn is_editing(&self) -> bool {
+        if self.done.is_some() || self.prompt.is_some() {
+            return false;
+        }
+        match self.current() {
+            Some(q) => self.questions[q].is_free_text() || (self.editing && self.slots[q].focus == self.other_index(q)),
+            None => false,
+        }
+    }
+
+    /// Handles one event and returns what the front end must do.
+    pub fn apply(&mut self, event: Event) -> Vec<Effect> {
+        if self.done.is_some() {
+            return vec![];
+        }
+        if self.prompt.is_some() {
+            return match event {
+                Event::Confirm { yes } => self.answer_prompt(yes),
+                Event::Escape => self.answer_prompt(false),
+                Event::Resize { viewport } => self.resize(viewport),
+                _ => vec![],
+            };
+        }
+        // Passive events (hover, layout) keep the last hint; anything else clears it.
+        if !matches!(event, Event::Focus { .. } | Event::Resize { .. }) {
+            self.hint = None;
+        }
+        let current = self.current();
+        match (event, current) {
+            (Event::Resize { viewport }, _) => self.resize(viewport),
+            (Event::NextTab, _) => self.step_tab(true),
+            (Event::PrevTab, _) => self.step_tab(false),
+            (Event::GoTab { index }, _) => {
+                if index < self.tab_count() {
+                    self.tab = index;
+                    self.editing = false;
+                }
+                vec![]
+            }
+            (Event::Enter, None) => self.submit(),
+            (Event::Escape, q) => {
+                let has_options = q.is_some_and(|q| !self.questions[q].is_free_text());
+                if self.is_editing() && has_options {
+                    self.editing = false;
+                    vec![]
+                } else {
+                    self.escape_dialog()
+                }
+            }
+            (Event::Confirm { .. }, _) | (_, None) => vec![],
+            (Event::Next, Some(q)) => self.navigate(q, self.slots[q].focus.saturating_add(1)),
+            (Event::Prev, Some(q)) => self.navigate(q, self.slots[q].focus.saturating_sub(1)),
+            (Event::First, Some(q)) => self.navigate(q, 0),
+            (Event::Last, Some(q)) => self.navigate(q, usize::MAX),
+            (Event::Focus { index }, Some(q)) => {
+                if !self.is_editing() && index <= self.other_index(q) {
+                    self.navigate(q, index);
+                }
+                vec![]
+            }
+            (Event::Pick { index }, Some(q)) => self.pick(q, index),
+            (Event::Quick { number }, Some(q)) => {
+                if number == 0 || number > self.questions[q].options.len() {
+                    self.hint = Some(format!("There is no option {number}"));
+                    vec![]
+                } else {
+                    self.pick(q, number - 1)
+                }
+            }
+            (Event::Other, Some(q)) => {
+                self.start_editing(q);
+                vec![]
+            }
+            (Event::Toggle, Some(q)) => {
+                let question = &self.questions[q];
+                let on_other = self.slots[q].focus == self.other_index(q);
+                if question.multi_select && !question.is_free_text() {
+                    self.toggle(q, self.slots[q].focus);
+                } else if on_other && !self.is_editing() {
+                    self.start_editing(q);
+                }
+                vec![]
+            }
+            (Event::SetText { text }, Some(q)) => self.set_text(q, text),
+            (Event::Type { text }, Some(q)) => {
+                let joined = format!("{}{text}", self.slots[q].draft.other_text);
+                self.set_text(q, joined)
+            }
+            (Event::Backspace, Some(q)) => {
+                if self.is_editing() {
+                    self.slots[q].draft.other_text.pop();
+                }
+                vec![]
+            }
+            (Event::Enter, Some(q)) => self.enter(q),
+        }
+    }
+
+    /// Maps a DOM `KeyboardEvent.key` ("Shift+" prefixed for shifted Tab and Enter) to an
+    /// event for the current mode and applies it.
+    pub fn key(&mut self, key: &str) -> KeyOutcome {
+        match self.key_event(key) {
+            Some(event) => KeyOutcome { handled: true, effects: self.apply(event) },
+            None => KeyOutcome::default(),
+        }
+    }
+
+    /// The event `key` means in the current mode, or `None` if the dialog does not use it.
+    pub fn key_event(&self, key: &str) -> Option<Event> {
+        if self.done.is_some() {
+            return None;
+        }
+        if let Some(kind) = self.prompt {
+            return match key {
+                "y" | "Y" => Some(Event::Confirm { yes: true }),
+                "n" | "N" | "Escape" => Some(Event::Confirm { yes: false }),
+                "Enter" => Some(Event::Confirm { yes: default_yes(kind) }),
+                _ => None,
+            };
+        }
+        let tabs = self.questions.len() >= 2;
+        let event = match key {
+            "Enter" => Event::Enter,
+            "Escape" => Event::Escape,
+            "Tab" if tabs => Event::NextTab,
+            "Shift+Tab" if tabs => Event::PrevTab,
+            _ if self.is_editing() => return None,
+            "ArrowRight" if tabs => Event::NextTab,
+            "ArrowLeft" if tabs => Event::PrevTab,
+            _ => {
+                let q = self.current()?;
+                let question = &self.questions[q];
+                match key {
+                    "ArrowDown" | "j" => Event::Next,
+                    "ArrowUp" | "k" => Event::Prev,
+                    "Home" => Event::First,
+                    "End" => Event::Last,
+                    "0" | "o" => Event::Other,
+                    " " if question.multi_select || self.slots[q].focus == self.other_index(q) => Event::Toggle,
+                    _ => match key.parse::<usize>() {
+                        Ok(number @ 1..=9) if key.len() == 1 => Event::Quick { number },
+                        _ => return None,
+                    },
+                }
+            }
+        };
+        Some(event)
+    }
+
+    /// The view model to render.
+    pub fn state(&self) -> View {
+        let n = self.questions.len();
+        let mut tabs: Vec<TabView> = (0..n)
+            .map(|i| TabView { label: self.label(i), answered: self.is_answered(i), is_submit: false })
+            .collect();
+        if n >= 2 {
+            let all = (0..n).all(|i| self.is_answered(i));
+            tabs.push(TabView { label: "Submit".into(), answered: all, is_submit: true });
+        }
+        let review: Vec<ReviewItem> = (0..n)
+            .map(|i| ReviewItem {
+                index: i,
+                label: self.label(i),
+                question: self.questions[i].question.clone(),
+                answer: self.is_answered(i).then(|| answer_text(&self.selection(i))),
+            })
+            .collect();
+        let unanswered = (0..n).filter(|&i| !self.is_answered(i)).map(|i| self.questions[i].question.clone()).collect();
+        let mut view = View {
+            tabs,
+            active_tab: self.tab,
+            on_submit_tab: self.current().is_none(),
+            question: None,
+            rows: vec![],
+            other_text: String::new(),
+            editing: self.is_editing(),
+            window: Window::default(),
+            prompt: self.prompt.map(|kind| Prompt { kind, text: prompt_text(kind), default_yes: default_yes(kind) }),
+            hint: self.hint.clone(),
+            review,
+            unanswered,
+            done: self.done,
+            footer: self.footer(),
+        };
+        if let Some(q) = self.current() {
+            let question = &self.questions[q];
+            let slot = &self.slots[q];
+            let other = self.other_index(q);
+            view.question = Some(QuestionView {
+                index: q,
+                text: question.question.clone(),
+                header: question.header.clone(),
+                multi_select: question.multi_select,
+                free_text: question.is_free_text(),
+                answered: self.is_answered(q),
+            });
+            view.rows = question
+                .options
+                .iter()
+                .enumerate()
+                .map(|(i, c)| RowView {
+                    index: i,
+                    label: c.label.clone(),
+                    description: c.description.clone(),
+                    preview: c.preview.clone(),
+                    number: Some(i + 1),
+                    key: (i < 9).then(|| (i + 1).to_string()),
+                    focused: slot.focus == i,
+                    selected: slot.draft.selected.contains(&i),
+                    is_other: false,
+                })
+                .collect();
+            let other_selected = if question.is_free_text() { has_text(&slot.draft) } else { slot.draft.other };
+            view.rows.push(RowView {
+                index: other,
+                label: OTHER_LABEL.into(),
+                description: None,
+                preview: None,
+                number: None,
+                key: Some("0".into()),
+                focused: slot.focus == other,
+                selected: other_selected,
+                is_other: true,
+            });
+            view.other_text = slot.draft.other_text.clone();
+            let rows = other + 1;
+            let end = slot.scroll.saturating_add(self.opts.viewport).min(rows);
+            view.window = Window { start: slot.scroll, end, above: slot.scroll, below: rows - end };
+        }
+        view
+    }
+
+    // ----- internals -----
+
+    fn tab_count(&self) -> usize {
+        let n = self.questions.len();
+        n + usize::from(n >= 2)
+    }
+
+    /// The question on the active tab, `None` on the Submit tab.
+    fn current(&self) -> Option<usize> {
+        (self.tab < self.questions.len()).then_some(self.tab)
+    }
+
+    fn other_index(&self, q: usize) -> usize {
+        self.questions[q].options.len()
+    }
+
+    fn label(&self, q: usize) -> String {
+        match self.questions[q].header.as_deref().map(str::trim) {
+            Some(h) if !h.is_empty() => h.to_string(),
+            _ => format!("Q{}", q + 1),
+        }
+    }
+
+    fn selection(&self, q: usize) -> Selection {
+        let (question, d) = (&self.questions[q], &self.slots[q].draft);
+        let text = d.other_text.trim();
+        Selection {
+            selected: d.selected.iter().filter_map(|&i| question.options.get(i)).map(|c| c.label.clone()).collect(),
+            custom: ((d.other || question.is_free_text()) && !text.is_empty()).then(|| text.to_string()),
+        }
+    }
+
+    fn resize(&mut self, viewport: usize) -> Vec<Effect> {
+        self.opts.viewport = viewport.max(1);
+        self.follow_all();
+        vec![]
+    }
+
+    fn follow_all(&mut self) {
+        for q in 0..self.slots.len() {
+            self.follow(q);
+        }
+    }
+
+    /// Moves question `q`'s scroll window minimally so that it shows the focused row.
+    fn follow(&mut self, q: usize) {
+        let rows = self.other_index(q) + 1;
+        let viewport = self.opts.viewport;
+        let slot = &mut self.slots[q];
+        slot.focus = slot.focus.min(rows - 1);
+        if slot.focus < slot.scroll {
+            slot.scroll = slot.focus;
+        } else if slot.focus >= slot.scroll.saturating_add(viewport) {
+            slot.scroll = slot.focus + 1 - viewport;
+        }
+        slot.scroll = slot.scroll.min(rows.saturating_sub(viewport));
+    }
+
+    /// Focuses row `index` (clamped); moving off the Other row stops editing.
+    fn navigate(&mut self, q: usize, index: usize) -> Vec<Effect> {
+        let other = self.other_index(q);
+        self.slots[q].focus = index.min(other);
+        if self.slots[q].focus != other {
+            self.editing = false;
+        }
+        self.follow(q);
+        vec![]
+    }
+
+    fn start_editing(&mut self, q: usize) {
+        self.navigate(q, usize::MAX);
+        self.editing = true;
+    }
+
+    fn step_tab(&mut self, forward: bool) -> Vec<Effect> {
+        let count = self.tab_count();
+        if count >= 2 {
+            self.tab = if forward { (self.tab + 1) % count } else { (self.tab + count - 1) % count };
+            self.editing = false;
+        }
+        vec![]
+    }
+
+    fn pick(&mut self, q: usize, index: usize) -> Vec<Effect> {
+        let question = &self.questions[q];
+        if index > question.options.len() || question.is_free_text() {
+            return vec![];
+        }
+        let multi = question.multi_select;
+        self.navigate(q, index);
+        if multi {
+            self.toggle(q, index);
+            vec![]
+        } else if index == self.other_index(q) {
+            self.start_editing(q);
+            vec![]
+        } else {
+            self.choose(q, index)
+        }
+    }
+
+    /// Multi select: flips option `index`, or the Other row (checking it starts editing).
+    fn toggle(&mut self, q: usize, index: usize) {
+        if index == self.other_index(q) {
+            let checked = !self.slots[q].draft.other;
+            self.slots[q].draft.other = checked;
+            self.editing = checked;
+        } else {
+            let selected = &mut self.slots[q].draft.selected;
+            match selected.binary_search(&index) {
+                Ok(at) => {
+                    selected.remove(at);
+                }
+                Err(at) => selected.insert(at, index),
+            }
+        }
+    }
+
+    fn set_text(&mut self, q: usize, text: String) -> Vec<Effect> {
+        if !self.questions[q].is_free_text() {
+            self.start_editing(q);
+        }
+        let question = &self.questions[q];
+        let draft = &mut self.slots[q].draft;
+        if question.multi_select && !text.is_empty() {
+            draft.other = true;
+        }
+        draft.other_text = text;
+        vec![]
+    }
+
+    fn enter(&mut self, q: usize) -> Vec<Effect> {
+        let question = &self.questions[q];
+        let multi = question.multi_select;
+        if question.is_free_text() || self.is_editing() {
+            return self.confirm(q, false);
+        }
+        let focus = self.slots[q].focus;
+        if focus == self.other_index(q) {
+            // Enter on the Other row opens the text field (and checks Other in multi select).
+            self.slots[q].draft.other |= multi;
+            self.start_editing(q);
+            vec![]
+        } else if multi {
+            self.confirm(q, false)
+        } else {
+            self.choose(q, focus)
+        }
+    }
+
+    /// Single select: answers with option `index` and moves on.
+    fn choose(&mut self, q: usize, index: usize) -> Vec<Effect> {
+        let draft = &mut self.slots[q].draft;
+        draft.selected = vec![index];
+        draft.other = false;
+        draft.confirmed = true;
+        self.advance(q)
+    }
+
+    /// Confirms question `q` from its draft: the Other text (single select, free text) or
+    /// the checked rows (multi select). Refuses an empty answer with a hint, and asks first
+    /// about a text over the soft limit unless `allow_long`.
+    fn confirm(&mut self, q: usize, allow_long: bool) -> Vec<Effect> {
+        let question = &self.questions[q];
+        let editing = self.is_editing();
+        let draft = &mut self.slots[q].draft;
+        let text = draft.other_text.trim();
+        let chars = text.chars().count();
+        let has_text = !text.is_empty();
+        let uses_text = if question.multi_select && !question.is_free_text() {
+            if editing && has_text {
+                draft.other = true;
+            }
+            if !is_valid(question, draft) {
+                self.hint = Some("Select at least one option, or type an answer under Other".into());
+                return vec![];
+            }
+            draft.other && has_text
+        } else if has_text {
+            true
+        } else {
+            self.hint = Some(if question.is_free_text() {
+                "Type an answer first".into()
+            } else {
+                "Type an answer first, or press Esc to go back".into()
+            });
+            return vec![];
+        };
+        if uses_text && chars > self.opts.soft_limit && !allow_long {
+            self.prompt = Some(PromptKind::LongAnswer { chars });
+            return vec![];
+        }
+        if !question.multi_select {
+            draft.selected.clear();
+            draft.other = true;
+        }
+        draft.confirmed = true;
+        self.advance(q)
+    }
+
+    /// After question `q` was answered: submit a lone question, else go to the next
+    /// unanswered question (searching forward, then wrapping), else to the Submit tab.
+    fn advance(&mut self, q: usize) -> Vec<Effect> {
+        self.editing = false;
+        let n = self.questions.len();
+        if n == 1 {
+            return self.submit();
+        }
+        self.tab = (1..n).map(|k| (q + k) % n).find(|&i| !self.is_answered(i)).unwrap_or(n);
+        vec![]
+    }
+
+    /// Submits when every question is answered; otherwise names the missing ones and goes
+    /// to the first of them.
+    fn submit(&mut self) -> Vec<Effect> {
+        let missing: Vec<usize> = (0..self.questions.len()).filter(|&i| !self.is_answered(i)).collect();
+        if let Some(&first) = missing.first() {
+            let names: Vec<String> = missing.iter().map(|&i| self.label(i)).collect();
+            self.hint = Some(format!("Answer every question first: {}", names.join(", ")));
+            self.tab = first;
+            self.editing = false;
+            return vec![];
+        }
+        let answers: Vec<Selection> = (0..self.questions.len()).map(|i| self.selection(i)).collect();
+        if let Err(e) = resolve(&self.questions, &answers) {
+            // Unreachable while `is_valid` matches `resolve`; refuse rather than send a bad answer.
+            self.hint = Some(e.to_string());
+            return vec![];
+        }
+        self.done = Some(Done::Submitted);
+        vec![Effect::Submitted { answers }]
+    }
+
+    /// Escape outside a text field: cancel at once, or ask first if anything is answered.
+    fn escape_dialog(&mut self) -> Vec<Effect> {
+        let count = (0..self.questions.len()).filter(|&i| self.is_answered(i)).count();
+        if count == 0 {
+            self.done = Some(Done::Cancelled);
+            vec![Effect::Cancelled]
+        } else {
+            self.prompt = Some(PromptKind::Discard { count });
+            vec![]
+        }
+    }
+
+    fn answer_prompt(&mut self, yes: bool) -> Vec<Effect> {
+        self.hint = None;
+        match (self.prompt.take(), yes) {
+            (Some(PromptKind::Discard { .. }), true) => {
+                self.done = Some(Done::Cancelled);
+                vec![Effect::Cancelled]
+            }
+            (Some(PromptKind::LongAnswer { .. }), true) => match self.current() {
+                Some(q) => self.confirm(q, true),
+                None => vec![],
+            },
+            (Some(PromptKind::LongAnswer { .. }), false) => {
+                if let Some(q) = self.current().filter(|&q| !self.questions[q].is_free_text()) {
+                    self.start_editing(q);
+                }
+                vec![]
+            }
+            _ => vec![],
+        }
+    }
+
+    fn footer(&self) -> String {
+        if self.done.is_some() {
+            return String::new();
+        }
+        if let Some(kind) = self.prompt {
+            return if default_yes(kind) { "y/Enter yes • n/Esc no" } else { "y yes • n/Enter/Esc no" }.into();
+        }
+        let tabs = self.questions.len() >= 2;
+        let mut parts: Vec<String> = Vec::new();
+        let escape = match self.current() {
+            None => {
+                parts.push("Enter submit".into());
+                "Esc cancel"
+            }
+            Some(q) if self.is_editing() => {
+                let question = &self.questions[q];
+                parts.push(if question.multi_select && !question.is_free_text() { "Enter confirm" } else { "Enter submit" }.into());
+                parts.push("Shift+Enter new line".into());
+                if tabs {
+                    parts.push("Tab switch".into());
+                }
+                return finish(parts, if question.is_free_text() { "Esc cancel" } else { "Esc back" });
+            }
+            Some(q) => {
+                let options = self.questions[q].options.len();
+                parts.push("↑↓ navigate".into());
+                if self.questions[q].multi_select {
+                    parts.push("Space toggle".into());
+                    parts.push("Enter confirm".into());
+                } else {
+                    parts.push(if options <= 1 { "1 quick select".into() } else { format!("1-{} quick select", options.min(9)) });
+                    parts.push("Enter select".into());
+                }
+                "Esc cancel"
+            }
+        };
+        if tabs {
+            parts.push("Tab/←→ switch".into());
+        }
+        finish(parts, escape)
+    }
+}
+
+fn finish(mut parts: Vec<String>, last: &str) -> String {
+    parts.push(last.into());
+    parts.join(" • ")
+}
+
+fn sanitize(q: &Question, mut d: QuestionDraft) -> QuestionDraft {
+    let n = q.options.len();
+    d.selected.retain(|&i| i < n);
+    if q.is_free_text() {
+        d.other = true;
+    } else if !q.multi_select {
+        d.selected.truncate(1);
+        if !d.selected.is_empty() {
+            d.other = false;
+        }
+    }
+    d.selected.sort_unstable();
+    d.selected.dedup();
+    d
+}
+
+fn has_text(d: &QuestionDraft) -> bool {
+    !d.other_text.trim().is_empty()
+}
+
+/// Whether a draft is a complete answer (the same rule [`resolve`] applies).
+fn is_valid(q: &Question, d: &QuestionDraft) -> bool {
+    if q.is_free_text() {
+        has_text(d)
+    } else if q.multi_select {
+        !d.selected.is_empty() || (d.other && has_text(d))
+    } else {
+        (d.selected.len() == 1 && !d.other) || (d.selected.is_empty() && d.other && has_text(d))
+    }
+}
+
+fn answer_text(s: &Selection) -> String {
+    s.selected.iter().cloned().chain(s.custom.clone()).collect::<Vec<_>>().join(", ")
+}
+
+fn default_yes(kind: PromptKind) -> bool {
+    matches!(kind, PromptKind::LongAnswer { .. })
+}
+
+fn prompt_text(kind: PromptKind) -> String {
+    match kind {
+        PromptKind::Discard { count: 1 } => "Discard 1 answer?".into(),
+        PromptKind::Discard { count } => format!("Discard {count} answers?"),
+        PromptKind::LongAnswer { chars } => format!("Answer is long ({chars} chars). Continue anyway?"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::Choice;
+    use proptest::prelude::*;
+    use proptest::test_runner::RngSeed;
+
+    fn q(text: &str, options: &[&str], multi: bool) -> Question {
+        Question {
+            question: text.into(),
+            header: None,
+            options: options.iter().map(|o| Choice::new(*o)).collect(),
+            multi_select: multi,
+        }
+    }
+
+    fn request(questions: Vec<Question>) -> Request {
+        Request { questions, ..Request::default() }
+    }
+
+    fn dialog(questions: Vec<Question>) -> Dialog {
+        Dialog::new(&request(questions), DialogOptions::default())
+    }
+
+    fn db() -> Question {
+        Question { header: Some("DB".into()), ..q("Which database?", &["Postgres", "SQLite", "MySQL"], false) }
+    }
+
+    fn features() -> Question {
+        q("Which features?", &["Auth", "API", "UI"], true)
+    }
+
+    fn name() -> Question {
+        q("Project name?", &[], false)
+    }
+
+    /// Presses keys in order, collecting every effect.
+    fn keys(d: &mut Dialog, keys: &[&str]) -> Vec<Effect> {
+        keys.iter().flat_map(|k| d.key(k).effects).collect()
+    }
+
+    fn submitted(answers: Vec<Selection>) -> Vec<Effect> {
+        vec![Effect::Submitted { answers }]
+    }
+
+    #[test]
+    fn single_question_enter_submits_the_focused_option() {
+        let mut d = dialog(vec![db()]);
+        assert_eq!(keys(&mut d, &["ArrowDown"]), vec![]);
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![Selection::option("SQLite")]));
+        assert_eq!(d.done(), Some(Done::Submitted));
+        assert_eq!(d.state().done, Some(Done::Submitted));
+    }
+
+    #[test]
+    fn quick_select_answers_single_and_toggles_multi() {
+        let mut d = dialog(vec![db()]);
+        assert_eq!(d.apply(Event::Quick { number: 3 }), submitted(vec![Selection::option("MySQL")]));
+        let mut d = dialog(vec![features()]);
+        assert_eq!(keys(&mut d, &["3", "1", "3", "2"]), vec![]);
+        assert_eq!(d.slots[0].draft.selected, vec![0, 1]);
+        assert_eq!(d.slots[0].focus, 1);
+    }
+
+    #[test]
+    fn quick_select_out_of_range_is_refused_with_a_hint() {
+        let mut d = dialog(vec![db()]);
+        assert!(d.key("9").handled);
+        assert_eq!(d.state().hint.as_deref(), Some("There is no option 9"));
+        assert_eq!(d.apply(Event::Quick { number: 0 }), vec![]);
+        d.apply(Event::Next);
+        assert_eq!(d.state().hint, None, "the next accepted event clears the hint");
+        let mut free = dialog(vec![name()]);
+        assert_eq!(free.apply(Event::Quick { number: 1 }), vec![]);
+        assert!(free.state().hint.is_some());
+    }
+
+    #[test]
+    fn focus_clamps_at_both_ends() {
+        let mut d = dialog(vec![db()]);
+        keys(&mut d, &["ArrowUp", "k"]);
+        assert_eq!(d.slots[0].focus, 0);
+        keys(&mut d, &["j", "j", "j", "j", "j", "j"]);
+        assert_eq!(d.slots[0].focus, 3, "the Other row is last");
+        keys(&mut d, &["Home"]);
+        assert_eq!(d.slots[0].focus, 0);
+        keys(&mut d, &["End"]);
+        assert_eq!(d.slots[0].focus, 3);
+        let rows = d.state().rows;
+        assert_eq!(rows.len(), 4);
+        assert!(rows[3].is_other && rows[3].focused && rows[3].label == OTHER_LABEL);
+        assert_eq!(rows[3].key.as_deref(), Some("0"));
+        assert_eq!((rows[0].number, rows[0].key.as_deref()), (Some(1), Some("1")));
+    }
+
+    #[test]
+    fn enter_on_other_starts_editing_and_text_answers() {
+        let mut d = dialog(vec![db()]);
+        keys(&mut d, &["End", "Enter"]);
+        assert!(d.is_editing() && d.state().editing);
+        d.apply(Event::SetText { text: "  DynamoDB \n".into() });
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![Selection::custom("DynamoDB")]));
+    }
+
+    #[test]
+    fn other_key_and_space_on_other_start_editing() {
+        for start in [&["o"][..], &["0"], &["End", " "]] {
+            let mut d = dialog(vec![db()]);
+            keys(&mut d, start);
+            assert!(d.is_editing(), "{start:?}");
+            assert_eq!(d.slots[0].focus, 3);
+        }
+    }
+
+    #[test]
+    fn blank_text_is_refused_with_a_hint() {
+        let mut d = dialog(vec![db()]);
+        keys(&mut d, &["o"]);
+        d.apply(Event::SetText { text: "   ".into() });
+        assert_eq!(keys(&mut d, &["Enter"]), vec![]);
+        assert_eq!(d.state().hint.as_deref(), Some("Type an answer first, or press Esc to go back"));
+        assert!(d.is_editing());
+        d.apply(Event::SetText { text: "x".into() });
+        assert_eq!(d.state().hint, None);
+    }
+
+    #[test]
+    fn escape_while_editing_goes_back_and_keeps_the_text() {
+        let mut d = dialog(vec![db()]);
+        keys(&mut d, &["o"]);
+        d.apply(Event::Type { text: "Dyn".into() });
+        d.apply(Event::Type { text: "amo".into() });
+        d.apply(Event::Backspace);
+        assert_eq!(keys(&mut d, &["Escape"]), vec![]);
+        assert!(!d.is_editing());
+        assert_eq!(d.done(), None);
+        assert_eq!(d.state().other_text, "Dynam");
+        d.apply(Event::Backspace);
+        assert_eq!(d.state().other_text, "Dynam", "Backspace does nothing outside the text field");
+    }
+
+    #[test]
+    fn multi_select_toggles_and_confirms_in_option_order() {
+        let mut d = dialog(vec![features()]);
+        assert_eq!(keys(&mut d, &["End", "k", " ", "Home", " ", "j", " ", " "]), vec![]);
+        let rows = d.state().rows;
+        assert_eq!(rows.iter().map(|r| r.selected).collect::<Vec<_>>(), [true, false, true, false]);
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![Selection { selected: vec!["Auth".into(), "UI".into()], custom: None }]));
+    }
+
+    #[test]
+    fn multi_select_enter_with_nothing_checked_hints() {
+        let mut d = dialog(vec![features()]);
+        assert_eq!(keys(&mut d, &["Enter"]), vec![]);
+        assert_eq!(d.state().hint.as_deref(), Some("Select at least one option, or type an answer under Other"));
+        assert_eq!(d.done(), None);
+    }
+
+    #[test]
+    fn multi_select_typing_checks_other_and_toggle_unchecks_it() {
+        let mut d = dialog(vec![features()]);
+        d.apply(Event::SetText { text: "Billing".into() });
+        assert!(d.is_editing() && d.slots[0].draft.other);
+        keys(&mut d, &["Escape"]);
+        assert!(!d.is_editing());
+        keys(&mut d, &[" "]);
+        assert!(!d.slots[0].draft.other && !d.is_editing());
+        keys(&mut d, &[" "]);
+        assert!(d.slots[0].draft.other && d.is_editing());
+        let want = Selection { selected: vec![], custom: Some("Billing".into()) };
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![want]));
+    }
+
+    #[test]
+    fn multi_select_enter_while_editing_counts_the_text() {
+        let mut d = dialog(vec![features()]);
+        keys(&mut d, &["2", "o"]);
+        d.apply(Event::SetText { text: "Billing".into() });
+        d.slots[0].draft.other = false; // unchecked by some other route; the text still counts
+        let want = Selection { selected: vec!["API".into()], custom: Some("Billing".into()) };
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![want]));
+    }
+
+    #[test]
+    fn pick_chooses_in_single_and_toggles_in_multi() {
+        let mut d = dialog(vec![db(), features()]);
+        assert_eq!(d.apply(Event::Pick { index: 2 }), vec![]);
+        assert_eq!(d.state().active_tab, 1, "answering moves on");
+        d.apply(Event::Pick { index: 0 });
+        d.apply(Event::Pick { index: 2 });
+        d.apply(Event::Pick { index: 0 });
+        assert_eq!(d.slots[1].draft.selected, vec![2]);
+        d.apply(Event::Pick { index: 3 });
+        assert!(d.is_editing() && d.slots[1].draft.other);
+        d.apply(Event::Pick { index: 3 });
+        assert!(!d.is_editing() && !d.slots[1].draft.other);
+    }
+
+    #[test]
+    fn out_of_range_indices_are_ignored() {
+        let mut d = dialog(vec![db(), features()]);
+        let before = d.state();
+        for e in [Event::Pick { index: 4 }, Event::Focus { index: 99 }, Event::GoTab { index: 3 }, Event::Pick { index: usize::MAX }] {
+            assert_eq!(d.apply(e), vec![]);
+        }
+        assert_eq!(d.state(), before);
+        d.apply(Event::Focus { index: 3 });
+        assert_eq!(d.slots[0].focus, 3);
+    }
+
+    #[test]
+    fn focus_is_ignored_while_editing() {
+        let mut d = dialog(vec![db()]);
+        keys(&mut d, &["o"]);
+        d.apply(Event::Focus { index: 0 });
+        assert!(d.is_editing());
+        assert_eq!(d.slots[0].focus, 3);
+    }
+
+    #[test]
+    fn free_text_is_always_editing() {
+        let mut d = dialog(vec![name()]);
+        let v = d.state();
+        assert!(v.editing && v.question.as_ref().is_some_and(|q| q.free_text));
+        assert_eq!(v.rows.len(), 1);
+        assert_eq!(d.key("j"), KeyOutcome::default(), "printable keys go to the textarea");
+        assert_eq!(keys(&mut d, &["Enter"]), vec![]);
+        assert_eq!(d.state().hint.as_deref(), Some("Type an answer first"));
+        d.apply(Event::SetText { text: "order-processor".into() });
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![Selection::custom("order-processor")]));
+    }
+
+    #[test]
+    fn escape_on_free_text_cancels() {
+        let mut d = dialog(vec![name()]);
+        d.apply(Event::SetText { text: "draft".into() });
+        assert_eq!(keys(&mut d, &["Escape"]), vec![Effect::Cancelled]);
+        assert_eq!(d.done(), Some(Done::Cancelled));
+    }
+
+    #[test]
+    fn answering_moves_to_the_next_unanswered_then_to_submit() {
+        let mut d = dialog(vec![db(), features(), name()]);
+        keys(&mut d, &["Tab"]);
+        assert_eq!(d.tab, 1);
+        keys(&mut d, &["1", "Enter"]);
+        assert_eq!(d.tab, 2, "forward first");
+        d.apply(Event::SetText { text: "svc".into() });
+        keys(&mut d, &["Enter"]);
+        assert_eq!(d.tab, 0, "then wrapping");
+        keys(&mut d, &["2"]);
+        let v = d.state();
+        assert!(v.on_submit_tab && v.question.is_none() && v.rows.is_empty());
+        assert_eq!(v.active_tab, 3);
+        assert_eq!(v.tabs.iter().map(|t| t.label.as_str()).collect::<Vec<_>>(), ["DB", "Q2", "Q3", "Submit"]);
+        assert!(v.tabs.iter().all(|t| t.answered));
+        assert_eq!(
+            v.review.iter().map(|r| r.answer.clone()).collect::<Vec<_>>(),
+            [Some("SQLite".into()), Some("Auth".into()), Some("svc".into())]
+        );
+        assert!(v.unanswered.is_empty());
+        assert_eq!(keys(&mut d, &["ArrowDown", "ArrowUp"]), vec![]);
+        assert_eq!(d.tab, 3, "Up/Down do nothing on the Submit tab");
+        let want = vec![Selection::option("SQLite"), Selection::option("Auth"), Selection::custom("svc")];
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(want));
+    }
+
+    #[test]
+    fn submit_with_unanswered_questions_names_them_and_jumps() {
+        let mut d = dialog(vec![db(), features(), name()]);
+        keys(&mut d, &["Tab", "1", "Enter"]);
+        d.apply(Event::GoTab { index: 3 });
+        let v = d.state();
+        assert_eq!(v.review[1].answer.as_deref(), Some("Auth"));
+        assert_eq!(v.review[0].answer, None);
+        assert_eq!(v.unanswered, ["Which database?", "Project name?"]);
+        assert_eq!(keys(&mut d, &["Enter"]), vec![]);
+        assert_eq!(d.tab, 0);
+        assert_eq!(d.state().hint.as_deref(), Some("Answer every question first: DB, Q3"));
+    }
+
+    #[test]
+    fn tabs_wrap_and_leave_editing() {
+        let mut d = dialog(vec![db(), features()]);
+        keys(&mut d, &["Shift+Tab"]);
+        assert_eq!(d.tab, 2, "wraps to Submit");
+        keys(&mut d, &["ArrowRight"]);
+        assert_eq!(d.tab, 0);
+        keys(&mut d, &["o"]);
+        assert!(d.is_editing());
+        assert!(d.key("Tab").handled);
+        assert!(!d.is_editing() && d.tab == 1);
+        keys(&mut d, &["ArrowLeft"]);
+        assert_eq!(d.tab, 0);
+        assert!(!d.is_editing(), "coming back does not resume editing");
+    }
+
+    #[test]
+    fn answered_is_derived_from_the_draft() {
+        let mut d = dialog(vec![features(), db()]);
+        keys(&mut d, &["1", "Enter"]);
+        assert!(d.is_answered(0));
+        d.apply(Event::GoTab { index: 0 });
+        keys(&mut d, &["1"]);
+        assert!(!d.is_answered(0) && d.slots[0].draft.confirmed, "unchecking everything un-answers");
+        keys(&mut d, &["2"]);
+        assert!(d.is_answered(0), "still confirmed, valid again");
+        d.apply(Event::GoTab { index: 1 });
+        keys(&mut d, &["o"]);
+        d.apply(Event::SetText { text: "Dynamo".into() });
+        keys(&mut d, &["Enter"]);
+        assert!(d.is_answered(1));
+        d.apply(Event::GoTab { index: 1 });
+        d.apply(Event::SetText { text: " ".into() });
+        assert!(!d.is_answered(1), "clearing the chosen Other text un-answers");
+        assert!(!d.state().tabs[1].answered);
+    }
+
+    #[test]
+    fn escape_with_nothing_answered_cancels_at_once() {
+        let mut d = dialog(vec![features(), db()]);
+        keys(&mut d, &["1", "Enter"]);
+        d.apply(Event::GoTab { index: 0 });
+        keys(&mut d, &["1"]);
+        assert_eq!(keys(&mut d, &["Escape"]), vec![Effect::Cancelled], "a confirmed but emptied question does not count");
+    }
+
+    #[test]
+    fn discard_prompt_no_then_yes() {
+        let mut d = dialog(vec![db(), features()]);
+        keys(&mut d, &["1"]);
+        assert_eq!(keys(&mut d, &["Escape"]), vec![]);
+        let p = d.state().prompt.expect("prompt");
+        assert_eq!(p.kind, PromptKind::Discard { count: 1 });
+        assert_eq!(p.text, "Discard 1 answer?");
+        assert!(!p.default_yes);
+        // While the prompt is open, other events do nothing.
+        assert_eq!(d.key("j"), KeyOutcome::default());
+        d.apply(Event::Next);
+        d.apply(Event::NextTab);
+        assert_eq!((d.tab, d.slots[1].focus), (1, 0));
+        assert_eq!(keys(&mut d, &["Enter"]), vec![], "Enter is No");
+        assert!(d.state().prompt.is_none());
+        keys(&mut d, &["Escape"]);
+        assert_eq!(keys(&mut d, &["n"]), vec![]);
+        keys(&mut d, &["Escape"]);
+        assert_eq!(keys(&mut d, &["Escape"]), vec![], "Escape closes the prompt");
+        keys(&mut d, &["Escape"]);
+        assert_eq!(keys(&mut d, &["Y"]), vec![Effect::Cancelled]);
+    }
+
+    #[test]
+    fn discard_prompt_counts_answers() {
+        let mut d = dialog(vec![db(), features(), name()]);
+        keys(&mut d, &["1", "1", "Enter", "Escape"]);
+        assert_eq!(d.state().prompt.map(|p| p.text), Some("Discard 2 answers?".into()));
+        assert_eq!(d.apply(Event::Confirm { yes: true }), vec![Effect::Cancelled]);
+    }
+
+    #[test]
+    fn long_answer_prompt() {
+        let opts = DialogOptions { soft_limit: 5, ..DialogOptions::default() };
+        let mut d = Dialog::new(&request(vec![db()]), opts);
+        keys(&mut d, &["o"]);
+        d.apply(Event::SetText { text: " abcdef ".into() });
+        assert_eq!(keys(&mut d, &["Enter"]), vec![]);
+        let p = d.state().prompt.expect("prompt");
+        assert_eq!(p.kind, PromptKind::LongAnswer { chars: 6 });
+        assert_eq!(p.text, "Answer is long (6 chars). Continue anyway?");
+        assert!(p.default_yes);
+        assert_eq!(keys(&mut d, &["n"]), vec![]);
+        assert!(d.is_editing(), "No returns to editing");
+        d.apply(Event::SetText { text: "abcde".into() });
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![Selection::custom("abcde")]), "at the limit is fine");
+
+        let mut d = Dialog::new(&request(vec![features(), db()]), opts);
+        keys(&mut d, &["1"]);
+        d.apply(Event::SetText { text: "abcdefg".into() });
+        keys(&mut d, &["Escape", "Home", "Enter"]);
+        assert!(d.state().prompt.is_some(), "a checked long Other asks from any row");
+        assert_eq!(keys(&mut d, &["Escape"]), vec![]);
+        assert!(d.is_editing());
+        assert_eq!(keys(&mut d, &["Enter", "Enter"]), vec![], "Enter is Yes");
+        assert!(d.is_answered(0));
+        assert_eq!(d.tab, 1);
+    }
+
+    #[test]
+    fn scroll_window_follows_focus_minimally() {
+        let options: Vec<String> = (1..=10).map(|i| format!("opt{i}")).collect();
+        let labels: Vec<&str> = options.iter().map(String::as_str).collect();
+        let opts = DialogOptions { viewport: 5, ..DialogOptions::default() };
+        let mut d = Dialog::new(&request(vec![q("Pick", &labels, false)]), opts);
+        let w = |d: &Dialog| {
+            let w = d.state().window;
+            (w.start, w.end, w.above, w.below)
+        };
+        assert_eq!(w(&d), (0, 5, 0, 6));
+        keys(&mut d, &["j", "j", "j", "j"]);
+        assert_eq!(w(&d), (0, 5, 0, 6));
+        keys(&mut d, &["j"]);
+        assert_eq!(w(&d), (1, 6, 1, 5));
+        keys(&mut d, &["k", "k", "k", "k"]);
+        assert_eq!(w(&d), (1, 6, 1, 5), "moving inside the window does not scroll");
+        keys(&mut d, &["k"]);
+        assert_eq!(w(&d), (0, 5, 0, 6));
+        keys(&mut d, &["End"]);
+        assert_eq!(w(&d), (6, 11, 6, 0));
+        d.apply(Event::Resize { viewport: 3 });
+        assert_eq!(w(&d), (8, 11, 8, 0));
+        d.apply(Event::Resize { viewport: 50 });
+        assert_eq!(w(&d), (0, 11, 0, 0));
+        d.apply(Event::Resize { viewport: 0 });
+        assert_eq!(w(&d), (10, 11, 10, 0), "a zero viewport shows one row");
+        d.apply(Event::Resize { viewport: usize::MAX });
+        assert_eq!(w(&d), (0, 11, 0, 0));
+    }
+
+    #[test]
+    fn keys_when_not_editing() {
+        let mut d = dialog(vec![db(), features()]);
+        for k in ["x", "J", "Shift+Enter", "Backspace", "F5", "10", " "] {
+            assert_eq!(d.key(k), KeyOutcome::default(), "{k:?}");
+        }
+        assert_eq!(d.key_event("ArrowDown"), Some(Event::Next));
+        assert_eq!(d.key_event("k"), Some(Event::Prev));
+        assert_eq!(d.key_event("Home"), Some(Event::First));
+        assert_eq!(d.key_event("End"), Some(Event::Last));
+        assert_eq!(d.key_event("7"), Some(Event::Quick { number: 7 }));
+        assert_eq!(d.key_event("o"), Some(Event::Other));
+        assert_eq!(d.key_event("Tab"), Some(Event::NextTab));
+        assert_eq!(d.key_event("ArrowLeft"), Some(Event::PrevTab));
+        d.apply(Event::NextTab);
+        assert_eq!(d.key_event(" "), Some(Event::Toggle), "Space toggles in multi select");
+        d.apply(Event::NextTab);
+        for k in ["ArrowDown", "1", "o", " "] {
+            assert_eq!(d.key_event(k), None, "{k:?} on the Submit tab");
+        }
+        assert_eq!(d.key_event("Enter"), Some(Event::Enter));
+        // One question: no tabs, so Tab belongs to the browser.
+        let d = dialog(vec![db()]);
+        assert_eq!(d.key_event("Tab"), None);
+        assert_eq!(d.key_event("ArrowRight"), None);
+    }
+
+    #[test]
+    fn keys_while_editing() {
+        let mut d = dialog(vec![db(), features()]);
+        keys(&mut d, &["o"]);
+        for k in ["j", "1", "0", " ", "Shift+Enter", "ArrowDown", "ArrowLeft", "Backspace", "Home"] {
+            assert_eq!(d.key(k), KeyOutcome::default(), "{k:?}");
+        }
+        assert_eq!(d.key_event("Enter"), Some(Event::Enter));
+        assert_eq!(d.key_event("Escape"), Some(Event::Escape));
+        assert_eq!(d.key_event("Shift+Tab"), Some(Event::PrevTab));
+        let d = dialog(vec![name()]);
+        assert_eq!(d.key_event("Tab"), None);
+    }
+
+    #[test]
+    fn done_dialog_ignores_everything() {
+        let mut d = dialog(vec![db()]);
+        assert_eq!(keys(&mut d, &["Escape"]), vec![Effect::Cancelled]);
+        let before = d.state();
+        assert_eq!(d.key("Enter"), KeyOutcome::default());
+        assert_eq!(d.apply(Event::Pick { index: 0 }), vec![]);
+        assert_eq!(d.apply(Event::Escape), vec![]);
+        assert_eq!(d.state(), before);
+        assert_eq!(before.footer, "");
+    }
+
+    #[test]
+    fn footers_match_the_mode() {
+        let mut d = dialog(vec![db()]);
+        assert_eq!(d.state().footer, "↑↓ navigate • 1-3 quick select • Enter select • Esc cancel");
+        keys(&mut d, &["o"]);
+        assert_eq!(d.state().footer, "Enter submit • Shift+Enter new line • Esc back");
+        let mut d = dialog(vec![features(), name()]);
+        assert_eq!(d.state().footer, "↑↓ navigate • Space toggle • Enter confirm • Tab/←→ switch • Esc cancel");
+        keys(&mut d, &["o"]);
+        assert_eq!(d.state().footer, "Enter confirm • Shift+Enter new line • Tab switch • Esc back");
+        keys(&mut d, &["Tab"]);
+        assert_eq!(d.state().footer, "Enter submit • Shift+Enter new line • Tab switch • Esc cancel");
+        keys(&mut d, &["Tab"]);
+        assert_eq!(d.state().footer, "Enter submit • Tab/←→ switch • Esc cancel");
+        keys(&mut d, &["Tab", "1", "Enter", "Escape"]);
+        assert_eq!(d.state().footer, "y yes • n/Enter/Esc no");
+    }
+
+    #[test]
+    fn draft_round_trips_through_json() {
+        let req = request(vec![db(), features(), name()]);
+        let mut d = Dialog::new(&req, DialogOptions::default());
+        keys(&mut d, &["2", "1", "3"]);
+        d.apply(Event::SetText { text: "Billing".into() });
+        let draft = d.draft();
+        let json = serde_json::to_value(&draft).unwrap();
+        assert_eq!(json["questions"][1]["otherText"], "Billing");
+        let back: Draft = serde_json::from_value(json).unwrap();
+        let restored = Dialog::restore(&req, DialogOptions::default(), back);
+        assert_eq!(restored.draft(), draft);
+        let (a, b) = (restored.state(), d.state());
+        assert_eq!((a.active_tab, a.tabs, a.review), (b.active_tab, b.tabs, b.review));
+        assert_eq!(restored.slots[0].focus, 1, "focus starts on the chosen option");
+    }
+
+    #[test]
+    fn restore_clamps_garbage() {
+        let req = request(vec![db(), features()]);
+        let junk = QuestionDraft { selected: vec![9, 2, 1, 2, usize::MAX], other: true, other_text: "x".into(), confirmed: true };
+        let draft = Draft { tab: 42, questions: vec![junk.clone(), junk.clone(), junk] };
+        let d = Dialog::restore(&req, DialogOptions { viewport: 0, soft_limit: 0 }, draft);
+        assert_eq!(d.tab, 0);
+        assert_eq!(d.slots[0].draft.selected, vec![2], "single select keeps its first valid choice");
+        assert!(!d.slots[0].draft.other);
+        assert_eq!(d.slots[1].draft.selected, vec![1, 2]);
+        assert!(d.is_answered(0) && d.is_answered(1));
+        assert_eq!(d.draft().questions.len(), 2);
+        let free = Dialog::restore(&request(vec![name()]), DialogOptions::default(), Draft { tab: 1, questions: vec![QuestionDraft { selected: vec![0], ..QuestionDraft::default() }] });
+        assert_eq!(free.draft().questions[0], QuestionDraft { other: true, ..QuestionDraft::default() });
+        let from_json: Draft = serde_json::from_str(r#"{"questions":[{"selected":[7]},{}],"extra":1}"#).unwrap();
+        let d = Dialog::restore(&req, DialogOptions::default(), from_json);
+        assert!(d.slots[0].draft.selected.is_empty());
+    }
+
+    #[test]
+    fn serde_shapes_for_javascript() {
+        let e: Event = serde_json::from_str(r#"{"type":"next"}"#).unwrap();
+        assert_eq!(e, Event::Next);
+        let e: Event = serde_json::from_str(r#"{"type":"setText","text":"hi"}"#).unwrap();
+        assert_eq!(e, Event::SetText { text: "hi".into() });
+        let e: Event = serde_json::from_str(r#"{"type":"goTab","index":1}"#).unwrap();
+        assert_eq!(e, Event::GoTab { index: 1 });
+        let e: Event = serde_json::from_str(r#"{"type":"confirm","yes":true}"#).unwrap();
+        assert_eq!(e, Event::Confirm { yes: true });
+        assert_eq!(serde_json::to_value(Effect::Cancelled).unwrap(), serde_json::json!({"type": "cancelled"}));
+        assert_eq!(
+            serde_json::to_value(Effect::Submitted { answers: vec![Selection::option("A")] }).unwrap(),
+            serde_json::json!({"type": "submitted", "answers": [{"selected": ["A"]}]})
+        );
+        let mut d = dialog(vec![db(), features()]);
+        keys(&mut d, &["1", "Escape"]);
+        let v = serde_json::to_value(d.state()).unwrap();
+        for key in ["tabs", "activeTab", "onSubmitTab", "question", "rows", "otherText", "editing", "window", "prompt", "hint", "review", "unanswered", "done", "footer"] {
+            assert!(v.get(key).is_some(), "{key}");
+        }
+        assert_eq!(v["prompt"]["kind"], serde_json::json!({"type": "discard", "count": 1}));
+        assert_eq!(v["rows"][3]["isOther"], true);
+        assert_eq!(v["question"]["multiSelect"], true);
+        assert_eq!(serde_json::to_value(Done::Submitted).unwrap(), "submitted");
+    }
+
+    #[test]
+    fn no_questions_never_panics() {
+        let mut d = dialog(vec![]);
+        assert!(d.state().tabs.is_empty());
+        for k in ["j", "Tab", "1", " ", "o"] {
+            d.key(k);
+        }
+        assert_eq!(d.apply(Event::Enter), submitted(vec![]));
+    }
+
+    // ----- properties -----
+
+    #[derive(Debug, Clone)]
+    enum Action {
+        Apply(Event),
+        Key(&'static str),
+    }
+
+    const KEYS: &[&str] = &[
+        "ArrowDown", "ArrowUp", "j", "k", "Home", "End", "1", "2", "3", "9", "0", "o", " ", "Enter", "Shift+Enter", "Tab",
+        "Shift+Tab", "ArrowLeft", "ArrowRight", "Enter", "y", "n", "x", "Backspace",
+    ];
+
+    fn question_strategy() -> impl Strategy<Value = Question> {
+        (proptest::collection::vec("[A-C ]{0,2}", 0..=8), any::<bool>(), proptest::option::of("[a-z]{1,4}")).prop_map(
+            |(labels, multi, header)| Question {
+                question: format!("{} {}", labels.len(), multi),
+                header,
+                options: labels.into_iter().map(Choice::new).collect(),
+                multi_select: multi,
+            },
+        )
+    }
+
+    fn event_strategy() -> impl Strategy<Value = Event> {
+        let index = prop_oneof![9 => 0usize..12, 1 => Just(usize::MAX)];
+        prop_oneof![
+            Just(Event::Next),
+            Just(Event::Prev),
+            Just(Event::First),
+            Just(Event::Last),
+            index.clone().prop_map(|index| Event::Focus { index }),
+            index.clone().prop_map(|index| Event::Pick { index }),
+            index.clone().prop_map(|number| Event::Quick { number }),
+            Just(Event::Other),
+            Just(Event::Toggle),
+            "[a-z \n]{0,12}".prop_map(|text| Event::SetText { text }),
+            "[a-z ]{0,3}".prop_map(|text| Event::Type { text }),
+            Just(Event::Backspace),
+            Just(Event::NextTab),
+            Just(Event::PrevTab),
+            (0usize..7).prop_map(|index| Event::GoTab { index }),
+            Just(Event::Enter),
+            Just(Event::Enter),
+            any::<bool>().prop_map(|yes| Event::Confirm { yes }),
+            prop_oneof![0usize..6, Just(usize::MAX)].prop_map(|viewport| Event::Resize { viewport }),
+        ]
+    }
+
+    fn action_strategy() -> impl Strategy<Value = Action> {
+        // Escape is rare so that many sessions get as far as submitting.
+        prop_oneof![
+            36 => event_strategy().prop_map(Action::Apply),
+            24 => proptest::sample::select(KEYS).prop_map(Action::Key),
+            1 => Just(Action::Apply(Event::Escape)),
+            1 => Just(Action::Key("Escape")),
+        ]
+    }
+
+    fn config() -> ProptestConfig {
+        ProptestConfig { cases: 384, rng_seed: RngSeed::Fixed(0x0a5c_05e2), failure_persistence: None, ..ProptestConfig::default() }
+    }
+
+    /// What a draft would send, built independently of the dialog's own rules.
+    fn naive_selection(q: &Question, d: &QuestionDraft) -> Selection {
+        Selection {
+            selected: d.selected.iter().map(|&i| q.options[i].label.clone()).collect(),
+            custom: (d.other || q.is_free_text()).then(|| d.other_text.clone()),
+        }
+    }
+
+    fn check_invariants(d: &Dialog) {
+        let n = d.questions.len();
+        let v = d.state();
+        assert!(d.tab < d.tab_count(), "tab {} of {}", d.tab, d.tab_count());
+        assert_eq!(v.tabs.len(), d.tab_count());
+        for (i, (question, slot)) in d.questions.iter().zip(&d.slots).enumerate() {
+            assert!(slot.focus <= question.options.len());
+            assert!(slot.draft.selected.windows(2).all(|w| w[0] < w[1]));
+            assert!(slot.draft.selected.iter().all(|&s| s < question.options.len()));
+            if !question.multi_select {
+                assert!(slot.draft.selected.len() <= 1);
+            }
+            let valid = resolve(std::slice::from_ref(question), &[naive_selection(question, &slot.draft)]).is_ok();
+            assert_eq!(v.tabs[i].answered, slot.draft.confirmed && valid, "question {i}: {:?}", slot.draft);
+        }
+        if let Some(q) = d.current() {
+            let rows = d.questions[q].options.len() + 1;
+            let (w, focus) = (v.window, d.slots[q].focus);
+            assert!(w.start <= focus && focus < w.end, "{w:?} focus {focus}");
+            assert!(w.start <= w.end && w.end <= rows && w.end - w.start <= d.opts.viewport);
+            assert_eq!((w.above, w.below), (w.start, rows - w.end));
+            assert_eq!(v.rows.len(), rows);
+            assert_eq!(v.rows.iter().filter(|r| r.focused).count(), 1);
+            if v.editing {
+                assert_eq!(focus, rows - 1);
+            }
+        } else {
+            assert!(v.on_submit_tab && v.rows.is_empty() && !v.editing && n >= 2);
+        }
+        serde_json::to_string(&v).expect("the view serializes");
+    }
+
+    fn run(d: &mut Dialog, actions: &[Action]) {
+        let mut done_effects = 0;
+        for action in actions {
+            let was_done = d.done().is_some();
+            let effects = match action {
+                Action::Apply(e) => d.apply(e.clone()),
+                Action::Key(k) => {
+                    let out = d.key(k);
+                    assert!(out.handled || out.effects.is_empty());
+                    out.effects
+                }
+            };
+            if was_done {
+                assert!(effects.is_empty(), "effects after done: {effects:?}");
+            }
+            for effect in &effects {
+                done_effects += 1;
+                match effect {
+                    Effect::Submitted { answers } => {
+                        assert_eq!(answers.len(), d.questions.len());
+                        if let Err(e) = resolve(&d.questions, answers) {
+                            panic!("submitted an invalid answer: {e}");
+                        }
+                        assert_eq!(d.done(), Some(Done::Submitted));
+                    }
+                    Effect::Cancelled => {
+                        assert_eq!(serde_json::to_value(effect).unwrap(), serde_json::json!({"type": "cancelled"}));
+                        assert_eq!(d.done(), Some(Done::Cancelled));
+                    }
+                }
+            }
+            assert!(done_effects <= 1, "more than one done effect");
+            assert_eq!(d.done().is_some(), done_effects == 1);
+            check_invariants(d);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(config())]
+
+        #[test]
+        fn random_sessions_keep_every_invariant(
+            questions in proptest::collection::vec(question_strategy(), 1..=4),
+            actions in proptest::collection::vec(action_strategy(), 0..60),
+            viewport in 0usize..6,
+            soft_limit in 0usize..10,
+        ) {
+            let mut d = Dialog::new(&request(questions), DialogOptions { viewport, soft_limit });
+            check_invariants(&d);
+            run(&mut d, &actions);
+        }
+
+        #[test]
+        fn any_draft_restores_and_round_trips(
+            questions in proptest::collection::vec(question_strategy(), 1..=4),
+            drafts in proptest::collection::vec(
+                (proptest::collection::vec(0usize..12, 0..5), any::<bool>(), "[a-z ]{0,4}", any::<bool>()).prop_map(
+                    |(selected, other, other_text, confirmed)| QuestionDraft { selected, other, other_text, confirmed },
+                ),
+                0..6,
+            ),
+            tab in 0usize..8,
+            actions in proptest::collection::vec(action_strategy(), 0..20),
+        ) {
+            let req = request(questions);
+            let mut d = Dialog::restore(&req, DialogOptions::default(), Draft { tab, questions: drafts });
+            check_invariants(&d);
+            let again = Dialog::restore(&req, DialogOptions::default(), d.draft());
+            prop_assert_eq!(again.draft(), d.draft());
+            run(&mut d, &actions);
+            let again = Dialog::restore(&req, DialogOptions::default(), d.draft());
+            prop_assert_eq!(again.draft(), d.draft());
+        }
+
+        #[test]
+        fn answering_in_order_submits_exactly_what_was_chosen(
+            plans in proptest::collection::vec(
+                (question_strategy(), proptest::collection::vec(0usize..8, 1..4), proptest::option::of("[a-z]{1,5}")),
+                1..=4,
+            ),
+        ) {
+            let questions: Vec<Question> = plans.iter().map(|(q, _, _)| q.clone()).collect();
+            let mut d = Dialog::new(&request(questions.clone()), DialogOptions::default());
+            let mut effects = vec![];
+            let mut expected = vec![];
+            for (i, (question, picks, text)) in plans.iter().enumerate() {
+                prop_assert_eq!(d.tab, i);
+                let options = question.options.len();
+                let mut picks: Vec<usize> = picks.iter().filter(|_| options > 0).map(|p| p % options.max(1)).collect();
+                let text = if picks.is_empty() { Some(text.clone().unwrap_or_else(|| "t".into())) } else { text.clone() };
+                let multi = question.multi_select && !question.is_free_text();
+                if !multi {
+                    picks.truncate(1);
+                }
+                if multi {
+                    picks.sort_unstable();
+                    picks.dedup();
+                    for &p in &picks {
+                        effects.extend(d.apply(Event::Pick { index: p }));
+                    }
+                    if let Some(t) = &text {
+                        effects.extend(d.apply(Event::SetText { text: format!(" {t} ") }));
+                    }
+                    effects.extend(d.key("Enter").effects);
+                    expected.push(Selection {
+                        selected: picks.iter().map(|&p| question.options[p].label.clone()).collect(),
+                        custom: text,
+                    });
+                } else if picks.is_empty() {
+                    effects.extend(d.apply(Event::SetText { text: text.clone().unwrap_or_default() }));
+                    effects.extend(d.key("Enter").effects);
+                    expected.push(Selection { selected: vec![], custom: text });
+                } else {
+                    effects.extend(d.apply(Event::Pick { index: picks[0] }));
+                    expected.push(Selection::option(question.options[picks[0]].label.clone()));
+                }
+            }
+            if questions.len() >= 2 {
+                prop_assert!(d.state().on_submit_tab);
+                prop_assert!(d.state().unanswered.is_empty());
+                effects.extend(d.key("Enter").effects);
+            }
+            prop_assert_eq!(effects, vec![Effect::Submitted { answers: expected }]);
+        }
+    }
+}

@@ -1,0 +1,267 @@
+//! The canonical result in the shapes agents expect.
+//!
+//! - `canonical`: [`AskResult`] as it is.
+//! - `claude`: Claude Code's `{questions, answers: {"<question>": "A, B"}}` plus the
+//!   tool-result sentence its agents read.
+//! - `pi`: pi's `{answered, cancelled?, answers: [{question, answer, selectedOption?, wasCustom}]}`.
+//! - `text`: one line per question, for transcripts and compaction.
+//!
+//! A result that is not an answer says so plainly in every format and tells the model
+//! not to assume one.
+
+use crate::answer::{AnswerValue, AskResult, Status};
+use serde_json::{json, Map, Value};
+use std::fmt;
+use std::str::FromStr;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Format {
+    #[default]
+    Canonical,
+    Claude,
+    Pi,
+    Text,
+}
+
+impl FromStr for Format {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "canonical" => Ok(Format::Canonical),
+            "claude" => Ok(Format::Claude),
+            "pi" => Ok(Format::Pi),
+            "text" => Ok(Format::Text),
+            other => Err(format!("expected canonical, claude, pi or text, got {other:?}")),
+        }
+    }
+}
+
+impl fmt::Display for Format {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Format::Canonical => "canonical",
+            Format::Claude => "claude",
+            Format::Pi => "pi",
+            Format::Text => "text",
+        })
+    }
+}
+
+impl AskResult {
+    /// The result as JSON in `format`; `text` gives a JSON string.
+    pub fn to_json(&self, format: Format) -> Value {
+        match format {
+            Format::Canonical => serde_json::to_value(self).unwrap_or(Value::Null),
+            Format::Claude => self.claude_json(),
+            Format::Pi => self.pi_json(),
+            Format::Text => Value::String(self.summary()),
+        }
+    }
+
+    /// The result as the text a model reads: the Claude Code sentence for `claude`,
+    /// the summary for `text`, pretty JSON for `canonical` and `pi`.
+    pub fn to_text(&self, format: Format) -> String {
+        match format {
+            Format::Claude => self.claude_message(),
+            Format::Text => self.summary(),
+            Format::Canonical | Format::Pi => serde_json::to_string_pretty(&self.to_json(format)).unwrap_or_default(),
+        }
+    }
+
+    /// What the model should be told when there is no answer, or `None` when answered.
+    pub fn no_answer_sentence(&self) -> Option<&'static str> {
+        match self.status {
+            Status::Answered => None,
+            Status::Pending => Some("The user has not answered yet. Do not assume an answer."),
+            Status::Cancelled => Some(
+                "The user declined to answer your questions. Do not assume an answer: continue without it, or ask again differently if you cannot.",
+            ),
+            Status::TimedOut => Some(
+                "The question timed out before the user answered. Do not assume an answer: continue without it, or ask again later.",
+            ),
+            Status::Withdrawn => Some(
+                "The question was withdrawn before the user answered. Do not assume an answer.",
+            ),
+        }
+    }
+
+    /// Claude Code's tool-result sentence.
+    pub fn claude_message(&self) -> String {
+        if let Some(s) = self.no_answer_sentence() {
+            return s.to_owned();
+        }
+        let pairs: Vec<String> =
+            self.answers.iter().map(|a| format!("\"{}\"=\"{}\"", a.question, a.answer.joined())).collect();
+        format!(
+            "User has answered your questions: {}. You can now continue with the user's answers in mind.",
+            pairs.join(", ")
+        )
+    }
+
+    fn claude_json(&self) -> Value {
+        let questions: Vec<Value> = self
+            .answers
+            .iter()
+            .map(|a| {
+                let mut q = Map::new();
+                q.insert("question".into(), a.question.clone().into());
+                if let Some(h) = &a.header {
+                    q.insert("header".into(), h.clone().into());
+                }
+                q.insert("multiSelect".into(), matches!(a.answer, AnswerValue::Many(_)).into());
+                Value::Object(q)
+            })
+            .collect();
+        let answers: Map<String, Value> =
+            self.answers.iter().map(|a| (a.question.clone(), Value::String(a.answer.joined()))).collect();
+        json!({ "questions": questions, "answers": answers, "message": self.claude_message() })
+    }
+
+    fn pi_json(&self) -> Value {
+        let answers: Vec<Value> = self
+            .answers
+            .iter()
+            .map(|a| {
+                let mut o = Map::new();
+                o.insert("question".into(), a.question.clone().into());
+                o.insert("answer".into(), serde_json::to_value(&a.answer).unwrap_or(Value::Null));
+                if let (AnswerValue::One(_), Some(label)) = (&a.answer, a.selected_options.first()) {
+                    o.insert("selectedOption".into(), label.clone().into());
+                }
+                o.insert("wasCustom".into(), a.was_custom.into());
+                Value::Object(o)
+            })
+            .collect();
+        let mut out = Map::new();
+        out.insert("answered".into(), self.answered.into());
+        match self.status {
+            Status::Cancelled => {
+                out.insert("cancelled".into(), true.into());
+            }
+            Status::TimedOut => {
+                out.insert("timedOut".into(), true.into());
+            }
+            Status::Withdrawn => {
+                out.insert("withdrawn".into(), true.into());
+            }
+            Status::Answered | Status::Pending => {}
+        }
+        out.insert("answers".into(), answers.into());
+        if let Some(m) = &self.metadata {
+            out.insert("metadata".into(), Value::Object(m.clone()));
+        }
+        Value::Object(out)
+    }
+
+    /// One line per question (`Which database should we use? → PostgreSQL`), or the
+    /// sentence that says there is no answer.
+    pub fn summary(&self) -> String {
+        if let Some(s) = self.no_answer_sentence() {
+            return s.to_owned();
+        }
+        self.answers
+            .iter()
+            .map(|a| format!("{} → {}", one_line(&a.question), one_line(&a.answer.joined())))
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Folds line breaks so each answer stays on its own line.
+fn one_line(s: &str) -> String {
+    s.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::answer::{resolve, Selection};
+    use crate::model::{Choice, Question, Request};
+
+    fn request() -> Request {
+        Request {
+            id: Some("q-1".into()),
+            questions: vec![
+                Question {
+                    question: "Which database should we use?".into(),
+                    header: Some("Database".into()),
+                    options: vec![Choice::new("PostgreSQL (Recommended)"), Choice::new("SQLite")],
+                    multi_select: false,
+                },
+                Question {
+                    question: "Which features?".into(),
+                    header: Some("Features".into()),
+                    options: vec![Choice::new("Auth"), Choice::new("API"), Choice::new("UI")],
+                    multi_select: true,
+                },
+                Question { question: "What should we name this service?".into(), ..Question::default() },
+            ],
+            metadata: serde_json::from_str(r#"{"source":"project-setup"}"#).ok(),
+            ..Request::default()
+        }
+    }
+
+    fn answered() -> AskResult {
+        let r = request();
+        let sel = [
+            Selection::option("PostgreSQL (Recommended)"),
+            Selection { selected: vec!["Auth".into(), "UI".into()], custom: None },
+            Selection::custom("order-processor\nv2"),
+        ];
+        AskResult::answered("q-1", &r, resolve(&r.questions, &sel).unwrap(), 1_707_091_200_000)
+    }
+
+    #[test]
+    fn canonical_json() {
+        insta::assert_json_snapshot!(answered().to_json(Format::Canonical));
+    }
+
+    #[test]
+    fn claude_json_and_sentence() {
+        insta::assert_json_snapshot!(answered().to_json(Format::Claude));
+        assert_eq!(
+            answered().to_text(Format::Claude),
+            "User has answered your questions: \"Which database should we use?\"=\"PostgreSQL (Recommended)\", \
+\"Which features?\"=\"Auth, UI\", \"What should we name this service?\"=\"order-processor\nv2\". \
+You can now continue with the user's answers in mind."
+        );
+    }
+
+    #[test]
+    fn pi_json() {
+        insta::assert_json_snapshot!(answered().to_json(Format::Pi));
+    }
+
+    #[test]
+    fn text_summary() {
+        assert_eq!(
+            answered().to_text(Format::Text),
+            "Which database should we use? → PostgreSQL (Recommended)\nWhich features? → Auth, UI\nWhat should we name this service? → order-processor v2"
+        );
+    }
+
+    #[test]
+    fn unanswered_results_tell_the_model_not_to_assume() {
+        let r = request();
+        for status in [Status::Cancelled, Status::TimedOut, Status::Withdrawn] {
+            let res = AskResult::unanswered("q-1", &r, status, 5);
+            for f in [Format::Claude, Format::Text] {
+                assert!(res.to_text(f).contains("Do not assume an answer"), "{status:?} {f}");
+            }
+            let pi = res.to_json(Format::Pi);
+            assert_eq!(pi["answered"], false);
+        }
+        let cancelled = AskResult::unanswered("q-1", &r, Status::Cancelled, 5);
+        insta::assert_json_snapshot!(cancelled.to_json(Format::Pi));
+        insta::assert_json_snapshot!(cancelled.to_json(Format::Canonical));
+    }
+
+    #[test]
+    fn formats_parse_and_print() {
+        for f in [Format::Canonical, Format::Claude, Format::Pi, Format::Text] {
+            assert_eq!(f.to_string().parse::<Format>(), Ok(f));
+        }
+        assert_eq!("xml".parse::<Format>().unwrap_err(), "expected canonical, claude, pi or text, got \"xml\"");
+    }
+}

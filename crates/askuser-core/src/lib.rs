@@ -1,0 +1,33 @@
+//! # askuser-core
+//!
+//! Everything askuser knows about questions, with no IO: no clock, no randomness, no
+//! network, no files. Ids and timestamps are passed in, so every front end (the bridge,
+//! the Leptos dialog, the wasm package, a terminal) shares one behaviour and the
+//! whole of it is tested natively.
+//!
+//! # Layout
+//! - [`model`]: the canonical [`Request`] / [`Question`] / [`Choice`].
+//! - [`dialect`]: reads Claude Code, pi, Opal and Roo Code shapes into the model, with
+//!   every error named by path.
+//! - [`validate`]: the rules and the [`Limits`] they use; warnings are returned, not applied silently.
+//! - [`answer`]: what a front end sends ([`Selection`]) and the canonical [`AskResult`].
+//! - [`format`]: the result as Claude Code, pi or plain text expect it.
+//! - [`dialog`]: the whole dialog (focus, tabs, Other text, confirmations, submit) as a
+//!   pure state machine driven by events.
+//! - [`protocol`]: the messages between agents, the bridge and browsers.
+
+pub mod answer;
+pub mod dialect;
+pub mod dialog;
+pub mod error;
+pub mod format;
+pub mod model;
+pub mod protocol;
+pub mod validate;
+
+pub use answer::{resolve, Answer, AnswerValue, AskResult, Selection, Status};
+pub use dialect::{normalize, Dialect, Normalized};
+pub use error::{FieldError, Invalid};
+pub use format::Format;
+pub use model::{Agent, Choice, Question, Request};
+pub use validate::{Limits, Warning};

@@ -1,0 +1,87 @@
+//! The unified question model: what an agent asks, in one canonical shape.
+//!
+//! Every dialect the core reads (see [`crate::dialect`]) normalizes to a [`Request`].
+//! The JSON is camelCase, so the canonical shape is Claude Code's AskUserQuestion
+//! plus askuser's own optional fields (`id`, `metadata`, `agent`, `timeoutSeconds`).
+//!
+//! "Other" is never an option in the data: every front end adds its own free-text
+//! row. A question without options is a free-text question.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// One ask: one or more questions answered together, atomically.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Request {
+    /// Client-chosen idempotency key. Asking again with the same id resumes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub questions: Vec<Question>,
+    /// Any JSON object; echoed back in the result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Map<String, Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<Agent>,
+    /// `None` waits for as long as the human takes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u64>,
+}
+
+/// Who is asking. A sub-agent names the session of the agent it works for.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Agent {
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session_id: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Question {
+    pub question: String,
+    /// A short chip shown above the question ("Database").
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    /// Empty means a free-text question.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub options: Vec<Choice>,
+    #[serde(default)]
+    pub multi_select: bool,
+}
+
+/// One option of a question. Called `Choice` so it never clashes with `Option`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Choice {
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// An HTML fragment from the agent; front ends show it only in a sandboxed frame.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
+}
+
+impl Question {
+    /// A question with no options is answered with free text only.
+    pub fn is_free_text(&self) -> bool {
+        self.options.is_empty()
+    }
+
+    /// The option whose label matches `label`, ignoring case and surrounding space.
+    pub fn find_option(&self, label: &str) -> Option<usize> {
+        let wanted = label.trim();
+        self.options
+            .iter()
+            .position(|c| c.label.trim().to_lowercase() == wanted.to_lowercase())
+    }
+}
+
+impl Choice {
+    pub fn new(label: impl Into<String>) -> Self {
+        Choice { label: label.into(), ..Choice::default() }
+    }
+}

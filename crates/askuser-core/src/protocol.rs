@@ -1,0 +1,394 @@
+//! The messages between agents, the bridge and browsers, as JSON text frames.
+//!
+//! Every message is an object with a `type` tag (snake_case). Both ends use these
+//! types; `docs/protocol.md` documents the JSON. The core only defines and checks
+//! messages: it never sends one.
+//!
+//! - Agent socket (`/v1/agent`): [`AgentMessage`] in, [`AgentEvent`] out.
+//! - Browser socket (`/v1/ui`): [`BrowserMessage`] in, [`BrowserEvent`] out.
+
+use crate::answer::{AskResult, Selection, Status};
+use crate::error::{FieldError, Invalid};
+use crate::format::Format;
+use crate::model::{Question, Request};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// A question set as the bridge stores it and browsers see it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct QuestionRecord {
+    pub id: String,
+    /// The canonical request (its `agent` says who asks).
+    pub request: Request,
+    pub status: Status,
+    /// Milliseconds since the Unix epoch.
+    pub created_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_at: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<AskResult>,
+    /// The browser client (or `cli`, `http`) that gave the final answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answered_by: Option<String>,
+}
+
+/// An agent session's presence, for the inbox.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentPresence {
+    pub session_id: String,
+    pub name: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub parent_session_id: Option<String>,
+    pub connected: bool,
+}
+
+/// Why a message was refused. `code` is stable; `message` is for people.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ErrorBody {
+    pub code: ErrorCode,
+    pub message: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub errors: Vec<FieldError>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorCode {
+    /// The request or answer failed validation; `errors` lists every problem.
+    Invalid,
+    /// The message is not JSON or not a known message.
+    BadMessage,
+    /// The id is in use with other questions, or the question is already final.
+    Conflict,
+    NotFound,
+    /// A limit was reached (pending questions per agent, message rate, size).
+    TooMany,
+    Unauthorized,
+    Internal,
+}
+
+impl ErrorBody {
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
+        ErrorBody { code, message: message.into(), errors: vec![] }
+    }
+
+    pub fn invalid(invalid: Invalid) -> Self {
+        let n = invalid.errors.len();
+        ErrorBody {
+            code: ErrorCode::Invalid,
+            message: format!("{n} problem{} found:\n{invalid}", if n == 1 { "" } else { "s" }),
+            errors: invalid.errors,
+        }
+    }
+}
+
+/// From an agent to the bridge.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentMessage {
+    /// Ask (or, with a known `request.id`, resume). `request` is in any dialect.
+    Ask {
+        /// Chosen by the agent to match the `accepted` / `error` reply.
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        reference: Option<String>,
+        request: Value,
+        #[serde(default)]
+        format: Format,
+    },
+    /// The agent takes its question back.
+    Withdraw { id: String },
+}
+
+/// From the bridge to an agent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum AgentEvent {
+    /// The question is stored durably; `resumed` when the id already existed.
+    Accepted {
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        reference: Option<String>,
+        id: String,
+        resumed: bool,
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        warnings: Vec<FieldError>,
+    },
+    /// The final result, in the format the ask chose.
+    Result { id: String, status: Status, result: Value },
+    Error {
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        reference: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        error: ErrorBody,
+    },
+}
+
+/// From a browser to the bridge.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BrowserMessage {
+    /// One selection per question, in order. Sending the same answer twice is harmless:
+    /// the first answer is final, and an identical one is acknowledged again.
+    Answer {
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        reference: Option<String>,
+        id: String,
+        answers: Vec<Selection>,
+    },
+    /// The person declines the whole question set.
+    Cancel {
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        reference: Option<String>,
+        id: String,
+    },
+}
+
+/// From the bridge to every browser.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum BrowserEvent {
+    /// Sent first on every connection: every pending question, oldest first.
+    Snapshot {
+        /// This connection's id, as named in `answered.by`.
+        client: String,
+        questions: Vec<QuestionRecord>,
+        agents: Vec<AgentPresence>,
+    },
+    Asked { question: QuestionRecord },
+    /// Answered or cancelled by a person (`result.status` says which).
+    Answered {
+        id: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        by: Option<String>,
+        result: AskResult,
+    },
+    /// Withdrawn by its agent, or timed out (`status` says which); no longer answerable.
+    Withdrawn { id: String, status: Status },
+    /// An agent session connected or went away.
+    Agent { agent: AgentPresence },
+    /// The message with this `ref` was accepted.
+    Ack {
+        #[serde(rename = "ref")]
+        reference: String,
+        id: String,
+    },
+    Error {
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        reference: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        id: Option<String>,
+        error: ErrorBody,
+    },
+}
+
+/// The body of an HTTP answer: `{"answers": ...}` where answers are, in question order,
+/// selections (`{"selected": [...], "custom": "..."}`) or typed text (`"PostgreSQL"`),
+/// or an object keyed by question text (`{"Which database?": "PostgreSQL"}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnswerBody {
+    pub answers: AnswerSet,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AnswerSet {
+    InOrder(Vec<AnswerItem>),
+    ByQuestion(Map<String, Value>),
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum AnswerItem {
+    Text(String),
+    Selection(Selection),
+}
+
+impl AnswerSet {
+    /// The selections, one per question in order. Typed text is read with
+    /// [`Selection::from_text`]; a question-keyed object must name every question.
+    pub fn selections(&self, questions: &[Question]) -> Result<Vec<Selection>, Invalid> {
+        match self {
+            AnswerSet::InOrder(items) => Ok(items
+                .iter()
+                .zip(questions)
+                .map(|(item, q)| match item {
+                    AnswerItem::Text(t) => Selection::from_text(q, t),
+                    AnswerItem::Selection(s) => s.clone(),
+                })
+                // A wrong count is reported by `resolve`, with the expected number.
+                .chain(items.iter().skip(questions.len()).map(|_| Selection::default()))
+                .collect()),
+            AnswerSet::ByQuestion(map) => {
+                let mut errors = Vec::new();
+                for key in map.keys().filter(|k| !questions.iter().any(|q| &q.question == *k)) {
+                    errors.push(FieldError::new(format!("answers[{key:?}]"), "is not the text of any question asked"));
+                }
+                let selections = questions
+                    .iter()
+                    .map(|q| match map.get(&q.question) {
+                        Some(Value::String(t)) => Selection::from_text(q, t),
+                        Some(Value::Array(items)) => Selection {
+                            selected: items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+                            custom: None,
+                        },
+                        Some(other) => {
+                            errors.push(FieldError::new(
+                                format!("answers[{:?}]", q.question),
+                                format!("expected a string or an array of labels, got {}", crate::error::describe(other)),
+                            ));
+                            Selection::default()
+                        }
+                        None => {
+                            errors.push(FieldError::new(format!("answers[{:?}]", q.question), "is missing; every question needs an answer"));
+                            Selection::default()
+                        }
+                    })
+                    .collect();
+                if errors.is_empty() {
+                    Ok(selections)
+                } else {
+                    Err(Invalid { errors })
+                }
+            }
+        }
+    }
+}
+
+/// Reads one text frame from an agent, with a clear error for anything else.
+pub fn decode_agent(text: &str) -> Result<AgentMessage, ErrorBody> {
+    decode(text, "ask, withdraw")
+}
+
+/// Reads one text frame from a browser, with a clear error for anything else.
+pub fn decode_browser(text: &str) -> Result<BrowserMessage, ErrorBody> {
+    decode(text, "answer, cancel")
+}
+
+fn decode<T: serde::de::DeserializeOwned>(text: &str, known: &str) -> Result<T, ErrorBody> {
+    let value: Value = serde_json::from_str(text)
+        .map_err(|e| ErrorBody::new(ErrorCode::BadMessage, format!("expected a JSON message, got invalid JSON: {e}")))?;
+    let kind = match value.get("type") {
+        Some(Value::String(t)) => t.clone(),
+        Some(other) => {
+            return Err(ErrorBody::new(
+                ErrorCode::BadMessage,
+                format!("type: expected one of {known}, got {}", crate::error::describe(other)),
+            ))
+        }
+        None => return Err(ErrorBody::new(ErrorCode::BadMessage, format!("type: is missing; expected one of {known}"))),
+    };
+    serde_json::from_value(value).map_err(|e| {
+        let msg = e.to_string();
+        if msg.starts_with("unknown variant") {
+            ErrorBody::new(ErrorCode::BadMessage, format!("type: expected one of {known}, got {kind:?}"))
+        } else {
+            ErrorBody::new(ErrorCode::BadMessage, format!("{kind} message: {msg}"))
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::answer::resolve;
+    use crate::model::{Agent, Choice};
+    use serde_json::json;
+
+    fn request() -> Request {
+        Request {
+            id: Some("q-1".into()),
+            questions: vec![Question {
+                question: "Which database?".into(),
+                header: Some("DB".into()),
+                options: vec![Choice { label: "PostgreSQL".into(), description: Some("Relational".into()), preview: None }, Choice::new("SQLite")],
+                multi_select: false,
+            }],
+            agent: Some(Agent { name: "claude-code".into(), session_id: Some("s-1".into()), parent_session_id: None }),
+            ..Request::default()
+        }
+    }
+
+    fn record() -> QuestionRecord {
+        QuestionRecord { id: "q-1".into(), request: request(), status: Status::Pending, created_at: 1_000, answered_at: None, result: None, answered_by: None }
+    }
+
+    fn result() -> AskResult {
+        let r = request();
+        AskResult::answered("q-1", &r, resolve(&r.questions, &[Selection::option("SQLite")]).unwrap(), 2_000)
+    }
+
+    #[test]
+    fn agent_messages() {
+        insta::assert_json_snapshot!("agent_ask", AgentMessage::Ask { reference: Some("1".into()), request: json!({"question": "Proceed?", "choices": ["Yes", "No"]}), format: Format::Claude });
+        insta::assert_json_snapshot!("agent_withdraw", AgentMessage::Withdraw { id: "q-1".into() });
+        insta::assert_json_snapshot!("agent_accepted", AgentEvent::Accepted { reference: Some("1".into()), id: "q-1".into(), resumed: false, warnings: vec![] });
+        insta::assert_json_snapshot!("agent_result", AgentEvent::Result { id: "q-1".into(), status: Status::Answered, result: result().to_json(Format::Canonical) });
+        insta::assert_json_snapshot!("agent_error", AgentEvent::Error {
+            reference: Some("2".into()),
+            id: None,
+            error: ErrorBody::invalid(Invalid::one("questions[0].question", "must not be empty")),
+        });
+    }
+
+    #[test]
+    fn browser_messages() {
+        insta::assert_json_snapshot!("browser_snapshot", BrowserEvent::Snapshot {
+            client: "c-7".into(),
+            questions: vec![record()],
+            agents: vec![AgentPresence { session_id: "s-1".into(), name: "claude-code".into(), parent_session_id: None, connected: true }],
+        });
+        insta::assert_json_snapshot!("browser_asked", BrowserEvent::Asked { question: record() });
+        insta::assert_json_snapshot!("browser_answered", BrowserEvent::Answered { id: "q-1".into(), by: Some("c-7".into()), result: result() });
+        insta::assert_json_snapshot!("browser_withdrawn", BrowserEvent::Withdrawn { id: "q-1".into(), status: Status::TimedOut });
+        insta::assert_json_snapshot!("browser_ack", BrowserEvent::Ack { reference: "r-1".into(), id: "q-1".into() });
+        insta::assert_json_snapshot!("browser_answer", BrowserMessage::Answer { reference: Some("r-1".into()), id: "q-1".into(), answers: vec![Selection::option("SQLite")] });
+        insta::assert_json_snapshot!("browser_cancel", BrowserMessage::Cancel { reference: None, id: "q-1".into() });
+    }
+
+    #[test]
+    fn every_message_round_trips() {
+        let agent = [AgentMessage::Withdraw { id: "x".into() }, AgentMessage::Ask { reference: None, request: json!({"question": "Q"}), format: Format::Pi }];
+        for m in agent {
+            assert_eq!(decode_agent(&serde_json::to_string(&m).unwrap()).unwrap(), m);
+        }
+        let browser = [BrowserMessage::Cancel { reference: Some("r".into()), id: "x".into() }, BrowserMessage::Answer { reference: None, id: "x".into(), answers: vec![Selection::custom("t")] }];
+        for m in browser {
+            assert_eq!(decode_browser(&serde_json::to_string(&m).unwrap()).unwrap(), m);
+        }
+        let events = [BrowserEvent::Withdrawn { id: "x".into(), status: Status::Withdrawn }, BrowserEvent::Asked { question: record() }];
+        for e in events {
+            assert_eq!(serde_json::from_str::<BrowserEvent>(&serde_json::to_string(&e).unwrap()).unwrap(), e);
+        }
+    }
+
+    #[test]
+    fn bad_frames_get_clear_errors() {
+        let msg = |t: &str| decode_browser(t).unwrap_err().message;
+        assert!(msg("{nope").starts_with("expected a JSON message, got invalid JSON: key must be a string at line 1 column 2"));
+        assert_eq!(msg(r#"{"id":"x"}"#), "type: is missing; expected one of answer, cancel");
+        assert_eq!(msg(r#"{"type":"explode"}"#), "type: expected one of answer, cancel, got \"explode\"");
+        assert_eq!(msg(r#"{"type":7}"#), "type: expected one of answer, cancel, got the number 7");
+        assert_eq!(msg(r#"{"type":"cancel"}"#), "cancel message: missing field `id`");
+        assert_eq!(decode_agent(r#"{"type":"ask"}"#).unwrap_err().message, "ask message: missing field `request`");
+    }
+
+    #[test]
+    fn answer_sets_in_every_spelling() {
+        let qs = request().questions;
+        let body: AnswerBody = serde_json::from_value(json!({"answers": ["sqlite"]})).unwrap();
+        assert_eq!(body.answers.selections(&qs).unwrap(), [Selection::option("SQLite")]);
+        let body: AnswerBody = serde_json::from_value(json!({"answers": [{"custom": "DynamoDB"}]})).unwrap();
+        assert_eq!(body.answers.selections(&qs).unwrap(), [Selection::custom("DynamoDB")]);
+        let body: AnswerBody = serde_json::from_value(json!({"answers": {"Which database?": "PostgreSQL"}})).unwrap();
+        assert_eq!(body.answers.selections(&qs).unwrap(), [Selection::option("PostgreSQL")]);
+        let body: AnswerBody = serde_json::from_value(json!({"answers": {"Which DB?": "PostgreSQL"}})).unwrap();
+        let err = body.answers.selections(&qs).unwrap_err().to_string();
+        assert_eq!(err, "answers[\"Which DB?\"]: is not the text of any question asked\nanswers[\"Which database?\"]: is missing; every question needs an answer");
+        // Too many answers reach `resolve`, which names the expected count.
+        let body: AnswerBody = serde_json::from_value(json!({"answers": ["SQLite", "x"]})).unwrap();
+        let sel = body.answers.selections(&qs).unwrap();
+        assert_eq!(resolve(&qs, &sel).unwrap_err().to_string(), "answers: expected 1 answer (one per question, in order), got 2");
+    }
+}
