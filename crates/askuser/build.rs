@@ -1,0 +1,41 @@
+//! Embeds the web UI that Trunk built into `dist/` (at the workspace root, or
+//! `$ASKUSER_UI_DIST`) so one binary is all a user needs. Without a built UI the
+//! bridge serves a page that says how to build it.
+
+use std::path::{Path, PathBuf};
+use std::{env, fs};
+
+fn main() {
+    let dist = env::var_os("ASKUSER_UI_DIST")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist"));
+    println!("cargo:rerun-if-env-changed=ASKUSER_UI_DIST");
+    println!("cargo:rerun-if-changed={}", dist.display());
+    let mut files = Vec::new();
+    if dist.join("index.html").is_file() {
+        collect(&dist, &dist, &mut files);
+        println!("cargo:rerun-if-changed={}", dist.join("index.html").display());
+    }
+    files.sort();
+    let mut out = String::from("/// Files of the built web UI: (path, bytes).\npub static FILES: &[(&str, &[u8])] = &[\n");
+    for (rel, abs) in &files {
+        out.push_str(&format!("    ({rel:?}, include_bytes!({abs:?})),\n"));
+    }
+    out.push_str("];\n");
+    let target = Path::new(&env::var("OUT_DIR").unwrap()).join("ui_files.rs");
+    fs::write(target, out).unwrap();
+}
+
+fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, String)>) {
+    let Ok(entries) = fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            collect(root, &path, files);
+        } else if let Ok(rel) = path.strip_prefix(root) {
+            println!("cargo:rerun-if-changed={}", path.display());
+            let abs = fs::canonicalize(&path).unwrap();
+            files.push((format!("/{}", rel.to_string_lossy().replace('\\', "/")), abs.to_string_lossy().into_owned()));
+        }
+    }
+}

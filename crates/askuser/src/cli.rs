@@ -1,0 +1,338 @@
+//! The command line. Each subcommand is a small function returning an exit code;
+//! errors are printed to stderr as one clear line each.
+
+use crate::client::{Client, Refused};
+use crate::config;
+use crate::hub::Settings;
+use crate::input::read_text;
+use crate::serve::{serve, ServeOptions};
+use crate::store::Durability;
+use askuser_core::dialect::normalize_str;
+use askuser_core::protocol::{AnswerBody, AnswerItem, AnswerSet, QuestionRecord};
+use askuser_core::{AskResult, Format, Limits};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+/// Exit code for input that is not valid.
+pub const EXIT_INVALID: u8 = 2;
+
+#[derive(Debug, Parser)]
+#[command(name = "askuser", version, about = "Let headless AI agents ask a human, and get the answer back.")]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Check a request in any dialect (Claude Code, pi, Opal, Roo Code) and print it normalized.
+    ///
+    /// Prints the canonical request as JSON on stdout and warnings on stderr, exit 0;
+    /// on invalid input prints one `path: message` line per error on stderr, exit 2.
+    Validate {
+        /// A JSON file, or `-` (the default) for standard input.
+        file: Option<PathBuf>,
+        /// Which limits apply.
+        #[arg(long, value_enum, default_value_t = LimitsProfile::Default)]
+        limits: LimitsProfile,
+    },
+    /// Print a canonical result in another format.
+    Format {
+        /// canonical, claude, pi or text.
+        #[arg(long, short, default_value = "canonical")]
+        format: Format,
+        /// A JSON file with a canonical result, or `-` (the default) for standard input.
+        file: Option<PathBuf>,
+    },
+    /// Run the bridge: agents ask it, browsers (and `askuser answer`) answer.
+    Serve(ServeArgs),
+    /// List the questions waiting for an answer.
+    Pending {
+        #[command(flatten)]
+        bridge: BridgeArgs,
+        /// Print the stored records as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Answer a question from the terminal: one ANSWER per question, in order.
+    ///
+    /// An ANSWER equal to an option's label (ignoring case) selects it; for a multi-select
+    /// question, labels separated by commas select each; anything else is the "Other" text.
+    Answer {
+        #[command(flatten)]
+        bridge: BridgeArgs,
+        /// The question set's id (see `askuser pending`).
+        id: String,
+        #[arg(required = true)]
+        answers: Vec<String>,
+    },
+    /// Decline a question set.
+    Cancel {
+        #[command(flatten)]
+        bridge: BridgeArgs,
+        id: String,
+    },
+}
+
+/// How a client command finds the bridge.
+#[derive(Debug, Clone, Args)]
+pub struct BridgeArgs {
+    /// The bridge's URL (default: $ASKUSER_URL, else bridge.json in the data directory).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// The bridge's token (default: $ASKUSER_TOKEN, else bridge.json).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Where askuser keeps its files (default: $ASKUSER_DATA_DIR, else the platform's data directory).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+}
+
+impl BridgeArgs {
+    pub fn client(&self) -> anyhow::Result<Client> {
+        let dir = config::data_dir(self.data_dir.as_deref());
+        Ok(Client::new(config::find_bridge(self.url.as_deref(), self.token.as_deref(), &dir)?))
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ServeArgs {
+    /// Where to listen; 127.0.0.1:0 picks a free port.
+    #[arg(long, default_value = config::DEFAULT_ADDR)]
+    pub addr: String,
+    /// Where askuser keeps its files (default: $ASKUSER_DATA_DIR, else the platform's data directory).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+    /// The bearer token (default: $ASKUSER_TOKEN, else one created once per data directory).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Also accept browser connections from this origin (e.g. a web IDE's), repeatable.
+    #[arg(long = "allow-origin", value_name = "ORIGIN")]
+    pub allow_origins: Vec<String>,
+    /// Time out questions that set no timeout of their own after this many seconds (default: never).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+    /// How long a question whose agent went away stays answerable, in seconds.
+    #[arg(long, value_name = "SECONDS", default_value_t = 24 * 3600)]
+    pub grace: u64,
+    /// How long answered questions stay in the history, in days.
+    #[arg(long, value_name = "DAYS", default_value_t = 30)]
+    pub retention_days: u64,
+    /// `full` also survives power loss (slower); `normal` survives a killed process.
+    #[arg(long, value_enum, default_value_t = DurabilityArg::Normal)]
+    pub durability: DurabilityArg,
+    /// Open the page in the default browser.
+    #[arg(long)]
+    pub open: bool,
+    /// Run this command (no shell) when a question is answered after its agent left;
+    /// it gets the result JSON on stdin and ASKUSER_ID, ASKUSER_SESSION_ID in its environment.
+    #[arg(long, num_args = 1.., value_name = "CMD", allow_hyphen_values = true)]
+    pub on_late_answer: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum DurabilityArg {
+    Normal,
+    Full,
+}
+
+impl ServeArgs {
+    pub fn options(&self) -> ServeOptions {
+        let mut opts = ServeOptions::new(config::data_dir(self.data_dir.as_deref()));
+        opts.addr = self.addr.clone();
+        opts.token = self.token.clone();
+        opts.allow_origins = self.allow_origins.clone();
+        opts.durability = match self.durability {
+            DurabilityArg::Normal => Durability::Normal,
+            DurabilityArg::Full => Durability::Full,
+        };
+        opts.settings = Settings {
+            default_timeout: self.timeout,
+            grace: Duration::from_secs(self.grace),
+            retention: Duration::from_secs(self.retention_days * 24 * 3600),
+            on_late_answer: self.on_late_answer.clone(),
+            ..Settings::default()
+        };
+        opts
+    }
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum LimitsProfile {
+    /// Lenient: up to 10 questions, 50 options, free-text questions allowed.
+    Default,
+    /// Claude Code's AskUserQuestion: 1-4 questions, 2-4 options, headers of 12 chars.
+    ClaudeCode,
+}
+
+impl LimitsProfile {
+    pub fn limits(self) -> Limits {
+        match self {
+            LimitsProfile::Default => Limits::default(),
+            LimitsProfile::ClaudeCode => Limits::claude_code(),
+        }
+    }
+}
+
+pub fn run(cli: Cli) -> ExitCode {
+    match cli.command {
+        Command::Validate { file, limits } => validate(file, limits),
+        Command::Format { format, file } => format_result(file, format),
+        Command::Serve(args) => {
+            init_logging();
+            match runtime().block_on(serve(args.options(), args.open)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(format!("{e:#}")),
+            }
+        }
+        Command::Pending { bridge, json } => client_command(&bridge, |c| async move { pending(&c, json).await }),
+        Command::Answer { bridge, id, answers } => client_command(&bridge, |c| async move {
+            let body = AnswerBody { answers: AnswerSet::InOrder(answers.into_iter().map(AnswerItem::Text).collect()) };
+            let result = c.answer(&id, &body).await?;
+            println!("{}", result.summary());
+            Ok(())
+        }),
+        Command::Cancel { bridge, id } => client_command(&bridge, |c| async move {
+            c.cancel(&id).await?;
+            println!("cancelled {id}");
+            Ok(())
+        }),
+    }
+}
+
+/// Logs go to stderr (stdout is for results and, in `askuser mcp`, the protocol);
+/// `RUST_LOG` overrides the default level.
+pub fn init_logging() {
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "askuser=info,warn".into());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+}
+
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime starts")
+}
+
+fn client_command<F, Fut>(bridge: &BridgeArgs, f: F) -> ExitCode
+where
+    F: FnOnce(Client) -> Fut,
+    Fut: std::future::Future<Output = anyhow::Result<()>>,
+{
+    let client = match bridge.client() {
+        Ok(c) => c,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    match runtime().block_on(f(client)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => match e.downcast_ref::<Refused>() {
+            Some(r) if r.status == 400 => {
+                for err in &r.body.errors {
+                    eprintln!("{err}");
+                }
+                if r.body.errors.is_empty() {
+                    eprintln!("askuser: {}", r.body.message);
+                }
+                ExitCode::from(EXIT_INVALID)
+            }
+            _ => fail(format!("{e:#}")),
+        },
+    }
+}
+
+/// "3m", "2h 5m": how long a question has waited.
+pub fn age(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=59 => format!("{s}s"),
+        60..=3599 => format!("{}m", s / 60),
+        _ => format!("{}h {}m", s / 3600, s % 3600 / 60),
+    }
+}
+
+async fn pending(client: &Client, json: bool) -> anyhow::Result<()> {
+    let records = client.questions("pending").await?;
+    if json {
+        print_json(&records);
+        return Ok(());
+    }
+    if records.is_empty() {
+        println!("No questions are waiting.");
+        return Ok(());
+    }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
+    for r in &records {
+        print_record(r, now);
+    }
+    println!("Answer with: askuser answer ID ANSWER... (one per question; an option's label, or your own text)");
+    Ok(())
+}
+
+fn print_record(r: &QuestionRecord, now: u64) {
+    let who = r.request.agent.as_ref().map(|a| a.name.as_str()).unwrap_or("an agent");
+    println!("{}  from {who}, waiting {}", r.id, age(now.saturating_sub(r.created_at)));
+    for (i, q) in r.request.questions.iter().enumerate() {
+        let header = q.header.as_deref().map(|h| format!("[{h}] ")).unwrap_or_default();
+        let kind = if q.is_free_text() { " (free text)" } else if q.multi_select { " (several: separate with commas)" } else { "" };
+        println!("  {}. {header}{}{kind}", i + 1, q.question.lines().collect::<Vec<_>>().join(" "));
+        for o in &q.options {
+            match &o.description {
+                Some(d) => println!("       - {}: {d}", o.label),
+                None => println!("       - {}", o.label),
+            }
+        }
+        if !q.options.is_empty() {
+            println!("       - (or type your own answer)");
+        }
+    }
+    println!();
+}
+
+fn fail(message: impl std::fmt::Display) -> ExitCode {
+    eprintln!("askuser: {message}");
+    ExitCode::FAILURE
+}
+
+fn print_json(value: &impl serde::Serialize) {
+    println!("{}", serde_json::to_string_pretty(value).expect("JSON values always serialize"));
+}
+
+fn validate(file: Option<PathBuf>, profile: LimitsProfile) -> ExitCode {
+    let text = match read_text(file.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    match normalize_str(&text, &profile.limits()) {
+        Ok(n) => {
+            for w in &n.warnings {
+                eprintln!("warning: {w}");
+            }
+            print_json(&n.request);
+            ExitCode::SUCCESS
+        }
+        Err(invalid) => {
+            for e in &invalid.errors {
+                eprintln!("{e}");
+            }
+            ExitCode::from(EXIT_INVALID)
+        }
+    }
+}
+
+fn format_result(file: Option<PathBuf>, format: Format) -> ExitCode {
+    let text = match read_text(file.as_deref()) {
+        Ok(t) => t,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let result: AskResult = match serde_json::from_str(&text) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("expected a canonical result {{id, status, answered, answers, answeredAt}}: {e}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    match format {
+        Format::Text => println!("{}", result.summary()),
+        other => print_json(&result.to_json(other)),
+    }
+    ExitCode::SUCCESS
+}

@@ -1,0 +1,78 @@
+//! A client of a running bridge over HTTP, for the terminal commands.
+
+use crate::config::Endpoint;
+use anyhow::{anyhow, Context};
+use askuser_core::protocol::{AnswerBody, ErrorBody, QuestionRecord};
+use askuser_core::AskResult;
+use reqwest::{Method, RequestBuilder, Response};
+use serde::de::DeserializeOwned;
+
+pub struct Client {
+    http: reqwest::Client,
+    pub endpoint: Endpoint,
+}
+
+/// A refusal from the bridge, with its HTTP status.
+#[derive(Debug, thiserror::Error)]
+#[error("{}", body.message)]
+pub struct Refused {
+    pub status: u16,
+    pub body: ErrorBody,
+}
+
+impl Client {
+    pub fn new(endpoint: Endpoint) -> Client {
+        Client { http: reqwest::Client::new(), endpoint }
+    }
+
+    fn request(&self, method: Method, path: &str) -> RequestBuilder {
+        self.http
+            .request(method, format!("{}{path}", self.endpoint.url))
+            .bearer_auth(&self.endpoint.token)
+            .header("x-askuser-client", "cli")
+    }
+
+    async fn json<T: DeserializeOwned>(&self, req: RequestBuilder) -> anyhow::Result<T> {
+        let response = req.send().await.with_context(|| format!("cannot reach the bridge at {}", self.endpoint.url))?;
+        read(response).await
+    }
+
+    pub async fn questions(&self, status: &str) -> anyhow::Result<Vec<QuestionRecord>> {
+        self.json(self.request(Method::GET, "/v1/questions").query(&[("status", status)])).await
+    }
+
+    pub async fn get(&self, id: &str) -> anyhow::Result<QuestionRecord> {
+        self.json(self.request(Method::GET, &format!("/v1/questions/{}", encode(id)))).await
+    }
+
+    pub async fn answer(&self, id: &str, body: &AnswerBody) -> anyhow::Result<AskResult> {
+        self.json(self.request(Method::POST, &format!("/v1/questions/{}/answer", encode(id))).json(body)).await
+    }
+
+    pub async fn cancel(&self, id: &str) -> anyhow::Result<AskResult> {
+        self.json(self.request(Method::POST, &format!("/v1/questions/{}/cancel", encode(id)))).await
+    }
+
+    pub async fn health(&self) -> anyhow::Result<serde_json::Value> {
+        self.json(self.request(Method::GET, "/v1/health")).await
+    }
+}
+
+/// Ids are URL-safe by validation; encode anything else defensively.
+fn encode(id: &str) -> String {
+    id.bytes()
+        .map(|b| if b.is_ascii_alphanumeric() || b"-_.:".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
+        .collect()
+}
+
+pub async fn read<T: DeserializeOwned>(response: Response) -> anyhow::Result<T> {
+    let status = response.status();
+    let bytes = response.bytes().await.context("the bridge closed the connection")?;
+    if status.is_success() {
+        return serde_json::from_slice(&bytes).with_context(|| format!("the bridge sent an unexpected reply: {}", String::from_utf8_lossy(&bytes)));
+    }
+    match serde_json::from_slice::<ErrorBody>(&bytes) {
+        Ok(body) => Err(Refused { status: status.as_u16(), body }.into()),
+        Err(_) => Err(anyhow!("the bridge answered {status}: {}", String::from_utf8_lossy(&bytes))),
+    }
+}

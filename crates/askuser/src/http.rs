@@ -1,0 +1,385 @@
+//! The HTTP face of the bridge: routes, the guard every request passes, and the
+//! mapping from bridge errors to statuses.
+//!
+//! The guard refuses, in order: a foreign `Host` (DNS rebinding) with 403; a `/v1`
+//! request without the bearer token with 401; a foreign `Origin` with 403 (the browser
+//! socket must send one). No CORS headers are ever sent, so other pages cannot read
+//! any answer.
+
+use crate::hub::{Bridge, BridgeError};
+use crate::store::Filter;
+use crate::{assets, ws};
+use askuser_core::protocol::{AnswerBody, ErrorBody, ErrorCode};
+use askuser_core::{Format, Status};
+use axum::body::Bytes;
+use axum::extract::{DefaultBodyLimit, Path, Query, Request, State, WebSocketUpgrade};
+use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use axum::{Json, Router};
+use serde::Deserialize;
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+/// The largest request body or WebSocket message accepted.
+pub const MAX_BODY: usize = 1024 * 1024;
+
+/// Who may talk to the bridge.
+#[derive(Debug, Clone)]
+pub struct Security {
+    pub token: String,
+    /// Accepted `Host` header values (`127.0.0.1:7823`, `localhost:7823`, ...).
+    pub hosts: Vec<String>,
+    /// Accepted `Origin` header values: the bridge's own, and `--allow-origin` ones.
+    pub origins: Vec<String>,
+}
+
+impl Security {
+    /// The bridge's own names for `addr`, plus `extra_origins`.
+    pub fn new(token: String, addr: SocketAddr, extra_origins: &[String]) -> Security {
+        let port = addr.port();
+        let mut hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")];
+        let own = match addr {
+            SocketAddr::V4(a) => format!("{}:{port}", a.ip()),
+            SocketAddr::V6(a) => format!("[{}]:{port}", a.ip()),
+        };
+        if !hosts.contains(&own) && !addr.ip().is_unspecified() {
+            hosts.push(own);
+        }
+        let mut origins: Vec<String> = hosts.iter().map(|h| format!("http://{h}")).collect();
+        origins.extend(extra_origins.iter().map(|o| o.trim_end_matches('/').to_owned()));
+        Security { token, hosts, origins }
+    }
+
+    fn token_ok(&self, presented: &str) -> bool {
+        constant_time_eq(presented.as_bytes(), self.token.as_bytes())
+    }
+}
+
+/// Compares without stopping at the first difference, so timing tells nothing.
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    let mut diff = a.len() ^ b.len();
+    for (i, x) in a.iter().enumerate() {
+        diff |= usize::from(x ^ b.get(i % b.len().max(1)).copied().unwrap_or(0));
+    }
+    diff == 0
+}
+
+#[derive(Clone)]
+pub struct App {
+    pub bridge: Arc<Bridge>,
+    pub security: Arc<Security>,
+}
+
+pub fn router(app: App) -> Router {
+    let api = Router::new()
+        .route("/v1/ask", post(ask))
+        .route("/v1/questions", get(list))
+        .route("/v1/questions/{id}", get(get_one).delete(withdraw))
+        .route("/v1/questions/{id}/answer", post(answer))
+        .route("/v1/questions/{id}/cancel", post(cancel))
+        .route("/v1/health", get(health))
+        .route("/v1/agent", get(agent_socket))
+        .route("/v1/ui", get(ui_socket));
+    Router::new()
+        .merge(api)
+        .fallback(get(assets::serve))
+        .layer(DefaultBodyLimit::max(MAX_BODY))
+        .layer(middleware::from_fn_with_state(app.clone(), guard))
+        .with_state(app)
+}
+
+fn error(status: StatusCode, body: ErrorBody) -> Response {
+    (status, Json(body)).into_response()
+}
+
+fn bridge_error(e: BridgeError) -> Response {
+    let status = match &e {
+        BridgeError::Invalid(_) => StatusCode::BAD_REQUEST,
+        BridgeError::Conflict(_) => StatusCode::CONFLICT,
+        BridgeError::NotFound(_) => StatusCode::NOT_FOUND,
+        BridgeError::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
+        BridgeError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+        BridgeError::Store(crate::store::StoreError::Conflict { .. }) => StatusCode::CONFLICT,
+        BridgeError::Store(crate::store::StoreError::NotFound { .. }) => StatusCode::NOT_FOUND,
+        BridgeError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+    };
+    error(status, e.body())
+}
+
+/// The token from `Authorization: Bearer`, or (browsers cannot set headers on a
+/// WebSocket) from `?token=` on the two socket routes.
+fn presented_token<'a>(req: &'a Request) -> Option<std::borrow::Cow<'a, str>> {
+    if let Some(v) = req.headers().get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()) {
+        return v.strip_prefix("Bearer ").map(|t| t.trim().into());
+    }
+    if matches!(req.uri().path(), "/v1/ui" | "/v1/agent") {
+        let query = req.uri().query().unwrap_or("");
+        return query.split('&').find_map(|kv| kv.strip_prefix("token=")).map(percent_decode);
+    }
+    None
+}
+
+fn percent_decode(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains('%') && !s.contains('+') {
+        return s.into();
+    }
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                    Ok(b) => {
+                        out.push(b);
+                        i += 3;
+                        continue;
+                    }
+                    Err(_) => out.push(b'%'),
+                }
+            }
+            b'+' => out.push(b' '),
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned().into()
+}
+
+async fn guard(State(app): State<App>, req: Request, next: Next) -> Response {
+    let sec = &app.security;
+    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    if !sec.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+        tracing::warn!("refused a request for host {host:?}");
+        return error(
+            StatusCode::FORBIDDEN,
+            ErrorBody::new(ErrorCode::Unauthorized, format!("Host {host:?} is not this bridge's; expected one of {}", sec.hosts.join(", "))),
+        );
+    }
+    let path = req.uri().path().to_owned();
+    if path.starts_with("/v1/") {
+        let ok = presented_token(&req).is_some_and(|t| sec.token_ok(&t));
+        if !ok {
+            let mut r = error(
+                StatusCode::UNAUTHORIZED,
+                ErrorBody::new(ErrorCode::Unauthorized, "missing or wrong token: send `Authorization: Bearer TOKEN` (the token askuser serve printed)"),
+            );
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return r;
+        }
+        let origin = req.headers().get(header::ORIGIN).and_then(|o| o.to_str().ok());
+        match origin {
+            Some(o) if !sec.origins.iter().any(|a| a == o) => {
+                tracing::warn!("refused a request from origin {o:?}");
+                return error(
+                    StatusCode::FORBIDDEN,
+                    ErrorBody::new(ErrorCode::Unauthorized, format!("Origin {o:?} is not allowed; start the bridge with --allow-origin {o} to allow it")),
+                );
+            }
+            None if path == "/v1/ui" => {
+                return error(StatusCode::FORBIDDEN, ErrorBody::new(ErrorCode::Unauthorized, "the browser socket needs an Origin header"));
+            }
+            _ => {}
+        }
+    }
+    let mut response = next.run(req).await;
+    let h = response.headers_mut();
+    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(assets::CSP));
+    h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    response
+}
+
+#[derive(Deserialize)]
+struct AskParams {
+    format: Option<String>,
+    /// `false` stores the question and answers 202 with its record at once.
+    wait: Option<bool>,
+}
+
+fn parse_format(f: Option<&str>) -> Result<Format, Response> {
+    f.unwrap_or("canonical").parse().map_err(|e: String| {
+        error(StatusCode::BAD_REQUEST, ErrorBody::new(ErrorCode::Invalid, format!("format: {e}")))
+    })
+}
+
+fn parse_json(body: &[u8]) -> Result<serde_json::Value, Response> {
+    serde_json::from_slice(body).map_err(|e| {
+        let msg = if std::str::from_utf8(body).is_err() { "expected UTF-8 JSON, got invalid UTF-8".to_owned() } else { format!("expected JSON: {e}") };
+        error(StatusCode::BAD_REQUEST, ErrorBody::new(ErrorCode::Invalid, msg))
+    })
+}
+
+/// The result in `format`: text as `text/plain`, the rest as JSON.
+pub fn result_response(result: &askuser_core::AskResult, format: Format) -> Response {
+    let mut r = match format {
+        Format::Text => ([(header::CONTENT_TYPE, "text/plain; charset=utf-8")], result.summary()).into_response(),
+        f => Json(result.to_json(f)).into_response(),
+    };
+    if let Ok(v) = HeaderValue::from_str(&result.id) {
+        r.headers_mut().insert("x-askuser-id", v);
+    }
+    if let Ok(v) = HeaderValue::from_str(result.status.as_str()) {
+        r.headers_mut().insert("x-askuser-status", v);
+    }
+    r
+}
+
+/// `POST /v1/ask`: store, then block until the question is final (unless `wait=false`).
+async fn ask(State(app): State<App>, Query(p): Query<AskParams>, body: Bytes) -> Response {
+    let format = match parse_format(p.format.as_deref()) {
+        Ok(f) => f,
+        Err(r) => return r,
+    };
+    let input = match parse_json(&body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let asked = match app.bridge.ask(&input) {
+        Ok(a) => a,
+        Err(e) => return bridge_error(e),
+    };
+    if p.wait == Some(false) {
+        let status = if asked.resumed { StatusCode::OK } else { StatusCode::ACCEPTED };
+        return (status, Json(asked.record)).into_response();
+    }
+    match app.bridge.wait(&asked.record.id).await {
+        Ok(result) => result_response(&result, format),
+        Err(e) => bridge_error(e),
+    }
+}
+
+#[derive(Deserialize)]
+struct ListParams {
+    status: Option<String>,
+    limit: Option<usize>,
+}
+
+/// `GET /v1/questions?status=pending|answered|cancelled|timed_out|withdrawn|final|all`.
+async fn list(State(app): State<App>, Query(p): Query<ListParams>) -> Response {
+    let wanted = p.status.as_deref().unwrap_or("pending");
+    let (filter, only) = match wanted {
+        "all" => (Filter::All, None),
+        "final" => (Filter::Final, None),
+        "pending" => (Filter::Pending, None),
+        other => match other.parse::<Status>() {
+            Ok(s) => (Filter::Final, Some(s)),
+            Err(e) => return error(StatusCode::BAD_REQUEST, ErrorBody::new(ErrorCode::Invalid, format!("status: {e}, final or all"))),
+        },
+    };
+    let limit = p.limit.unwrap_or(1000).min(100_000);
+    match app.bridge.list(filter, if only.is_some() { usize::MAX } else { limit }) {
+        Ok(mut records) => {
+            if let Some(s) = only {
+                records.retain(|r| r.status == s);
+                records.truncate(limit);
+            }
+            Json(records).into_response()
+        }
+        Err(e) => bridge_error(e),
+    }
+}
+
+async fn get_one(State(app): State<App>, Path(id): Path<String>) -> Response {
+    match app.bridge.get(&id) {
+        Ok(r) => Json(r).into_response(),
+        Err(e) => bridge_error(e),
+    }
+}
+
+/// Who answered over HTTP: `X-Askuser-Client` if given (the terminal sends `cli`).
+fn client_name(headers: &HeaderMap) -> String {
+    headers
+        .get("x-askuser-client")
+        .and_then(|v| v.to_str().ok())
+        .filter(|v| !v.is_empty() && v.len() <= 64)
+        .unwrap_or("http")
+        .to_owned()
+}
+
+async fn answer(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+    let value = match parse_json(&body) {
+        Ok(v) => v,
+        Err(r) => return r,
+    };
+    let body: AnswerBody = match serde_json::from_value(value) {
+        Ok(b) => b,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                ErrorBody::new(
+                    ErrorCode::Invalid,
+                    format!("expected {{\"answers\": [...]}} with one answer per question (text, or {{\"selected\": [labels], \"custom\": text}}), or {{\"answers\": {{\"<question>\": \"<answer>\"}}}}: {e}"),
+                ),
+            )
+        }
+    };
+    let record = match app.bridge.get(&id) {
+        Ok(r) => r,
+        Err(e) => return bridge_error(e),
+    };
+    let selections = match body.answers.selections(&record.request.questions) {
+        Ok(s) => s,
+        Err(invalid) => return bridge_error(BridgeError::Invalid(invalid)),
+    };
+    match app.bridge.answer(&id, &selections, Some(&client_name(&headers))) {
+        Ok(result) => Json(result).into_response(),
+        Err(e) => bridge_error(e),
+    }
+}
+
+async fn cancel(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap) -> Response {
+    match app.bridge.close(&id, Status::Cancelled, Some(&client_name(&headers))) {
+        Ok(result) => Json(result).into_response(),
+        Err(e) => bridge_error(e),
+    }
+}
+
+async fn withdraw(State(app): State<App>, Path(id): Path<String>) -> Response {
+    match app.bridge.close(&id, Status::Withdrawn, None) {
+        Ok(result) => Json(result).into_response(),
+        Err(e) => bridge_error(e),
+    }
+}
+
+async fn health(State(app): State<App>) -> Response {
+    match app.bridge.store().counts() {
+        Ok((pending, done)) => Json(serde_json::json!({
+            "ok": true, "version": env!("CARGO_PKG_VERSION"), "pending": pending, "final": done
+        }))
+        .into_response(),
+        Err(e) => bridge_error(e.into()),
+    }
+}
+
+async fn agent_socket(State(app): State<App>, upgrade: WebSocketUpgrade) -> Response {
+    upgrade.max_message_size(MAX_BODY).on_upgrade(move |socket| ws::agent(app.bridge, socket))
+}
+
+async fn ui_socket(State(app): State<App>, method: Method, upgrade: WebSocketUpgrade) -> Response {
+    debug_assert_eq!(method, Method::GET);
+    upgrade.max_message_size(MAX_BODY).on_upgrade(move |socket| ws::browser(app.bridge, socket))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn constant_time_eq_compares_fully() {
+        assert!(constant_time_eq(b"abcdef", b"abcdef"));
+        assert!(!constant_time_eq(b"abcdef", b"abcdeg"));
+        assert!(!constant_time_eq(b"abc", b"abcdef"));
+        assert!(!constant_time_eq(b"", b"a"));
+    }
+
+    #[test]
+    fn percent_decoding() {
+        assert_eq!(percent_decode("a%2Fb+c"), "a/b c");
+        assert_eq!(percent_decode("plain"), "plain");
+        assert_eq!(percent_decode("bad%zz"), "bad%zz");
+    }
+}

@@ -1,0 +1,478 @@
+//! The bridge's shared state: the store, the agents waiting for results, and the
+//! event stream every browser subscribes to.
+//!
+//! Every change follows one order: commit to the store, then wake the waiting agents,
+//! then broadcast to browsers. So nothing is acknowledged or shown that a killed
+//! process could forget. The first final result wins in the store; everything after
+//! it sees "already final" and changes nothing.
+//!
+//! The waiter map uses a std `Mutex`: it is held for a few map operations and never
+//! across an `.await`.
+
+use crate::store::{Durability, Filter, Finished, Inserted, Store, StoreError};
+use askuser_core::dialect::normalize;
+use askuser_core::protocol::{AgentPresence, BrowserEvent, ErrorBody, ErrorCode, QuestionRecord};
+use askuser_core::{resolve, AskResult, Invalid, Limits, Selection, Status, Warning};
+use serde_json::Value;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::{broadcast, oneshot, watch};
+
+/// Wall-clock milliseconds that follow tokio's clock, so tests can pause time.
+#[derive(Debug, Clone)]
+pub struct Clock {
+    base_ms: u64,
+    base: tokio::time::Instant,
+}
+
+impl Clock {
+    pub fn new() -> Self {
+        let base_ms = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map(|d| d.as_millis() as u64)
+            .unwrap_or(0);
+        Clock { base_ms, base: tokio::time::Instant::now() }
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.base_ms + self.base.elapsed().as_millis() as u64
+    }
+
+    fn instant_at(&self, ms: u64) -> tokio::time::Instant {
+        self.base + Duration::from_millis(ms.saturating_sub(self.base_ms))
+    }
+}
+
+impl Default for Clock {
+    fn default() -> Self {
+        Clock::new()
+    }
+}
+
+/// How the bridge behaves; every field has a default that needs no configuration.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub limits: Limits,
+    /// Applies to requests without their own `timeoutSeconds`; `None` waits forever.
+    pub default_timeout: Option<u64>,
+    /// How long a pending question whose agent went away stays answerable.
+    pub grace: Duration,
+    /// Final questions older than this are deleted from the history.
+    pub retention: Duration,
+    pub max_pending_per_session: usize,
+    /// Run when a question is answered while no agent waits for it (no shell).
+    pub on_late_answer: Vec<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            limits: Limits::default(),
+            default_timeout: None,
+            grace: Duration::from_secs(24 * 3600),
+            retention: Duration::from_secs(30 * 24 * 3600),
+            max_pending_per_session: 1_000,
+            on_late_answer: vec![],
+        }
+    }
+}
+
+/// Why the bridge refused something. Maps onto HTTP statuses and protocol errors.
+#[derive(Debug, thiserror::Error)]
+pub enum BridgeError {
+    #[error("{0}")]
+    Invalid(Invalid),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("no question with id {0:?}")]
+    NotFound(String),
+    #[error("{0}")]
+    TooMany(String),
+    #[error("the bridge is shutting down; ask again with the same id to resume")]
+    ShuttingDown,
+    #[error("the question store failed: {0}")]
+    Store(#[from] StoreError),
+}
+
+impl BridgeError {
+    /// The error as sent to a client: no internals (store details go to the log).
+    pub fn body(&self) -> ErrorBody {
+        match self {
+            BridgeError::Invalid(invalid) => ErrorBody::invalid(invalid.clone()),
+            BridgeError::Conflict(m) => ErrorBody::new(ErrorCode::Conflict, m.clone()),
+            BridgeError::NotFound(_) => ErrorBody::new(ErrorCode::NotFound, self.to_string()),
+            BridgeError::TooMany(m) => ErrorBody::new(ErrorCode::TooMany, m.clone()),
+            BridgeError::ShuttingDown => ErrorBody::new(ErrorCode::Internal, self.to_string()),
+            BridgeError::Store(StoreError::Conflict { id }) => ErrorBody::new(
+                ErrorCode::Conflict,
+                format!("id {id:?} is already in use with different questions; choose another id"),
+            ),
+            BridgeError::Store(StoreError::NotFound { id }) => {
+                ErrorBody::new(ErrorCode::NotFound, format!("no question with id {id:?}"))
+            }
+            BridgeError::Store(e) => {
+                tracing::error!("store: {e}");
+                ErrorBody::new(ErrorCode::Internal, "the question store failed; see the bridge's log")
+            }
+        }
+    }
+}
+
+/// A question accepted from an agent.
+#[derive(Debug, Clone)]
+pub struct Asked {
+    pub record: QuestionRecord,
+    /// The id already existed: this ask resumes it.
+    pub resumed: bool,
+    pub warnings: Vec<Warning>,
+}
+
+/// Agents waiting on one pending question.
+#[derive(Default)]
+struct Waiting {
+    senders: Vec<(u64, oneshot::Sender<AskResult>)>,
+    /// When the last waiter left (or the question arrived with none), in ms.
+    detached_since: Option<u64>,
+    session: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Session {
+    presence: AgentPresence,
+    attached: usize,
+}
+
+pub struct Bridge {
+    store: Store,
+    settings: Settings,
+    clock: Clock,
+    events: broadcast::Sender<BrowserEvent>,
+    waiting: Mutex<HashMap<String, Waiting>>,
+    sessions: Mutex<HashMap<String, Session>>,
+    next: AtomicU64,
+    shutdown: watch::Sender<bool>,
+}
+
+/// How many events a browser may fall behind before it is resynced from a snapshot.
+const EVENT_BUFFER: usize = 1024;
+
+impl Bridge {
+    /// A bridge over `store`. Call [`Bridge::start_background`] inside a runtime to arm
+    /// timeouts and the sweeper.
+    pub fn new(store: Store, settings: Settings) -> Arc<Bridge> {
+        let (events, _) = broadcast::channel(EVENT_BUFFER);
+        Arc::new(Bridge {
+            store,
+            settings,
+            clock: Clock::new(),
+            events,
+            waiting: Mutex::new(HashMap::new()),
+            sessions: Mutex::new(HashMap::new()),
+            next: AtomicU64::new(1),
+            shutdown: watch::channel(false).0,
+        })
+    }
+
+    pub fn open(path: &std::path::Path, durability: Durability, settings: Settings) -> Result<Arc<Bridge>, StoreError> {
+        Ok(Bridge::new(Store::open(path, durability)?, settings))
+    }
+
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    pub fn now_ms(&self) -> u64 {
+        self.clock.now_ms()
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// Arms the timeouts of stored pending questions, prunes old history and starts
+    /// the sweeper that withdraws questions whose agent never came back.
+    pub fn start_background(self: &Arc<Self>) -> Result<(), BridgeError> {
+        let now = self.now_ms();
+        let cutoff = now.saturating_sub(self.settings.retention.as_millis() as u64);
+        let pruned = self.store.prune(cutoff)?;
+        if pruned > 0 {
+            tracing::info!("pruned {pruned} answered questions older than the retention period");
+        }
+        for record in self.store.list(Filter::Pending, usize::MAX)? {
+            self.track(&record, now);
+        }
+        let me = Arc::downgrade(self);
+        let period = (self.settings.grace / 10).clamp(Duration::from_millis(10), Duration::from_secs(60));
+        let mut stop = self.shutdown.subscribe();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    _ = tokio::time::sleep(period) => {}
+                    _ = stop.changed() => return,
+                }
+                let Some(bridge) = me.upgrade() else { return };
+                bridge.sweep();
+            }
+        });
+        Ok(())
+    }
+
+    /// Starts tracking a pending question: its waiter entry and its timeout.
+    fn track(self: &Arc<Self>, record: &QuestionRecord, now: u64) {
+        let session = record.request.agent.as_ref().and_then(|a| a.session_id.clone());
+        self.waiting.lock().unwrap().entry(record.id.clone()).or_insert_with(|| Waiting {
+            detached_since: Some(now),
+            session,
+            ..Waiting::default()
+        });
+        if let Some(agent) = &record.request.agent {
+            if let Some(sid) = &agent.session_id {
+                self.sessions.lock().unwrap().entry(sid.clone()).or_insert_with(|| Session {
+                    presence: AgentPresence {
+                        session_id: sid.clone(),
+                        name: agent.name.clone(),
+                        parent_session_id: agent.parent_session_id.clone(),
+                        connected: false,
+                    },
+                    attached: 0,
+                });
+            }
+        }
+        if let Some(secs) = record.request.timeout_seconds.or(self.settings.default_timeout) {
+            let deadline = self.clock.instant_at(record.created_at + secs * 1000);
+            let me = Arc::downgrade(self);
+            let id = record.id.clone();
+            let mut stop = self.shutdown.subscribe();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(deadline) => {}
+                    _ = stop.changed() => return,
+                }
+                if let Some(bridge) = me.upgrade() {
+                    let _ = bridge.close(&id, Status::TimedOut, None);
+                }
+            });
+        }
+    }
+
+    /// Withdraws pending questions whose agent has been away longer than the grace period.
+    fn sweep(&self) {
+        let now = self.now_ms();
+        let grace = self.settings.grace.as_millis() as u64;
+        let expired: Vec<String> = self
+            .waiting
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(_, w)| w.senders.is_empty() && w.detached_since.is_some_and(|t| now.saturating_sub(t) >= grace))
+            .map(|(id, _)| id.clone())
+            .collect();
+        for id in expired {
+            tracing::info!(%id, "withdrawing: its agent did not come back within the grace period");
+            let _ = self.close(&id, Status::Withdrawn, None);
+        }
+    }
+
+    /// Stores a question from an agent (any dialect), or finds the one it resumes.
+    pub fn ask(self: &Arc<Self>, input: &Value) -> Result<Asked, BridgeError> {
+        let normalized = normalize(input, &self.settings.limits).map_err(BridgeError::Invalid)?;
+        let mut request = normalized.request;
+        let id = request.id.clone().unwrap_or_else(|| format!("q-{}", crate::config::random_hex(8)));
+        request.id = Some(id.clone());
+        if let Some(sid) = request.agent.as_ref().and_then(|a| a.session_id.as_deref()) {
+            let pending = self.waiting.lock().unwrap().values().filter(|w| w.session.as_deref() == Some(sid)).count();
+            if pending >= self.settings.max_pending_per_session {
+                if let Ok(Some(existing)) = self.store.get(&id) {
+                    return Ok(Asked { record: existing, resumed: true, warnings: normalized.warnings });
+                }
+                return Err(BridgeError::TooMany(format!(
+                    "agent session {sid:?} already has {pending} pending questions (the limit); wait for answers first"
+                )));
+            }
+        }
+        let now = self.now_ms();
+        let record = QuestionRecord {
+            id: id.clone(),
+            request,
+            status: Status::Pending,
+            created_at: now,
+            answered_at: None,
+            result: None,
+            answered_by: None,
+        };
+        match self.store.insert(&record)? {
+            Inserted::New => {
+                self.track(&record, now);
+                let _ = self.events.send(BrowserEvent::Asked { question: record.clone() });
+                Ok(Asked { record, resumed: false, warnings: normalized.warnings })
+            }
+            Inserted::Existing(stored) => Ok(Asked { record: stored, resumed: true, warnings: normalized.warnings }),
+        }
+    }
+
+    /// Waits until question `id` is final. While waiting, the question's agent counts
+    /// as connected; dropping the future detaches it (the question stays answerable).
+    pub async fn wait(self: &Arc<Self>, id: &str) -> Result<AskResult, BridgeError> {
+        let (tx, rx) = oneshot::channel();
+        let key = self.next.fetch_add(1, Ordering::Relaxed);
+        let attached = {
+            let mut waiting = self.waiting.lock().unwrap();
+            match waiting.get_mut(id) {
+                Some(w) => {
+                    w.senders.push((key, tx));
+                    w.detached_since = None;
+                    Some(w.session.clone())
+                }
+                None => None,
+            }
+        };
+        let Some(session) = attached else {
+            // Not pending (or unknown): the store has the answer.
+            return match self.store.get(id)? {
+                Some(QuestionRecord { result: Some(result), .. }) => Ok(result),
+                Some(_) => Err(BridgeError::Conflict(format!("question {id:?} is pending but not tracked"))),
+                None => Err(BridgeError::NotFound(id.to_owned())),
+            };
+        };
+        if let Some(sid) = &session {
+            self.set_attached(sid, 1);
+        }
+        let guard = Detach { bridge: self, id, key, session };
+        let mut stop = self.shutdown.subscribe();
+        let outcome = tokio::select! {
+            r = rx => r.map_err(|_| BridgeError::ShuttingDown),
+            _ = crate::hub::stopped(&mut stop) => Err(BridgeError::ShuttingDown),
+        };
+        drop(guard);
+        outcome
+    }
+
+    fn set_attached(&self, sid: &str, delta: isize) {
+        let changed = {
+            let mut sessions = self.sessions.lock().unwrap();
+            let Some(s) = sessions.get_mut(sid) else { return };
+            let before = s.attached > 0;
+            s.attached = s.attached.saturating_add_signed(delta);
+            s.presence.connected = s.attached > 0;
+            (before != s.presence.connected).then(|| s.presence.clone())
+        };
+        if let Some(agent) = changed {
+            let _ = self.events.send(BrowserEvent::Agent { agent });
+        }
+    }
+
+    /// A person's answer. Sending the same answer again returns the stored result.
+    pub fn answer(&self, id: &str, selections: &[Selection], by: Option<&str>) -> Result<AskResult, BridgeError> {
+        let record = self.store.get(id)?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
+        let answers = resolve(&record.request.questions, selections).map_err(BridgeError::Invalid)?;
+        let result = AskResult::answered(id, &record.request, answers, self.now_ms());
+        self.finish(record, result, by)
+    }
+
+    /// Ends a question without an answer: `Cancelled` (a person declined),
+    /// `Withdrawn` (the agent took it back) or `TimedOut`.
+    pub fn close(&self, id: &str, status: Status, by: Option<&str>) -> Result<AskResult, BridgeError> {
+        let record = self.store.get(id)?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
+        let result = AskResult::unanswered(id, &record.request, status, self.now_ms());
+        self.finish(record, result, by)
+    }
+
+    fn finish(&self, record: QuestionRecord, result: AskResult, by: Option<&str>) -> Result<AskResult, BridgeError> {
+        let id = record.id.clone();
+        match self.store.finish(&id, &result, by)? {
+            Finished::Done(_) => {}
+            Finished::AlreadyFinal(stored) => {
+                let previous = stored.result.expect("a final record has a result");
+                // The same answer again (a browser resending after a reconnect) is not a conflict.
+                if previous.status == result.status && previous.answers == result.answers {
+                    return Ok(previous);
+                }
+                return Err(BridgeError::Conflict(format!(
+                    "question {id:?} is already final ({}); nothing was changed",
+                    previous.status.as_str()
+                )));
+            }
+        }
+        let waiting = self.waiting.lock().unwrap().remove(&id);
+        let mut delivered = false;
+        if let Some(w) = waiting {
+            for (_, tx) in w.senders {
+                delivered |= tx.send(result.clone()).is_ok();
+            }
+        }
+        let event = match result.status {
+            Status::Answered | Status::Cancelled => {
+                BrowserEvent::Answered { id: id.clone(), by: by.map(str::to_owned), result: result.clone() }
+            }
+            status => BrowserEvent::Withdrawn { id: id.clone(), status },
+        };
+        let _ = self.events.send(event);
+        if !delivered && result.status == Status::Answered && !self.settings.on_late_answer.is_empty() {
+            crate::late::run(&self.settings.on_late_answer, &record, &result);
+        }
+        Ok(result)
+    }
+
+    pub fn get(&self, id: &str) -> Result<QuestionRecord, BridgeError> {
+        self.store.get(id)?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))
+    }
+
+    pub fn list(&self, filter: Filter, limit: usize) -> Result<Vec<QuestionRecord>, BridgeError> {
+        Ok(self.store.list(filter, limit)?)
+    }
+
+    /// Subscribe first, then take the snapshot, so no event falls between the two.
+    pub fn subscribe(&self) -> broadcast::Receiver<BrowserEvent> {
+        self.events.subscribe()
+    }
+
+    pub fn snapshot(&self, client: &str) -> Result<BrowserEvent, BridgeError> {
+        let questions = self.store.list(Filter::Pending, usize::MAX)?;
+        let agents = self.sessions.lock().unwrap().values().map(|s| s.presence.clone()).collect();
+        Ok(BrowserEvent::Snapshot { client: client.to_owned(), questions, agents })
+    }
+
+    /// A new id for a browser connection.
+    pub fn client_id(&self) -> String {
+        format!("c-{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Stops every waiter and background task; waiting agents get `ShuttingDown`.
+    pub fn shut_down(&self) {
+        let _ = self.shutdown.send(true);
+    }
+
+    pub fn shutdown_signal(&self) -> watch::Receiver<bool> {
+        self.shutdown.subscribe()
+    }
+}
+
+/// Resolves once the bridge shuts down (holding no guard across awaits).
+pub async fn stopped(rx: &mut watch::Receiver<bool>) {
+    let _ = rx.wait_for(|s| *s).await;
+}
+
+/// Removes one waiter when its future ends or is dropped.
+struct Detach<'a> {
+    bridge: &'a Bridge,
+    id: &'a str,
+    key: u64,
+    session: Option<String>,
+}
+
+impl Drop for Detach<'_> {
+    fn drop(&mut self) {
+        let now = self.bridge.now_ms();
+        if let Some(w) = self.bridge.waiting.lock().unwrap().get_mut(self.id) {
+            w.senders.retain(|(k, _)| *k != self.key);
+            if w.senders.is_empty() {
+                w.detached_since = Some(now);
+            }
+        }
+        if let Some(sid) = &self.session {
+            self.bridge.set_attached(sid, -1);
+        }
+    }
+}

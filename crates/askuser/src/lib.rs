@@ -1,0 +1,37 @@
+//! # askuser
+//!
+//! The `askuser` command and the bridge behind it. The bridge is the one process every
+//! agent and every browser tab talks to: it stores each question durably, pushes it to
+//! every open tab, and returns the first answer to the agent that asked.
+//!
+//! # Layout
+//! - [`cli`]: the command line (clap) and what each subcommand does.
+//! - [`config`]: the data directory, the token, `bridge.json`, finding a bridge.
+//! - [`store`]: the durable question store (SQLite).
+//! - [`hub`]: the bridge's state: store, waiting agents, browser events, timeouts.
+//! - [`http`]: routes and the guard (host, token, origin) every request passes.
+//! - [`ws`]: the agent and browser WebSockets.
+//! - [`assets`]: the embedded web UI.
+//! - [`serve`]: starting and stopping a bridge.
+//! - [`client`]: the terminal commands' HTTP client.
+//! - [`agent`]: asking a bridge resumably, for `askuser mcp` and `askuser ask`.
+//! - [`mcp`]: the `ask_user` MCP server over stdio.
+//! - [`late`]: the command run for answers that arrive after their agent left.
+//! - [`input`]: reads a request or result from a file or stdin.
+//!
+//! Everything about questions themselves (dialects, validation, formats, protocol)
+//! lives in `askuser-core`; this crate only stores, transports and prints.
+
+pub mod agent;
+pub mod assets;
+pub mod cli;
+pub mod client;
+pub mod config;
+pub mod http;
+pub mod hub;
+pub mod input;
+pub mod late;
+pub mod mcp;
+pub mod serve;
+pub mod store;
+pub mod ws;

@@ -1,0 +1,874 @@
+//! The question store: every question an agent asks, and the final answer to it, kept
+//! durably in one SQLite file (`askuser.db` in the data directory).
+//!
+//! This module owns the database file, its schema and migrations, and the one rule the
+//! rest of the bridge relies on: **a question becomes final once**. The first
+//! [`Store::finish`] wins atomically; any later one gets [`Finished::AlreadyFinal`] and
+//! changes nothing. A bridge killed with SIGKILL and restarted on the same file still
+//! has every pending question and every answer it acknowledged: every write is a
+//! committed SQLite transaction in WAL mode before the call returns.
+//!
+//! The store is synchronous. The server keeps one [`Store`] in an `Arc` and calls it
+//! directly from async code: each call takes microseconds and never awaits.
+
+use askuser_core::protocol::QuestionRecord;
+use askuser_core::{AskResult, Status};
+use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+/// The schema version this code writes, kept in SQLite's `user_version` pragma: one
+/// per entry of [`MIGRATIONS`].
+#[allow(clippy::cast_possible_wrap, reason = "a handful of migrations")]
+const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+
+/// How long a call waits for a lock held by another connection (another process on the
+/// same file) before failing with "database is locked".
+const BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Each entry migrates the schema from version `index` to `index + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 -> 1: the questions table.
+    //
+    // `seq` is the insertion order: a rowid alias, so a new row gets the largest `seq`
+    // plus one. (Not AUTOINCREMENT: that would write `sqlite_sequence` on every insert
+    // only to avoid reusing the `seq` of a pruned newest row, which orders the same.)
+    // `final_seq` is the order in which questions became final, so "most recently
+    // finished" does not depend on the clock that produced `answered_at`.
+    // `request` and `result` hold the core types as JSON text.
+    // The final-only indexes are partial, so inserting a pending question writes only
+    // the table, the `id` index and `questions_status_seq`.
+    "CREATE TABLE questions (
+         seq         INTEGER PRIMARY KEY,
+         id          TEXT    NOT NULL UNIQUE,
+         status      TEXT    NOT NULL
+                     CHECK (status IN ('pending', 'answered', 'cancelled', 'timed_out', 'withdrawn')),
+         created_at  INTEGER NOT NULL,
+         answered_at INTEGER,
+         answered_by TEXT,
+         final_seq   INTEGER,
+         request     TEXT    NOT NULL,
+         result      TEXT
+     );
+     CREATE INDEX questions_status_seq ON questions (status, seq);
+     CREATE INDEX questions_final_seq ON questions (final_seq) WHERE final_seq IS NOT NULL;
+     CREATE INDEX questions_answered_at ON questions (answered_at) WHERE answered_at IS NOT NULL;",
+];
+
+/// The columns a [`QuestionRecord`] is rebuilt from, in [`RawRecord::from_row`] order.
+macro_rules! record_columns {
+    () => {
+        "id, status, created_at, answered_at, answered_by, request, result"
+    };
+}
+
+/// The durable store of questions. Cheap to share: wrap it in an `Arc`.
+pub struct Store {
+    /// One connection behind a std `Mutex`, not an async one: every critical section is
+    /// a few statements on one connection (microseconds), and it is never held across
+    /// an `.await` (the guard is not `Send`, so the compiler refuses that in a spawned
+    /// task). One connection also matches SQLite, which allows one writer at a time.
+    /// Large reads ([`Store::list`]) copy the rows' text under the lock and parse the
+    /// JSON after releasing it.
+    conn: Mutex<Connection>,
+}
+
+/// How hard a write tries to survive a crash. Every mode uses a write-ahead log (WAL).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Durability {
+    /// `synchronous=NORMAL`: a commit survives the bridge being killed (SIGKILL, panic,
+    /// OOM); the last commits may be lost if the machine loses power.
+    #[default]
+    Normal,
+    /// `synchronous=FULL`: every commit is fsynced, so it also survives power loss.
+    /// Slower per write.
+    Full,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Opening failed: `message` says what went wrong and what to do about it.
+    #[error("cannot open the question store at {}: {message}", path.display())]
+    Open { path: PathBuf, message: String },
+    /// The id exists with different questions.
+    #[error("question id {id:?} is already used by different questions; ask with a new id, or with the same questions to resume")]
+    Conflict { id: String },
+    /// No question has this id (it never existed, or was pruned).
+    #[error("no question with id {id:?}")]
+    NotFound { id: String },
+    /// Any other SQLite failure (disk full, I/O error, a corrupt row...), with context.
+    #[error("question store: {0}")]
+    Db(String),
+}
+
+/// What [`Store::insert`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant, reason = "one per ask, moved straight out; a Box would only add an allocation")]
+pub enum Inserted {
+    /// The question is stored as new.
+    New,
+    /// The id was already stored with the same questions (a resume): nothing changed,
+    /// and this is the stored record, which may already be final.
+    Existing(QuestionRecord),
+}
+
+/// What [`Store::finish`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finished {
+    /// This call made the question final; this is the record as now stored.
+    Done(QuestionRecord),
+    /// The question was already final: nothing changed, and this is the record with the
+    /// result that won.
+    AlreadyFinal(QuestionRecord),
+}
+
+/// Which questions [`Store::list`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// Questions still waiting for an answer, oldest first.
+    Pending,
+    /// Final questions, most recently finished first.
+    Final,
+    /// Every question, newest first.
+    All,
+}
+
+impl fmt::Debug for Store {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Store").finish_non_exhaustive()
+    }
+}
+
+impl Store {
+    /// Opens (creating if missing) the store file at `path`; its directory must exist.
+    ///
+    /// Sets WAL mode, `synchronous` per `durability` and a busy timeout, migrates the
+    /// schema (the `user_version` pragma) and checks that the file is writable, so a
+    /// missing or read-only directory, a read-only file, a file that is not a database or
+    /// one written by a newer askuser fails here with [`StoreError::Open`], not at the
+    /// first answer.
+    pub fn open(path: &Path, durability: Durability) -> Result<Store, StoreError> {
+        let fail = |e: rusqlite::Error| StoreError::Open { path: path.to_owned(), message: open_message(&e, path) };
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(path, flags).map_err(fail)?;
+        conn.busy_timeout(BUSY_TIMEOUT).map_err(fail)?;
+        // SQLite silently opens a write-protected file read-only: refuse it now.
+        if conn.is_readonly(rusqlite::MAIN_DB).map_err(fail)? {
+            return Err(StoreError::Open {
+                path: path.to_owned(),
+                message: "the file is read-only; make it and its directory writable by this user".into(),
+            });
+        }
+        let mode: String = conn.query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0)).map_err(fail)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Open {
+                path: path.to_owned(),
+                message: format!(
+                    "cannot use write-ahead logging (journal mode stays {mode:?}); put the data directory on a local file system"
+                ),
+            });
+        }
+        let synchronous = match durability {
+            Durability::Normal => "NORMAL",
+            Durability::Full => "FULL",
+        };
+        conn.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
+        migrate(&mut conn, path)?;
+        Ok(Store::with(conn))
+    }
+
+    /// Opens an empty store that lives in memory only, for tests and benchmarks.
+    pub fn open_in_memory() -> Result<Store, StoreError> {
+        let memory = Path::new(":memory:");
+        let fail = |e: rusqlite::Error| StoreError::Open { path: memory.to_owned(), message: open_message(&e, memory) };
+        let mut conn = Connection::open_in_memory().map_err(fail)?;
+        migrate(&mut conn, memory)?;
+        Ok(Store::with(conn))
+    }
+
+    fn with(conn: Connection) -> Store {
+        conn.set_prepared_statement_cache_capacity(32);
+        Store { conn: Mutex::new(conn) }
+    }
+
+    /// The connection. A panic while it was held (nothing in this module panics on
+    /// purpose) leaves it usable: an open transaction is rolled back when dropped.
+    fn lock(&self) -> MutexGuard<'_, Connection> {
+        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Stores a new question (normally pending; the record is stored as given).
+    ///
+    /// If `record.id` is already stored: with the same `request.questions` this is a
+    /// resume and returns `Ok(Inserted::Existing(stored record))`, changing nothing; with
+    /// different questions it returns [`StoreError::Conflict`], changing nothing.
+    pub fn insert(&self, record: &QuestionRecord) -> Result<Inserted, StoreError> {
+        let context = |e| db_error(format!("cannot store question {:?}", record.id), e);
+        let request = to_json(&record.request, "request", &record.id)?;
+        let result = record.result.as_ref().map(|r| to_json(r, "result", &record.id)).transpose()?;
+        let created_at = to_sql_ms(record.created_at, "createdAt", &record.id)?;
+        let answered_at = record.answered_at.map(|ms| to_sql_ms(ms, "answeredAt", &record.id)).transpose()?;
+
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(context)?;
+        let added = tx
+            .prepare_cached(
+                "INSERT INTO questions (id, status, created_at, answered_at, answered_by, request, result, final_seq)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7,
+                         CASE WHEN ?2 = 'pending' THEN NULL
+                              ELSE (SELECT IFNULL(MAX(final_seq), 0) + 1 FROM questions WHERE final_seq IS NOT NULL) END)
+                 ON CONFLICT (id) DO NOTHING",
+            )
+            .and_then(|mut s| {
+                s.execute(params![record.id, record.status.as_str(), created_at, answered_at, record.answered_by, request, result])
+            })
+            .map_err(context)?;
+        if added == 1 {
+            tx.commit().map_err(context)?;
+            return Ok(Inserted::New);
+        }
+        let stored = select(&tx, &record.id).map_err(context)?;
+        drop(tx); // nothing was written: roll back
+        drop(conn);
+        let stored = stored
+            .ok_or_else(|| StoreError::Db(format!("question {:?} was neither inserted nor found", record.id)))?
+            .into_record()?;
+        if stored.request.questions == record.request.questions {
+            Ok(Inserted::Existing(stored))
+        } else {
+            Err(StoreError::Conflict { id: record.id.clone() })
+        }
+    }
+
+    /// Makes the pending question `id` final with `result`: `result.status` becomes its
+    /// status and `result.answered_at` its `answered_at`; `by` is the client that gave the
+    /// answer (a browser client id, `cli`, `http`), if any.
+    ///
+    /// Atomic: one `UPDATE ... WHERE id = ? AND status = 'pending'` in a transaction, so
+    /// of several concurrent calls exactly one returns [`Finished::Done`]. If the question
+    /// was already final this returns [`Finished::AlreadyFinal`] with the stored record
+    /// and changes nothing. An unknown id is [`StoreError::NotFound`]; a `result` whose
+    /// status is `pending` is refused with [`StoreError::Db`].
+    pub fn finish(&self, id: &str, result: &AskResult, by: Option<&str>) -> Result<Finished, StoreError> {
+        if !result.status.is_final() {
+            return Err(StoreError::Db(format!("cannot finish question {id:?} with status \"pending\"; a final status is needed")));
+        }
+        let context = |e| db_error(format!("cannot finish question {id:?}"), e);
+        let json = to_json(result, "result", id)?;
+        let answered_at = to_sql_ms(result.answered_at, "answeredAt", id)?;
+
+        let mut conn = self.lock();
+        let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(context)?;
+        let done = tx
+            .prepare_cached(concat!(
+                "UPDATE questions
+                 SET status = ?2, answered_at = ?3, answered_by = ?4, result = ?5,
+                     final_seq = (SELECT IFNULL(MAX(final_seq), 0) + 1 FROM questions WHERE final_seq IS NOT NULL)
+                 WHERE id = ?1 AND status = 'pending'
+                 RETURNING ",
+                record_columns!()
+            ))
+            .and_then(|mut s| {
+                s.query_row(params![id, result.status.as_str(), answered_at, by, json], RawRecord::from_row).optional()
+            })
+            .map_err(context)?;
+        if let Some(raw) = done {
+            tx.commit().map_err(context)?;
+            drop(conn);
+            return Ok(Finished::Done(raw.into_record()?));
+        }
+        let stored = select(&tx, id).map_err(context)?;
+        drop(tx); // nothing was written: roll back
+        drop(conn);
+        match stored {
+            Some(raw) => Ok(Finished::AlreadyFinal(raw.into_record()?)),
+            None => Err(StoreError::NotFound { id: id.to_owned() }),
+        }
+    }
+
+    /// The question `id`, or `None` if it is not stored.
+    pub fn get(&self, id: &str) -> Result<Option<QuestionRecord>, StoreError> {
+        let raw = select(&self.lock(), id).map_err(|e| db_error(format!("cannot read question {id:?}"), e))?;
+        raw.map(RawRecord::into_record).transpose()
+    }
+
+    /// At most `limit` questions. [`Filter::Pending`]: oldest first (insertion order).
+    /// [`Filter::Final`]: most recently finished first. [`Filter::All`]: newest first.
+    pub fn list(&self, filter: Filter, limit: usize) -> Result<Vec<QuestionRecord>, StoreError> {
+        let sql = match filter {
+            Filter::Pending => {
+                concat!("SELECT ", record_columns!(), " FROM questions WHERE status = 'pending' ORDER BY seq LIMIT ?1")
+            }
+            Filter::Final => concat!(
+                "SELECT ",
+                record_columns!(),
+                " FROM questions WHERE final_seq IS NOT NULL ORDER BY final_seq DESC LIMIT ?1"
+            ),
+            Filter::All => concat!("SELECT ", record_columns!(), " FROM questions ORDER BY seq DESC LIMIT ?1"),
+        };
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        // Copy the text under the lock; parse the JSON after releasing it.
+        let raw: Vec<RawRecord> = {
+            let conn = self.lock();
+            let mut stmt = conn.prepare_cached(sql).map_err(|e| db_error("cannot list questions".into(), e))?;
+            let rows = stmt.query_map([limit], RawRecord::from_row).map_err(|e| db_error("cannot list questions".into(), e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| db_error("cannot list questions".into(), e))?
+        };
+        raw.into_iter().map(RawRecord::into_record).collect()
+    }
+
+    /// Deletes the final questions that became final (`answered_at`) before `cutoff_ms`,
+    /// and returns how many. Pending questions are never deleted.
+    pub fn prune(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
+        let cutoff = i64::try_from(cutoff_ms).unwrap_or(i64::MAX);
+        self.lock()
+            .prepare_cached("DELETE FROM questions WHERE answered_at < ?1 AND status <> 'pending'")
+            .and_then(|mut s| s.execute([cutoff]))
+            .map_err(|e| db_error("cannot prune old questions".into(), e))
+    }
+
+    /// How many questions are `(pending, final)`, for `/v1/health` and benchmarks.
+    pub fn counts(&self) -> Result<(usize, usize), StoreError> {
+        let context = |e| db_error("cannot count questions".into(), e);
+        let mut conn = self.lock();
+        // One read transaction, so both counts see the same state.
+        let tx = conn.transaction().map_err(context)?;
+        let pending: i64 = tx
+            .prepare_cached("SELECT COUNT(*) FROM questions WHERE status = 'pending'")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .map_err(context)?;
+        let total: i64 = tx
+            .prepare_cached("SELECT COUNT(*) FROM questions")
+            .and_then(|mut s| s.query_row([], |r| r.get(0)))
+            .map_err(context)?;
+        drop(tx);
+        let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
+        Ok((count(pending), count(total - pending)))
+    }
+}
+
+/// Brings the schema of the store at `path` to [`SCHEMA_VERSION`] in one write
+/// transaction. The version is written even when it is current, so an unwritable file
+/// or directory fails at open.
+fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
+    let fail = |e: rusqlite::Error| StoreError::Open { path: path.to_owned(), message: open_message(&e, path) };
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(fail)?;
+    let found: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(fail)?;
+    let Some(missing) = usize::try_from(found).ok().and_then(|v| MIGRATIONS.get(v..)) else {
+        return Err(StoreError::Open {
+            path: path.to_owned(),
+            message: format!(
+                "it was written by a newer askuser (schema version {found}; this one knows up to {SCHEMA_VERSION}); upgrade askuser or use another data directory"
+            ),
+        });
+    };
+    for sql in missing {
+        tx.execute_batch(sql).map_err(fail)?;
+    }
+    tx.pragma_update(None, "user_version", SCHEMA_VERSION).map_err(fail)?;
+    tx.commit().map_err(fail)
+}
+
+/// A stored row, copied out of SQLite as is; [`RawRecord::into_record`] parses it.
+struct RawRecord {
+    id: String,
+    status: String,
+    created_at: i64,
+    answered_at: Option<i64>,
+    answered_by: Option<String>,
+    request: String,
+    result: Option<String>,
+}
+
+impl RawRecord {
+    /// Reads the columns named by `record_columns!`, in that order.
+    fn from_row(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
+        Ok(RawRecord {
+            id: row.get(0)?,
+            status: row.get(1)?,
+            created_at: row.get(2)?,
+            answered_at: row.get(3)?,
+            answered_by: row.get(4)?,
+            request: row.get(5)?,
+            result: row.get(6)?,
+        })
+    }
+
+    fn into_record(self) -> Result<QuestionRecord, StoreError> {
+        let id = self.id;
+        let corrupt = |what: &str, e: &dyn fmt::Display| StoreError::Db(format!("question {id:?} has an invalid stored {what}: {e}"));
+        let status: Status = self.status.parse().map_err(|e: String| corrupt("status", &e))?;
+        let request = serde_json::from_str(&self.request).map_err(|e| corrupt("request", &e))?;
+        let result = match self.result {
+            Some(text) => Some(serde_json::from_str(&text).map_err(|e| corrupt("result", &e))?),
+            None => None,
+        };
+        let ms = |v: i64, what: &str| u64::try_from(v).map_err(|_| corrupt(what, &format!("negative time {v}")));
+        let created_at = ms(self.created_at, "createdAt")?;
+        let answered_at = self.answered_at.map(|v| ms(v, "answeredAt")).transpose()?;
+        Ok(QuestionRecord { id, request, status, created_at, answered_at, result, answered_by: self.answered_by })
+    }
+}
+
+fn select(conn: &Connection, id: &str) -> rusqlite::Result<Option<RawRecord>> {
+    conn.prepare_cached(concat!("SELECT ", record_columns!(), " FROM questions WHERE id = ?1"))?
+        .query_row([id], RawRecord::from_row)
+        .optional()
+}
+
+fn to_json<T: serde::Serialize>(value: &T, what: &str, id: &str) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Db(format!("cannot encode the {what} of question {id:?}: {e}")))
+}
+
+fn to_sql_ms(ms: u64, what: &str, id: &str) -> Result<i64, StoreError> {
+    i64::try_from(ms).map_err(|_| StoreError::Db(format!("question {id:?}: {what} {ms} is out of range")))
+}
+
+fn db_error(context: String, e: rusqlite::Error) -> StoreError {
+    let hint = match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::DiskFull) => "; free some disk space",
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            "; another process holds the store locked (is a second bridge using this data directory?)"
+        }
+        Some(rusqlite::ErrorCode::ReadOnly) => "; the file or its directory is no longer writable",
+        _ => "",
+    };
+    StoreError::Db(format!("{context}: {e}{hint}"))
+}
+
+/// SQLite's reason for failing to open, and what to do about it. (The path is already
+/// in [`StoreError::Open`]'s message, so SQLite's copy of it is dropped.)
+fn open_message(e: &rusqlite::Error, path: &Path) -> String {
+    let hint = match e.sqlite_error_code() {
+        Some(rusqlite::ErrorCode::CannotOpen) if path.is_dir() => "it is a directory; give the path of a file in it",
+        Some(rusqlite::ErrorCode::CannotOpen) => "check that the directory exists and is writable",
+        Some(rusqlite::ErrorCode::ReadOnly) => "check that the file and its directory are writable by this user",
+        Some(rusqlite::ErrorCode::PermissionDenied) => "check the permissions of the file and its directory",
+        Some(rusqlite::ErrorCode::NotADatabase) => {
+            "the file is not an askuser store (or is damaged); move it away or use another data directory"
+        }
+        Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked) => {
+            "another process holds it locked; is a second bridge using this data directory?"
+        }
+        Some(rusqlite::ErrorCode::DiskFull) => "the disk is full; free some space",
+        _ => "check that the data directory is a writable local directory",
+    };
+    let reason = e.to_string();
+    let reason = reason.strip_suffix(&format!(": {}", path.display())).unwrap_or(&reason);
+    format!("{reason}; {hint}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use askuser_core::{resolve, Agent, Choice, Question, Request, Selection};
+    use std::sync::{Arc, Barrier};
+
+    fn request(id: &str, question: &str) -> Request {
+        Request {
+            id: Some(id.into()),
+            questions: vec![Question {
+                question: question.into(),
+                header: Some("DB".into()),
+                options: vec![Choice { label: "PostgreSQL".into(), description: Some("Relational".into()), preview: None }, Choice::new("SQLite")],
+                multi_select: false,
+            }],
+            metadata: Some(serde_json::json!({"ticket": 42, "tags": ["a", "b"]}).as_object().unwrap().clone()),
+            agent: Some(Agent { name: "claude-code".into(), session_id: Some("s-1".into()), parent_session_id: None }),
+            timeout_seconds: Some(60),
+        }
+    }
+
+    fn pending(id: &str, created_at: u64) -> QuestionRecord {
+        QuestionRecord {
+            id: id.into(),
+            request: request(id, "Which database?"),
+            status: Status::Pending,
+            created_at,
+            answered_at: None,
+            result: None,
+            answered_by: None,
+        }
+    }
+
+    fn answer(id: &str, label: &str, at: u64) -> AskResult {
+        let r = request(id, "Which database?");
+        AskResult::answered(id, &r, resolve(&r.questions, &[Selection::option(label)]).unwrap(), at)
+    }
+
+    fn cancel(id: &str, at: u64) -> AskResult {
+        AskResult::unanswered(id, &request(id, "Which database?"), Status::Cancelled, at)
+    }
+
+    fn ids(records: &[QuestionRecord]) -> Vec<&str> {
+        records.iter().map(|r| r.id.as_str()).collect()
+    }
+
+    fn done(f: Finished) -> QuestionRecord {
+        match f {
+            Finished::Done(r) => r,
+            Finished::AlreadyFinal(r) => panic!("expected Done, got AlreadyFinal({r:?})"),
+        }
+    }
+
+    #[test]
+    fn store_is_send_and_sync() {
+        fn check<T: Send + Sync>() {}
+        check::<Store>();
+    }
+
+    #[test]
+    fn insert_get_round_trip() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("askuser.db"), Durability::Normal).unwrap();
+        let rec = pending("q-1", 1_000);
+        assert_eq!(store.insert(&rec).unwrap(), Inserted::New);
+        assert_eq!(store.get("q-1").unwrap(), Some(rec));
+        assert_eq!(store.get("q-2").unwrap(), None);
+        assert_eq!(store.counts().unwrap(), (1, 0));
+    }
+
+    #[test]
+    fn resume_with_same_questions_returns_the_stored_record() {
+        let store = Store::open_in_memory().unwrap();
+        let rec = pending("q-1", 1_000);
+        store.insert(&rec).unwrap();
+        // A resume may come later, with other metadata: only the questions must match.
+        let mut again = pending("q-1", 5_000);
+        again.request.metadata = None;
+        assert_eq!(store.insert(&again).unwrap(), Inserted::Existing(rec.clone()));
+        // A resume after the answer sees the final record.
+        let first = done(store.finish("q-1", &answer("q-1", "SQLite", 2_000), Some("c-1")).unwrap());
+        assert_eq!(store.insert(&again).unwrap(), Inserted::Existing(first));
+        assert_eq!(store.counts().unwrap(), (0, 1));
+    }
+
+    #[test]
+    fn conflict_leaves_the_stored_question_unchanged() {
+        let store = Store::open_in_memory().unwrap();
+        let rec = pending("q-1", 1_000);
+        store.insert(&rec).unwrap();
+        let mut other = pending("q-1", 2_000);
+        other.request = request("q-1", "Which language?");
+        let err = store.insert(&other).unwrap_err();
+        assert!(matches!(&err, StoreError::Conflict { id } if id == "q-1"), "{err:?}");
+        assert!(err.to_string().contains("\"q-1\""), "{err}");
+        assert_eq!(store.get("q-1").unwrap(), Some(rec));
+        assert_eq!(store.counts().unwrap(), (1, 0));
+    }
+
+    #[test]
+    fn first_finish_wins() {
+        let store = Store::open_in_memory().unwrap();
+        store.insert(&pending("q-1", 1_000)).unwrap();
+        let first = answer("q-1", "SQLite", 2_000);
+        let rec = done(store.finish("q-1", &first, Some("c-1")).unwrap());
+        assert_eq!(rec.status, Status::Answered);
+        assert_eq!(rec.answered_at, Some(2_000));
+        assert_eq!(rec.answered_by.as_deref(), Some("c-1"));
+        assert_eq!(rec.result.as_ref(), Some(&first));
+        assert_eq!(rec.created_at, 1_000);
+        assert_eq!(store.get("q-1").unwrap(), Some(rec.clone()));
+
+        for second in [answer("q-1", "PostgreSQL", 3_000), cancel("q-1", 3_000)] {
+            match store.finish("q-1", &second, Some("c-2")).unwrap() {
+                Finished::AlreadyFinal(now) => assert_eq!(now, rec),
+                other => panic!("expected AlreadyFinal, got {other:?}"),
+            }
+        }
+        assert_eq!(store.get("q-1").unwrap(), Some(rec));
+    }
+
+    #[test]
+    fn finish_without_a_client_and_with_every_final_status() {
+        let store = Store::open_in_memory().unwrap();
+        for (i, status) in [Status::Cancelled, Status::TimedOut, Status::Withdrawn].into_iter().enumerate() {
+            let id = format!("q-{i}");
+            store.insert(&pending(&id, 1_000)).unwrap();
+            let result = AskResult::unanswered(&id, &request(&id, "Which database?"), status, 2_000);
+            let rec = done(store.finish(&id, &result, None).unwrap());
+            assert_eq!((rec.status, rec.answered_by, rec.result), (status, None, Some(result)));
+        }
+    }
+
+    #[test]
+    fn finish_refuses_a_pending_result() {
+        let store = Store::open_in_memory().unwrap();
+        store.insert(&pending("q-1", 1_000)).unwrap();
+        let mut result = cancel("q-1", 2_000);
+        result.status = Status::Pending;
+        assert!(matches!(store.finish("q-1", &result, None), Err(StoreError::Db(_))));
+        assert_eq!(store.get("q-1").unwrap().unwrap().status, Status::Pending);
+    }
+
+    #[test]
+    fn finish_unknown_id_is_not_found() {
+        let store = Store::open_in_memory().unwrap();
+        let err = store.finish("nope", &cancel("nope", 1), None).unwrap_err();
+        assert!(matches!(&err, StoreError::NotFound { id } if id == "nope"), "{err:?}");
+        assert_eq!(err.to_string(), "no question with id \"nope\"");
+    }
+
+    #[test]
+    fn list_orders_each_filter_and_respects_limit() {
+        let store = Store::open_in_memory().unwrap();
+        // Created in this order; created_at deliberately disagrees with insertion order.
+        for (i, id) in ["a", "b", "c", "d", "e"].into_iter().enumerate() {
+            store.insert(&pending(id, 10_000 - i as u64)).unwrap();
+        }
+        // Finished in the order d, b; answered_at deliberately disagrees with finish order.
+        store.finish("d", &answer("d", "SQLite", 9_000), None).unwrap();
+        store.finish("b", &cancel("b", 5_000), None).unwrap();
+
+        assert_eq!(ids(&store.list(Filter::Pending, 100).unwrap()), ["a", "c", "e"]);
+        assert_eq!(ids(&store.list(Filter::Final, 100).unwrap()), ["b", "d"]);
+        assert_eq!(ids(&store.list(Filter::All, 100).unwrap()), ["e", "d", "c", "b", "a"]);
+
+        assert_eq!(ids(&store.list(Filter::Pending, 2).unwrap()), ["a", "c"]);
+        assert_eq!(ids(&store.list(Filter::Final, 1).unwrap()), ["b"]);
+        assert_eq!(ids(&store.list(Filter::All, 3).unwrap()), ["e", "d", "c"]);
+        assert!(store.list(Filter::All, 0).unwrap().is_empty());
+        assert_eq!(store.list(Filter::All, usize::MAX).unwrap().len(), 5);
+
+        // Records come back whole.
+        assert_eq!(store.list(Filter::Pending, 1).unwrap()[0], pending("a", 10_000));
+        assert_eq!(store.list(Filter::Final, 1).unwrap()[0], store.get("b").unwrap().unwrap());
+        assert_eq!(store.counts().unwrap(), (3, 2));
+    }
+
+    #[test]
+    fn prune_removes_only_old_final_questions() {
+        let store = Store::open_in_memory().unwrap();
+        for id in ["old", "new", "waiting", "boundary"] {
+            store.insert(&pending(id, 0)).unwrap();
+        }
+        store.finish("old", &answer("old", "SQLite", 1_000), None).unwrap();
+        store.finish("boundary", &cancel("boundary", 5_000), None).unwrap();
+        store.finish("new", &cancel("new", 9_000), None).unwrap();
+
+        assert_eq!(store.prune(5_000).unwrap(), 1); // strictly before the cutoff
+        assert_eq!(store.get("old").unwrap(), None);
+        assert!(store.get("boundary").unwrap().is_some());
+        assert_eq!(store.prune(u64::MAX).unwrap(), 2);
+        assert_eq!(ids(&store.list(Filter::All, 10).unwrap()), ["waiting"]);
+        assert_eq!(store.counts().unwrap(), (1, 0));
+        assert_eq!(store.prune(u64::MAX).unwrap(), 0);
+
+        // A pruned id is free again, and insertion order keeps growing.
+        store.insert(&pending("old", 20_000)).unwrap();
+        assert_eq!(ids(&store.list(Filter::Pending, 10).unwrap()), ["waiting", "old"]);
+    }
+
+    /// Writes a pending question, an answered one and a cancelled one.
+    fn write_sample(store: &Store) {
+        store.insert(&pending("p", 1)).unwrap();
+        store.insert(&pending("a", 2)).unwrap();
+        store.insert(&pending("c", 3)).unwrap();
+        done(store.finish("a", &answer("a", "SQLite", 10), Some("c-1")).unwrap());
+        done(store.finish("c", &cancel("c", 11), Some("cli")).unwrap());
+    }
+
+    fn check_sample(store: &Store) {
+        assert_eq!(store.get("p").unwrap(), Some(pending("p", 1)));
+        let a = store.get("a").unwrap().unwrap();
+        assert_eq!((a.status, a.answered_by.as_deref(), a.result), (Status::Answered, Some("c-1"), Some(answer("a", "SQLite", 10))));
+        assert_eq!(store.get("c").unwrap().unwrap().status, Status::Cancelled);
+        assert_eq!(ids(&store.list(Filter::Pending, 10).unwrap()), ["p"]);
+        assert_eq!(ids(&store.list(Filter::Final, 10).unwrap()), ["c", "a"]);
+        assert_eq!(store.counts().unwrap(), (1, 2));
+        // Still first-wins after the reopen.
+        assert!(matches!(store.finish("a", &cancel("a", 99), None).unwrap(), Finished::AlreadyFinal(_)));
+    }
+
+    #[test]
+    fn reopen_after_a_clean_close_keeps_everything() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("askuser.db");
+        for durability in [Durability::Normal, Durability::Full] {
+            let _ = std::fs::remove_file(&path);
+            let store = Store::open(&path, durability).unwrap();
+            write_sample(&store);
+            drop(store);
+            check_sample(&Store::open(&path, durability).unwrap());
+        }
+    }
+
+    #[test]
+    fn reopen_without_closing_keeps_everything() {
+        // The first store never closes (as if the process died): no checkpoint, the WAL
+        // file stays, and a second store on the same file sees every commit.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("askuser.db");
+        let first = Store::open(&path, Durability::Normal).unwrap();
+        write_sample(&first);
+        let second = Store::open(&path, Durability::Normal).unwrap();
+        check_sample(&second);
+        std::mem::forget(first); // never closed, like a killed process
+        drop(second);
+        check_sample(&Store::open(&path, Durability::Normal).unwrap());
+    }
+
+    /// Not a test on its own: the child process of `killed_bridge_loses_nothing`.
+    #[test]
+    fn sigkill_child() {
+        let Some(path) = std::env::var_os("ASKUSER_STORE_SIGKILL_CHILD") else { return };
+        let store = Store::open(Path::new(&path), Durability::Normal).unwrap();
+        write_sample(&store);
+        println!("STORE-READY");
+        loop {
+            std::thread::sleep(Duration::from_secs(1));
+        }
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn killed_bridge_loses_nothing() {
+        use std::io::BufRead;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("askuser.db");
+        let mut child = std::process::Command::new(std::env::current_exe().unwrap())
+            .args(["sigkill_child", "--nocapture", "--test-threads=1"])
+            .env("ASKUSER_STORE_SIGKILL_CHILD", &path)
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+        let ready = stdout.lines().map_while(Result::ok).any(|line| line.contains("STORE-READY"));
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        assert!(ready, "the child process never wrote its questions");
+        // The child never closed the store, so its commits are still only in the WAL.
+        assert!(dir.path().join("askuser.db-wal").exists());
+        check_sample(&Store::open(&path, Durability::Normal).unwrap());
+    }
+
+    #[test]
+    fn open_in_a_missing_directory_names_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("missing").join("askuser.db");
+        let err = Store::open(&path, Durability::Normal).unwrap_err();
+        assert!(matches!(&err, StoreError::Open { path: p, .. } if *p == path), "{err:?}");
+        let text = err.to_string();
+        assert!(text.contains(&path.display().to_string()), "{text}");
+        assert!(text.ends_with(": unable to open database file; check that the directory exists and is writable"), "{text}");
+        assert!(!path.parent().unwrap().exists(), "open must not create the directory");
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn open_in_a_read_only_directory_fails_at_open() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let ro = dir.path().join("ro");
+        std::fs::create_dir(&ro).unwrap();
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o500)).unwrap();
+        // Root ignores permissions; then test a directory that cannot be written for any
+        // user: a path whose parent is a regular file.
+        let path = if std::fs::write(ro.join("probe"), b"").is_err() {
+            ro.join("askuser.db")
+        } else {
+            let file = dir.path().join("a-file");
+            std::fs::write(&file, b"").unwrap();
+            file.join("askuser.db")
+        };
+        let err = Store::open(&path, Durability::Normal).unwrap_err();
+        assert!(matches!(&err, StoreError::Open { path: p, .. } if *p == path), "{err:?}");
+        assert!(err.to_string().contains(&path.display().to_string()), "{err}");
+        std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn open_refuses_a_read_only_store() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("askuser.db");
+        drop(Store::open(&path, Durability::Normal).unwrap());
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o400)).unwrap();
+        if std::fs::OpenOptions::new().append(true).open(&path).is_ok() {
+            return; // root ignores permissions: nothing to check
+        }
+        let err = Store::open(&path, Durability::Normal).unwrap_err();
+        assert!(err.to_string().contains("read-only"), "{err}");
+        // A writable store in a directory that became read-only cannot get its WAL file.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o500)).unwrap();
+        let err = Store::open(&path, Durability::Normal);
+        std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(matches!(err, Err(StoreError::Open { .. })), "{err:?}");
+    }
+
+    #[test]
+    fn open_refuses_a_file_that_is_not_a_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("askuser.db");
+        std::fs::write(&path, "this is not a database, just some text that is long enough to have a header").unwrap();
+        let err = Store::open(&path, Durability::Normal).unwrap_err();
+        assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
+        assert!(err.to_string().contains("not an askuser store"), "{err}");
+    }
+
+    #[test]
+    fn open_refuses_a_newer_schema() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("askuser.db");
+        drop(Store::open(&path, Durability::Normal).unwrap());
+        Connection::open(&path).unwrap().pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
+        let err = Store::open(&path, Durability::Normal).unwrap_err();
+        assert!(err.to_string().contains("newer askuser"), "{err}");
+    }
+
+    #[test]
+    fn open_on_a_directory_says_so() {
+        let dir = tempfile::tempdir().unwrap();
+        let err = Store::open(dir.path(), Durability::Normal).unwrap_err();
+        assert!(err.to_string().contains("it is a directory"), "{err}");
+    }
+
+    #[test]
+    fn concurrent_finishes_have_exactly_one_winner() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Arc::new(Store::open(&dir.path().join("askuser.db"), Durability::Normal).unwrap());
+        race_to_finish(&[store]);
+    }
+
+    #[test]
+    fn concurrent_finishes_from_separate_connections_have_exactly_one_winner() {
+        // As if two processes shared the file: SQLite's locking, not the mutex, decides.
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("askuser.db");
+        let stores: Vec<_> = (0..8).map(|_| Arc::new(Store::open(&path, Durability::Normal).unwrap())).collect();
+        race_to_finish(&stores);
+    }
+
+    /// Eight threads, spread over `stores`, answer the same question at once.
+    fn race_to_finish(stores: &[Arc<Store>]) {
+        let store = &stores[0];
+        store.insert(&pending("q-1", 1)).unwrap();
+        let barrier = Arc::new(Barrier::new(8));
+        let handles: Vec<_> = (0..8)
+            .map(|i| {
+                let (store, barrier) = (Arc::clone(&stores[i as usize % stores.len()]), Arc::clone(&barrier));
+                std::thread::spawn(move || {
+                    let label = if i % 2 == 0 { "SQLite" } else { "PostgreSQL" };
+                    let by = format!("c-{i}");
+                    barrier.wait();
+                    store.finish("q-1", &answer("q-1", label, 100 + i), Some(&by)).unwrap()
+                })
+            })
+            .collect();
+        let outcomes: Vec<Finished> = handles.into_iter().map(|h| h.join().unwrap()).collect();
+        let winners: Vec<&QuestionRecord> = outcomes.iter().filter_map(|f| if let Finished::Done(r) = f { Some(r) } else { None }).collect();
+        assert_eq!(winners.len(), 1, "{outcomes:?}");
+        let stored = store.get("q-1").unwrap().unwrap();
+        assert_eq!(&stored, winners[0]);
+        for f in &outcomes {
+            if let Finished::AlreadyFinal(r) = f {
+                assert_eq!(r, &stored);
+            }
+        }
+    }
+}

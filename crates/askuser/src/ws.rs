@@ -1,0 +1,184 @@
+//! The two WebSockets: agents ask on `/v1/agent`, browsers answer on `/v1/ui`.
+//!
+//! Agent socket: each `ask` is stored, acknowledged with `accepted`, and waited on in
+//! its own task, so one connection can hold many questions; their `result`s arrive in
+//! whatever order people answer. When the socket drops, the waits end and the
+//! questions stay answerable for the agent's resume by id.
+//!
+//! Browser socket: subscribe to events first, then send the snapshot, so nothing falls
+//! in between. A browser that falls behind the event buffer gets a fresh snapshot; one
+//! that stops reading is dropped after [`SEND_TIMEOUT`], and never stalls the others.
+
+use crate::hub::Bridge;
+use askuser_core::protocol::{decode_agent, decode_browser, AgentEvent, AgentMessage, BrowserEvent, BrowserMessage, ErrorBody, ErrorCode};
+use askuser_core::Status;
+use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use futures_util::{SinkExt, StreamExt};
+use serde::Serialize;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{broadcast, mpsc};
+use tokio::task::JoinSet;
+
+/// A client that cannot take a message within this time is disconnected.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often an idle socket is pinged, so half-open connections are noticed.
+pub const PING_EVERY: Duration = Duration::from_secs(30);
+
+const GOING_AWAY: u16 = 1001;
+
+fn text(value: &impl Serialize) -> Message {
+    Message::Text(serde_json::to_string(value).expect("protocol messages serialize").into())
+}
+
+fn closing() -> Message {
+    Message::Close(Some(CloseFrame { code: GOING_AWAY, reason: "the bridge is shutting down; reconnect to resume".into() }))
+}
+
+async fn send(sink: &mut (impl SinkExt<Message> + Unpin), msg: Message) -> bool {
+    matches!(tokio::time::timeout(SEND_TIMEOUT, sink.send(msg)).await, Ok(Ok(())))
+}
+
+fn binary_refused() -> ErrorBody {
+    ErrorBody::new(ErrorCode::BadMessage, "binary frames are not accepted; send JSON text messages")
+}
+
+pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket) {
+    let (mut sink, mut stream) = socket.split();
+    let (tx, mut rx) = mpsc::channel::<Message>(256);
+    let writer = tokio::spawn(async move {
+        while let Some(msg) = rx.recv().await {
+            let last = matches!(msg, Message::Close(_));
+            if !send(&mut sink, msg).await || last {
+                break;
+            }
+        }
+    });
+    let mut waits = JoinSet::new();
+    let mut stop = bridge.shutdown_signal();
+    loop {
+        let frame = tokio::select! {
+            f = stream.next() => f,
+            _ = crate::hub::stopped(&mut stop) => {
+                let _ = tx.send(closing()).await;
+                break;
+            }
+        };
+        let Some(Ok(frame)) = frame else { break };
+        let reply = match frame {
+            Message::Text(t) => match decode_agent(t.as_str()) {
+                Ok(msg) => on_agent_message(&bridge, msg, &tx, &mut waits),
+                Err(error) => Some(AgentEvent::Error { reference: None, id: None, error }),
+            },
+            Message::Binary(_) => Some(AgentEvent::Error { reference: None, id: None, error: binary_refused() }),
+            Message::Close(_) => break,
+            Message::Ping(_) | Message::Pong(_) => None,
+        };
+        if let Some(event) = reply {
+            if tx.send(text(&event)).await.is_err() {
+                break;
+            }
+        }
+    }
+    // Ending the waits detaches this agent; its questions stay answerable.
+    waits.abort_all();
+    drop(tx);
+    let _ = writer.await;
+}
+
+fn on_agent_message(bridge: &Arc<Bridge>, msg: AgentMessage, tx: &mpsc::Sender<Message>, waits: &mut JoinSet<()>) -> Option<AgentEvent> {
+    match msg {
+        AgentMessage::Ask { reference, request, format } => match bridge.ask(&request) {
+            Err(e) => Some(AgentEvent::Error { reference, id: None, error: e.body() }),
+            Ok(asked) => {
+                let id = asked.record.id.clone();
+                let (bridge, tx, wait_id) = (bridge.clone(), tx.clone(), id.clone());
+                waits.spawn(async move {
+                    let event = match bridge.wait(&wait_id).await {
+                        Ok(result) => AgentEvent::Result { id: wait_id, status: result.status, result: result.to_json(format) },
+                        Err(e) => AgentEvent::Error { reference: None, id: Some(wait_id), error: e.body() },
+                    };
+                    let _ = tx.send(text(&event)).await;
+                });
+                Some(AgentEvent::Accepted { reference, id, resumed: asked.resumed, warnings: asked.warnings })
+            }
+        },
+        AgentMessage::Withdraw { id } => match bridge.close(&id, Status::Withdrawn, None) {
+            Ok(_) => None,
+            Err(e) => Some(AgentEvent::Error { reference: None, id: Some(id), error: e.body() }),
+        },
+    }
+}
+
+pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
+    let client = bridge.client_id();
+    let (mut sink, mut stream) = socket.split();
+    let mut events = bridge.subscribe();
+    let Ok(snapshot) = bridge.snapshot(&client) else { return };
+    if !send(&mut sink, text(&snapshot)).await {
+        return;
+    }
+    tracing::debug!(%client, "browser connected");
+    let mut stop = bridge.shutdown_signal();
+    let mut ping = tokio::time::interval(PING_EVERY);
+    ping.reset();
+    loop {
+        let out: Message = tokio::select! {
+            ev = events.recv() => match ev {
+                Ok(ev) => text(&ev),
+                Err(broadcast::error::RecvError::Lagged(n)) => {
+                    tracing::info!(%client, "browser fell {n} events behind; resyncing from a snapshot");
+                    events = bridge.subscribe();
+                    match bridge.snapshot(&client) {
+                        Ok(s) => text(&s),
+                        Err(_) => break,
+                    }
+                }
+                Err(broadcast::error::RecvError::Closed) => break,
+            },
+            frame = stream.next() => {
+                let Some(Ok(frame)) = frame else { break };
+                let reply = match frame {
+                    Message::Text(t) => match decode_browser(t.as_str()) {
+                        Ok(msg) => on_browser_message(&bridge, msg, &client),
+                        Err(error) => Some(BrowserEvent::Error { reference: None, id: None, error }),
+                    },
+                    Message::Binary(_) => Some(BrowserEvent::Error { reference: None, id: None, error: binary_refused() }),
+                    Message::Close(_) => break,
+                    Message::Ping(_) | Message::Pong(_) => None,
+                };
+                match reply {
+                    Some(r) => text(&r),
+                    None => continue,
+                }
+            }
+            _ = ping.tick() => Message::Ping(Default::default()),
+            _ = crate::hub::stopped(&mut stop) => {
+                let _ = send(&mut sink, closing()).await;
+                break;
+            }
+        };
+        if !send(&mut sink, out).await {
+            tracing::info!(%client, "browser stopped reading; disconnected");
+            break;
+        }
+    }
+    tracing::debug!(%client, "browser disconnected");
+}
+
+fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str) -> Option<BrowserEvent> {
+    let (reference, id, outcome) = match msg {
+        BrowserMessage::Answer { reference, id, answers } => {
+            let r = bridge.answer(&id, &answers, Some(client));
+            (reference, id, r)
+        }
+        BrowserMessage::Cancel { reference, id } => {
+            let r = bridge.close(&id, Status::Cancelled, Some(client));
+            (reference, id, r)
+        }
+    };
+    match outcome {
+        Ok(_) => reference.map(|reference| BrowserEvent::Ack { reference, id }),
+        Err(e) => Some(BrowserEvent::Error { reference, id: Some(id), error: e.body() }),
+    }
+}

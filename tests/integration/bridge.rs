@@ -1,0 +1,336 @@
+//! The bridge over real HTTP and WebSockets: round trips, races, resume, restart,
+//! refusals and timeouts.
+
+use crate::support::{bridge, bridge_in, next_asked, next_event, next_json, send, TOKEN};
+use askuser::hub::{Bridge, Settings};
+use askuser::store::Store;
+use askuser_core::protocol::BrowserEvent;
+use askuser_core::Status;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn db_question(id: Option<&str>) -> Value {
+    let mut q = json!({"questions": [{
+        "question": "Which database should we use?", "header": "Database",
+        "options": [{"label": "PostgreSQL (Recommended)", "description": "Relational"}, {"label": "SQLite"}]
+    }], "metadata": {"source": "test"}, "agent": {"name": "claude-code", "sessionId": "s-1"}});
+    if let Some(id) = id {
+        q["id"] = id.into();
+    }
+    q
+}
+
+#[tokio::test]
+async fn single_select_round_trip_in_claude_format() {
+    let b = bridge().await;
+    let mut ui = b.browser().await;
+    let BrowserEvent::Snapshot { questions, .. } = next_event(&mut ui).await else { panic!("snapshot first") };
+    assert!(questions.is_empty());
+    let asking = b.ask(db_question(None), "claude");
+    let id = next_asked(&mut ui).await;
+    send(&mut ui, json!({"type": "answer", "ref": "r1", "id": id, "answers": [{"selected": ["SQLite"]}]})).await;
+    let mut acked = false;
+    let mut answered = false;
+    while !(acked && answered) {
+        match next_event(&mut ui).await {
+            BrowserEvent::Ack { reference, .. } => acked = reference == "r1",
+            BrowserEvent::Answered { id: aid, by, .. } => {
+                assert_eq!(aid, id);
+                assert!(by.unwrap().starts_with("c-"));
+                answered = true;
+            }
+            _ => {}
+        }
+    }
+    let response = asking.await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["x-askuser-id"], id.as_str());
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["answers"]["Which database should we use?"], "SQLite");
+    assert!(body["message"].as_str().unwrap().starts_with("User has answered your questions"));
+}
+
+#[tokio::test]
+async fn multi_select_free_text_and_other_in_every_format() {
+    let b = bridge().await;
+    let mut ui = b.browser().await;
+    next_event(&mut ui).await;
+    let request = json!({"questions": [
+        {"question": "Which features?", "multiSelect": true, "options": [{"label": "Auth"}, {"label": "API"}, {"label": "UI"}]},
+        {"question": "What should we name this service?"},
+        {"question": "Which cloud?", "options": [{"label": "AWS"}, {"label": "GCP"}]}
+    ], "metadata": {"k": 1}});
+    let answers = json!([{"selected": ["Auth", "UI"], "custom": "Billing"}, {"custom": "order-processor"}, {"custom": "Hetzner"}]);
+    for format in ["canonical", "pi", "text", "claude"] {
+        let asking = b.ask(request.clone(), format);
+        let id = next_asked(&mut ui).await;
+        send(&mut ui, json!({"type": "answer", "id": id, "answers": answers})).await;
+        let response = asking.await.unwrap();
+        assert_eq!(response.status(), 200, "{format}");
+        let text = response.text().await.unwrap();
+        match format {
+            "canonical" => {
+                let v: Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(v["status"], "answered");
+                assert_eq!(v["answers"][0]["answer"], json!(["Auth", "UI", "Billing"]));
+                assert_eq!(v["answers"][0]["wasCustom"], true);
+                assert_eq!(v["answers"][2]["custom"], "Hetzner");
+                assert_eq!(v["metadata"], json!({"k": 1}));
+            }
+            "pi" => {
+                let v: Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(v["answered"], true);
+                assert_eq!(v["answers"][1]["answer"], "order-processor");
+            }
+            "text" => assert_eq!(
+                text,
+                "Which features? → Auth, UI, Billing\nWhat should we name this service? → order-processor\nWhich cloud? → Hetzner"
+            ),
+            _ => {
+                let v: Value = serde_json::from_str(&text).unwrap();
+                assert_eq!(v["answers"]["Which features?"], "Auth, UI, Billing");
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn two_browsers_race_and_exactly_one_wins() {
+    let b = bridge().await;
+    let (mut one, mut two) = (b.browser().await, b.browser().await);
+    next_event(&mut one).await;
+    next_event(&mut two).await;
+    let asking = b.ask(db_question(None), "canonical");
+    let id = next_asked(&mut one).await;
+    assert_eq!(next_asked(&mut two).await, id);
+    send(&mut one, json!({"type": "answer", "ref": "a", "id": id, "answers": [{"selected": ["PostgreSQL (Recommended)"]}]})).await;
+    send(&mut two, json!({"type": "answer", "ref": "b", "id": id, "answers": [{"selected": ["SQLite"]}]})).await;
+    let mut outcomes = Vec::new();
+    for ws in [&mut one, &mut two] {
+        let mut seen_answered = 0;
+        let mut mine = None;
+        while mine.is_none() || seen_answered == 0 {
+            match next_event(ws).await {
+                BrowserEvent::Answered { .. } => seen_answered += 1,
+                BrowserEvent::Ack { .. } => mine = Some(true),
+                BrowserEvent::Error { error, .. } => {
+                    assert_eq!(error.code, askuser_core::protocol::ErrorCode::Conflict);
+                    mine = Some(false);
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(seen_answered, 1, "every tab hears of the one answer");
+        outcomes.push(mine.unwrap());
+    }
+    assert_eq!(outcomes.iter().filter(|won| **won).count(), 1, "exactly one answer wins: {outcomes:?}");
+    let result: Value = asking.await.unwrap().json().await.unwrap();
+    let stored: Value = b.get(&format!("/v1/questions/{id}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(stored["result"], result, "the agent got the stored answer");
+}
+
+#[tokio::test]
+async fn resume_by_id_and_conflicting_reuse() {
+    let b = bridge().await;
+    // The first ask's connection drops before an answer.
+    let first = b.ask(db_question(Some("run-7")), "canonical");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    first.abort();
+    let pending: Value = b.get("/v1/questions?status=pending").send().await.unwrap().json().await.unwrap();
+    assert_eq!(pending[0]["id"], "run-7");
+    // Asking again with the same id waits on the same question.
+    let second = b.ask(db_question(Some("run-7")), "canonical");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let answered = b.post("/v1/questions/run-7/answer").json(&json!({"answers": ["sqlite"]})).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    let v: Value = second.await.unwrap().json().await.unwrap();
+    assert_eq!(v["answers"][0]["answer"], "SQLite");
+    // An answered id returns its result at once.
+    let again: Value = b.ask(db_question(Some("run-7")), "canonical").await.unwrap().json().await.unwrap();
+    assert_eq!(again, v);
+    // The same id with other questions is refused and changes nothing.
+    let mut other = db_question(Some("run-7"));
+    other["questions"][0]["question"] = "Which cache?".into();
+    let r = b.ask(other, "canonical").await.unwrap();
+    assert_eq!(r.status(), 409);
+    let stored: Value = b.get("/v1/questions/run-7").send().await.unwrap().json().await.unwrap();
+    assert_eq!(stored["request"]["questions"][0]["question"], "Which database should we use?");
+    // A second answer is refused too.
+    let r = b.post("/v1/questions/run-7/answer").json(&json!({"answers": ["PostgreSQL (Recommended)"]})).send().await.unwrap();
+    assert_eq!(r.status(), 409);
+}
+
+#[tokio::test]
+async fn restart_keeps_pending_and_answered_questions() {
+    let b = bridge().await;
+    let pending = b.ask(db_question(Some("keep-pending")), "canonical");
+    let done = b.ask(db_question(Some("keep-answered")), "canonical");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    b.post("/v1/questions/keep-answered/answer").json(&json!({"answers": ["SQLite"]})).send().await.unwrap();
+    let answered: Value = done.await.unwrap().json().await.unwrap();
+    let dir = b.stop().await;
+    // The waiting agent was told the bridge went away, and may resume.
+    assert_eq!(pending.await.unwrap().status(), 503);
+
+    let b = bridge_in(dir).await;
+    let mut ui = b.browser().await;
+    let BrowserEvent::Snapshot { questions, .. } = next_event(&mut ui).await else { panic!() };
+    assert_eq!(questions.iter().map(|q| q.id.as_str()).collect::<Vec<_>>(), ["keep-pending"]);
+    let again: Value = b.ask(db_question(Some("keep-answered")), "canonical").await.unwrap().json().await.unwrap();
+    assert_eq!(again, answered);
+    let resumed = b.ask(db_question(Some("keep-pending")), "text");
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    send(&mut ui, json!({"type": "answer", "id": "keep-pending", "answers": [{"custom": "DuckDB"}]})).await;
+    assert_eq!(resumed.await.unwrap().text().await.unwrap(), "Which database should we use? → DuckDB");
+}
+
+#[tokio::test]
+async fn refusals_401_403_413_400() {
+    let b = bridge().await;
+    let url = &b.url;
+    let client = reqwest::Client::new();
+    // No token, wrong token.
+    let r = client.get(format!("{url}/v1/questions")).send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    let r = client.get(format!("{url}/v1/questions")).bearer_auth("wrong-token-0123456789").send().await.unwrap();
+    assert_eq!(r.status(), 401);
+    // A foreign Origin (a web page the developer visits) and a foreign Host (DNS rebinding).
+    let r = b.get("/v1/questions").header("origin", "https://evil.example").send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    let r = b.get("/v1/questions").header("host", "evil.example:7823").send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    let r = client.get(format!("{url}/")).header("host", "attacker.test").send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    // The browser socket: no Origin, a foreign one, no token.
+    assert!(b.socket("/v1/ui", None).await.is_err());
+    assert!(b.socket("/v1/ui", Some("https://evil.example")).await.is_err());
+    // Oversized body.
+    let big = json!({"question": "x".repeat(2 * 1024 * 1024)});
+    let r = b.post("/v1/ask").json(&big).send().await.unwrap();
+    assert_eq!(r.status(), 413);
+    // Malformed and invalid requests: 400 with every path.
+    let r = b.post("/v1/ask").body("{not json").send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    assert!(v["message"].as_str().unwrap().starts_with("expected JSON"));
+    let r = b.post("/v1/ask").json(&json!({"questions": [{"question": ""}, {"question": "Q", "options": [{"label": "A"}, {"label": "a"}]}]})).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    let v: Value = r.json().await.unwrap();
+    let paths: Vec<&str> = v["errors"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["questions[0].question", "questions[1].options[1].label"]);
+    // Nothing was stored by any of it.
+    let all: Value = b.get("/v1/questions?status=all").send().await.unwrap().json().await.unwrap();
+    assert_eq!(all, json!([]));
+    // Security headers on the page.
+    let r = client.get(format!("{url}/")).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["x-content-type-options"], "nosniff");
+    assert!(r.headers()["content-security-policy"].to_str().unwrap().contains("frame-ancestors 'none'"));
+    assert!(r.headers().get("access-control-allow-origin").is_none());
+}
+
+#[tokio::test]
+async fn agent_socket_asks_several_and_withdraws() {
+    let b = bridge().await;
+    let mut ui = b.browser().await;
+    next_event(&mut ui).await;
+    let mut agent = b.socket("/v1/agent", None).await.unwrap();
+    send(&mut agent, json!({"type": "ask", "ref": "1", "request": {"question": "First?"}, "format": "text"})).await;
+    send(&mut agent, json!({"type": "ask", "ref": "2", "request": {"question": "Second?", "choices": ["Yes", "No"]}})).await;
+    send(&mut agent, json!({"type": "ask", "ref": "3", "request": {"questions": []}})).await;
+    let mut ids = std::collections::HashMap::new();
+    for _ in 0..3 {
+        let m = next_json(&mut agent).await;
+        match m["type"].as_str().unwrap() {
+            "accepted" => {
+                ids.insert(m["ref"].as_str().unwrap().to_owned(), m["id"].as_str().unwrap().to_owned());
+            }
+            "error" => {
+                assert_eq!(m["ref"], "3");
+                assert_eq!(m["error"]["errors"][0]["path"], "questions");
+            }
+            t => panic!("unexpected {t}"),
+        }
+    }
+    // Answer the second first: results arrive in answer order.
+    send(&mut ui, json!({"type": "answer", "id": ids["2"], "answers": [{"selected": ["no"]}]})).await;
+    let m = next_json(&mut agent).await;
+    assert_eq!((m["type"].as_str(), m["id"].as_str()), (Some("result"), Some(ids["2"].as_str())));
+    assert_eq!(m["result"]["answers"][0]["answer"], "No");
+    send(&mut agent, json!({"type": "withdraw", "id": ids["1"]})).await;
+    let m = next_json(&mut agent).await;
+    assert_eq!(m["status"], "withdrawn");
+    assert!(m["result"].as_str().unwrap().contains("withdrawn"));
+    // A bad frame gets a clear error and the socket stays usable.
+    send(&mut agent, json!({"type": "explode"})).await;
+    let m = next_json(&mut agent).await;
+    assert_eq!(m["error"]["message"], "type: expected one of ask, withdraw, got \"explode\"");
+}
+
+#[tokio::test]
+async fn browser_cancel_reaches_the_agent() {
+    let b = bridge().await;
+    let mut ui = b.browser().await;
+    next_event(&mut ui).await;
+    let asking = b.ask(db_question(None), "claude");
+    let id = next_asked(&mut ui).await;
+    send(&mut ui, json!({"type": "cancel", "id": id})).await;
+    let v: Value = asking.await.unwrap().json().await.unwrap();
+    assert!(v["message"].as_str().unwrap().contains("Do not assume an answer"));
+    let stored: Value = b.get(&format!("/v1/questions/{id}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(stored["status"], "cancelled");
+}
+
+#[tokio::test(start_paused = true)]
+async fn timeouts_fire_under_paused_time() {
+    let bridge = Bridge::new(Store::open_in_memory().unwrap(), Settings { default_timeout: Some(3600), ..Settings::default() });
+    bridge.start_background().unwrap();
+    let own = bridge.ask(&json!({"question": "Quick?", "timeoutSeconds": 60})).unwrap();
+    let default = bridge.ask(&json!({"question": "Slow?"})).unwrap();
+    let (b1, b2) = (bridge.clone(), bridge.clone());
+    let own_wait = tokio::spawn(async move { b1.wait(&own.record.id).await.unwrap() });
+    let default_wait = tokio::spawn(async move { b2.wait(&default.record.id).await.unwrap() });
+    tokio::time::sleep(Duration::from_secs(59)).await;
+    assert!(!own_wait.is_finished());
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    let r = own_wait.await.unwrap();
+    assert_eq!(r.status, Status::TimedOut);
+    assert!(r.summary().contains("timed out"));
+    assert!(!default_wait.is_finished());
+    tokio::time::sleep(Duration::from_secs(3600)).await;
+    assert_eq!(default_wait.await.unwrap().status, Status::TimedOut);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_abandoned_question_is_withdrawn_after_the_grace_period() {
+    let bridge = Bridge::new(Store::open_in_memory().unwrap(), Settings { grace: Duration::from_secs(100), ..Settings::default() });
+    bridge.start_background().unwrap();
+    let asked = bridge.ask(&json!({"question": "Anyone?"})).unwrap();
+    let id = asked.record.id.clone();
+    // An agent waits for a while, then goes away.
+    let b = bridge.clone();
+    let waiting = tokio::spawn({
+        let id = id.clone();
+        async move { b.wait(&id).await }
+    });
+    tokio::time::sleep(Duration::from_secs(500)).await;
+    assert_eq!(bridge.get(&id).unwrap().status, Status::Pending, "a waiting agent keeps it");
+    waiting.abort();
+    tokio::time::sleep(Duration::from_secs(50)).await;
+    assert_eq!(bridge.get(&id).unwrap().status, Status::Pending, "still within the grace period");
+    tokio::time::sleep(Duration::from_secs(100)).await;
+    assert_eq!(bridge.get(&id).unwrap().status, Status::Withdrawn);
+}
+
+#[tokio::test]
+async fn a_port_in_use_is_a_clear_error() {
+    let b = bridge().await;
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = askuser::serve::ServeOptions::new(dir.path().to_path_buf());
+    opts.addr = b.running().addr.to_string();
+    opts.token = Some(TOKEN.into());
+    let err = askuser::serve::start(opts).await.err().expect("the second bridge cannot bind");
+    assert!(err.to_string().contains("is already in use"), "{err}");
+    // The first bridge is untouched.
+    assert_eq!(b.get("/v1/health").send().await.unwrap().status(), 200);
+}

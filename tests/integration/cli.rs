@@ -1,0 +1,191 @@
+//! The `askuser` binary as a person runs it.
+
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+fn askuser() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_askuser"));
+    c.env_remove("ASKUSER_URL").env_remove("ASKUSER_TOKEN").env_remove("ASKUSER_DATA_DIR");
+    c
+}
+
+fn example(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
+}
+
+fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
+    cmd.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    if let Some(text) = stdin {
+        child.stdin.take().unwrap().write_all(text.as_bytes()).unwrap();
+    }
+    drop(child.stdin.take());
+    child.wait_with_output().unwrap()
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn validate_reads_every_dialect_example() {
+    for (name, questions) in [("claude.json", 2), ("pi.json", 2), ("opal.json", 1), ("roo.json", 1)] {
+        let out = run(askuser().arg("validate").arg(example(name)), None);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["questions"].as_array().unwrap().len(), questions, "{name}");
+    }
+    // Opal's "Other" choice is dropped with a warning on stderr.
+    let out = run(askuser().arg("validate").arg(example("opal.json")), None);
+    assert_eq!(text(&out.stderr), "warning: choices[2]: \"Other\" dropped: askuser always adds its own \"Other\" answer\n");
+    // Roo's {answer, mode} suggestion.
+    let out = run(askuser().arg("validate").arg(example("roo.json")), None);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["questions"][0]["options"][1], json!({"label": "./config/frontend-config.json", "description": "Switches to code mode"}));
+}
+
+#[test]
+fn validate_lists_every_error_and_exits_2() {
+    let out = run(askuser().arg("validate"), Some(&std::fs::read_to_string(example("invalid.json")).unwrap()));
+    assert_eq!(out.status.code(), Some(2));
+    let lines: Vec<String> = text(&out.stderr).lines().map(str::to_owned).collect();
+    assert_eq!(lines.len(), 6, "{lines:#?}");
+    assert!(lines.contains(&"questions[1].question: expected a string, got the number 42".to_owned()));
+    assert!(out.stdout.is_empty());
+    // The claude-code profile refuses free-text questions.
+    let out = run(askuser().args(["validate", "--limits", "claude-code"]).arg(example("pi.json")), None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("questions[1].options: expected 2 to 4 options, got none"));
+}
+
+#[test]
+fn format_prints_each_format() {
+    let path = example("result.json");
+    let out = run(askuser().args(["format", "--format", "text"]).arg(&path), None);
+    assert_eq!(text(&out.stdout), "Which database should we use? → PostgreSQL (Recommended)\nWhat should we name this service? → order-processor\n");
+    let out = run(askuser().args(["format", "-f", "claude"]).arg(&path), None);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["answers"]["What should we name this service?"], "order-processor");
+    let out = run(askuser().args(["format", "-f", "pi"]).arg(&path), None);
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["answers"][0]["selectedOption"], "PostgreSQL (Recommended)");
+    let out = run(askuser().args(["format", "-f", "xml"]).arg(&path), None);
+    assert_eq!(out.status.code(), Some(2));
+    let out = run(askuser().args(["format"]), Some("{\"id\": 1}"));
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).starts_with("expected a canonical result"));
+}
+
+/// A real `askuser serve` process, stopped (SIGTERM) when dropped.
+struct Server {
+    child: Child,
+    url: String,
+    token: String,
+}
+
+impl Server {
+    fn start(dir: &Path) -> Server {
+        let mut child = askuser()
+            .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+            .arg(dir)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
+        let line = lines.next().expect("serve prints where to open").unwrap();
+        let open = line.strip_prefix("askuser: open ").unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+        let (url, token) = open.split_once("/#token=").unwrap();
+        // Keep draining stderr so the server never blocks on a full pipe.
+        std::thread::spawn(move || for _ in lines {});
+        Server { child, url: url.to_owned(), token: token.to_owned() }
+    }
+
+    fn terminate(&mut self) -> std::process::ExitStatus {
+        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn serve_then_curl_a_question_then_answer_it_from_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = Server::start(dir.path());
+    assert!(server.token.len() >= 32, "a token of at least 128 bits");
+    // The bridge file is user-only and names the bridge.
+    let file = dir.path().join("bridge.json");
+    let bf: Value = serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+    assert_eq!(bf["url"], server.url.as_str());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(&file).unwrap().permissions().mode() & 0o777, 0o600);
+        assert_eq!(std::fs::metadata(dir.path().join("token")).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    // An agent asks with curl.
+    let url = server.url.clone();
+    let token = server.token.clone();
+    let asking = std::thread::spawn(move || {
+        Command::new("curl")
+            .args(["-sS", "-X", "POST", &format!("{url}/v1/ask?format=text"), "-H", &format!("Authorization: Bearer {token}"), "-d"])
+            .arg(std::fs::read_to_string(example("pi.json")).unwrap())
+            .output()
+            .unwrap()
+    });
+    // A person sees it with `askuser pending` (found through bridge.json) ...
+    let mut id = None;
+    for _ in 0..50 {
+        let out = run(askuser().args(["pending", "--json", "--data-dir"]).arg(dir.path()), None);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        if let Some(first) = v.as_array().unwrap().first() {
+            id = Some(first["id"].as_str().unwrap().to_owned());
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let id = id.expect("the question shows up in askuser pending");
+    let out = run(askuser().args(["pending", "--data-dir"]).arg(dir.path()), None);
+    let listing = text(&out.stdout);
+    assert!(listing.contains("Which database should we use?") && listing.contains("- SQLite: Lightweight, file-based"), "{listing}");
+
+    // ... answers it (a label, ignoring case, and free text) ...
+    let out = run(askuser().args(["answer", "--data-dir"]).arg(dir.path()).args([&id, "sqlite", "order-processor"]), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // ... and curl returns the answer.
+    let curl = asking.join().unwrap();
+    assert_eq!(text(&curl.stdout), "Which database should we use? → SQLite\nWhat should we name this service? → order-processor");
+    // Answering again is refused.
+    let out = run(askuser().args(["answer", "--data-dir"]).arg(dir.path()).args([&id, "MongoDB", "x"]), None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("already final"), "{}", text(&out.stderr));
+
+    // A clean shutdown removes bridge.json.
+    assert!(server.terminate().success());
+    assert!(!file.exists());
+    // Without a bridge, client commands say how to start one.
+    let out = run(askuser().args(["pending", "--data-dir"]).arg(dir.path()), None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("Start one with `askuser serve`"));
+}
+
+#[test]
+fn serve_refuses_a_port_in_use() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap().to_string();
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(askuser().args(["serve", "--addr", &addr, "--data-dir"]).arg(dir.path()), None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("is already in use"), "{}", text(&out.stderr));
+}
