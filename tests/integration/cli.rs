@@ -189,3 +189,99 @@ fn serve_refuses_a_port_in_use() {
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("is already in use"), "{}", text(&out.stderr));
 }
+
+/// Posts to the bridge with curl (a client no one here wrote).
+fn curl(server: &Server, method: &str, path: &str, body: Option<&str>) -> String {
+    let mut c = Command::new("curl");
+    c.args(["-sS", "-X", method, &format!("{}{path}", server.url), "-H", &format!("Authorization: Bearer {}", server.token)]);
+    if let Some(b) = body {
+        c.args(["-H", "Content-Type: application/json", "-d", b]);
+    }
+    text(&c.output().unwrap().stdout)
+}
+
+/// Waits for the first pending question and returns its id.
+fn first_pending(server: &Server) -> String {
+    for _ in 0..100 {
+        let v: Value = serde_json::from_str(&curl(server, "GET", "/v1/questions?status=pending", None)).unwrap();
+        if let Some(q) = v.as_array().unwrap().first() {
+            return q["id"].as_str().unwrap().to_owned();
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    panic!("no question became pending");
+}
+
+fn ask_in_background(dir: &Path, args: &[&str]) -> std::thread::JoinHandle<Output> {
+    let mut cmd = askuser();
+    cmd.args(["ask", "--data-dir"]).arg(dir).args(args);
+    std::thread::spawn(move || run(&mut cmd, None))
+}
+
+#[test]
+fn ask_round_trips_and_exit_codes() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    // Answered: 0, the result on stdout in --format.
+    let asking = ask_in_background(dir.path(), &["--question", "Which DB?", "--header", "DB", "--option", "PostgreSQL=Relational", "--option", "SQLite", "--format", "text"]);
+    let id = first_pending(&server);
+    let stored: Value = serde_json::from_str(&curl(&server, "GET", &format!("/v1/questions/{id}"), None)).unwrap();
+    assert_eq!(stored["request"]["questions"][0]["options"][0], json!({"label": "PostgreSQL", "description": "Relational"}));
+    curl(&server, "POST", &format!("/v1/questions/{id}/answer"), Some(r#"{"answers":["sqlite"]}"#));
+    let out = asking.join().unwrap();
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), "Which DB? → SQLite\n".to_owned()));
+
+    // Multi-select from a file in the Claude dialect, canonical JSON out.
+    let asking = ask_in_background(dir.path(), &[example("claude.json").to_str().unwrap()]);
+    let id = first_pending(&server);
+    curl(&server, "POST", &format!("/v1/questions/{id}/answer"), Some(r#"{"answers":["Jest", "auth, ui"]}"#));
+    let out = asking.join().unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["answers"][1]["answer"], json!(["Auth", "UI"]));
+
+    // Cancelled: 3.
+    let asking = ask_in_background(dir.path(), &["--question", "Proceed?"]);
+    let id = first_pending(&server);
+    curl(&server, "POST", &format!("/v1/questions/{id}/cancel"), None);
+    assert_eq!(asking.join().unwrap().status.code(), Some(3));
+
+    // Timed out: 4.
+    let out = run(askuser().args(["ask", "--data-dir"]).arg(dir.path()).args(["--question", "Quick?", "--timeout", "1", "-f", "text"]), None);
+    assert_eq!(out.status.code(), Some(4));
+    assert!(text(&out.stdout).contains("timed out"));
+
+    // Invalid input: 2, every error on stderr, nothing stored.
+    let out = run(askuser().args(["ask", "--data-dir"]).arg(dir.path()).arg("-"), Some(r#"{"questions":[{"question":""}]}"#));
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(text(&out.stderr), "questions[0].question: must not be empty\n");
+
+    // The two-pass headless workflow: store now, pick the answer up later.
+    let out = run(askuser().args(["ask", "--no-wait", "--id", "ci-run-42", "--data-dir"]).arg(dir.path()).args(["--question", "Ship it?"]), None);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "ci-run-42\n");
+    assert!(text(&out.stderr).contains(&server.url));
+    let out = run(askuser().args(["result", "ci-run-42", "--data-dir"]).arg(dir.path()), None);
+    assert_eq!(out.status.code(), Some(5), "still pending");
+    let waiting = {
+        let mut cmd = askuser();
+        cmd.args(["result", "ci-run-42", "--wait", "-f", "text", "--data-dir"]).arg(dir.path());
+        std::thread::spawn(move || run(&mut cmd, None))
+    };
+    std::thread::sleep(Duration::from_millis(300));
+    curl(&server, "POST", "/v1/questions/ci-run-42/answer", Some(r#"{"answers":["yes, ship it"]}"#));
+    let out = waiting.join().unwrap();
+    assert_eq!((out.status.code(), text(&out.stdout)), (Some(0), "Ship it? → yes, ship it\n".to_owned()));
+    let out = run(askuser().args(["result", "ci-run-42", "-f", "text", "--data-dir"]).arg(dir.path()), None);
+    assert_eq!(text(&out.stdout), "Ship it? → yes, ship it\n");
+}
+
+#[test]
+fn ask_without_a_bridge_exits_1() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = run(askuser().args(["ask", "--question", "Anyone?", "--data-dir"]).arg(dir.path()), None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("no bridge found"));
+    let out = run(askuser().args(["ask", "--question", "Anyone?", "--url", "http://127.0.0.1:9", "--token", "0123456789abcdef0123"]), None);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(text(&out.stderr).contains("cannot reach the bridge"), "{}", text(&out.stderr));
+}

@@ -68,6 +68,28 @@ pub enum Command {
         #[arg(required = true)]
         answers: Vec<String>,
     },
+    /// Ask a question through the bridge and print the answer (for scripts and agents without MCP).
+    ///
+    /// Exit codes: 0 answered, 3 cancelled, 4 timed out or withdrawn, 2 invalid input,
+    /// 1 bridge unreachable.
+    Ask(AskArgs),
+    /// Print the result of an earlier ask (e.g. one stored with `askuser ask --no-wait`).
+    ///
+    /// Exit codes as for `ask`, and 5 while the question is still pending (without --wait).
+    Result {
+        #[command(flatten)]
+        bridge: BridgeArgs,
+        id: String,
+        /// Wait until the question is final.
+        #[arg(long)]
+        wait: bool,
+        #[arg(long, short, default_value = "canonical")]
+        format: Format,
+    },
+    /// Serve the `ask_user` tool over MCP (stdio) for Claude Code, Codex, Gemini CLI or any MCP client.
+    ///
+    /// Finds a running bridge (flags, environment, bridge.json) or starts one in this process.
+    Mcp(McpArgs),
     /// Decline a question set.
     Cancel {
         #[command(flatten)]
@@ -95,6 +117,61 @@ impl BridgeArgs {
         let dir = config::data_dir(self.data_dir.as_deref());
         Ok(Client::new(config::find_bridge(self.url.as_deref(), self.token.as_deref(), &dir)?))
     }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct AskArgs {
+    #[command(flatten)]
+    pub bridge: BridgeArgs,
+    /// A request in any dialect (a JSON file, or `-` for standard input). Or use --question.
+    pub file: Option<PathBuf>,
+    /// The question text (instead of a file).
+    #[arg(long, conflicts_with = "file")]
+    pub question: Option<String>,
+    /// A short header chip for --question.
+    #[arg(long, requires = "question")]
+    pub header: Option<String>,
+    /// An option for --question, as LABEL or LABEL=DESCRIPTION; repeatable.
+    #[arg(long = "option", value_name = "LABEL[=DESCRIPTION]", requires = "question")]
+    pub options: Vec<String>,
+    /// Let the person choose several options.
+    #[arg(long, requires = "question")]
+    pub multi: bool,
+    /// An id makes the ask resumable: asking again with it waits on the same question.
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Give up after this many seconds (the result is then `timed_out`).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+    /// Who is asking, as shown in the inbox.
+    #[arg(long, default_value = "askuser ask")]
+    pub agent_name: String,
+    /// Store the question, print its id, and exit; get the answer later with `askuser result ID`.
+    #[arg(long)]
+    pub no_wait: bool,
+    #[arg(long, short, default_value = "canonical")]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub bridge: BridgeArgs,
+    /// The agent's name in the inbox (default: the MCP client's name).
+    #[arg(long)]
+    pub agent_name: Option<String>,
+    /// This server runs for a sub-agent of this session, so the inbox shows whose helper asks.
+    #[arg(long, value_name = "ID")]
+    pub parent_session: Option<String>,
+    /// The tool result's text: the Claude Code sentence, a one-line summary, or JSON.
+    #[arg(long, default_value = "claude")]
+    pub result_format: Format,
+    /// Seconds between progress notifications while waiting.
+    #[arg(long, default_value_t = 10)]
+    pub progress_seconds: u64,
+    /// Open the page in the default browser when this process starts the bridge.
+    #[arg(long)]
+    pub open: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -194,6 +271,15 @@ pub fn run(cli: Cli) -> ExitCode {
             println!("{}", result.summary());
             Ok(())
         }),
+        Command::Ask(args) => crate::ask::ask(args),
+        Command::Result { bridge, id, wait, format } => crate::ask::result(&bridge, &id, wait, format),
+        Command::Mcp(args) => {
+            init_logging();
+            match runtime().block_on(crate::ask::mcp(args)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(format!("{e:#}")),
+            }
+        }
         Command::Cancel { bridge, id } => client_command(&bridge, |c| async move {
             c.cancel(&id).await?;
             println!("cancelled {id}");
@@ -287,12 +373,12 @@ fn print_record(r: &QuestionRecord, now: u64) {
     println!();
 }
 
-fn fail(message: impl std::fmt::Display) -> ExitCode {
+pub fn fail(message: impl std::fmt::Display) -> ExitCode {
     eprintln!("askuser: {message}");
     ExitCode::FAILURE
 }
 
-fn print_json(value: &impl serde::Serialize) {
+pub fn print_json(value: &impl serde::Serialize) {
     println!("{}", serde_json::to_string_pretty(value).expect("JSON values always serialize"));
 }
 

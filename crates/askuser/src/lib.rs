@@ -14,6 +14,7 @@
 //! - [`assets`]: the embedded web UI.
 //! - [`serve`]: starting and stopping a bridge.
 //! - [`client`]: the terminal commands' HTTP client.
+//! - [`ask`]: the `ask`, `result` and `mcp` commands.
 //! - [`agent`]: asking a bridge resumably, for `askuser mcp` and `askuser ask`.
 //! - [`mcp`]: the `ask_user` MCP server over stdio.
 //! - [`late`]: the command run for answers that arrive after their agent left.
@@ -23,6 +24,7 @@
 //! lives in `askuser-core`; this crate only stores, transports and prints.
 
 pub mod agent;
+pub mod ask;
 pub mod assets;
 pub mod cli;
 pub mod client;

@@ -1,0 +1,208 @@
+//! The agent-side commands: `askuser ask`, `askuser result` and `askuser mcp`.
+
+use crate::agent::{AskError, Asker};
+use crate::cli::{fail, print_json, runtime, AskArgs, BridgeArgs, McpArgs, EXIT_INVALID};
+use crate::config::{self, Endpoint};
+use crate::input::read_text;
+use crate::mcp::{AskServer, McpOptions};
+use crate::serve::{self, Running, ServeOptions};
+use askuser_core::dialect::normalize;
+use askuser_core::{AskResult, Format, Limits, Status};
+use serde_json::{json, Value};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::time::Duration;
+
+pub const EXIT_CANCELLED: u8 = 3;
+pub const EXIT_NOT_ANSWERED: u8 = 4;
+pub const EXIT_PENDING: u8 = 5;
+
+/// The exit code that tells a script how the ask ended.
+pub fn exit_code(status: Status) -> ExitCode {
+    match status {
+        Status::Answered => ExitCode::SUCCESS,
+        Status::Cancelled => ExitCode::from(EXIT_CANCELLED),
+        Status::TimedOut | Status::Withdrawn => ExitCode::from(EXIT_NOT_ANSWERED),
+        Status::Pending => ExitCode::from(EXIT_PENDING),
+    }
+}
+
+fn print_result(result: &AskResult, format: Format) {
+    match format {
+        Format::Text => println!("{}", result.summary()),
+        f => print_json(&result.to_json(f)),
+    }
+}
+
+/// The request `askuser ask` sends: the file's (any dialect) or one built from flags.
+fn build_request(args: &AskArgs) -> anyhow::Result<Value> {
+    let mut request: Value = match &args.question {
+        Some(q) => {
+            let options: Vec<Value> = args
+                .options
+                .iter()
+                .map(|o| match o.split_once('=') {
+                    Some((label, description)) => json!({"label": label, "description": description}),
+                    None => json!({"label": o}),
+                })
+                .collect();
+            let mut question = json!({"question": q, "options": options, "multiSelect": args.multi});
+            if let Some(h) = &args.header {
+                question["header"] = h.clone().into();
+            }
+            json!({"questions": [question]})
+        }
+        None => {
+            let text = read_text(args.file.as_deref())?;
+            serde_json::from_str(&text).map_err(|e| anyhow::anyhow!("expected a JSON request: {e}"))?
+        }
+    };
+    if let Value::Object(map) = &mut request {
+        let id = args.id.clone().or_else(|| map.get("id").and_then(Value::as_str).map(str::to_owned));
+        map.insert("id".into(), id.unwrap_or_else(|| format!("ask-{}", config::random_hex(8))).into());
+        if let Some(t) = args.timeout {
+            map.insert("timeoutSeconds".into(), t.into());
+        }
+        map.entry("agent").or_insert_with(|| json!({"name": args.agent_name}));
+    }
+    Ok(request)
+}
+
+pub fn ask(args: AskArgs) -> ExitCode {
+    let request = match build_request(&args) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("askuser: {e:#}");
+            return ExitCode::from(EXIT_INVALID);
+        }
+    };
+    if let Err(invalid) = normalize(&request, &Limits::default()) {
+        for e in &invalid.errors {
+            eprintln!("{e}");
+        }
+        return ExitCode::from(EXIT_INVALID);
+    }
+    let dir = config::data_dir(args.bridge.data_dir.as_deref());
+    let endpoint = match config::find_bridge(args.bridge.url.as_deref(), args.bridge.token.as_deref(), &dir) {
+        Ok(e) => e,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let open = format!("{}/#token={}", endpoint.url, endpoint.token);
+    let asker = Asker::new(endpoint, Some(dir));
+    runtime().block_on(async {
+        if args.no_wait {
+            return match asker.store(&request).await {
+                Ok(record) => {
+                    println!("{}", record.id);
+                    eprintln!("askuser: stored; answer at {open}\naskuser: get the answer with `askuser result {} --wait`", record.id);
+                    ExitCode::SUCCESS
+                }
+                Err(e) => ask_failed(e),
+            };
+        }
+        // Unreachable at the start is an error; once asked, a lost connection is
+        // retried and resumed by id.
+        let endpoint = asker.endpoint();
+        if !healthy(&endpoint).await {
+            return fail(format!("cannot reach the bridge at {}; is `askuser serve` running?", endpoint.url));
+        }
+        match asker.ask(&request, true, |p| eprintln!("askuser: {p}; retrying")).await {
+            Ok(result) => {
+                print_result(&result, args.format);
+                exit_code(result.status)
+            }
+            Err(e) => ask_failed(e),
+        }
+    })
+}
+
+fn ask_failed(e: AskError) -> ExitCode {
+    match e {
+        AskError::Refused(r) if r.status == 400 => {
+            for err in &r.body.errors {
+                eprintln!("{err}");
+            }
+            if r.body.errors.is_empty() {
+                eprintln!("askuser: {}", r.body.message);
+            }
+            ExitCode::from(EXIT_INVALID)
+        }
+        e => fail(e),
+    }
+}
+
+pub fn result(bridge: &BridgeArgs, id: &str, wait: bool, format: Format) -> ExitCode {
+    let client = match bridge.client() {
+        Ok(c) => c,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    runtime().block_on(async {
+        let record = match client.get(id).await {
+            Ok(r) => r,
+            Err(e) => return fail(format!("{e:#}")),
+        };
+        if let Some(result) = record.result {
+            print_result(&result, format);
+            return exit_code(result.status);
+        }
+        if !wait {
+            eprintln!("askuser: {id} is still pending; add --wait to wait for the answer");
+            return ExitCode::from(EXIT_PENDING);
+        }
+        // Waiting is a resume: ask again with the stored request and its id.
+        let request = serde_json::to_value(&record.request).expect("requests serialize");
+        let dir = config::data_dir(bridge.data_dir.as_deref());
+        let asker = Asker::new(client.endpoint.clone(), Some(dir));
+        match asker.ask(&request, true, |p| eprintln!("askuser: {p}; retrying")).await {
+            Ok(result) => {
+                print_result(&result, format);
+                exit_code(result.status)
+            }
+            Err(e) => ask_failed(e),
+        }
+    })
+}
+
+/// Whether a bridge answers at `endpoint`.
+async fn healthy(endpoint: &Endpoint) -> bool {
+    let client = crate::client::Client::new(endpoint.clone());
+    tokio::time::timeout(Duration::from_secs(2), client.health()).await.is_ok_and(|r| r.is_ok())
+}
+
+pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
+    let dir = config::data_dir(args.bridge.data_dir.as_deref());
+    let found = config::find_bridge(args.bridge.url.as_deref(), args.bridge.token.as_deref(), &dir).ok();
+    let mut hosted: Option<Running> = None;
+    let endpoint = match found {
+        Some(ep) if healthy(&ep).await => ep,
+        _ => {
+            let mut opts = ServeOptions::new(dir.clone());
+            opts.token = args.bridge.token.clone();
+            let running = serve::start(opts).await?;
+            eprintln!("askuser: open {}", running.open_url());
+            if args.open {
+                serve::open_browser(&running.open_url());
+            }
+            let ep = Endpoint { url: running.url.clone(), token: running.token.clone() };
+            hosted = Some(running);
+            ep
+        }
+    };
+    let open_url = endpoint.url.clone();
+    let asker = Arc::new(Asker::new(endpoint, Some(dir)));
+    let server = AskServer::new(
+        asker,
+        McpOptions {
+            agent_name: args.agent_name,
+            parent_session: args.parent_session,
+            result_format: args.result_format,
+            progress_every: Duration::from_secs(args.progress_seconds.max(1)),
+            open_url,
+        },
+    );
+    let outcome = crate::mcp::serve_stdio(server).await;
+    if let Some(running) = hosted {
+        running.stop().await;
+    }
+    outcome
+}
