@@ -16,6 +16,9 @@ fn main() {
         collect(&dist, &dist, &mut files);
         println!("cargo:rerun-if-changed={}", dist.join("index.html").display());
     }
+    if let Some(init) = externalize_loader(&mut files) {
+        files.push(init);
+    }
     files.sort();
     let mut out = String::from("/// Files of the built web UI: (path, bytes).\npub static FILES: &[(&str, &[u8])] = &[\n");
     for (rel, abs) in &files {
@@ -24,6 +27,22 @@ fn main() {
     out.push_str("];\n");
     let target = Path::new(&env::var("OUT_DIR").unwrap()).join("ui_files.rs");
     fs::write(target, out).unwrap();
+}
+
+/// Trunk's loader is an inline module script, which the bridge's CSP (`script-src 'self'`)
+/// refuses. Move it into `/askuser-init.js` and load that instead.
+fn externalize_loader(files: &mut [(String, String)]) -> Option<(String, String)> {
+    const OPEN: &str = "<script type=\"module\">";
+    let entry = files.iter_mut().find(|(rel, _)| rel == "/index.html")?;
+    let html = fs::read_to_string(&entry.1).unwrap();
+    let (Some(start), Some(len)) = (html.find(OPEN), html.find(OPEN).and_then(|s| html[s..].find("</script>"))) else { return None };
+    let script = &html[start + OPEN.len()..start + len];
+    let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
+    let page = format!("{}<script type=\"module\" src=\"/askuser-init.js\"></script>{}", &html[..start], &html[start + len + "</script>".len()..]);
+    fs::write(out_dir.join("index.html"), page).unwrap();
+    fs::write(out_dir.join("askuser-init.js"), script).unwrap();
+    entry.1 = out_dir.join("index.html").to_string_lossy().into_owned();
+    Some(("/askuser-init.js".into(), out_dir.join("askuser-init.js").to_string_lossy().into_owned()))
 }
 
 fn collect(root: &Path, dir: &Path, files: &mut Vec<(String, String)>) {

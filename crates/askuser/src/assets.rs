@@ -43,7 +43,7 @@ pub async fn serve(uri: Uri) -> Response {
         p => p,
     };
     if let Some((_, bytes)) = FILES.iter().find(|(p, _)| *p == path) {
-        let cache = if path == "/index.html" { "no-cache" } else { "public, max-age=31536000, immutable" };
+        let cache = if path == "/index.html" || path == "/askuser-init.js" { "no-cache" } else { "public, max-age=31536000, immutable" };
         return ([(header::CONTENT_TYPE, content_type(path)), (header::CACHE_CONTROL, cache)], *bytes).into_response();
     }
     if path == "/index.html" {

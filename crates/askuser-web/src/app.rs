@@ -1,0 +1,365 @@
+//! The whole page: the inbox of pending question sets grouped by agent session, the
+//! active one as a [`DialogView`], connection state, notifications and history.
+//!
+//! The page state ([`Inbox`]) changes only from `askuser:*` events on `window`, never
+//! from the socket directly; [`Bridge`] fires those events and carries answers back.
+
+use crate::bridge::{self, Bridge};
+use crate::dialog_view::DialogView;
+use crate::events;
+use crate::inbox::{agent_name, waited, Fate, Inbox, Notice};
+use crate::notify;
+use askuser_core::protocol::BrowserEvent;
+use askuser_core::{Selection, Status};
+use leptos::callback::UnsyncCallback;
+use leptos::prelude::*;
+use serde::Deserialize;
+use std::time::Duration;
+use wasm_bindgen::JsCast;
+
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+struct Connection {
+    state: String,
+    #[serde(default)]
+    attempt: u32,
+}
+
+const SWITCH_HELP: &str = "[ ] or Alt+↑/↓ other questions";
+
+fn now_ms() -> u64 {
+    js_sys::Date::now() as u64
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    let inbox = RwSignal::new(Inbox::default());
+    let conn = RwSignal::new(Connection { state: "connecting".into(), attempt: 0 });
+    let now = RwSignal::new(now_ms());
+    let toast = RwSignal::new(None::<String>);
+    let live = RwSignal::new(String::new());
+    let show_history = RwSignal::new(false);
+    let permission = RwSignal::new(notify::permission());
+    let sound = RwSignal::new(notify::sound_enabled());
+    let hidden = RwSignal::new(notify::hidden());
+    let snapshot_seen = RwSignal::new(false);
+
+    set_interval(move || _ = now.try_set(now_ms()), Duration::from_secs(5));
+
+    let say = move |text: String| {
+        toast.set(Some(text.clone()));
+        set_timeout(
+            move || {
+                if toast.try_get_untracked().flatten().as_deref() == Some(text.as_str()) {
+                    _ = toast.try_set(None);
+                }
+            },
+            Duration::from_secs(5),
+        );
+    };
+
+    // Bridge messages, as window events.
+    for name in events::MESSAGE_EVENTS {
+        let handle = window_event_listener_untyped(name, move |ev| {
+            let Some(msg) = events::detail::<BrowserEvent>(&ev) else { return };
+            match &msg {
+                BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. } => crate::drafts::remove(id),
+                BrowserEvent::Snapshot { .. } => _ = snapshot_seen.try_set(true),
+                BrowserEvent::Error { error, .. } => say(format!("The bridge refused: {}", error.message)),
+                _ => {}
+            }
+            let notices = inbox.try_update(|i| i.apply(&msg)).unwrap_or_default();
+            for notice in notices {
+                let Notice::NewQuestion { agent, text } = notice;
+                _ = live.try_set(format!("New question from {agent}: {text}"));
+                if notify::hidden() {
+                    notify::notify(&format!("{agent} asks"), &text);
+                    if sound.try_get_untracked().unwrap_or(false) {
+                        notify::beep();
+                    }
+                }
+            }
+        });
+        on_cleanup(move || handle.remove());
+    }
+    let handle = window_event_listener_untyped(events::CONNECTION, move |ev| {
+        if let Some(c) = events::detail::<Connection>(&ev) {
+            _ = conn.try_set(c);
+        }
+    });
+    on_cleanup(move || handle.remove());
+    let handle = window_event_listener_untyped("visibilitychange", move |_| _ = hidden.try_set(notify::hidden()));
+    on_cleanup(move || handle.remove());
+
+    // The title counts pending question sets while the tab is hidden.
+    Effect::new(move |_| {
+        let pending = inbox.with(|i| i.pending_count());
+        notify::set_title(&notify::title(pending, hidden.get()));
+    });
+
+    // Switching question sets: [ and ] (outside text fields), Alt+↑ and Alt+↓ anywhere.
+    let handle = window_event_listener(leptos::ev::keydown, move |ev| {
+        if ev.default_prevented() || ev.ctrl_key() || ev.meta_key() {
+            return;
+        }
+        let in_text = ev
+            .target()
+            .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            .is_some_and(|e| matches!(e.tag_name().as_str(), "TEXTAREA" | "INPUT"));
+        let forward = match (ev.key().as_str(), ev.alt_key()) {
+            ("ArrowDown", true) => true,
+            ("ArrowUp", true) => false,
+            ("]", false) if !in_text => true,
+            ("[", false) if !in_text => false,
+            _ => return,
+        };
+        ev.prevent_default();
+        inbox.update(|i| i.step(forward));
+    });
+    on_cleanup(move || handle.remove());
+
+    // Connect last, so no message can arrive before the listeners.
+    let token = bridge::take_token();
+    let has_token = token.is_some();
+    let bridge = StoredValue::new_local(token.and_then(|t| bridge::socket_url(&t)).map(Bridge::start));
+    if !has_token {
+        conn.set(Connection { state: "closed".into(), attempt: 0 });
+    }
+
+    let send = move |id: String, answers: Option<Vec<Selection>>| {
+        let sent = bridge.with_value(|b| {
+            b.as_ref().map(|b| match answers {
+                Some(a) => b.answer(&id, a),
+                None => b.cancel(&id),
+            })
+        });
+        inbox.update(|i| i.mark_sent(&id));
+        say(match sent {
+            Some(true) => "Sent.".into(),
+            Some(false) => "Saved: it will be sent when the connection is back.".into(),
+            None => "Not sent: this page has no bridge token. Open the link `askuser serve` printed.".into(),
+        });
+    };
+
+    let active_id = Memo::new(move |_| inbox.with(|i| i.active.clone()));
+    let active_panel = move || {
+        let Some(id) = active_id.get() else {
+            return view! {
+                <div class="askuser-empty">
+                    <p>{move || if snapshot_seen.get() { "No questions waiting." } else { "Waiting for the bridge…" }}</p>
+                    <p class="askuser-muted">"When an agent asks, its question appears here."</p>
+                </div>
+            }
+            .into_any();
+        };
+        let Some(record) = inbox.with_untracked(|i| i.get(&id).map(|x| x.record.clone())) else { return ().into_any() };
+        let fate = {
+            let id = id.clone();
+            Memo::new(move |_| inbox.with(|i| i.get(&id).map(|x| x.fate)))
+        };
+        let agent = agent_name(&record);
+        let created = record.created_at;
+        let request = record.request.clone();
+        let body = move || {
+            let id = id.clone();
+            match fate.get() {
+                Some(Fate::Pending) => {
+                    let (a, c) = (id.clone(), id.clone());
+                    view! {
+                        <DialogView request=request.clone() draft_id=id footer_extra=SWITCH_HELP
+                            on_submit=UnsyncCallback::new(move |answers| send(a.clone(), Some(answers)))
+                            on_cancel=UnsyncCallback::new(move |()| send(c.clone(), None)) />
+                    }
+                    .into_any()
+                }
+                Some(f) => {
+                    set_timeout(move || _ = inbox.try_update(|i| i.dismiss()), Duration::from_secs(4));
+                    view! {
+                        <div class="askuser-closed" role="status">
+                            <p>{f.notice()}</p>
+                            <button type="button" class="askuser-primary" autofocus
+                                on:click=move |_| inbox.update(|i| i.dismiss())>"Next question"</button>
+                        </div>
+                    }
+                    .into_any()
+                }
+                None => ().into_any(),
+            }
+        };
+        view! {
+            <section class="askuser-current" aria-label=format!("Question from {agent}")>
+                <p class="askuser-from">
+                    <span class="askuser-agent">{agent.clone()}</span>
+                    <span class="askuser-muted">{move || format!(" asks · waiting {}", waited(now.get().saturating_sub(created)))}</span>
+                </p>
+                {body}
+            </section>
+        }
+        .into_any()
+    };
+
+    let inbox_list = move || {
+        let groups = inbox.with(|i| i.groups());
+        let count = inbox.with(|i| i.pending_count());
+        let sections = groups
+            .into_iter()
+            .map(|g| {
+                let status = g.connected.map(|c| if c { "connected" } else { "disconnected" });
+                let items = g
+                    .items
+                    .into_iter()
+                    .filter_map(|id| {
+                        let (record, fate) = inbox.with_untracked(|i| i.get(&id).map(|x| (x.record.clone(), x.fate)))?;
+                        let first = record.request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default();
+                        let more = record.request.questions.len().saturating_sub(1);
+                        let current = inbox.with_untracked(|i| i.active.as_deref() == Some(id.as_str()));
+                        let created = record.created_at;
+                        let sending = fate == Fate::Sent;
+                        let select = id.clone();
+                        Some(view! {
+                            <li>
+                                <button type="button" class="askuser-item" class:current=current
+                                    aria-current=current.then_some("true") disabled=sending
+                                    on:click=move |_| inbox.update(|i| i.select(&select))>
+                                    <span class="askuser-item-text">{first}</span>
+                                    {(more > 0).then(|| view! { <span class="askuser-muted">{format!(" +{more} more")}</span> })}
+                                    <span class="askuser-item-meta">
+                                        {if sending {
+                                            "sending…".to_owned()
+                                        } else if fate.is_final() {
+                                            fate.notice().to_owned()
+                                        } else {
+                                            format!("waiting {}", waited(now.get().saturating_sub(created)))
+                                        }}
+                                    </span>
+                                </button>
+                            </li>
+                        })
+                    })
+                    .collect_view();
+                view! {
+                    <section class="askuser-group" data-depth=g.depth.to_string()>
+                        <h3 class="askuser-group-h">
+                            {(g.depth > 0).then_some("↳ ")}{g.name}
+                            {status.map(|s| view! { <span class=format!("askuser-presence {s}")>{s}</span> })}
+                        </h3>
+                        <ul>{items}</ul>
+                    </section>
+                }
+            })
+            .collect_view();
+        view! {
+            <h2 class="askuser-h">"Waiting " <span class="askuser-count">{count}</span></h2>
+            {sections}
+        }
+    };
+
+    let history = move || {
+        show_history.get().then(|| {
+            let entries = inbox.with(|i| i.history.clone());
+            let empty = entries.is_empty().then(|| view! { <p class="askuser-muted">"Nothing answered in this window yet."</p> });
+            let list = entries
+                .into_iter()
+                .map(|e| {
+                    let status = match e.status {
+                        Status::Answered if e.by_me => "answered here",
+                        Status::Answered => "answered elsewhere",
+                        Status::Cancelled => "declined",
+                        Status::TimedOut => "timed out",
+                        Status::Withdrawn => "withdrawn",
+                        Status::Pending => "pending",
+                    };
+                    let pairs = e
+                        .answers
+                        .into_iter()
+                        .map(|(q, a)| view! { <dt>{q}</dt><dd>{if a.is_empty() { "—".to_owned() } else { a }}</dd> })
+                        .collect_view();
+                    view! {
+                        <li>
+                            <p><strong>{e.agent}</strong> <span class="askuser-muted">{format!(" · {status}")}</span></p>
+                            <dl>{pairs}</dl>
+                        </li>
+                    }
+                })
+                .collect_view();
+            view! {
+                <section class="askuser-history" aria-label="History">
+                    <h2 class="askuser-h">"History"</h2>
+                    {empty}
+                    <ul>{list}</ul>
+                </section>
+            }
+        })
+    };
+
+    let banner =
+        move || {
+            let c = conn.get();
+            if !has_token {
+                return Some(view! {
+                <div class="askuser-banner" role="alert">
+                    "No bridge token. Open the link " <code>"askuser serve"</code> " printed (it ends in " <code>"#token=…"</code> ")."
+                </div>
+            }
+            .into_any());
+            }
+            match c.state.as_str() {
+                "reconnecting" => Some(
+                    view! {
+                        <div class="askuser-banner" role="alert">
+                            {format!("Reconnecting… (attempt {})", c.attempt)}
+                            " Answers you give now are kept and sent when the connection is back."
+                        </div>
+                    }
+                    .into_any(),
+                ),
+                "closed" => Some(view! { <div class="askuser-banner" role="alert">"Disconnected from the bridge."</div> }.into_any()),
+                _ => None,
+            }
+        };
+
+    let conn_label = move || match conn.get().state.as_str() {
+        "open" => "connected",
+        "connecting" => "connecting…",
+        "reconnecting" => "reconnecting…",
+        _ => "offline",
+    };
+
+    view! {
+        <div class="askuser-app">
+            <header class="askuser-top">
+                <h1 class="askuser-title">"askuser"</h1>
+                <span class=move || format!("askuser-conn {}", conn.get().state)>{conn_label}</span>
+                <span class="askuser-spacer"></span>
+                {move || (permission.get() == "default").then(|| view! {
+                    <button type="button" on:click=move |_| notify::request_permission(move |p| _ = permission.try_set(p))>
+                        "Enable notifications"
+                    </button>
+                })}
+                <button type="button" aria-pressed=move || if sound.get() { "true" } else { "false" }
+                    on:click=move |_| {
+                        let on = !sound.get_untracked();
+                        if on {
+                            notify::unlock_audio();
+                            notify::beep();
+                        }
+                        notify::set_sound_enabled(on);
+                        sound.set(on);
+                    }>
+                    "Sound"
+                </button>
+                <button type="button" aria-pressed=move || if show_history.get() { "true" } else { "false" }
+                    on:click=move |_| show_history.update(|h| *h = !*h)>
+                    {move || format!("History ({})", inbox.with(|i| i.history.len()))}
+                </button>
+            </header>
+            {banner}
+            <div class="askuser-sr" aria-live="polite">{move || live.get()}</div>
+            <div class="askuser-toast" role="status">{move || toast.get()}</div>
+            <div class="askuser-layout">
+                <main class="askuser-active">{active_panel}</main>
+                <nav class="askuser-inbox" aria-label="Pending questions">{inbox_list}</nav>
+            </div>
+            {history}
+        </div>
+    }
+}

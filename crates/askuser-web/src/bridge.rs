@@ -1,0 +1,319 @@
+//! The browser's connection to the bridge: one WebSocket to
+//! `ws(s)://{location.host}/v1/ui?token=TOKEN`, reconnecting with exponential backoff
+//! (0.5 s doubling to 10 s).
+//!
+//! Incoming frames are not interpreted for the UI here: each is fired as an
+//! `askuser:*` event on `window` (see [`crate::events`]). This module only reads them
+//! to keep its outbox: every answer or cancel carries a `ref` and stays queued (and in
+//! `sessionStorage`, across a reload) until the bridge acks that ref, refuses it, or
+//! announces the question final. Everything queued is resent on each (re)connect; the
+//! bridge treats an identical resend as success, so each answer lands exactly once.
+//!
+//! The token comes from `#token=...` in the address (then kept in `sessionStorage` and
+//! removed from the address bar), or from `sessionStorage` after a reload.
+
+use crate::events;
+use askuser_core::protocol::{BrowserEvent, BrowserMessage};
+use askuser_core::Selection;
+use serde::{Deserialize, Serialize};
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+use wasm_bindgen::prelude::*;
+use web_sys::{CloseEvent, MessageEvent, WebSocket};
+
+const TOKEN_KEY: &str = "askuser:token";
+const OUTBOX_KEY: &str = "askuser:outbox";
+
+/// The delay before reconnect attempt `attempt` (1-based): 0.5 s, 1 s, 2 s, ... 10 s.
+pub fn backoff(attempt: u32) -> Duration {
+    let ms = 500u64.saturating_mul(1u64 << attempt.saturating_sub(1).min(10));
+    Duration::from_millis(ms.min(10_000))
+}
+
+/// Reads the token from `#token=...` (then remembers it in `sessionStorage` and removes it
+/// from the address bar), else from `sessionStorage`.
+pub fn take_token() -> Option<String> {
+    let window = web_sys::window()?;
+    let session = window.session_storage().ok().flatten();
+    let location = window.location();
+    let hash = location.hash().unwrap_or_default();
+    let from_hash = hash
+        .trim_start_matches('#')
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("token="))
+        .map(|t| js_sys::decode_uri_component(t).ok().and_then(|s| s.as_string()).unwrap_or_else(|| t.to_owned()));
+    if let Some(token) = from_hash.filter(|t| !t.is_empty()) {
+        if let Some(s) = &session {
+            let _ = s.set_item(TOKEN_KEY, &token);
+        }
+        let clean = format!("{}{}", location.pathname().unwrap_or_default(), location.search().unwrap_or_default());
+        if let Ok(history) = window.history() {
+            let _ = history.replace_state_with_url(&JsValue::NULL, "", Some(&clean));
+        }
+        return Some(token);
+    }
+    session?.get_item(TOKEN_KEY).ok().flatten().filter(|t| !t.is_empty())
+}
+
+/// The socket address for `token` on this page's origin.
+pub fn socket_url(token: &str) -> Option<String> {
+    let location = web_sys::window()?.location();
+    let scheme = if location.protocol().ok()? == "https:" { "wss" } else { "ws" };
+    let token: String = js_sys::encode_uri_component(token).into();
+    Some(format!("{scheme}://{}/v1/ui?token={token}", location.host().ok()?))
+}
+
+/// A message waiting for the bridge's word.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct Outgoing {
+    reference: String,
+    id: String,
+    text: String,
+}
+
+struct Inner {
+    url: String,
+    ws: Option<WebSocket>,
+    open: bool,
+    attempt: u32,
+    outbox: Vec<Outgoing>,
+    counter: u32,
+    // Kept alive while their socket lives.
+    handlers: Vec<Closure<dyn FnMut(JsValue)>>,
+    stopped: bool,
+}
+
+/// A running connection; cheap to clone.
+#[derive(Clone)]
+pub struct Bridge {
+    inner: Rc<RefCell<Inner>>,
+}
+
+impl Bridge {
+    /// Starts connecting to `url`, firing `askuser:connection` as the state changes.
+    pub fn start(url: String) -> Bridge {
+        let outbox = load_outbox();
+        let bridge = Bridge {
+            inner: Rc::new(RefCell::new(Inner {
+                url,
+                ws: None,
+                open: false,
+                attempt: 0,
+                outbox,
+                counter: 0,
+                handlers: vec![],
+                stopped: false,
+            })),
+        };
+        bridge.connect();
+        bridge
+    }
+
+    /// Whether the socket is open now.
+    pub fn is_open(&self) -> bool {
+        self.inner.borrow().open
+    }
+
+    /// How many answers wait for the bridge.
+    pub fn queued(&self) -> usize {
+        self.inner.borrow().outbox.len()
+    }
+
+    /// Sends (or queues) an answer. Returns whether it went out at once.
+    pub fn answer(&self, id: &str, answers: Vec<Selection>) -> bool {
+        let reference = self.next_ref();
+        let msg = BrowserMessage::Answer { reference: Some(reference.clone()), id: id.to_owned(), answers };
+        self.enqueue(reference, id, &msg)
+    }
+
+    /// Sends (or queues) a cancel. Returns whether it went out at once.
+    pub fn cancel(&self, id: &str) -> bool {
+        let reference = self.next_ref();
+        let msg = BrowserMessage::Cancel { reference: Some(reference.clone()), id: id.to_owned() };
+        self.enqueue(reference, id, &msg)
+    }
+
+    /// Closes the socket and stops reconnecting.
+    pub fn stop(&self) {
+        let mut inner = self.inner.borrow_mut();
+        inner.stopped = true;
+        if let Some(ws) = inner.ws.take() {
+            detach(&ws);
+            let _ = ws.close();
+        }
+        inner.handlers.clear();
+        drop(inner);
+        events::dispatch_connection("closed", 0);
+    }
+
+    fn next_ref(&self) -> String {
+        let mut inner = self.inner.borrow_mut();
+        inner.counter += 1;
+        let random = (js_sys::Math::random() * 1e9) as u64;
+        format!("r{}-{random:x}-{}", js_sys::Date::now() as u64, inner.counter)
+    }
+
+    fn enqueue(&self, reference: String, id: &str, msg: &BrowserMessage) -> bool {
+        let Ok(text) = serde_json::to_string(msg) else { return false };
+        let mut inner = self.inner.borrow_mut();
+        inner.outbox.push(Outgoing { reference, id: id.to_owned(), text: text.clone() });
+        save_outbox(&inner.outbox);
+        match (&inner.ws, inner.open) {
+            (Some(ws), true) => ws.send_with_str(&text).is_ok(),
+            _ => false,
+        }
+    }
+
+    fn connect(&self) {
+        let (url, attempt) = {
+            let inner = self.inner.borrow();
+            if inner.stopped {
+                return;
+            }
+            (inner.url.clone(), inner.attempt)
+        };
+        events::dispatch_connection(if attempt == 0 { "connecting" } else { "reconnecting" }, attempt);
+        let ws = match WebSocket::new(&url) {
+            Ok(ws) => ws,
+            Err(_) => {
+                self.schedule_reconnect();
+                return;
+            }
+        };
+        let on_open = {
+            let this = self.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |_| this.opened())
+        };
+        let on_message = {
+            let this = self.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
+                if let Some(text) = ev.unchecked_into::<MessageEvent>().data().as_string() {
+                    this.received(&text);
+                }
+            })
+        };
+        let on_close = {
+            let this = self.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
+                let _ = ev.unchecked_into::<CloseEvent>();
+                this.closed();
+            })
+        };
+        ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
+        ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
+        ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
+        let mut inner = self.inner.borrow_mut();
+        inner.ws = Some(ws);
+        inner.open = false;
+        inner.handlers = vec![on_open, on_message, on_close];
+    }
+
+    fn opened(&self) {
+        let mut inner = self.inner.borrow_mut();
+        inner.open = true;
+        inner.attempt = 0;
+        if let Some(ws) = &inner.ws {
+            for out in &inner.outbox {
+                let _ = ws.send_with_str(&out.text);
+            }
+        }
+        drop(inner);
+        events::dispatch_connection("open", 0);
+    }
+
+    fn received(&self, text: &str) {
+        if let Ok(event) = serde_json::from_str::<BrowserEvent>(text) {
+            let mut inner = self.inner.borrow_mut();
+            let before = inner.outbox.len();
+            inner.outbox.retain(|o| !settles(&event, o));
+            if inner.outbox.len() != before {
+                save_outbox(&inner.outbox);
+            }
+        }
+        // Outside the borrow: listeners may send.
+        let _ = events::dispatch_message(text);
+    }
+
+    fn closed(&self) {
+        {
+            let mut inner = self.inner.borrow_mut();
+            inner.open = false;
+            if let Some(ws) = inner.ws.take() {
+                detach(&ws);
+            }
+            if inner.stopped {
+                return;
+            }
+        }
+        self.schedule_reconnect();
+    }
+
+    fn schedule_reconnect(&self) {
+        let attempt = {
+            let mut inner = self.inner.borrow_mut();
+            inner.attempt += 1;
+            inner.attempt
+        };
+        events::dispatch_connection("reconnecting", attempt);
+        let this = self.clone();
+        leptos::prelude::set_timeout(move || this.connect(), backoff(attempt));
+    }
+}
+
+fn detach(ws: &WebSocket) {
+    ws.set_onopen(None);
+    ws.set_onmessage(None);
+    ws.set_onclose(None);
+}
+
+/// Whether `event` ends the wait for `out`: its ack, its refusal, or its question
+/// becoming final.
+fn settles(event: &BrowserEvent, out: &Outgoing) -> bool {
+    match event {
+        BrowserEvent::Ack { reference, .. } => *reference == out.reference,
+        BrowserEvent::Error { reference, id, .. } => reference.as_deref() == Some(&out.reference) || id.as_deref() == Some(&out.id),
+        BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. } => *id == out.id,
+        _ => false,
+    }
+}
+
+fn session() -> Option<web_sys::Storage> {
+    web_sys::window()?.session_storage().ok()?
+}
+
+fn load_outbox() -> Vec<Outgoing> {
+    session().and_then(|s| s.get_item(OUTBOX_KEY).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+}
+
+fn save_outbox(outbox: &[Outgoing]) {
+    if let (Some(s), Ok(text)) = (session(), serde_json::to_string(outbox)) {
+        let _ = if outbox.is_empty() { s.remove_item(OUTBOX_KEY) } else { s.set_item(OUTBOX_KEY, &text) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn out() -> Outgoing {
+        Outgoing { reference: "r1".into(), id: "q1".into(), text: String::new() }
+    }
+
+    #[test]
+    fn backoff_doubles_from_half_a_second_to_ten() {
+        let ms: Vec<u128> = (1..=8).map(|a| backoff(a).as_millis()).collect();
+        assert_eq!(ms, [500, 1000, 2000, 4000, 8000, 10_000, 10_000, 10_000]);
+        assert_eq!(backoff(u32::MAX).as_millis(), 10_000);
+    }
+
+    #[test]
+    fn the_outbox_lets_go_on_ack_refusal_or_a_final_question() {
+        let e = |v: serde_json::Value| serde_json::from_value::<BrowserEvent>(v).unwrap();
+        assert!(settles(&e(serde_json::json!({"type": "ack", "ref": "r1", "id": "q1"})), &out()));
+        assert!(!settles(&e(serde_json::json!({"type": "ack", "ref": "r2", "id": "q1"})), &out()));
+        assert!(settles(&e(serde_json::json!({"type": "error", "id": "q1", "error": {"code": "conflict", "message": "x"}})), &out()));
+        assert!(settles(&e(serde_json::json!({"type": "withdrawn", "id": "q1", "status": "withdrawn"})), &out()));
+        assert!(!settles(&e(serde_json::json!({"type": "withdrawn", "id": "q2", "status": "withdrawn"})), &out()));
+    }
+}

@@ -1,0 +1,413 @@
+//! The dialog for one question set: renders [`Dialog::state`] and feeds it keys and
+//! clicks. No dialog rule lives here; every decision is `askuser_core::dialog`'s.
+//!
+//! Keys: the root element gets every `keydown` (from a row, the textarea or a button)
+//! and hands `KeyboardEvent.key` to [`Dialog::key`], calling `preventDefault` only when
+//! the dialog used it (so Shift+Enter still types a newline). Focus follows the dialog's
+//! focused row (roving focus), the textarea while editing, and the prompt's default button.
+//!
+//! Agent text is only ever rendered as text nodes; an option's `preview` HTML is shown
+//! only inside `<iframe sandbox="" srcdoc=...>` (no scripts, no navigation, no same origin).
+
+use crate::text::{segments, Segment};
+use askuser_core::dialog::{Dialog, DialogOptions, Done, Draft, Effect as DialogEffect, Event, PromptKind};
+use askuser_core::{Request, Selection};
+use leptos::callback::UnsyncCallback;
+use leptos::prelude::*;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use wasm_bindgen::JsCast;
+
+static NEXT_ID: AtomicUsize = AtomicUsize::new(1);
+
+/// The key string [`Dialog::key`] expects: `KeyboardEvent.key`, with a "Shift+" prefix
+/// for Shift+Tab and Shift+Enter. `None` for chords the dialog leaves to the browser.
+pub fn key_name(ev: &web_sys::KeyboardEvent) -> Option<String> {
+    if ev.ctrl_key() || ev.meta_key() || ev.alt_key() || ev.is_composing() {
+        return None;
+    }
+    let key = ev.key();
+    Some(if ev.shift_key() && (key == "Tab" || key == "Enter") { format!("Shift+{key}") } else { key })
+}
+
+/// One question set as an interactive dialog.
+///
+/// - `draft_id`: when set, the draft is restored from and saved to `localStorage`
+///   (`askuser:draft:{id}`) on every change, and removed when the dialog ends.
+/// - `footer_extra`: key help the host adds (the inbox's question switching).
+/// - `autofocus`: take the keyboard focus when mounted (default true).
+#[component]
+pub fn DialogView(
+    request: Request,
+    #[prop(into)] on_submit: UnsyncCallback<Vec<Selection>>,
+    #[prop(into)] on_cancel: UnsyncCallback<()>,
+    #[prop(optional)] draft_id: Option<String>,
+    #[prop(optional, into)] footer_extra: Option<String>,
+    #[prop(default = true)] autofocus: bool,
+) -> impl IntoView {
+    let uid = format!("askuser-d{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+    let saved = draft_id.as_deref().and_then(crate::drafts::load);
+    let dialog = RwSignal::new(match saved {
+        Some(d) => Dialog::restore(&request, DialogOptions::default(), d),
+        None => Dialog::new(&request, DialogOptions::default()),
+    });
+    let view = Memo::new(move |_| dialog.with(|d| d.state()));
+    let draft_id = StoredValue::new(draft_id);
+    let root = NodeRef::<leptos::html::Div>::new();
+
+    // Persist the draft on every change; forget it once the dialog has ended.
+    let last_saved = StoredValue::new(None::<Draft>);
+    Effect::new(move |_| {
+        let (draft, done) = dialog.with(|d| (d.draft(), d.done()));
+        let Some(id) = draft_id.get_value() else { return };
+        if done.is_some() {
+            crate::drafts::remove(&id);
+        } else if last_saved.with_value(|l| l.as_ref() != Some(&draft)) {
+            crate::drafts::save(&id, &draft);
+            last_saved.set_value(Some(draft));
+        }
+    });
+
+    let perform = move |effects: Vec<DialogEffect>| {
+        for effect in effects {
+            match effect {
+                DialogEffect::Submitted { answers } => on_submit.run(answers),
+                DialogEffect::Cancelled => on_cancel.run(()),
+            }
+        }
+    };
+    let apply = move |event: Event| perform(dialog.try_update(|d| d.apply(event)).unwrap_or_default());
+
+    let on_keydown = move |ev: web_sys::KeyboardEvent| {
+        let Some(key) = key_name(&ev) else { return };
+        let outcome = dialog.try_update(|d| d.key(&key)).unwrap_or_default();
+        if outcome.handled {
+            ev.prevent_default();
+        }
+        perform(outcome.effects);
+    };
+
+    // Focus follows the dialog: the prompt's default button, the textarea while editing,
+    // the Submit button on the review tab, else the focused row. It only moves focus that
+    // is already inside the dialog or nowhere (or on first render with `autofocus`).
+    let first = StoredValue::new(autofocus);
+    Effect::new(move |_| {
+        let v = view.get();
+        let Some(root) = root.get() else { return };
+        let document = document();
+        // A re-render can remove the focused element (a new tab's rows), which drops the
+        // focus to <body>: that counts as the dialog's too.
+        let body: Option<web_sys::Element> = document.body().map(Into::into);
+        let inside = match document.active_element() {
+            Some(a) => root.contains(Some(&a)) || Some(&a) == body.as_ref(),
+            None => true,
+        };
+        if !inside && !first.get_value() {
+            return;
+        }
+        first.set_value(false);
+        let selector = if v.done.is_some() {
+            return;
+        } else if v.prompt.is_some() {
+            "[data-default]".to_owned()
+        } else if v.editing {
+            "textarea".to_owned()
+        } else if v.on_submit_tab {
+            "[data-submit]".to_owned()
+        } else {
+            match v.rows.iter().find(|r| r.focused) {
+                Some(r) => format!("[data-row=\"{}\"]", r.index),
+                None => return,
+            }
+        };
+        if let Ok(Some(el)) = root.query_selector(&selector) {
+            if document.active_element().as_ref() != Some(&el) {
+                if let Some(el) = el.dyn_ref::<web_sys::HtmlElement>() {
+                    let _ = el.focus();
+                }
+            }
+        }
+    });
+
+    let tabs = Memo::new(move |_| view.with(|v| (v.tabs.clone(), v.active_tab)));
+    let has_tabs = move || tabs.with(|(t, _)| t.len() >= 2);
+    let tab_id = {
+        let uid = uid.clone();
+        move |i: usize| format!("{uid}-tab{i}")
+    };
+    let panel_id = format!("{uid}-panel");
+    let text_id = format!("{uid}-text");
+    let prompt_id = format!("{uid}-prompt");
+
+    let tab_bar = {
+        let panel_id = panel_id.clone();
+        let tab_id = tab_id.clone();
+        move || {
+            let (list, active) = tabs.get();
+            (list.len() >= 2).then(|| {
+                let buttons = list
+                    .into_iter()
+                    .enumerate()
+                    .map(|(i, t)| {
+                        let mark = if t.answered { "✓ " } else { "" };
+                        view! {
+                            <button type="button" role="tab" id=tab_id(i) class="askuser-tab"
+                                class:submit=t.is_submit class:answered=t.answered
+                                aria-selected=if i == active { "true" } else { "false" }
+                                aria-controls=panel_id.clone() tabindex="-1"
+                                on:click=move |_| apply(Event::GoTab { index: i })>
+                                <span aria-hidden="true">{mark}</span>{t.label}
+                                {t.answered.then(|| view! { <span class="askuser-sr">" (answered)"</span> })}
+                            </button>
+                        }
+                    })
+                    .collect_view();
+                view! { <div role="tablist" class="askuser-tabs" aria-label="Questions">{buttons}</div> }
+            })
+        }
+    };
+
+    let question = Memo::new(move |_| view.with(|v| v.question.clone()));
+    let question_block = {
+        let text_id = text_id.clone();
+        move || {
+            question.get().map(|q| {
+                let kind = if q.free_text {
+                    "Free text"
+                } else if q.multi_select {
+                    "Choose any"
+                } else {
+                    "Choose one"
+                };
+                view! {
+                    <div class="askuser-question">
+                        <div class="askuser-meta">
+                            {q.header.map(|h| view! { <span class="askuser-chip">{h}</span> })}
+                            <span class="askuser-kind">{kind}</span>
+                        </div>
+                        <div class="askuser-text" id=text_id.clone()>{rich_text(&q.text)}</div>
+                    </div>
+                }
+            })
+        }
+    };
+
+    // Rows: keyed by (question, row), so focus and hover survive re-renders.
+    let visible = Memo::new(move |_| {
+        view.with(|v| match &v.question {
+            Some(q) if !q.free_text => {
+                let end = v.window.end.min(v.rows.len());
+                v.rows[v.window.start.min(end)..end].iter().map(|r| (q.index, r.index)).collect()
+            }
+            _ => Vec::new(),
+        })
+    });
+    let window = Memo::new(move |_| view.with(|v| (v.window.above, v.window.below)));
+    let multi = Memo::new(move |_| view.with(|v| v.question.as_ref().is_some_and(|q| q.multi_select)));
+    let row = move |(q, i): (usize, usize)| {
+        let (label, description, number) =
+            view.with_untracked(|v| v.rows.get(i).map(|r| (r.label.clone(), r.description.clone(), r.number)).unwrap_or_default());
+        let is_multi = multi.get_untracked();
+        let flag = move |f: fn(&askuser_core::dialog::RowView) -> bool| {
+            move || view.with(|v| v.question.as_ref().is_some_and(|qv| qv.index == q) && v.rows.get(i).is_some_and(f))
+        };
+        let focused = flag(|r| r.focused);
+        let selected = flag(|r| r.selected);
+        view! {
+            <div role=if is_multi { "checkbox" } else { "radio" } class="askuser-row" data-row=i.to_string()
+                tabindex="-1" aria-checked=move || if selected() { "true" } else { "false" }
+                class:focused=focused class:selected=selected
+                on:click=move |_| apply(Event::Pick { index: i })
+                on:mouseenter=move |_| apply(Event::Focus { index: i })>
+                <span class="askuser-mark" aria-hidden="true"></span>
+                <span class="askuser-num" aria-hidden="true">{number.map(|n| format!("{n}."))}</span>
+                <span class="askuser-label">{label}</span>
+                {description.map(|d| view! { <span class="askuser-desc">{d}</span> })}
+            </div>
+        }
+    };
+    let rows_block = {
+        let text_id = text_id.clone();
+        move || {
+            question.with(|q| q.as_ref().is_some_and(|q| !q.free_text)).then(|| {
+                view! {
+                    <div class="askuser-list" role=move || if multi.get() { "group" } else { "radiogroup" }
+                        aria-labelledby=text_id.clone()>
+                        {move || (window.get().0 > 0).then(|| view! { <div class="askuser-more">{format!("↑ {} more", window.get().0)}</div> })}
+                        <For each=move || visible.get() key=|k| *k children=row />
+                        {move || (window.get().1 > 0).then(|| view! { <div class="askuser-more">{format!("↓ {} more", window.get().1)}</div> })}
+                    </div>
+                }
+            })
+        }
+    };
+
+    // The Other text: shown while editing, whenever it holds text, and always for free text.
+    let show_text = Memo::new(move |_| {
+        view.with(|v| {
+            v.question.as_ref().is_some_and(|q| q.free_text || v.editing || v.rows.last().is_some_and(|r| r.is_other && r.selected))
+        })
+    });
+    let text_area = move || {
+        show_text.get().then(|| {
+            view! {
+                <textarea class="askuser-other" rows="3" aria-label="Your answer (Other)"
+                    placeholder="Type your answer. Enter sends, Shift+Enter adds a line."
+                    prop:value=move || view.with(|v| v.other_text.clone())
+                    on:focus=move |_| {
+                        if !view.with_untracked(|v| v.editing) {
+                            apply(Event::Other);
+                        }
+                    }
+                    on:input=move |ev| apply(Event::SetText { text: event_target_value(&ev) })></textarea>
+            }
+        })
+    };
+
+    // A single-select option's preview, beside the list, only in an empty-sandbox frame.
+    let preview = Memo::new(move |_| {
+        view.with(|v| {
+            let q = v.question.as_ref()?;
+            if q.multi_select || !v.rows.iter().any(|r| r.preview.is_some()) {
+                return None;
+            }
+            let row = v.rows.iter().find(|r| r.focused && r.preview.is_some()).or_else(|| v.rows.iter().find(|r| r.preview.is_some()))?;
+            Some((row.label.clone(), row.preview.clone().unwrap_or_default()))
+        })
+    });
+    let preview_block = move || {
+        preview.get().map(|(label, html)| {
+            view! {
+                <iframe class="askuser-preview" sandbox="" referrerpolicy="no-referrer"
+                    title=format!("Preview of {label}") srcdoc=html></iframe>
+            }
+        })
+    };
+
+    let review = Memo::new(move |_| view.with(|v| v.on_submit_tab.then(|| (v.review.clone(), v.unanswered.clone()))));
+    let review_block = move || {
+        review.get().map(|(items, unanswered)| {
+            let list = items
+                .into_iter()
+                .map(|item| {
+                    let index = item.index;
+                    let answered = item.answer.is_some();
+                    view! {
+                        <li class:unanswered=!answered>
+                            <button type="button" class="askuser-link" tabindex="-1"
+                                on:click=move |_| apply(Event::GoTab { index })>{item.label}</button>
+                            <span class="askuser-review-q">{item.question}</span>
+                            <span class="askuser-review-a">{item.answer.unwrap_or_else(|| "Not answered".into())}</span>
+                        </li>
+                    }
+                })
+                .collect_view();
+            let missing = (!unanswered.is_empty()).then(|| {
+                view! { <p class="askuser-missing">"Not answered yet: " {unanswered.join("; ")}</p> }
+            });
+            view! {
+                <div class="askuser-review">
+                    <h2 class="askuser-h">"Review your answers"</h2>
+                    <ul>{list}</ul>
+                    {missing}
+                    <button type="button" class="askuser-primary" data-submit=""
+                        on:click=move |_| apply(Event::Enter)>"Submit answers"</button>
+                </div>
+            }
+        })
+    };
+
+    let prompt = Memo::new(move |_| view.with(|v| v.prompt.clone()));
+    let prompt_block = {
+        let prompt_id = prompt_id.clone();
+        move || {
+            prompt.get().map(|p| {
+                let (yes_default, no_default) = (p.default_yes, !p.default_yes);
+                let kind = match p.kind {
+                    PromptKind::Discard { .. } => "discard",
+                    PromptKind::LongAnswer { .. } => "long",
+                };
+                view! {
+                    <div role="alertdialog" aria-modal="true" class="askuser-prompt" data-kind=kind
+                        aria-labelledby=prompt_id.clone()>
+                        <p id=prompt_id.clone()>{p.text}</p>
+                        <div class="askuser-buttons">
+                            <button type="button" class="askuser-primary" data-default=yes_default.then_some("")
+                                on:click=move |_| apply(Event::Confirm { yes: true })>"Yes"</button>
+                            <button type="button" data-default=no_default.then_some("")
+                                on:click=move |_| apply(Event::Confirm { yes: false })>"No"</button>
+                        </div>
+                    </div>
+                }
+            })
+        }
+    };
+
+    let hint = Memo::new(move |_| view.with(|v| v.hint.clone()));
+    let done = Memo::new(move |_| view.with(|v| v.done));
+    let footer = Memo::new(move |_| view.with(|v| v.footer.clone()));
+    let panel_label = move || if has_tabs() { Some(tab_id(tabs.with(|(_, a)| *a))) } else { None };
+
+    view! {
+        <div class="askuser-dialog" role="dialog" aria-label="Question" aria-describedby=text_id.clone()
+            node_ref=root on:keydown=on_keydown>
+            {tab_bar}
+            <div role=move || has_tabs().then_some("tabpanel") id=panel_id aria-labelledby=panel_label
+                class="askuser-panel" class:with-preview=move || preview.with(Option::is_some)>
+                <div class="askuser-main">
+                    {question_block}
+                    {rows_block}
+                    {text_area}
+                    {review_block}
+                </div>
+                {preview_block}
+            </div>
+            {prompt_block}
+            <p class="askuser-hint" role="status">{move || hint.get()}</p>
+            {move || done.get().map(|d| view! {
+                <p class="askuser-done" role="status">{match d { Done::Submitted => "Answer sent.", Done::Cancelled => "Cancelled." }}</p>
+            })}
+            <p class="askuser-footer">{move || footer.get()}{footer_extra.map(|f| format!(" • {f}"))}</p>
+        </div>
+    }
+}
+
+/// Question text with `code` and ```blocks``` as elements; every piece is a text node.
+pub fn rich_text(text: &str) -> impl IntoView {
+    segments(text)
+        .into_iter()
+        .map(|s| match s {
+            Segment::Text(t) => view! { <span>{t}</span> }.into_any(),
+            Segment::Code(c) => view! { <code>{c}</code> }.into_any(),
+            Segment::Block(b) => view! { <pre><code>{b}</code></pre> }.into_any(),
+        })
+        .collect_view()
+}
+
+/// A mounted [`DialogView`]; dropping it (or [`DialogHandle::unmount`]) removes the
+/// dialog and its reactive state.
+#[must_use = "dropping the handle unmounts the dialog"]
+pub struct DialogHandle {
+    _inner: Box<dyn std::any::Any>,
+}
+
+impl DialogHandle {
+    pub fn unmount(self) {}
+}
+
+/// Mounts one dialog for `request` into `element` (the embed package's entry point).
+/// The draft is kept in `localStorage` under the request's `id`, when it has one.
+pub fn mount_dialog(
+    element: web_sys::HtmlElement,
+    request: Request,
+    on_submit: impl Fn(Vec<Selection>) + 'static,
+    on_cancel: impl Fn() + 'static,
+) -> DialogHandle {
+    let draft_id = request.id.clone();
+    let on_submit = UnsyncCallback::new(on_submit);
+    let on_cancel = UnsyncCallback::new(move |()| on_cancel());
+    let handle = leptos::mount::mount_to(element, move || match draft_id {
+        Some(id) => view! { <DialogView request on_submit on_cancel draft_id=id /> }.into_any(),
+        None => view! { <DialogView request on_submit on_cancel /> }.into_any(),
+    });
+    DialogHandle { _inner: Box::new(handle) }
+}

@@ -1,0 +1,73 @@
+//! The seam between the transport and the UI: every message from the bridge becomes a
+//! DOM `CustomEvent` on `window` (`askuser:snapshot`, `askuser:asked`, ...), whose
+//! `detail` is the message as a plain JS object. The UI listens to these events, not to
+//! the socket, so an embedding page can listen (or feed events) too.
+
+use serde::de::DeserializeOwned;
+use wasm_bindgen::{JsCast, JsValue};
+
+pub const SNAPSHOT: &str = "askuser:snapshot";
+pub const ASKED: &str = "askuser:asked";
+/// Answered or cancelled (`detail.result.status` says which).
+pub const ANSWERED: &str = "askuser:answered";
+/// Withdrawn or timed out (`detail.status` says which).
+pub const WITHDRAWN: &str = "askuser:withdrawn";
+pub const AGENT: &str = "askuser:agent";
+pub const ACK: &str = "askuser:ack";
+pub const ERROR: &str = "askuser:error";
+/// `detail`: `{state: "connecting" | "open" | "reconnecting" | "closed", attempt}`.
+pub const CONNECTION: &str = "askuser:connection";
+
+/// Every event a bridge message can become.
+pub const MESSAGE_EVENTS: [&str; 7] = [SNAPSHOT, ASKED, ANSWERED, WITHDRAWN, AGENT, ACK, ERROR];
+
+/// The event name for a message `type`, or `None` for a type this UI does not know.
+pub fn event_name(kind: &str) -> Option<&'static str> {
+    Some(match kind {
+        "snapshot" => SNAPSHOT,
+        "asked" => ASKED,
+        "answered" => ANSWERED,
+        "withdrawn" => WITHDRAWN,
+        "agent" => AGENT,
+        "ack" => ACK,
+        "error" => ERROR,
+        _ => return None,
+    })
+}
+
+/// Parses one text frame from the bridge and fires its event on `window`. Returns the
+/// event name, or an error naming what was wrong with the frame.
+pub fn dispatch_message(text: &str) -> Result<&'static str, String> {
+    let detail = js_sys::JSON::parse(text).map_err(|_| format!("expected a JSON message from the bridge, got {:.80}", text))?;
+    let kind = js_sys::Reflect::get(&detail, &JsValue::from_str("type")).ok().and_then(|t| t.as_string());
+    let Some(kind) = kind else {
+        return Err("expected a message with a string `type`, got none".into());
+    };
+    let name = event_name(&kind).ok_or_else(|| format!("unknown message type {kind:?}"))?;
+    dispatch(name, &detail);
+    Ok(name)
+}
+
+/// Fires `askuser:connection` with `{state, attempt}`.
+pub fn dispatch_connection(state: &str, attempt: u32) {
+    let detail = js_sys::Object::new();
+    let _ = js_sys::Reflect::set(&detail, &"state".into(), &state.into());
+    let _ = js_sys::Reflect::set(&detail, &"attempt".into(), &attempt.into());
+    dispatch(CONNECTION, &detail);
+}
+
+/// Fires a `CustomEvent` named `name` with `detail` on `window`.
+pub fn dispatch(name: &str, detail: &JsValue) {
+    let init = web_sys::CustomEventInit::new();
+    init.set_detail(detail);
+    if let (Some(window), Ok(event)) = (web_sys::window(), web_sys::CustomEvent::new_with_event_init_dict(name, &init)) {
+        let _ = window.dispatch_event(&event);
+    }
+}
+
+/// The `detail` of a `CustomEvent`, read as `T` (through JSON, so any plain object works).
+pub fn detail<T: DeserializeOwned>(event: &web_sys::Event) -> Option<T> {
+    let detail = event.dyn_ref::<web_sys::CustomEvent>()?.detail();
+    let json = js_sys::JSON::stringify(&detail).ok()?.as_string()?;
+    serde_json::from_str(&json).ok()
+}

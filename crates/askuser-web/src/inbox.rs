@@ -1,0 +1,520 @@
+//! The inbox: every pending question set the bridge announced, which one is active,
+//! agent presence and this session's history. Plain data updated by
+//! [`Inbox::apply`] from [`BrowserEvent`]s; no DOM, no clock (the time is passed in).
+
+use askuser_core::protocol::{AgentPresence, BrowserEvent, QuestionRecord};
+use askuser_core::{AnswerValue, Status};
+use std::collections::{BTreeMap, BTreeSet};
+
+/// Where a question set stands, as far as this window knows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fate {
+    Pending,
+    /// Answered (or cancelled) here; waiting for the bridge to confirm.
+    Sent,
+    AnsweredElsewhere,
+    CancelledElsewhere,
+    Withdrawn,
+    TimedOut,
+    /// Gone from the bridge's pending list while this window was offline.
+    Gone,
+}
+
+impl Fate {
+    pub fn is_final(self) -> bool {
+        !matches!(self, Fate::Pending | Fate::Sent)
+    }
+
+    /// What the window shows in place of a dialog that can no longer be answered.
+    pub fn notice(self) -> &'static str {
+        match self {
+            Fate::Pending => "",
+            Fate::Sent => "Sending your answer…",
+            Fate::AnsweredElsewhere => "Answered in another window.",
+            Fate::CancelledElsewhere => "Declined in another window.",
+            Fate::Withdrawn => "The agent withdrew this question.",
+            Fate::TimedOut => "This question timed out.",
+            Fate::Gone => "This question was closed while you were offline.",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Item {
+    pub record: QuestionRecord,
+    pub fate: Fate,
+}
+
+/// One answered (or otherwise closed) question set of this session.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HistoryEntry {
+    pub id: String,
+    pub agent: String,
+    /// (question, answer) pairs; the answer is empty unless answered.
+    pub answers: Vec<(String, String)>,
+    pub status: Status,
+    pub by_me: bool,
+    pub at: u64,
+}
+
+/// A heading in the inbox: one agent session, and its sub-agents' sessions after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Group {
+    pub session: String,
+    pub name: String,
+    /// `None` when the bridge has not said.
+    pub connected: Option<bool>,
+    /// 0 for a session, 1 for a sub-agent's session under its parent.
+    pub depth: usize,
+    /// Question set ids, oldest first.
+    pub items: Vec<String>,
+}
+
+/// Something the page should tell the person.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Notice {
+    NewQuestion { agent: String, text: String },
+}
+
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Inbox {
+    /// This connection's id, as the bridge names it in `answered.by`.
+    pub client: Option<String>,
+    /// Oldest first.
+    pub items: Vec<Item>,
+    pub agents: BTreeMap<String, AgentPresence>,
+    pub active: Option<String>,
+    /// Newest first.
+    pub history: Vec<HistoryEntry>,
+    /// Ids answered here; kept so a snapshot does not offer them again.
+    sent: BTreeSet<String>,
+}
+
+pub fn agent_name(record: &QuestionRecord) -> String {
+    record.request.agent.as_ref().map(|a| a.name.clone()).filter(|n| !n.trim().is_empty()).unwrap_or_else(|| "An agent".into())
+}
+
+fn session_of(record: &QuestionRecord) -> String {
+    match &record.request.agent {
+        Some(a) => a.session_id.clone().unwrap_or_else(|| format!("agent:{}", a.name)),
+        None => "unknown".into(),
+    }
+}
+
+impl Inbox {
+    pub fn get(&self, id: &str) -> Option<&Item> {
+        self.items.iter().find(|i| i.record.id == id)
+    }
+
+    fn get_mut(&mut self, id: &str) -> Option<&mut Item> {
+        self.items.iter_mut().find(|i| i.record.id == id)
+    }
+
+    /// Question sets still waiting for someone.
+    pub fn pending_count(&self) -> usize {
+        self.items.iter().filter(|i| i.fate == Fate::Pending).count()
+    }
+
+    pub fn apply(&mut self, event: &BrowserEvent) -> Vec<Notice> {
+        let mut notices = Vec::new();
+        match event {
+            BrowserEvent::Snapshot { client, questions, agents } => {
+                self.client = Some(client.clone());
+                self.agents = agents.iter().map(|a| (a.session_id.clone(), a.clone())).collect();
+                let known: BTreeSet<&str> = questions.iter().map(|q| q.id.as_str()).collect();
+                let active = self.active.clone();
+                // Keep the active one if it vanished, to say so; drop other vanished ones.
+                self.items.retain_mut(|item| {
+                    if known.contains(item.record.id.as_str()) {
+                        return true;
+                    }
+                    let is_active = active.as_deref() == Some(item.record.id.as_str());
+                    if is_active && item.fate == Fate::Pending {
+                        item.fate = Fate::Gone;
+                    }
+                    is_active
+                });
+                for q in questions {
+                    if q.status != Status::Pending {
+                        continue;
+                    }
+                    let fate = if self.sent.contains(&q.id) { Fate::Sent } else { Fate::Pending };
+                    match self.get_mut(&q.id) {
+                        Some(item) => {
+                            item.record = q.clone();
+                            if !item.fate.is_final() {
+                                item.fate = fate;
+                            }
+                        }
+                        None => self.items.push(Item { record: q.clone(), fate }),
+                    }
+                }
+                self.sort();
+            }
+            BrowserEvent::Asked { question } => {
+                if question.status == Status::Pending && self.get(&question.id).is_none() {
+                    notices.push(Notice::NewQuestion {
+                        agent: agent_name(question),
+                        text: question.request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default(),
+                    });
+                    self.items.push(Item { record: question.clone(), fate: Fate::Pending });
+                    self.sort();
+                }
+            }
+            BrowserEvent::Answered { id, by, result } => {
+                let by_me = self.sent.remove(id) || (by.is_some() && *by == self.client);
+                let item = self.get(id).cloned();
+                if let Some(item) = &item {
+                    let answers = item
+                        .record
+                        .request
+                        .questions
+                        .iter()
+                        .enumerate()
+                        .map(|(i, q)| {
+                            let a = result.answers.get(i).map(|a| match &a.answer {
+                                AnswerValue::One(s) => s.clone(),
+                                AnswerValue::Many(v) => v.join(", "),
+                            });
+                            (q.question.clone(), a.unwrap_or_default())
+                        })
+                        .collect();
+                    self.history.insert(
+                        0,
+                        HistoryEntry {
+                            id: id.clone(),
+                            agent: agent_name(&item.record),
+                            answers,
+                            status: result.status,
+                            by_me,
+                            at: result.answered_at,
+                        },
+                    );
+                    self.history.truncate(50);
+                }
+                let fate = if by_me {
+                    None
+                } else if result.status == Status::Cancelled {
+                    Some(Fate::CancelledElsewhere)
+                } else {
+                    Some(Fate::AnsweredElsewhere)
+                };
+                self.close(id, fate);
+            }
+            BrowserEvent::Withdrawn { id, status } => {
+                self.sent.remove(id);
+                if let Some(item) = self.get(id).cloned() {
+                    self.history.insert(
+                        0,
+                        HistoryEntry {
+                            id: id.clone(),
+                            agent: agent_name(&item.record),
+                            answers: item.record.request.questions.iter().map(|q| (q.question.clone(), String::new())).collect(),
+                            status: *status,
+                            by_me: false,
+                            at: 0,
+                        },
+                    );
+                }
+                let fate = if *status == Status::TimedOut { Fate::TimedOut } else { Fate::Withdrawn };
+                self.close(id, Some(fate));
+            }
+            BrowserEvent::Agent { agent } => {
+                self.agents.insert(agent.session_id.clone(), agent.clone());
+            }
+            BrowserEvent::Error { id: Some(id), .. } => {
+                // The bridge refused our answer: offer the question again if it is still open.
+                if self.sent.remove(id) {
+                    if let Some(item) = self.get_mut(id) {
+                        if item.fate == Fate::Sent {
+                            item.fate = Fate::Pending;
+                        }
+                    }
+                }
+            }
+            BrowserEvent::Error { .. } | BrowserEvent::Ack { .. } => {}
+        }
+        self.ensure_active();
+        notices
+    }
+
+    /// A final question set leaves the list, unless it is the active one: that one stays
+    /// (with `fate`, when given) so the page can say what happened, until [`Inbox::dismiss`].
+    fn close(&mut self, id: &str, fate: Option<Fate>) {
+        let active = self.active.as_deref() == Some(id);
+        match (fate, active) {
+            (Some(fate), true) => {
+                if let Some(item) = self.get_mut(id) {
+                    item.fate = fate;
+                }
+            }
+            _ => self.items.retain(|i| i.record.id != id),
+        }
+    }
+
+    /// This window answered `id`: it is no longer offered; the next one becomes active.
+    pub fn mark_sent(&mut self, id: &str) {
+        self.sent.insert(id.to_owned());
+        if let Some(item) = self.get_mut(id) {
+            item.fate = Fate::Sent;
+        }
+        if self.active.as_deref() == Some(id) {
+            self.active = None;
+        }
+        self.ensure_active();
+    }
+
+    /// Drops every closed question set and moves on from the active one if it closed.
+    pub fn dismiss(&mut self) {
+        self.items.retain(|i| !i.fate.is_final());
+        self.ensure_active();
+    }
+
+    fn sort(&mut self) {
+        self.items.sort_by(|a, b| a.record.created_at.cmp(&b.record.created_at).then_with(|| a.record.id.cmp(&b.record.id)));
+    }
+
+    /// Keeps the active question set if it is still shown, else picks the first pending one.
+    pub fn ensure_active(&mut self) {
+        if let Some(id) = &self.active {
+            if self.get(id).is_some_and(|i| i.fate != Fate::Sent) {
+                return;
+            }
+        }
+        self.active = self.order().into_iter().find(|id| self.get(id).is_some_and(|i| i.fate == Fate::Pending));
+    }
+
+    /// Activates `id` if it can be answered.
+    pub fn select(&mut self, id: &str) {
+        if self.get(id).is_some_and(|i| i.fate == Fate::Pending) {
+            self.active = Some(id.to_owned());
+            self.items.retain(|i| !i.fate.is_final() || i.record.id == id);
+        }
+    }
+
+    /// Moves to the next (`forward`) or previous pending question set, in inbox order, wrapping.
+    pub fn step(&mut self, forward: bool) {
+        let order: Vec<String> = self.order().into_iter().filter(|id| self.get(id).is_some_and(|i| i.fate == Fate::Pending)).collect();
+        if order.is_empty() {
+            return;
+        }
+        let n = order.len();
+        let next = match self.active.as_ref().and_then(|a| order.iter().position(|id| id == a)) {
+            Some(p) if forward => (p + 1) % n,
+            Some(p) => (p + n - 1) % n,
+            None => 0,
+        };
+        let id = order[next].clone();
+        self.select(&id);
+    }
+
+    /// Every shown question set id in inbox order (groups flattened).
+    pub fn order(&self) -> Vec<String> {
+        self.groups().into_iter().flat_map(|g| g.items).collect()
+    }
+
+    fn parent_of(&self, session: &str, record: Option<&QuestionRecord>) -> Option<String> {
+        self.agents
+            .get(session)
+            .and_then(|a| a.parent_session_id.clone())
+            .or_else(|| record.and_then(|r| r.request.agent.as_ref()?.parent_session_id.clone()))
+            .filter(|p| p != session)
+    }
+
+    /// The top-most ancestor of `session` (bounded, so a cycle cannot hang).
+    fn root_of(&self, session: &str, record: Option<&QuestionRecord>) -> String {
+        let mut current = session.to_owned();
+        let mut rec = record;
+        for _ in 0..8 {
+            match self.parent_of(&current, rec) {
+                Some(p) if p != session => {
+                    current = p;
+                    rec = None;
+                }
+                _ => break,
+            }
+        }
+        current
+    }
+
+    /// The inbox as shown: sessions ordered by their oldest question, each followed by
+    /// its sub-agents' sessions; question sets oldest first.
+    pub fn groups(&self) -> Vec<Group> {
+        struct Session {
+            root: String,
+            oldest: u64,
+            ids: Vec<String>,
+            name: String,
+        }
+        let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
+        for item in &self.items {
+            let s = session_of(&item.record);
+            let root = self.root_of(&s, Some(&item.record));
+            let e = sessions.entry(s).or_insert_with(|| Session {
+                root,
+                oldest: item.record.created_at,
+                ids: vec![],
+                name: agent_name(&item.record),
+            });
+            e.oldest = e.oldest.min(item.record.created_at);
+            e.ids.push(item.record.id.clone());
+        }
+        let mut roots: BTreeMap<String, u64> = BTreeMap::new();
+        for s in sessions.values() {
+            let r = roots.entry(s.root.clone()).or_insert(s.oldest);
+            *r = (*r).min(s.oldest);
+        }
+        let mut roots: Vec<(String, u64)> = roots.into_iter().collect();
+        roots.sort_by(|a, b| a.1.cmp(&b.1).then_with(|| a.0.cmp(&b.0)));
+        let mut out = Vec::new();
+        for (root, _) in roots {
+            let own = sessions.get(&root);
+            let presence = self.agents.get(&root);
+            out.push(Group {
+                session: root.clone(),
+                name: presence.map(|a| a.name.clone()).or_else(|| own.map(|o| o.name.clone())).unwrap_or_else(|| "Parent session".into()),
+                connected: presence.map(|a| a.connected),
+                depth: 0,
+                items: own.map(|o| o.ids.clone()).unwrap_or_default(),
+            });
+            let mut children: Vec<(&String, &Session)> = sessions.iter().filter(|(s, v)| v.root == root && **s != root).collect();
+            children.sort_by(|a, b| a.1.oldest.cmp(&b.1.oldest).then_with(|| a.0.cmp(b.0)));
+            for (s, v) in children {
+                let presence = self.agents.get(s);
+                out.push(Group {
+                    session: s.clone(),
+                    name: presence.map(|a| a.name.clone()).unwrap_or_else(|| v.name.clone()),
+                    connected: presence.map(|a| a.connected),
+                    depth: 1,
+                    items: v.ids.clone(),
+                });
+            }
+        }
+        out
+    }
+}
+
+/// "12 s", "3 min", "2 h 5 min", "3 d": how long something has waited.
+pub fn waited(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min", s / 60),
+        3600..=86_399 => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+        _ => format!("{} d", s / 86_400),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn ev(v: serde_json::Value) -> BrowserEvent {
+        serde_json::from_value(v).unwrap()
+    }
+
+    fn record(id: &str, agent: &str, session: &str, created: u64) -> serde_json::Value {
+        json!({"id": id, "status": "pending", "createdAt": created, "request": {
+            "agent": {"name": agent, "sessionId": session}, "questions": [{"question": format!("{id}?")}]
+        }})
+    }
+
+    fn answered(id: &str, by: &str) -> serde_json::Value {
+        json!({"type": "answered", "id": id, "by": by, "result": {"id": id, "status": "answered", "answered": true, "answeredAt": 9,
+            "answers": [{"question": format!("{id}?"), "answer": "yes", "selectedOptions": [], "custom": "yes", "wasCustom": true}]}})
+    }
+
+    fn snapshot() -> Inbox {
+        let mut inbox = Inbox::default();
+        inbox.apply(&ev(json!({"type": "snapshot", "client": "me", "agents": [
+            {"sessionId": "child", "name": "helper", "parentSessionId": "root", "connected": true}
+        ], "questions": [record("a", "other", "lone", 5), record("b", "helper", "child", 1), record("c", "main", "root", 3)]})));
+        inbox
+    }
+
+    #[test]
+    fn sub_agents_sit_under_their_parent_oldest_first() {
+        let inbox = snapshot();
+        let groups: Vec<(String, usize, Vec<String>, Option<bool>)> =
+            inbox.groups().into_iter().map(|g| (g.name, g.depth, g.items, g.connected)).collect();
+        assert_eq!(
+            groups,
+            [
+                ("main".to_owned(), 0, vec!["c".to_owned()], None),
+                ("helper".to_owned(), 1, vec!["b".to_owned()], Some(true)),
+                ("other".to_owned(), 0, vec!["a".to_owned()], None),
+            ]
+        );
+        assert_eq!(inbox.active.as_deref(), Some("c"), "the first in inbox order is active");
+        assert_eq!(inbox.order(), ["c", "b", "a"]);
+    }
+
+    #[test]
+    fn stepping_wraps_and_skips_what_was_sent() {
+        let mut inbox = snapshot();
+        inbox.step(true);
+        assert_eq!(inbox.active.as_deref(), Some("b"));
+        inbox.step(false);
+        inbox.step(false);
+        assert_eq!(inbox.active.as_deref(), Some("a"), "wraps backwards");
+        inbox.mark_sent("a");
+        assert_eq!(inbox.active.as_deref(), Some("c"));
+        inbox.step(true);
+        inbox.step(true);
+        assert_eq!(inbox.active.as_deref(), Some("c"), "a is no longer offered");
+    }
+
+    #[test]
+    fn a_reconnect_does_not_offer_a_queued_answer_again() {
+        let mut inbox = snapshot();
+        inbox.mark_sent("c");
+        inbox.apply(&ev(json!({"type": "snapshot", "client": "me2", "agents": [], "questions": [record("c", "main", "root", 3)]})));
+        assert_eq!(inbox.get("c").map(|i| i.fate), Some(Fate::Sent));
+        assert_eq!(inbox.get("b").map(|i| i.fate), Some(Fate::Gone), "the active one vanished while offline: say so");
+        assert!(inbox.get("a").is_none());
+        inbox.apply(&ev(answered("c", "me2")));
+        assert!(inbox.get("c").is_none());
+        assert!(inbox.history[0].by_me);
+    }
+
+    #[test]
+    fn closed_elsewhere_stays_visible_while_active() {
+        let mut inbox = snapshot();
+        inbox.apply(&ev(answered("c", "someone-else")));
+        assert_eq!(inbox.get("c").map(|i| i.fate), Some(Fate::AnsweredElsewhere));
+        assert_eq!(inbox.active.as_deref(), Some("c"));
+        assert_eq!(inbox.history[0].answers, [("c?".to_owned(), "yes".to_owned())]);
+        inbox.apply(&ev(json!({"type": "withdrawn", "id": "a", "status": "timed_out"})));
+        assert!(inbox.get("a").is_none(), "an inactive one just leaves");
+        assert_eq!(inbox.history[0].status, Status::TimedOut);
+        inbox.dismiss();
+        assert_eq!(inbox.active.as_deref(), Some("b"));
+        assert_eq!(inbox.pending_count(), 1);
+    }
+
+    #[test]
+    fn a_refused_answer_is_offered_again() {
+        let mut inbox = snapshot();
+        inbox.mark_sent("c");
+        inbox.apply(&ev(json!({"type": "error", "ref": "r1", "id": "c", "error": {"code": "invalid", "message": "no"}})));
+        assert_eq!(inbox.get("c").map(|i| i.fate), Some(Fate::Pending));
+    }
+
+    #[test]
+    fn new_questions_are_announced_once() {
+        let mut inbox = snapshot();
+        let asked = ev(json!({"type": "asked", "question": record("d", "main", "root", 7)}));
+        assert_eq!(inbox.apply(&asked), [Notice::NewQuestion { agent: "main".into(), text: "d?".into() }]);
+        assert_eq!(inbox.apply(&asked), []);
+        assert_eq!(inbox.order(), ["c", "d", "b", "a"], "joins its session's group");
+    }
+
+    #[test]
+    fn waiting_times_read_well() {
+        assert_eq!(waited(4_000), "4 s");
+        assert_eq!(waited(150_000), "2 min");
+        assert_eq!(waited(3_900_000), "1 h 5 min");
+        assert_eq!(waited(3 * 86_400_000), "3 d");
+    }
+}

@@ -1,0 +1,40 @@
+//! # askuser-web
+//!
+//! The browser side of askuser: a person sees every question agents are waiting on and
+//! answers them. Client-side Leptos, built by Trunk (`index.html` at the workspace
+//! root); the bridge embeds the result.
+//!
+//! The dialog's behaviour is not here: [`askuser_core::dialog::Dialog`] decides
+//! everything (keys, focus, tabs, prompts, submit). This crate turns DOM events into
+//! dialog events, renders its [`View`](askuser_core::dialog::View), and moves messages.
+//!
+//! # Layout
+//! - [`dialog_view`]: [`DialogView`], one question set as an accessible dialog, and
+//!   [`mount_dialog`] to mount it alone (the embed package).
+//! - [`events`]: bridge messages as `askuser:*` `CustomEvent`s on `window`: the seam
+//!   between transport and UI.
+//! - [`bridge`]: the WebSocket (token, backoff, outbox of answers until acked).
+//! - [`inbox`]: pending question sets, grouping by agent session, history; plain data.
+//! - [`app`]: the page: inbox, active dialog, banners, notifications, history.
+//! - [`drafts`], [`notify`], [`text`]: draft storage, attention, code in question text.
+//!
+//! Invariant: agent text reaches the DOM only as text nodes; agent HTML (an option's
+//! `preview`) only as the `srcdoc` of an `<iframe sandbox="">`.
+
+pub mod app;
+pub mod bridge;
+pub mod dialog_view;
+pub mod drafts;
+pub mod events;
+pub mod inbox;
+pub mod notify;
+pub mod text;
+
+pub use app::App;
+pub use dialog_view::{mount_dialog, DialogHandle, DialogView};
+
+/// Mounts the whole page into `<body>` (what `main.rs` does).
+pub fn mount_app() {
+    std::panic::set_hook(Box::new(|info| web_sys::console::error_1(&info.to_string().into())));
+    leptos::mount::mount_to_body(App);
+}
