@@ -2,5 +2,6 @@
 //! real HTTP and WebSockets on 127.0.0.1 with a real store on disk.
 
 mod bridge;
+mod browser;
 mod cli;
 mod support;

@@ -1,0 +1,213 @@
+//! The served page in a real headless Chromium, driven over WebDriver (chromedriver),
+//! against a real bridge: an agent asks over HTTP, a person answers by keyboard.
+//!
+//! With `ASKUSER_SCREENSHOTS=DIR` set, the tests also save screenshots of the main
+//! layouts there (the README's pictures come from this).
+
+use crate::support::{bridge, TestBridge, TOKEN};
+use fantoccini::elements::Element;
+use fantoccini::key::Key;
+use fantoccini::{Client, ClientBuilder, Locator};
+use serde_json::{json, Value};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+/// A chromedriver process and a headless Chromium session; both end when dropped.
+struct Browser {
+    client: Option<Client>,
+    driver: Child,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+impl std::ops::Deref for Browser {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        self.client.as_ref().unwrap()
+    }
+}
+
+async fn browser(width: u32, height: u32) -> Browser {
+    assert!(askuser::assets::has_ui(), "this build has no web UI: run scripts/build-ui (scripts/test does) before the tests");
+    let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let driver = Command::new(&chromedriver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {chromedriver} (install chromium-driver; scripts/setup does): {e}"));
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        json!({"args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+            format!("--window-size={width},{height}")]}),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    let mut last = None;
+    for _ in 0..50 {
+        match ClientBuilder::new(connector.clone()).capabilities(caps.clone()).connect(&format!("http://127.0.0.1:{port}")).await {
+            Ok(client) => return Browser { client: Some(client), driver },
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("chromedriver did not start: {last:?}");
+}
+
+impl Browser {
+    async fn close(mut self) {
+        if let Some(c) = self.client.take() {
+            let _ = c.close().await;
+        }
+    }
+
+    /// Presses keys on whatever has focus, as a person would.
+    async fn keys(&self, keys: &str) {
+        self.active_element().await.unwrap().send_keys(keys).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(80)).await;
+    }
+
+    async fn wait_css(&self, css: &str) -> Element {
+        tokio::time::timeout(Duration::from_secs(10), self.wait().forever().for_element(Locator::Css(css)))
+            .await
+            .unwrap_or_else(|_| panic!("{css} did not appear"))
+            .unwrap()
+    }
+
+    /// The row with `role` whose text contains `name`.
+    async fn row(&self, role: &str, name: &str) -> Element {
+        for _ in 0..100 {
+            for e in self.find_all(Locator::Css(&format!("[role={role}]"))).await.unwrap() {
+                if e.text().await.unwrap_or_default().contains(name) {
+                    return e;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no {role} named {name:?}");
+    }
+
+    async fn shot(&self, name: &str) {
+        if let Ok(dir) = std::env::var("ASKUSER_SCREENSHOTS") {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(format!("{dir}/{name}.png"), self.screenshot().await.unwrap()).unwrap();
+        }
+    }
+}
+
+async fn open(b: &TestBridge, browser: &Browser) {
+    browser.goto(&format!("{}/#token={TOKEN}", b.url)).await.unwrap();
+}
+
+fn arrow_down() -> String {
+    Key::Down.to_string()
+}
+
+fn enter() -> String {
+    Key::Enter.to_string()
+}
+
+#[tokio::test]
+async fn an_agent_asks_and_a_person_answers_by_keyboard() {
+    let b = bridge().await;
+    let asking = b.ask(
+        json!({"questions": [
+            {"question": "Which database should we use?", "header": "Database",
+             "options": [{"label": "PostgreSQL (Recommended)", "description": "Battle-tested relational DB"}, {"label": "SQLite", "description": "Lightweight, file-based"}]},
+            {"question": "Which features should we include?", "header": "Features", "multiSelect": true,
+             "options": [{"label": "Authentication", "description": "OAuth2 + JWT"}, {"label": "REST API"}, {"label": "Admin Dashboard"}]},
+            {"question": "What should we name this service?", "header": "Name"}
+        ], "agent": {"name": "claude-code", "sessionId": "s-1"}}),
+        "canonical",
+    );
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    browser.row("radio", "SQLite").await;
+    // The token left the address bar.
+    assert!(browser.current_url().await.unwrap().fragment().is_none_or(|f| !f.contains(TOKEN)));
+    browser.shot("single-select").await;
+
+    browser.keys(&(arrow_down() + &enter())).await; // SQLite, then on to Features
+    browser.row("checkbox", "REST API").await;
+    browser.keys(" ").await; // Authentication
+    browser.keys(&(arrow_down() + &arrow_down())).await;
+    browser.keys(" ").await; // Admin Dashboard
+    assert_eq!(browser.row("checkbox", "Admin Dashboard").await.attr("aria-checked").await.unwrap().as_deref(), Some("true"));
+    browser.shot("multi-select").await;
+    browser.keys(&enter()).await;
+    browser.wait_css("textarea").await;
+    browser.keys("order-processor").await;
+    browser.shot("free-text").await;
+    browser.keys(&enter()).await; // on to the Submit tab's review
+    let review = browser.wait_css("[role=tabpanel]").await.text().await.unwrap();
+    assert!(review.contains("order-processor"), "{review}");
+    browser.shot("submit-review").await;
+    browser.keys(&enter()).await;
+
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
+    browser.close().await;
+    assert_eq!(result["status"], "answered");
+    assert_eq!(result["answers"][0]["answer"], "SQLite");
+    assert_eq!(result["answers"][1]["answer"], json!(["Authentication", "Admin Dashboard"]));
+    assert_eq!(result["answers"][2]["answer"], "order-processor");
+}
+
+#[tokio::test]
+async fn a_reload_mid_answer_loses_nothing() {
+    let b = bridge().await;
+    let asking = b.ask(
+        json!({"questions": [{"question": "Which features?", "multiSelect": true, "options": [{"label": "Auth"}, {"label": "API"}, {"label": "UI"}]}]}),
+        "canonical",
+    );
+    let browser = browser(900, 600).await;
+    open(&b, &browser).await;
+    browser.row("checkbox", "API").await;
+    browser.keys(" ").await; // Auth
+    browser.keys("o").await; // Other, with a typed draft
+    browser.wait_css("textarea").await;
+    browser.keys("Billing").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    browser.refresh().await.unwrap();
+    let auth = browser.row("checkbox", "Auth").await;
+    assert_eq!(auth.attr("aria-checked").await.unwrap().as_deref(), Some("true"), "the selection survives the reload");
+    if browser.find(Locator::Css("textarea")).await.is_err() {
+        browser.keys("o").await;
+    }
+    let textarea = browser.wait_css("textarea").await;
+    assert_eq!(textarea.prop("value").await.unwrap().unwrap_or_default(), "Billing", "the typed draft survives the reload");
+    textarea.click().await.unwrap();
+    browser.keys(&enter()).await;
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
+    browser.close().await;
+    assert_eq!(result["answers"][0]["answer"], json!(["Auth", "Billing"]));
+}
+
+#[tokio::test]
+async fn the_inbox_shows_every_agent_and_a_long_list() {
+    let b = bridge().await;
+    let options: Vec<Value> = (1..=12).map(|i| json!({"label": format!("Framework {i}")})).collect();
+    let _long = b.ask(json!({"questions": [{"question": "Which framework?", "header": "Framework", "options": options}],
+        "agent": {"name": "claude-code", "sessionId": "main"}}), "canonical");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let _helper = b.ask(json!({"question": "May I delete the build cache?", "choices": ["Yes", "No"],
+        "agent": {"name": "test-runner", "sessionId": "sub-1", "parentSessionId": "main"}}), "canonical");
+    let _other = b.ask(json!({"question": "Which region?", "agent": {"name": "codex", "sessionId": "c-9"}}), "canonical");
+    let browser = browser(1100, 760).await;
+    open(&b, &browser).await;
+    browser.row("radio", "Framework 1").await;
+    let page = browser.find(Locator::Css("body")).await.unwrap().text().await.unwrap();
+    for name in ["claude-code", "test-runner", "codex", "May I delete the build cache?", "Which region?"] {
+        assert!(page.contains(name), "{name} is in the inbox:\n{page}");
+    }
+    assert!(page.contains("more"), "a long list says how many more rows there are:\n{page}");
+    browser.shot("inbox-long-list").await;
+    browser.close().await;
+}
