@@ -261,3 +261,48 @@ def test_without_a_bridge_mcp_starts_one(data_dir):
 
     r = call(data_dir, {"question": "Self-hosted?"}, answer_via_bridge_file)
     assert r.structured_content["answers"][0]["answer"] == "yes"
+
+
+def test_a_call_survives_the_exit_of_the_process_that_hosted_the_bridge(data_dir):
+    # Two agents' MCP servers share one bridge, run by the first; the first exits while
+    # the second waits for an answer. The second takes the bridge over (same address,
+    # same token) and its call still completes.
+    import socket
+
+    with socket.socket() as s:
+        if s.connect_ex(("127.0.0.1", 7823)) == 0:
+            pytest.skip("something already listens on the default port 7823")
+    first = subprocess.Popen([ASKUSER, "mcp", "--data-dir", data_dir], stdin=subprocess.PIPE,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    bridge_file = os.path.join(data_dir, "bridge.json")
+
+    def bridge_from_file():
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            try:
+                with open(bridge_file) as f:
+                    bf = json.load(f)
+                b = Bridge.__new__(Bridge)
+                b.url, b.token = bf["url"], bf["token"]
+                if b.http("GET", "/v1/health")[0] == 200:
+                    return b
+            except (OSError, ValueError, urllib.error.URLError):
+                pass
+            time.sleep(0.1)
+        raise AssertionError("no bridge answered")
+
+    hosted = bridge_from_file()
+
+    def first_exits_then_answer():
+        hosted.wait_pending()
+        first.stdin.close()  # the hosting agent's session ends
+        first.wait(timeout=15)
+        time.sleep(0.5)
+        bridge_from_file().answer(["still here"])
+
+    try:
+        r = call(data_dir, {"question": "Who hosts now?"}, first_exits_then_answer)
+        assert r.structured_content["answers"][0]["answer"] == "still here"
+    finally:
+        if first.poll() is None:
+            first.kill()

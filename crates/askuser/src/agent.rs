@@ -8,8 +8,9 @@ use crate::config::{self, Endpoint};
 use askuser_core::protocol::{ErrorBody, ErrorCode, QuestionRecord};
 use askuser_core::AskResult;
 use serde_json::Value;
+use crate::serve::{self, Running, ServeOptions};
 use std::path::PathBuf;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// Why an ask ended without a result.
@@ -28,6 +29,8 @@ pub struct Asker {
     endpoint: Mutex<Endpoint>,
     /// Where to look for a restarted bridge's `bridge.json` (new port or token).
     rediscover: Option<PathBuf>,
+    /// Runs the bridge in this process when the one in use stays gone.
+    host: Option<Arc<Host>>,
 }
 
 const MIN_BACKOFF: Duration = Duration::from_millis(200);
@@ -35,14 +38,25 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 impl Asker {
     pub fn new(endpoint: Endpoint, rediscover: Option<PathBuf>) -> Asker {
-        Asker { http: reqwest::Client::new(), endpoint: Mutex::new(endpoint), rediscover }
+        Asker { http: reqwest::Client::new(), endpoint: Mutex::new(endpoint), rediscover, host: None }
+    }
+
+    /// Lets this asker run the bridge itself after [`TAKEOVER_AFTER`] without one.
+    pub fn with_host(mut self, host: Arc<Host>) -> Asker {
+        self.host = Some(host);
+        self
     }
 
     pub fn endpoint(&self) -> Endpoint {
         self.endpoint.lock().unwrap().clone()
     }
 
-    fn refresh(&self) {
+    pub fn set_endpoint(&self, endpoint: Endpoint) {
+        *self.endpoint.lock().unwrap() = endpoint;
+    }
+
+    /// Re-reads `bridge.json`, for a bridge that restarted on another port or token.
+    pub fn refresh(&self) {
         let Some(dir) = &self.rediscover else { return };
         if let Ok(found) = config::find_bridge(None, None, dir) {
             *self.endpoint.lock().unwrap() = found;
@@ -50,10 +64,12 @@ impl Asker {
     }
 
     /// Asks and waits until the question is final. `request` must carry an `id`.
-    /// With `retry`, connection failures and bridge restarts are retried forever
-    /// (`on_retry` hears of each); without, the first one is returned.
+    /// With `retry`, connection failures and bridge restarts are retried forever;
+    /// `on_retry` hears of each, with how long the bridge has been unreachable.
+    /// Without, the first one is returned.
     pub async fn ask(&self, request: &Value, retry: bool, mut on_retry: impl FnMut(&str)) -> Result<AskResult, AskError> {
         let mut backoff = MIN_BACKOFF;
+        let mut failing_since: Option<tokio::time::Instant> = None;
         loop {
             let ep = self.endpoint();
             let sent = self
@@ -87,6 +103,21 @@ impl Asker {
             tokio::time::sleep(backoff).await;
             backoff = (backoff * 2).min(MAX_BACKOFF);
             self.refresh();
+            let since = *failing_since.get_or_insert_with(tokio::time::Instant::now);
+            if since.elapsed() >= TAKEOVER_AFTER {
+                self.take_over().await;
+            }
+        }
+    }
+
+    /// Runs the bridge here, at the address and with the token of the one that went away.
+    async fn take_over(&self) {
+        let Some(host) = &self.host else { return };
+        let ep = self.endpoint();
+        let Some(addr) = ep.url.strip_prefix("http://") else { return };
+        match host.start(addr, Some(ep.token.clone())).await {
+            Ok(endpoint) => self.set_endpoint(endpoint),
+            Err(e) => tracing::debug!("cannot take over the bridge at {addr}: {e:#}"),
         }
     }
 
@@ -111,5 +142,50 @@ impl Asker {
     pub async fn withdraw(&self, id: &str) {
         let ep = self.endpoint();
         let _ = self.http.delete(format!("{}/v1/questions/{id}", ep.url)).bearer_auth(&ep.token).send().await;
+    }
+}
+
+/// How long the bridge in use may be unreachable before this process runs one itself.
+pub const TAKEOVER_AFTER: Duration = Duration::from_secs(5);
+
+/// A bridge run by this process when no other answers: at start, and when the one in
+/// use has been gone for [`TAKEOVER_AFTER`] (say, the `askuser mcp` that hosted it
+/// exited). Questions live in the store, so taking over loses nothing, and browsers
+/// reconnect to the same address with the same token.
+pub struct Host {
+    dir: PathBuf,
+    open_browser: bool,
+    running: tokio::sync::Mutex<Option<Running>>,
+}
+
+impl Host {
+    pub fn new(dir: PathBuf, open_browser: bool) -> Host {
+        Host { dir, open_browser, running: tokio::sync::Mutex::new(None) }
+    }
+
+    /// Starts a bridge on `addr` (once) and prints where to open it.
+    pub async fn start(&self, addr: &str, token: Option<String>) -> anyhow::Result<Endpoint> {
+        let mut running = self.running.lock().await;
+        if let Some(r) = running.as_ref() {
+            return Ok(Endpoint { url: r.url.clone(), token: r.token.clone() });
+        }
+        let mut opts = ServeOptions::new(self.dir.clone());
+        opts.addr = addr.to_owned();
+        opts.token = token;
+        let r = serve::start(opts).await?;
+        eprintln!("askuser: open {}", r.open_url());
+        tracing::info!("this process runs the bridge at {}", r.url);
+        if self.open_browser {
+            serve::open_browser(&r.open_url());
+        }
+        let endpoint = Endpoint { url: r.url.clone(), token: r.token.clone() };
+        *running = Some(r);
+        Ok(endpoint)
+    }
+
+    pub async fn stop(&self) {
+        if let Some(r) = self.running.lock().await.take() {
+            r.stop().await;
+        }
     }
 }

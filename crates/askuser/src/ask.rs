@@ -4,8 +4,8 @@ use crate::agent::{AskError, Asker};
 use crate::cli::{fail, print_json, runtime, AskArgs, BridgeArgs, McpArgs, EXIT_INVALID};
 use crate::config::{self, Endpoint};
 use crate::input::read_text;
+use crate::agent::Host;
 use crate::mcp::{AskServer, McpOptions};
-use crate::serve::{self, Running, ServeOptions};
 use askuser_core::dialect::normalize;
 use askuser_core::{AskResult, Format, Limits, Status};
 use serde_json::{json, Value};
@@ -171,25 +171,13 @@ async fn healthy(endpoint: &Endpoint) -> bool {
 
 pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
     let dir = config::data_dir(args.bridge.data_dir.as_deref());
-    let found = config::find_bridge(args.bridge.url.as_deref(), args.bridge.token.as_deref(), &dir).ok();
-    let mut hosted: Option<Running> = None;
-    let endpoint = match found {
+    let host = Arc::new(Host::new(dir.clone(), args.open));
+    let endpoint = match config::find_bridge(args.bridge.url.as_deref(), args.bridge.token.as_deref(), &dir).ok() {
         Some(ep) if healthy(&ep).await => ep,
-        _ => {
-            let mut opts = ServeOptions::new(dir.clone());
-            opts.token = args.bridge.token.clone();
-            let running = serve::start(opts).await?;
-            eprintln!("askuser: open {}", running.open_url());
-            if args.open {
-                serve::open_browser(&running.open_url());
-            }
-            let ep = Endpoint { url: running.url.clone(), token: running.token.clone() };
-            hosted = Some(running);
-            ep
-        }
+        _ => host.start(config::DEFAULT_ADDR, args.bridge.token.clone()).await?,
     };
     let open_url = endpoint.url.clone();
-    let asker = Arc::new(Asker::new(endpoint, Some(dir)));
+    let asker = Arc::new(Asker::new(endpoint, Some(dir)).with_host(host.clone()));
     let server = AskServer::new(
         asker,
         McpOptions {
@@ -201,8 +189,6 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
         },
     );
     let outcome = crate::mcp::serve_stdio(server).await;
-    if let Some(running) = hosted {
-        running.stop().await;
-    }
+    host.stop().await;
     outcome
 }
