@@ -74,6 +74,8 @@ struct Outgoing {
 
 struct Inner {
     url: String,
+    /// Where the `askuser:*` events are fired (`window` for the app).
+    target: web_sys::EventTarget,
     ws: Option<WebSocket>,
     open: bool,
     attempt: u32,
@@ -93,9 +95,15 @@ pub struct Bridge {
 impl Bridge {
     /// Starts connecting to `url`, firing `askuser:connection` as the state changes.
     pub fn start(url: String) -> Bridge {
-        let outbox = load_outbox();
+        Bridge::start_on(url, events::window_target())
+    }
+
+    /// [`Bridge::start`], firing every event on `target` instead of `window`.
+    pub fn start_on(url: String, target: web_sys::EventTarget) -> Bridge {
+        let outbox = load_outbox(&url);
         let bridge = Bridge {
             inner: Rc::new(RefCell::new(Inner {
+                target,
                 url,
                 ws: None,
                 open: false,
@@ -143,8 +151,9 @@ impl Bridge {
             let _ = ws.close();
         }
         inner.handlers.clear();
+        let target = inner.target.clone();
         drop(inner);
-        events::dispatch_connection("closed", 0);
+        events::dispatch_connection_on(&target, "closed", 0);
     }
 
     fn next_ref(&self) -> String {
@@ -158,7 +167,7 @@ impl Bridge {
         let Ok(text) = serde_json::to_string(msg) else { return false };
         let mut inner = self.inner.borrow_mut();
         inner.outbox.push(Outgoing { reference, id: id.to_owned(), text: text.clone() });
-        save_outbox(&inner.outbox);
+        save_outbox(&inner.url, &inner.outbox);
         match (&inner.ws, inner.open) {
             (Some(ws), true) => ws.send_with_str(&text).is_ok(),
             _ => false,
@@ -166,14 +175,14 @@ impl Bridge {
     }
 
     fn connect(&self) {
-        let (url, attempt) = {
+        let (url, attempt, target) = {
             let inner = self.inner.borrow();
             if inner.stopped {
                 return;
             }
-            (inner.url.clone(), inner.attempt)
+            (inner.url.clone(), inner.attempt, inner.target.clone())
         };
-        events::dispatch_connection(if attempt == 0 { "connecting" } else { "reconnecting" }, attempt);
+        events::dispatch_connection_on(&target, if attempt == 0 { "connecting" } else { "reconnecting" }, attempt);
         let ws = match WebSocket::new(&url) {
             Ok(ws) => ws,
             Err(_) => {
@@ -218,8 +227,9 @@ impl Bridge {
                 let _ = ws.send_with_str(&out.text);
             }
         }
+        let target = inner.target.clone();
         drop(inner);
-        events::dispatch_connection("open", 0);
+        events::dispatch_connection_on(&target, "open", 0);
     }
 
     fn received(&self, text: &str) {
@@ -228,11 +238,12 @@ impl Bridge {
             let before = inner.outbox.len();
             inner.outbox.retain(|o| !settles(&event, o));
             if inner.outbox.len() != before {
-                save_outbox(&inner.outbox);
+                save_outbox(&inner.url, &inner.outbox);
             }
         }
         // Outside the borrow: listeners may send.
-        let _ = events::dispatch_message(text);
+        let target = self.inner.borrow().target.clone();
+        let _ = events::dispatch_message_on(&target, text);
     }
 
     fn closed(&self) {
@@ -250,12 +261,12 @@ impl Bridge {
     }
 
     fn schedule_reconnect(&self) {
-        let attempt = {
+        let (attempt, target) = {
             let mut inner = self.inner.borrow_mut();
             inner.attempt += 1;
-            inner.attempt
+            (inner.attempt, inner.target.clone())
         };
-        events::dispatch_connection("reconnecting", attempt);
+        events::dispatch_connection_on(&target, "reconnecting", attempt);
         let this = self.clone();
         leptos::prelude::set_timeout(move || this.connect(), backoff(attempt));
     }
@@ -282,13 +293,19 @@ fn session() -> Option<web_sys::Storage> {
     web_sys::window()?.session_storage().ok()?
 }
 
-fn load_outbox() -> Vec<Outgoing> {
-    session().and_then(|s| s.get_item(OUTBOX_KEY).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+/// One outbox per bridge (its URL without the token), so two connections never share one.
+fn outbox_key(url: &str) -> String {
+    format!("{OUTBOX_KEY}:{}", url.split('?').next().unwrap_or(url))
 }
 
-fn save_outbox(outbox: &[Outgoing]) {
+fn load_outbox(url: &str) -> Vec<Outgoing> {
+    session().and_then(|s| s.get_item(&outbox_key(url)).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+}
+
+fn save_outbox(url: &str, outbox: &[Outgoing]) {
+    let key = outbox_key(url);
     if let (Some(s), Ok(text)) = (session(), serde_json::to_string(outbox)) {
-        let _ = if outbox.is_empty() { s.remove_item(OUTBOX_KEY) } else { s.set_item(OUTBOX_KEY, &text) };
+        let _ = if outbox.is_empty() { s.remove_item(&key) } else { s.set_item(&key, &text) };
     }
 }
 

@@ -38,31 +38,51 @@ pub fn event_name(kind: &str) -> Option<&'static str> {
 /// Parses one text frame from the bridge and fires its event on `window`. Returns the
 /// event name, or an error naming what was wrong with the frame.
 pub fn dispatch_message(text: &str) -> Result<&'static str, String> {
+    dispatch_message_on(&window_target(), text)
+}
+
+/// [`dispatch_message`] on any `target` (an embedding page's element, say).
+pub fn dispatch_message_on(target: &web_sys::EventTarget, text: &str) -> Result<&'static str, String> {
     let detail = js_sys::JSON::parse(text).map_err(|_| format!("expected a JSON message from the bridge, got {:.80}", text))?;
     let kind = js_sys::Reflect::get(&detail, &JsValue::from_str("type")).ok().and_then(|t| t.as_string());
     let Some(kind) = kind else {
         return Err("expected a message with a string `type`, got none".into());
     };
     let name = event_name(&kind).ok_or_else(|| format!("unknown message type {kind:?}"))?;
-    dispatch(name, &detail);
+    dispatch_on(target, name, &detail);
     Ok(name)
 }
 
-/// Fires `askuser:connection` with `{state, attempt}`.
-pub fn dispatch_connection(state: &str, attempt: u32) {
+/// Fires `askuser:connection` with `{state, attempt}` on `target`.
+pub fn dispatch_connection_on(target: &web_sys::EventTarget, state: &str, attempt: u32) {
     let detail = js_sys::Object::new();
     let _ = js_sys::Reflect::set(&detail, &"state".into(), &state.into());
     let _ = js_sys::Reflect::set(&detail, &"attempt".into(), &attempt.into());
-    dispatch(CONNECTION, &detail);
+    dispatch_on(target, CONNECTION, &detail);
+}
+
+/// Fires `askuser:connection` with `{state, attempt}` on `window`.
+pub fn dispatch_connection(state: &str, attempt: u32) {
+    dispatch_connection_on(&window_target(), state, attempt);
 }
 
 /// Fires a `CustomEvent` named `name` with `detail` on `window`.
 pub fn dispatch(name: &str, detail: &JsValue) {
+    dispatch_on(&window_target(), name, detail);
+}
+
+/// Fires a `CustomEvent` named `name` with `detail` on `target`.
+pub fn dispatch_on(target: &web_sys::EventTarget, name: &str, detail: &JsValue) {
     let init = web_sys::CustomEventInit::new();
     init.set_detail(detail);
-    if let (Some(window), Ok(event)) = (web_sys::window(), web_sys::CustomEvent::new_with_event_init_dict(name, &init)) {
-        let _ = window.dispatch_event(&event);
+    if let Ok(event) = web_sys::CustomEvent::new_with_event_init_dict(name, &init) {
+        let _ = target.dispatch_event(&event);
     }
+}
+
+/// `window` as an event target.
+pub fn window_target() -> web_sys::EventTarget {
+    web_sys::window().expect("askuser-web runs in a browser window").into()
 }
 
 /// The `detail` of a `CustomEvent`, read as `T` (through JSON, so any plain object works).

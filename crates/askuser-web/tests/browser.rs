@@ -561,7 +561,9 @@ async fn offline_answers_are_queued_and_reconnects_are_announced() {
     let bridge = askuser_web::bridge::Bridge::start("ws://127.0.0.1:9/v1/ui?token=x".into());
     assert!(!bridge.answer("q-1", vec![Selection::option("Yes")]), "not sent while offline");
     assert_eq!(bridge.queued(), 1);
-    let stored = session.get_item("askuser:outbox").unwrap().expect("the outbox survives a reload");
+    // One outbox per bridge address (never with the token in its key).
+    let key = "askuser:outbox:ws://127.0.0.1:9/v1/ui";
+    let stored = session.get_item(key).unwrap().expect("the outbox survives a reload");
     assert!(stored.contains("\\\"type\\\":\\\"answer\\\"") && stored.contains("q-1"), "{stored}");
     sleep(1200).await;
     let states: Vec<(String, f64)> =
@@ -570,5 +572,5 @@ async fn offline_answers_are_queued_and_reconnects_are_announced() {
     assert!(states.iter().any(|(s, a)| s == "reconnecting" && *a >= 1.0), "{states:?}");
     bridge.stop();
     assert_eq!(get(conn.borrow().last().unwrap(), &["state"]).as_string().as_deref(), Some("closed"));
-    session.remove_item("askuser:outbox").unwrap();
+    session.remove_item(key).unwrap();
 }
