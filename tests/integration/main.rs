@@ -4,4 +4,5 @@
 mod bridge;
 mod browser;
 mod cli;
+mod hardening;
 mod support;

@@ -281,7 +281,9 @@ fn decode<T: serde::de::DeserializeOwned>(text: &str, known: &str) -> Result<T, 
     };
     serde_json::from_value(value).map_err(|e| {
         let msg = e.to_string();
-        if msg.starts_with("unknown variant") {
+        // Only an unknown `type` is a bad type; an unknown value elsewhere (a format,
+        // say) is reported as serde words it.
+        if msg.starts_with(&format!("unknown variant `{kind}`")) {
             ErrorBody::new(ErrorCode::BadMessage, format!("type: expected one of {known}, got {kind:?}"))
         } else {
             ErrorBody::new(ErrorCode::BadMessage, format!("{kind} message: {msg}"))
@@ -372,6 +374,8 @@ mod tests {
         assert_eq!(msg(r#"{"type":7}"#), "type: expected one of answer, cancel, got the number 7");
         assert_eq!(msg(r#"{"type":"cancel"}"#), "cancel message: missing field `id`");
         assert_eq!(decode_agent(r#"{"type":"ask"}"#).unwrap_err().message, "ask message: missing field `request`");
+        let bad_format = decode_agent(r#"{"type":"ask","request":{},"format":"xml"}"#).unwrap_err().message;
+        assert!(bad_format.starts_with("ask message: unknown variant `xml`, expected one of"), "{bad_format}");
     }
 
     #[test]

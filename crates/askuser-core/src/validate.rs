@@ -28,6 +28,11 @@ pub struct Limits {
     pub max_description_chars: usize,
     pub max_preview_chars: usize,
     pub max_id_chars: usize,
+    /// How deeply `metadata` may nest (objects and arrays). Every front end parses it
+    /// again inside larger messages, so it must stay well under JSON parsers' limits.
+    pub max_metadata_depth: usize,
+    /// The size of `metadata` as JSON text.
+    pub max_metadata_bytes: usize,
 }
 
 impl Default for Limits {
@@ -43,6 +48,8 @@ impl Default for Limits {
             max_description_chars: 2_000,
             max_preview_chars: 20_000,
             max_id_chars: 128,
+            max_metadata_depth: 32,
+            max_metadata_bytes: 64 * 1024,
         }
     }
 }
@@ -128,6 +135,15 @@ fn too_long(path: &str, what: &str, len: usize, max: usize, errors: &mut Vec<Fie
     }
 }
 
+/// How many objects and arrays nest in `value` (a scalar is 0).
+fn depth(value: &serde_json::Value) -> usize {
+    match value {
+        serde_json::Value::Array(items) => 1 + items.iter().map(depth).max().unwrap_or(0),
+        serde_json::Value::Object(map) => 1 + map.values().map(depth).max().unwrap_or(0),
+        _ => 0,
+    }
+}
+
 /// An option an agent added for free text, which the dialog always adds itself.
 fn is_other_label(label: &str) -> bool {
     let l = label.trim().to_lowercase();
@@ -153,6 +169,17 @@ pub(crate) fn apply_rules(
                     id.chars().take(60).collect::<String>()
                 ),
             ));
+        }
+    }
+    if let Some(metadata) = &request.metadata {
+        let value = serde_json::Value::Object(metadata.clone());
+        let depth = depth(&value);
+        if depth > limits.max_metadata_depth {
+            errors.push(FieldError::new("metadata", format!("nests {depth} levels deep; expected at most {}", limits.max_metadata_depth)));
+        }
+        let bytes = value.to_string().len();
+        if bytes > limits.max_metadata_bytes {
+            errors.push(FieldError::new("metadata", format!("is {bytes} bytes of JSON; expected at most {}", limits.max_metadata_bytes)));
         }
     }
     if request.timeout_seconds == Some(0) {
@@ -348,6 +375,19 @@ mod tests {
     fn ids_must_be_url_safe() {
         let r = Request { id: Some("a b/c".into()), ..req(vec![q("Pick", &["A"])]) };
         assert!(messages(r, &Limits::default())[0].starts_with("id: expected 1 to 128 characters"));
+    }
+
+    #[test]
+    fn deep_or_huge_metadata_is_refused() {
+        let mut nested = serde_json::json!(1);
+        for _ in 0..40 {
+            nested = serde_json::json!({ "a": nested });
+        }
+        let r = Request { metadata: nested.as_object().cloned(), ..req(vec![q("Pick", &["A"])]) };
+        assert_eq!(messages(r, &Limits::default()), ["metadata: nests 40 levels deep; expected at most 32"]);
+        let big = serde_json::json!({ "blob": "x".repeat(70_000) });
+        let r = Request { metadata: big.as_object().cloned(), ..req(vec![q("Pick", &["A"])]) };
+        assert!(messages(r, &Limits::default())[0].starts_with("metadata: is 70011 bytes of JSON; expected at most 65536"));
     }
 
     #[test]

@@ -228,7 +228,7 @@ impl ServeArgs {
         opts.settings = Settings {
             default_timeout: self.timeout,
             grace: Duration::from_secs(self.grace),
-            retention: Duration::from_secs(self.retention_days * 24 * 3600),
+            retention: Duration::from_secs(self.retention_days.saturating_mul(24 * 3600)),
             on_late_answer: self.on_late_answer.clone(),
             ..Settings::default()
         };

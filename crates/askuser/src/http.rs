@@ -12,6 +12,7 @@ use crate::{assets, ws};
 use askuser_core::protocol::{AnswerBody, ErrorBody, ErrorCode};
 use askuser_core::{Format, Status};
 use axum::body::Bytes;
+use axum::extract::rejection::{BytesRejection, QueryRejection};
 use axum::extract::{DefaultBodyLimit, Path, Query, Request, State, WebSocketUpgrade};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
@@ -149,48 +150,69 @@ fn percent_decode(s: &str) -> std::borrow::Cow<'_, str> {
 }
 
 async fn guard(State(app): State<App>, req: Request, next: Next) -> Response {
-    let sec = &app.security;
-    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
-    if !sec.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
-        tracing::warn!("refused a request for host {host:?}");
-        return error(
-            StatusCode::FORBIDDEN,
-            ErrorBody::new(ErrorCode::Unauthorized, format!("Host {host:?} is not this bridge's; expected one of {}", sec.hosts.join(", "))),
-        );
-    }
-    let path = req.uri().path().to_owned();
-    if path.starts_with("/v1/") {
-        let ok = presented_token(&req).is_some_and(|t| sec.token_ok(&t));
-        if !ok {
-            let mut r = error(
-                StatusCode::UNAUTHORIZED,
-                ErrorBody::new(ErrorCode::Unauthorized, "missing or wrong token: send `Authorization: Bearer TOKEN` (the token askuser serve printed)"),
-            );
-            r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return r;
-        }
-        let origin = req.headers().get(header::ORIGIN).and_then(|o| o.to_str().ok());
-        match origin {
-            Some(o) if !sec.origins.iter().any(|a| a == o) => {
-                tracing::warn!("refused a request from origin {o:?}");
-                return error(
-                    StatusCode::FORBIDDEN,
-                    ErrorBody::new(ErrorCode::Unauthorized, format!("Origin {o:?} is not allowed; start the bridge with --allow-origin {o} to allow it")),
-                );
-            }
-            None if path == "/v1/ui" => {
-                return error(StatusCode::FORBIDDEN, ErrorBody::new(ErrorCode::Unauthorized, "the browser socket needs an Origin header"));
-            }
-            _ => {}
-        }
-    }
-    let mut response = next.run(req).await;
+    // Refusals carry the same headers as everything else.
+    let mut response = match refusal(&app.security, &req) {
+        Some(refused) => refused,
+        None => next.run(req).await,
+    };
     let h = response.headers_mut();
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
     h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(assets::CSP));
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     response
+}
+
+/// Why `req` may not pass, as the response to send; `None` lets it through.
+fn refusal(sec: &Security, req: &Request) -> Option<Response> {
+    let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    if !sec.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+        tracing::warn!("refused a request for host {host:?}");
+        return Some(error(
+            StatusCode::FORBIDDEN,
+            ErrorBody::new(ErrorCode::Unauthorized, format!("Host {host:?} is not this bridge's; expected one of {}", sec.hosts.join(", "))),
+        ));
+    }
+    let path = req.uri().path();
+    if path.starts_with("/v1/") {
+        let ok = presented_token(req).is_some_and(|t| sec.token_ok(&t));
+        if !ok {
+            let mut r = error(
+                StatusCode::UNAUTHORIZED,
+                ErrorBody::new(ErrorCode::Unauthorized, "missing or wrong token: send `Authorization: Bearer TOKEN` (the token askuser serve printed)"),
+            );
+            r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+            return Some(r);
+        }
+        let origin = req.headers().get(header::ORIGIN).and_then(|o| o.to_str().ok());
+        match origin {
+            Some(o) if !sec.origins.iter().any(|a| a == o) => {
+                tracing::warn!("refused a request from origin {o:?}");
+                return Some(error(
+                    StatusCode::FORBIDDEN,
+                    ErrorBody::new(ErrorCode::Unauthorized, format!("Origin {o:?} is not allowed; start the bridge with --allow-origin {o} to allow it")),
+                ));
+            }
+            None if path == "/v1/ui" => {
+                return Some(error(StatusCode::FORBIDDEN, ErrorBody::new(ErrorCode::Unauthorized, "the browser socket needs an Origin header")));
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
+/// A query string or body axum could not read, as the protocol's error object
+/// (axum's own rejections are plain text).
+fn rejected(status: StatusCode, what: &str, detail: impl std::fmt::Display) -> Response {
+    if status == StatusCode::PAYLOAD_TOO_LARGE {
+        return error(status, ErrorBody::new(ErrorCode::TooMany, format!("the {what} is larger than the limit of {MAX_BODY} bytes")));
+    }
+    error(status, ErrorBody::new(ErrorCode::Invalid, format!("{what}: {detail}")))
+}
+
+fn body_or_error(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Response> {
+    body.map_err(|e| rejected(e.status(), "body", e.body_text()))
 }
 
 #[derive(Deserialize)]
@@ -229,7 +251,15 @@ pub fn result_response(result: &askuser_core::AskResult, format: Format) -> Resp
 }
 
 /// `POST /v1/ask`: store, then block until the question is final (unless `wait=false`).
-async fn ask(State(app): State<App>, Query(p): Query<AskParams>, body: Bytes) -> Response {
+async fn ask(State(app): State<App>, p: Result<Query<AskParams>, QueryRejection>, body: Result<Bytes, BytesRejection>) -> Response {
+    let p = match p {
+        Ok(Query(p)) => p,
+        Err(e) => return rejected(StatusCode::BAD_REQUEST, "query", e.body_text()),
+    };
+    let body = match body_or_error(body) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     let format = match parse_format(p.format.as_deref()) {
         Ok(f) => f,
         Err(r) => return r,
@@ -259,7 +289,11 @@ struct ListParams {
 }
 
 /// `GET /v1/questions?status=pending|answered|cancelled|timed_out|withdrawn|final|all`.
-async fn list(State(app): State<App>, Query(p): Query<ListParams>) -> Response {
+async fn list(State(app): State<App>, p: Result<Query<ListParams>, QueryRejection>) -> Response {
+    let p = match p {
+        Ok(Query(p)) => p,
+        Err(e) => return rejected(StatusCode::BAD_REQUEST, "query", e.body_text()),
+    };
     let wanted = p.status.as_deref().unwrap_or("pending");
     let (filter, only) = match wanted {
         "all" => (Filter::All, None),
@@ -300,7 +334,11 @@ fn client_name(headers: &HeaderMap) -> String {
         .to_owned()
 }
 
-async fn answer(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap, body: Bytes) -> Response {
+async fn answer(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
+    let body = match body_or_error(body) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
     let value = match parse_json(&body) {
         Ok(v) => v,
         Err(r) => return r,

@@ -40,8 +40,10 @@ impl Clock {
         self.base_ms + self.base.elapsed().as_millis() as u64
     }
 
-    fn instant_at(&self, ms: u64) -> tokio::time::Instant {
-        self.base + Duration::from_millis(ms.saturating_sub(self.base_ms))
+    /// `None` when `ms` lies beyond what the clock can represent (a timeout of
+    /// centuries): such a deadline never comes.
+    fn instant_at(&self, ms: u64) -> Option<tokio::time::Instant> {
+        self.base.checked_add(Duration::from_millis(ms.saturating_sub(self.base_ms)))
     }
 }
 
@@ -64,6 +66,16 @@ pub struct Settings {
     pub max_pending_per_session: usize,
     /// Run when a question is answered while no agent waits for it (no shell).
     pub on_late_answer: Vec<String>,
+    /// A socket that cannot take a message within this time is disconnected.
+    pub send_timeout: Duration,
+    /// How often an idle socket is pinged; one that sends nothing (not even a pong)
+    /// for twice this long is half-open and is dropped.
+    pub ping_every: Duration,
+    /// Messages per second one socket may send, on average ...
+    pub messages_per_second: u32,
+    /// ... and in a burst. A socket that keeps sending past it gets `too_many` errors,
+    /// then is closed.
+    pub message_burst: u32,
 }
 
 impl Default for Settings {
@@ -75,6 +87,10 @@ impl Default for Settings {
             retention: Duration::from_secs(30 * 24 * 3600),
             max_pending_per_session: 1_000,
             on_late_answer: vec![],
+            send_timeout: crate::ws::SEND_TIMEOUT,
+            ping_every: crate::ws::PING_EVERY,
+            messages_per_second: 50,
+            message_burst: 100,
         }
     }
 }
@@ -240,8 +256,16 @@ impl Bridge {
                 });
             }
         }
-        if let Some(secs) = record.request.timeout_seconds.or(self.settings.default_timeout) {
-            let deadline = self.clock.instant_at(record.created_at + secs * 1000);
+        // Any `timeoutSeconds` an agent sends is accepted, so the deadline is computed
+        // without overflow; one too far away to represent simply never fires.
+        let deadline = record
+            .request
+            .timeout_seconds
+            .or(self.settings.default_timeout)
+            .and_then(|secs| secs.checked_mul(1000))
+            .and_then(|ms| record.created_at.checked_add(ms))
+            .and_then(|ms| self.clock.instant_at(ms));
+        if let Some(deadline) = deadline {
             let me = Arc::downgrade(self);
             let id = record.id.clone();
             let mut stop = self.shutdown.subscribe();

@@ -7,7 +7,13 @@
 //!
 //! Browser socket: subscribe to events first, then send the snapshot, so nothing falls
 //! in between. A browser that falls behind the event buffer gets a fresh snapshot; one
-//! that stops reading is dropped after [`SEND_TIMEOUT`], and never stalls the others.
+//! that stops reading is dropped after `Settings::send_timeout` ([`SEND_TIMEOUT`] by
+//! default), and never stalls the others.
+//!
+//! Both sockets: every connection has a token bucket (`Settings::messages_per_second`,
+//! `message_burst`); a message past it is refused with `too_many`, and a socket that
+//! keeps flooding is closed. Idle sockets are pinged; one that sends nothing, not even a
+//! pong, for two ping periods is half-open and is dropped.
 
 use crate::hub::Bridge;
 use askuser_core::protocol::{decode_agent, decode_browser, AgentEvent, AgentMessage, BrowserEvent, BrowserMessage, ErrorBody, ErrorCode};
@@ -26,6 +32,60 @@ pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
 pub const PING_EVERY: Duration = Duration::from_secs(30);
 
 const GOING_AWAY: u16 = 1001;
+const POLICY_VIOLATION: u16 = 1008;
+
+/// A per-connection token bucket. Tokens may go negative: each refused message is a
+/// debt, and a socket whose debt reaches a full burst is flooding and is closed.
+struct Bucket {
+    tokens: f64,
+    rate: f64,
+    burst: f64,
+    last: tokio::time::Instant,
+}
+
+enum Admit {
+    Yes,
+    /// Refused; the connection may continue.
+    TooMany,
+    /// Refused; the connection has kept flooding and must close.
+    Close,
+}
+
+impl Bucket {
+    fn new(bridge: &Bridge) -> Bucket {
+        let s = bridge.settings();
+        let burst = f64::from(s.message_burst.max(1));
+        Bucket { tokens: burst, rate: f64::from(s.messages_per_second.max(1)), burst, last: tokio::time::Instant::now() }
+    }
+
+    fn admit(&mut self) -> Admit {
+        let now = tokio::time::Instant::now();
+        self.tokens = (self.tokens + now.duration_since(self.last).as_secs_f64() * self.rate).min(self.burst);
+        self.last = now;
+        self.tokens -= 1.0;
+        if self.tokens >= 0.0 {
+            Admit::Yes
+        } else if self.tokens > -self.burst {
+            Admit::TooMany
+        } else {
+            Admit::Close
+        }
+    }
+}
+
+fn too_many(bucket: &Bucket) -> ErrorBody {
+    ErrorBody::new(
+        ErrorCode::TooMany,
+        format!(
+            "too many messages: at most {} per second (bursts of {}); this one was ignored, and a socket that keeps sending this fast is closed",
+            bucket.rate, bucket.burst
+        ),
+    )
+}
+
+fn flooding() -> Message {
+    Message::Close(Some(CloseFrame { code: POLICY_VIOLATION, reason: "too many messages; reconnect and send more slowly".into() }))
+}
 
 fn text(value: &impl Serialize) -> Message {
     Message::Text(serde_json::to_string(value).expect("protocol messages serialize").into())
@@ -35,8 +95,8 @@ fn closing() -> Message {
     Message::Close(Some(CloseFrame { code: GOING_AWAY, reason: "the bridge is shutting down; reconnect to resume".into() }))
 }
 
-async fn send(sink: &mut (impl SinkExt<Message> + Unpin), msg: Message) -> bool {
-    matches!(tokio::time::timeout(SEND_TIMEOUT, sink.send(msg)).await, Ok(Ok(())))
+async fn send(sink: &mut (impl SinkExt<Message> + Unpin), msg: Message, within: Duration) -> bool {
+    matches!(tokio::time::timeout(within, sink.send(msg)).await, Ok(Ok(())))
 }
 
 fn binary_refused() -> ErrorBody {
@@ -46,25 +106,59 @@ fn binary_refused() -> ErrorBody {
 pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket) {
     let (mut sink, mut stream) = socket.split();
     let (tx, mut rx) = mpsc::channel::<Message>(256);
+    let within = bridge.settings().send_timeout;
     let writer = tokio::spawn(async move {
         while let Some(msg) = rx.recv().await {
             let last = matches!(msg, Message::Close(_));
-            if !send(&mut sink, msg).await || last {
+            if !send(&mut sink, msg, within).await || last {
                 break;
             }
         }
     });
     let mut waits = JoinSet::new();
     let mut stop = bridge.shutdown_signal();
+    let mut bucket = Bucket::new(&bridge);
+    let ping_every = bridge.settings().ping_every;
+    let mut ping = tokio::time::interval(ping_every.max(Duration::from_millis(1)));
+    ping.reset();
+    let mut heard = tokio::time::Instant::now();
     loop {
         let frame = tokio::select! {
             f = stream.next() => f,
+            _ = ping.tick() => {
+                if heard.elapsed() >= ping_every * 2 {
+                    tracing::info!("agent socket sent nothing for {:?}; half-open, disconnected", heard.elapsed());
+                    break;
+                }
+                if tx.send(Message::Ping(Default::default())).await.is_err() {
+                    break;
+                }
+                continue;
+            }
             _ = crate::hub::stopped(&mut stop) => {
                 let _ = tx.send(closing()).await;
                 break;
             }
         };
         let Some(Ok(frame)) = frame else { break };
+        heard = tokio::time::Instant::now();
+        if matches!(frame, Message::Text(_) | Message::Binary(_)) {
+            match bucket.admit() {
+                Admit::Yes => {}
+                Admit::TooMany => {
+                    let event = AgentEvent::Error { reference: None, id: None, error: too_many(&bucket) };
+                    if tx.send(text(&event)).await.is_err() {
+                        break;
+                    }
+                    continue;
+                }
+                Admit::Close => {
+                    tracing::warn!("agent socket kept flooding; closed");
+                    let _ = tx.send(flooding()).await;
+                    break;
+                }
+            }
+        }
         let reply = match frame {
             Message::Text(t) => match decode_agent(t.as_str()) {
                 Ok(msg) => on_agent_message(&bridge, msg, &tx, &mut waits),
@@ -113,15 +207,19 @@ fn on_agent_message(bridge: &Arc<Bridge>, msg: AgentMessage, tx: &mpsc::Sender<M
 pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
     let client = bridge.client_id();
     let (mut sink, mut stream) = socket.split();
+    let within = bridge.settings().send_timeout;
     let mut events = bridge.subscribe();
     let Ok(snapshot) = bridge.snapshot(&client) else { return };
-    if !send(&mut sink, text(&snapshot)).await {
+    if !send(&mut sink, text(&snapshot), within).await {
         return;
     }
     tracing::debug!(%client, "browser connected");
     let mut stop = bridge.shutdown_signal();
-    let mut ping = tokio::time::interval(PING_EVERY);
+    let mut bucket = Bucket::new(&bridge);
+    let ping_every = bridge.settings().ping_every;
+    let mut ping = tokio::time::interval(ping_every.max(Duration::from_millis(1)));
     ping.reset();
+    let mut heard = tokio::time::Instant::now();
     loop {
         let out: Message = tokio::select! {
             ev = events.recv() => match ev {
@@ -138,6 +236,24 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
             },
             frame = stream.next() => {
                 let Some(Ok(frame)) = frame else { break };
+                heard = tokio::time::Instant::now();
+                if matches!(frame, Message::Text(_) | Message::Binary(_)) {
+                    match bucket.admit() {
+                        Admit::Yes => {}
+                        Admit::TooMany => {
+                            let event = BrowserEvent::Error { reference: None, id: None, error: too_many(&bucket) };
+                            if !send(&mut sink, text(&event), within).await {
+                                break;
+                            }
+                            continue;
+                        }
+                        Admit::Close => {
+                            tracing::warn!(%client, "browser socket kept flooding; closed");
+                            let _ = send(&mut sink, flooding(), within).await;
+                            break;
+                        }
+                    }
+                }
                 let reply = match frame {
                     Message::Text(t) => match decode_browser(t.as_str()) {
                         Ok(msg) => on_browser_message(&bridge, msg, &client),
@@ -152,13 +268,19 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
                     None => continue,
                 }
             }
-            _ = ping.tick() => Message::Ping(Default::default()),
+            _ = ping.tick() => {
+                if heard.elapsed() >= ping_every * 2 {
+                    tracing::info!(%client, "browser sent nothing for {:?}; half-open, disconnected", heard.elapsed());
+                    break;
+                }
+                Message::Ping(Default::default())
+            }
             _ = crate::hub::stopped(&mut stop) => {
-                let _ = send(&mut sink, closing()).await;
+                let _ = send(&mut sink, closing(), within).await;
                 break;
             }
         };
-        if !send(&mut sink, out).await {
+        if !send(&mut sink, out, within).await {
             tracing::info!(%client, "browser stopped reading; disconnected");
             break;
         }
