@@ -393,13 +393,19 @@ async fn health(State(app): State<App>) -> Response {
     }
 }
 
+/// Messages are small and connections many: tungstenite's default 128 KiB read buffer
+/// per socket (all of it resident) made 1,000 agents cost 126 MiB (BENCHMARKS.md).
+fn small_buffers(upgrade: WebSocketUpgrade) -> WebSocketUpgrade {
+    upgrade.max_message_size(MAX_BODY).read_buffer_size(4 * 1024).write_buffer_size(4 * 1024)
+}
+
 async fn agent_socket(State(app): State<App>, upgrade: WebSocketUpgrade) -> Response {
-    upgrade.max_message_size(MAX_BODY).on_upgrade(move |socket| ws::agent(app.bridge, socket))
+    small_buffers(upgrade).on_upgrade(move |socket| ws::agent(app.bridge, socket))
 }
 
 async fn ui_socket(State(app): State<App>, method: Method, upgrade: WebSocketUpgrade) -> Response {
     debug_assert_eq!(method, Method::GET);
-    upgrade.max_message_size(MAX_BODY).on_upgrade(move |socket| ws::browser(app.bridge, socket))
+    small_buffers(upgrade).on_upgrade(move |socket| ws::browser(app.bridge, socket))
 }
 
 #[cfg(test)]

@@ -101,6 +101,11 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     let app = App { bridge: bridge.clone(), security: Arc::new(security) };
     let (stop, mut stopped) = watch::channel(false);
     let router = http::router(app);
+    // Small frames go out at once: with Nagle, a second frame waits for the peer's
+    // delayed ACK and every round trip costs 40 ms (BENCHMARKS.md).
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let server = tokio::spawn(async move {
         axum::serve(listener, router)
             .with_graceful_shutdown(async move {

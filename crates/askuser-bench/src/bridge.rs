@@ -1,0 +1,240 @@
+//! The bridge under test: started in this process (`askuser::serve::start`) or as the
+//! real binary (`askuser serve --addr 127.0.0.1:0`), each on a fresh data directory.
+
+use anyhow::{bail, Context};
+use askuser::http::{App, Security};
+use askuser::hub::Settings;
+use askuser::serve::{start, Running, ServeOptions};
+use axum::serve::ListenerExt;
+use askuser::store::Durability;
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, Command};
+use tokio::sync::watch;
+
+pub const TOKEN: &str = "bench-token-0123456789abcdef";
+/// How long a spawned bridge or MCP server may take to come up before the run fails.
+const START_LIMIT: Duration = Duration::from_secs(20);
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    InProcess,
+    /// askuser's own `Bridge` and `http::router`, served exactly as `serve::start` does
+    /// but with TCP_NODELAY on every accepted socket: the fix proposed in BENCHMARKS.md.
+    InProcessNoDelay,
+    Binary,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::InProcess => "in-process",
+            Mode::InProcessNoDelay => "in-process + TCP_NODELAY (proposed fix)",
+            Mode::Binary => "binary",
+        }
+    }
+}
+
+pub fn durability_name(d: Durability) -> &'static str {
+    match d {
+        Durability::Normal => "normal",
+        Durability::Full => "full",
+    }
+}
+
+enum Handle {
+    InProcess(Running),
+    NoDelay { bridge: Arc<askuser::hub::Bridge>, stop: watch::Sender<bool>, server: tokio::task::JoinHandle<std::io::Result<()>> },
+    Binary(Child),
+}
+
+/// A running bridge.
+pub struct Bridge {
+    pub url: String,
+    /// The process that runs the bridge (this one, for in-process).
+    pub pid: u32,
+    handle: Handle,
+    dir: tempfile::TempDir,
+}
+
+impl Bridge {
+    pub async fn start(mode: Mode, bin: &Path, durability: Durability) -> anyhow::Result<Bridge> {
+        Bridge::start_in(mode, bin, durability, fresh_dir()?).await
+    }
+
+    /// Starts on `dir` (a restart keeps the questions stored there).
+    pub async fn start_in(mode: Mode, bin: &Path, durability: Durability, dir: tempfile::TempDir) -> anyhow::Result<Bridge> {
+        match mode {
+            Mode::InProcess => {
+                let mut opts = ServeOptions::new(dir.path().to_path_buf());
+                opts.addr = "127.0.0.1:0".into();
+                opts.token = Some(TOKEN.into());
+                opts.durability = durability;
+                opts.announce = false;
+                opts.settings = unthrottled();
+                let running = start(opts).await?;
+                Ok(Bridge { url: running.url.clone(), pid: std::process::id(), handle: Handle::InProcess(running), dir })
+            }
+            Mode::InProcessNoDelay => {
+                let bridge = askuser::hub::Bridge::open(&dir.path().join("askuser.db"), durability, unthrottled())?;
+                bridge.start_background()?;
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
+                let addr = listener.local_addr()?;
+                let app = App { bridge: bridge.clone(), security: Arc::new(Security::new(TOKEN.into(), addr, &[])) };
+                let (stop, mut stopped) = watch::channel(false);
+                let listener = listener.tap_io(|tcp| {
+                    let _ = tcp.set_nodelay(true);
+                });
+                let server = tokio::spawn(async move {
+                    axum::serve(listener, askuser::http::router(app))
+                        .with_graceful_shutdown(async move {
+                            let _ = stopped.wait_for(|s| *s).await;
+                        })
+                        .await
+                });
+                let url = format!("http://127.0.0.1:{}", addr.port());
+                Ok(Bridge { url, pid: std::process::id(), handle: Handle::NoDelay { bridge, stop, server }, dir })
+            }
+            Mode::Binary => {
+                let (child, url, _) = spawn_serve(bin, dir.path(), durability).await?;
+                let pid = child.id().context("the bridge exited at once")?;
+                Ok(Bridge { url, pid, handle: Handle::Binary(child), dir })
+            }
+        }
+    }
+
+    pub fn ws_url(&self, path: &str) -> String {
+        format!("{}{path}", self.url.replacen("http", "ws", 1))
+    }
+
+    /// Stops the bridge and hands back its data directory.
+    pub async fn stop(self) -> tempfile::TempDir {
+        match self.handle {
+            Handle::InProcess(running) => running.stop().await,
+            Handle::NoDelay { bridge, stop, server } => {
+                bridge.shut_down();
+                let _ = stop.send(true);
+                let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
+            }
+            Handle::Binary(mut child) => {
+                let _ = child.start_kill();
+                let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+            }
+        }
+        self.dir
+    }
+}
+
+/// The bridge's default settings without the per-socket message limit, so in-process
+/// runs measure the machinery rather than the limit. (`askuser serve` has no flag for
+/// it: runs against the binary pace their clients below it instead; see [`PACE`].)
+fn unthrottled() -> Settings {
+    Settings { messages_per_second: 1_000_000, message_burst: 1_000_000, ..Settings::default() }
+}
+
+/// Messages per second each client socket stays under when the bridge enforces its
+/// default limit (50 per second per socket, bursts of 100).
+pub const PACE: f64 = 45.0;
+
+impl Mode {
+    /// Whether this bridge limits each socket to the default 50 messages per second.
+    pub fn throttled(self) -> bool {
+        self == Mode::Binary
+    }
+}
+
+/// A data directory under the system's temporary directory (a real disk here, so
+/// `Durability::Full`'s fsync costs what it costs).
+pub fn fresh_dir() -> anyhow::Result<tempfile::TempDir> {
+    Ok(tempfile::Builder::new().prefix("askuser-bench-").tempdir()?)
+}
+
+/// `askuser serve --addr 127.0.0.1:0`; returns once its port accepts a connection.
+async fn spawn_serve(bin: &Path, dir: &Path, durability: Durability) -> anyhow::Result<(Child, String, Duration)> {
+    let t0 = Instant::now();
+    let mut child = Command::new(bin)
+        .args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN, "--durability", durability_name(durability)])
+        .arg("--data-dir")
+        .arg(dir)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot run {}", bin.display()))?;
+    let mut lines = BufReader::new(child.stderr.take().context("stderr")?).lines();
+    // `serve` prints "askuser: open http://127.0.0.1:PORT/#token=…" once it listens.
+    let url = tokio::time::timeout(START_LIMIT, async {
+        let mut seen = Vec::new();
+        while let Some(line) = lines.next_line().await? {
+            if let Some(rest) = line.strip_prefix("askuser: open ") {
+                return Ok(rest.split("/#").next().unwrap_or(rest).to_owned());
+            }
+            if seen.len() < 20 {
+                seen.push(line);
+            }
+        }
+        bail!("askuser serve exited before listening: {}", seen.join("\n"))
+    })
+    .await
+    .context("askuser serve did not start in time")??;
+    let addr = url.trim_start_matches("http://").to_owned();
+    tokio::time::timeout(START_LIMIT, async {
+        for _ in 0..10_000 {
+            if tokio::net::TcpStream::connect(&addr).await.is_ok() {
+                return Ok(());
+            }
+            tokio::time::sleep(Duration::from_micros(200)).await;
+        }
+        bail!("{addr} never accepted")
+    })
+    .await??;
+    let started_in = t0.elapsed();
+    // Keep draining the log so the bridge never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    Ok((child, url, started_in))
+}
+
+/// `askuser serve` from spawn until its port accepts, on `dir`.
+pub async fn serve_startup(bin: &Path, dir: &Path) -> anyhow::Result<Duration> {
+    let (mut child, _, took) = spawn_serve(bin, dir, Durability::Normal).await?;
+    let _ = child.start_kill();
+    let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+    Ok(took)
+}
+
+/// `askuser mcp --url --token` from spawn until its answer to `initialize` is on stdout.
+pub async fn mcp_startup(bin: &Path, url: &str, data_dir: &PathBuf) -> anyhow::Result<Duration> {
+    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"askuser-bench","version":"0"}}}"#;
+    let t0 = Instant::now();
+    let mut child = Command::new(bin)
+        .args(["mcp", "--url", url, "--token", TOKEN])
+        .arg("--data-dir")
+        .arg(data_dir)
+        .env("RUST_LOG", "warn")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot run {}", bin.display()))?;
+    let mut stdin = child.stdin.take().context("stdin")?;
+    stdin.write_all(format!("{INITIALIZE}\n").as_bytes()).await?;
+    stdin.flush().await?;
+    let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
+    let line = tokio::time::timeout(START_LIMIT, lines.next_line()).await.context("askuser mcp did not answer initialize in time")??;
+    let took = t0.elapsed();
+    let line = line.context("askuser mcp closed stdout without answering")?;
+    let reply: serde_json::Value = serde_json::from_str(&line).with_context(|| format!("not JSON-RPC: {line}"))?;
+    if reply["id"] != 1 || reply.get("result").is_none() {
+        bail!("unexpected answer to initialize: {line}");
+    }
+    drop(stdin);
+    let _ = child.start_kill();
+    let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
+    Ok(took)
+}

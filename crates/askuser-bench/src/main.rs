@@ -1,0 +1,660 @@
+//! # askuser-bench
+//!
+//! Measures what the bridge adds to a question's round trip, under load, and at
+//! start-up, and prints Markdown tables (progress goes to stderr).
+//!
+//! ```sh
+//! scripts/bench            # release build, full run (figures in BENCHMARKS.md)
+//! scripts/bench --smoke    # seconds; keeps the harness working, asserts no timings
+//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,startup] [--bridges 0,1,2,3]
+//! BENCH_TRACE=1 askuser-bench …   # every browser prints what it receives (debugging)
+//! ```
+//!
+//! Every figure is measured from the outside, over loopback TCP, by clients running in
+//! this process: an agent asks (HTTP `POST /v1/ask` or the agent socket), the bridge
+//! stores the question and pushes it to every browser socket, the browser that owns
+//! the question answers at once, the bridge stores the answer and returns the result.
+//! The floor is a bare tokio-tungstenite echo on the same machine, in the same run.
+//!
+//! # Layout
+//! - [`bridge`]: the bridge under test, in this process or as `askuser serve`; start-up timing.
+//! - [`clients`]: agents, browser tabs, the echo floor.
+//! - [`stats`]: percentiles and `/proc` samples.
+
+mod bridge;
+mod clients;
+mod stats;
+
+use anyhow::{bail, Context};
+use askuser::store::Durability;
+use bridge::{durability_name, Bridge, Mode};
+use clients::{Browsers, Seen};
+use stats::{mib, ms, ratio, reset_peak, sample, ProcSample, Summary};
+use std::collections::HashMap;
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use tokio::sync::{mpsc, watch, Semaphore};
+
+/// How many of everything a run uses.
+#[derive(Debug, Clone, Copy)]
+struct Counts {
+    sequential: usize,
+    agents: usize,
+    per_agent: usize,
+    concurrent_browsers: usize,
+    connections: usize,
+    per_connection: usize,
+    load_browsers: usize,
+    probes: usize,
+    snapshots: usize,
+    startups: usize,
+    warmup: usize,
+    /// Each scenario must finish within this.
+    limit: Duration,
+}
+
+const FULL: Counts = Counts {
+    sequential: 1_000,
+    agents: 100,
+    per_agent: 20,
+    concurrent_browsers: 10,
+    connections: 1_000,
+    per_connection: 10,
+    load_browsers: 10,
+    probes: 200,
+    snapshots: 5,
+    startups: 20,
+    warmup: 50,
+    limit: Duration::from_secs(300),
+};
+
+const SMOKE: Counts = Counts {
+    sequential: 20,
+    agents: 5,
+    per_agent: 4,
+    concurrent_browsers: 2,
+    connections: 20,
+    per_connection: 5,
+    load_browsers: 3,
+    probes: 10,
+    snapshots: 2,
+    startups: 2,
+    warmup: 2,
+    limit: Duration::from_secs(60),
+};
+
+/// The bridges every scenario runs against.
+const VARIANTS: [(Mode, Durability); 4] = [
+    (Mode::InProcess, Durability::Normal),
+    (Mode::InProcessNoDelay, Durability::Normal),
+    (Mode::Binary, Durability::Normal),
+    (Mode::Binary, Durability::Full),
+];
+
+/// The size of an `ask` frame, so the echo floor moves as many bytes.
+const PAYLOAD: usize = 400;
+
+struct Args {
+    smoke: bool,
+    bin: PathBuf,
+    only: Option<Vec<String>>,
+    /// Bridge variants to run, by index into [`VARIANTS`] (all by default).
+    bridges: Option<Vec<usize>>,
+}
+
+fn parse_args() -> anyhow::Result<Args> {
+    let mut smoke = false;
+    let mut bin = None;
+    let mut only = None;
+    let mut bridges = None;
+    let mut it = std::env::args().skip(1);
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--smoke" => smoke = true,
+            "--bin" => bin = Some(PathBuf::from(it.next().context("--bin needs a path")?)),
+            "--only" => only = Some(it.next().context("--only needs a list")?.split(',').map(str::to_owned).collect()),
+            "--bridges" => {
+                let list = it.next().context("--bridges needs a list of 0-3")?;
+                bridges = Some(list.split(',').map(|b| b.parse().context("--bridges takes indices 0-3")).collect::<anyhow::Result<Vec<usize>>>()?);
+            }
+            "-h" | "--help" => {
+                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,startup] [--bridges 0,1,2,3]\n  bridges: 0 in-process, 1 in-process + TCP_NODELAY, 2 binary, 3 binary with --durability full");
+                std::process::exit(0);
+            }
+            other => bail!("unknown argument {other:?}; see --help"),
+        }
+    }
+    // Default: the askuser binary next to this one (target/<profile>/).
+    let bin = match bin {
+        Some(b) => b,
+        None => std::env::current_exe()?.with_file_name("askuser"),
+    };
+    if !bin.exists() {
+        bail!("{} does not exist; build it (cargo build --release -p askuser) or pass --bin", bin.display());
+    }
+    Ok(Args { smoke, bin, only, bridges })
+}
+
+impl Args {
+    fn wants(&self, part: &str) -> bool {
+        self.only.as_ref().is_none_or(|o| o.iter().any(|p| p == part))
+    }
+
+    fn variants(&self) -> Vec<(Mode, Durability)> {
+        VARIANTS.iter().enumerate().filter(|(i, _)| self.bridges.as_ref().is_none_or(|b| b.contains(i))).map(|(_, v)| *v).collect()
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transport {
+    Http,
+    Ws,
+}
+
+impl Transport {
+    fn name(self) -> &'static str {
+        match self {
+            Transport::Http => "HTTP",
+            Transport::Ws => "agent WS",
+        }
+    }
+}
+
+/// One line of the round-trip table.
+struct Row {
+    scenario: String,
+    bridge: String,
+    transport: String,
+    durability: String,
+    /// Asks were spaced to stay under the bridge's per-socket message limit, so the
+    /// throughput is the pace's, not the bridge's.
+    paced: bool,
+    latency: Summary,
+    wall: Duration,
+    /// CPU and peak RSS of the bridge's process during the measured part.
+    cpu: Option<Duration>,
+    peak_kib: Option<u64>,
+    /// The floor row this one is compared with.
+    floor: Option<usize>,
+}
+
+impl Row {
+    fn throughput(&self) -> f64 {
+        self.latency.n as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+}
+
+async fn floor(clients: usize, per_client: usize, label: &str) -> anyhow::Result<Row> {
+    eprintln!("floor: echo, {clients} client(s) × {per_client}");
+    // Warm up the loopback path and the allocator, as the askuser scenarios do.
+    clients::echo_floor(clients, 5, PAYLOAD).await?;
+    let (lat, wall) = clients::echo_floor(clients, per_client, PAYLOAD).await?;
+    Ok(Row {
+        scenario: label.into(),
+        bridge: "echo floor".into(),
+        transport: "WS echo".into(),
+        durability: "–".into(),
+        paced: false,
+        latency: Summary::of(lat),
+        wall,
+        cpu: None,
+        peak_kib: None,
+        floor: None,
+    })
+}
+
+/// `agents` agents each asking `per_agent` questions one after another, answered by
+/// `browsers` browser tabs.
+#[allow(clippy::too_many_arguments)]
+async fn round_trips(
+    args: &Args,
+    c: &Counts,
+    scenario: &str,
+    mode: Mode,
+    durability: Durability,
+    transport: Transport,
+    agents: usize,
+    per_agent: usize,
+    browsers: usize,
+    floor: usize,
+) -> anyhow::Result<Row> {
+    eprintln!("{scenario}: {} {} {}, {agents} agent(s) × {per_agent}, {browsers} browser(s)", mode.name(), transport.name(), durability_name(durability));
+    let bridge = Bridge::start(mode, &args.bin, durability).await?;
+    let base = bridge.url.clone();
+    let base_ws = bridge.ws_url("");
+    let tabs = Browsers::open(&base, &base_ws, browsers, None).await?;
+    let ticks = stats::clock_ticks();
+    // Against a bridge that limits each socket to 50 messages/s, every agent waits
+    // between asks so that no browser (each answers 1/browsers of the questions) and no
+    // agent socket goes past it. The latency of each question is unaffected; the
+    // throughput is then the pace's.
+    let gap = mode.throttled().then(|| Duration::from_secs_f64(agents as f64 / (bridge::PACE * browsers as f64)));
+    let run = |first: usize, per_agent: usize| {
+        let mut tasks = Vec::new();
+        for a in 0..agents {
+            let (base, base_ws) = (base.clone(), base_ws.clone());
+            tasks.push(tokio::spawn(async move {
+                let session = format!("s-{a}");
+                // Interleaved, so the questions asked at one moment spread over the browsers.
+                let ids = (0..per_agent).map(move |k| format!("rt-{}", first + k * agents + a));
+                let mut out = Vec::with_capacity(per_agent);
+                let mut next = tokio::time::Instant::now();
+                let mut pace = || {
+                    let at = next;
+                    next += gap.unwrap_or_default();
+                    tokio::time::sleep_until(at)
+                };
+                match transport {
+                    Transport::Http => {
+                        let http = reqwest::Client::new();
+                        for id in ids {
+                            pace().await;
+                            out.push(clients::http_ask(&http, &base, &id, &session).await?);
+                        }
+                    }
+                    Transport::Ws => {
+                        let mut ws = clients::agent_socket(&base_ws).await?;
+                        for id in ids {
+                            pace().await;
+                            out.push(clients::ws_ask(&mut ws, &id, &session).await?);
+                        }
+                    }
+                }
+                anyhow::Ok(out)
+            }));
+        }
+        async move {
+            let mut all = Vec::new();
+            for t in tasks {
+                all.extend(t.await??);
+            }
+            anyhow::Ok(all)
+        }
+    };
+    // Warm-up (not measured): connections, statement cache, allocator.
+    run(10_000_000, c.warmup.div_ceil(agents).max(1)).await?;
+    reset_peak(bridge.pid);
+    let before = sample(bridge.pid, ticks)?;
+    let t0 = Instant::now();
+    let latencies = run(0, per_agent).await?;
+    let wall = t0.elapsed();
+    let after = sample(bridge.pid, ticks)?;
+    let report = tabs.close().await?;
+    bridge.stop().await;
+    if latencies.len() != agents * per_agent || report.errors > 0 || report.resyncs > 0 {
+        bail!("{scenario}: {} of {} round trips, {} browser errors, {} resyncs", latencies.len(), agents * per_agent, report.errors, report.resyncs);
+    }
+    Ok(Row {
+        scenario: scenario.into(),
+        bridge: mode.name().into(),
+        transport: transport.name().into(),
+        durability: durability_name(durability).into(),
+        paced: gap.is_some(),
+        latency: Summary::of(latencies),
+        wall,
+        cpu: Some(after.cpu.saturating_sub(before.cpu)),
+        peak_kib: Some(after.hwm_kib),
+        floor: Some(floor),
+    })
+}
+
+/// The 1,000-connection scenario's figures.
+struct Load {
+    column: String,
+    connections: usize,
+    pending: usize,
+    fill: Duration,
+    after_fill: ProcSample,
+    snapshot: Summary,
+    snapshot_bytes: usize,
+    /// Agent's ask sent → the last browser has the `asked` event.
+    fanout_all: Summary,
+    /// First browser has it → last browser has it.
+    fanout_spread: Summary,
+    round_trip: Summary,
+    resyncs: usize,
+    peak_kib: u64,
+    cpu: Duration,
+    dir: Option<tempfile::TempDir>,
+}
+
+async fn load(args: &Args, c: &Counts, mode: Mode, durability: Durability) -> anyhow::Result<Load> {
+    let (conns, per) = (c.connections, c.per_connection);
+    eprintln!("load: {} {}, {conns} agent sockets × {per} pending, {} browsers", mode.name(), durability_name(durability), c.load_browsers);
+    let bridge = Bridge::start(mode, &args.bin, durability).await?;
+    let (base, base_ws) = (bridge.url.clone(), bridge.ws_url(""));
+    let ticks = stats::clock_ticks();
+    reset_peak(bridge.pid);
+    let start = sample(bridge.pid, ticks)?;
+    let (seen_tx, mut seen_rx) = mpsc::unbounded_channel::<Seen>();
+    let tabs = Browsers::open(&base, &base_ws, c.load_browsers, Some(seen_tx)).await?;
+
+    // Fill: `conns` agent sockets, each holding `per` pending questions.
+    let (stop, stopped) = watch::channel(false);
+    let (filled_tx, mut filled_rx) = mpsc::channel::<anyhow::Result<()>>(conns);
+    let gate = std::sync::Arc::new(Semaphore::new(64));
+    let t0 = Instant::now();
+    let mut holders = Vec::new();
+    for conn in 0..conns {
+        let (base_ws, filled_tx, gate, mut stopped) = (base_ws.clone(), filled_tx.clone(), gate.clone(), stopped.clone());
+        holders.push(tokio::spawn(async move {
+            let permit = gate.acquire_owned().await;
+            let ws = async {
+                let mut ws = clients::agent_socket(&base_ws).await?;
+                let ids: Vec<String> = (0..per).map(|k| format!("hold-{conn}-{k}")).collect();
+                clients::ws_hold(&mut ws, &ids, &format!("hold-{conn}")).await?;
+                anyhow::Ok(ws)
+            }
+            .await;
+            drop(permit);
+            let mut ws = match ws {
+                Ok(ws) => {
+                    let _ = filled_tx.send(Ok(())).await;
+                    ws
+                }
+                Err(e) => {
+                    let _ = filled_tx.send(Err(e)).await;
+                    return;
+                }
+            };
+            // Hold the connection (and its waits) until told to stop.
+            use futures_util::StreamExt;
+            loop {
+                tokio::select! {
+                    f = ws.next() => if f.is_none() { return },
+                    _ = stopped.wait_for(|s| *s) => break,
+                }
+            }
+            let _ = ws.close(None).await;
+        }));
+    }
+    drop(filled_tx);
+    for _ in 0..conns {
+        filled_rx.recv().await.context("a holder vanished")??;
+    }
+    let fill = t0.elapsed();
+    let after_fill = sample(bridge.pid, ticks)?;
+    eprintln!("load: filled {} in {:.2} s; bridge RSS {} MiB", conns * per, fill.as_secs_f64(), mib(after_fill.rss_kib));
+
+    // A new browser's snapshot.
+    let mut snaps = Vec::new();
+    let mut snapshot_bytes = 0;
+    for _ in 0..c.snapshots {
+        let (took, bytes, questions) = clients::snapshot_once(&base, &base_ws).await?;
+        if questions != conns * per {
+            bail!("the snapshot has {questions} questions, expected {}", conns * per);
+        }
+        snaps.push(took);
+        snapshot_bytes = bytes;
+    }
+
+    // Probes: one more agent asks, one question at a time; every browser records when
+    // it sees the question, the owner answers.
+    let mut probe = clients::agent_socket(&base_ws).await?;
+    let mut sent: HashMap<String, Instant> = HashMap::new();
+    let mut rtt = Vec::new();
+    let gap = if mode.throttled() { Duration::from_secs_f64(1.0 / bridge::PACE) } else { Duration::ZERO };
+    let mut next = tokio::time::Instant::now();
+    for i in 0..c.probes {
+        tokio::time::sleep_until(next).await;
+        next += gap;
+        let id = format!("rt-{i}");
+        sent.insert(id.clone(), Instant::now());
+        rtt.push(clients::ws_ask(&mut probe, &id, "probe").await?);
+    }
+    // Let the last fan-out arrive.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let mut arrivals: HashMap<String, Vec<Instant>> = HashMap::new();
+    while let Ok(s) = seen_rx.try_recv() {
+        debug_assert!(s.browser < c.load_browsers);
+        arrivals.entry(s.id).or_default().push(s.at);
+    }
+    let (mut all, mut spread) = (Vec::new(), Vec::new());
+    for (id, at) in &arrivals {
+        let (Some(first), Some(last)) = (at.iter().min(), at.iter().max()) else { continue };
+        if at.len() == c.load_browsers {
+            all.push(*last - sent[id]);
+            spread.push(*last - *first);
+        }
+    }
+    if all.len() != c.probes {
+        bail!("only {} of {} probe questions reached every browser", all.len(), c.probes);
+    }
+    let end = sample(bridge.pid, ticks)?;
+    let _ = stop.send(true);
+    for h in holders {
+        let _ = tokio::time::timeout(Duration::from_secs(10), h).await;
+    }
+    let report = tabs.close().await?;
+    if report.errors > 0 {
+        bail!("load: the browsers got {} errors", report.errors);
+    }
+    let dir = bridge.stop().await;
+    Ok(Load {
+        column: format!("{}, {}", mode.name(), durability_name(durability)),
+        connections: conns,
+        pending: conns * per,
+        fill,
+        after_fill,
+        snapshot: Summary::of(snaps),
+        snapshot_bytes,
+        fanout_all: Summary::of(all),
+        fanout_spread: Summary::of(spread),
+        round_trip: Summary::of(rtt),
+        resyncs: report.resyncs,
+        peak_kib: end.hwm_kib,
+        cpu: end.cpu.saturating_sub(start.cpu),
+        dir: (mode == Mode::Binary).then_some(dir),
+    })
+}
+
+struct Startup {
+    what: String,
+    times: Summary,
+}
+
+async fn startups(args: &Args, c: &Counts, loaded: Option<(tempfile::TempDir, usize)>) -> anyhow::Result<Vec<Startup>> {
+    let mut out = Vec::new();
+    eprintln!("startup: askuser serve, fresh data directory × {}", c.startups);
+    let mut times = Vec::new();
+    for _ in 0..c.startups {
+        let dir = bridge::fresh_dir()?;
+        times.push(bridge::serve_startup(&args.bin, dir.path()).await?);
+    }
+    out.push(Startup { what: "`askuser serve` until its port accepts (fresh data directory)".into(), times: Summary::of(times) });
+
+    let mut times = Vec::new();
+    let dir = bridge::fresh_dir()?;
+    for _ in 0..c.startups {
+        times.push(bridge::serve_startup(&args.bin, dir.path()).await?);
+    }
+    out.push(Startup { what: "`askuser serve` until its port accepts (existing, empty store)".into(), times: Summary::of(times) });
+
+    if let Some((dir, pending)) = loaded {
+        let n = c.startups.min(5);
+        eprintln!("startup: askuser serve with {pending} pending questions stored × {n}");
+        let mut times = Vec::new();
+        for _ in 0..n {
+            times.push(bridge::serve_startup(&args.bin, dir.path()).await?);
+        }
+        out.push(Startup { what: format!("`askuser serve` until its port accepts ({pending} pending questions stored)"), times: Summary::of(times) });
+    }
+
+    eprintln!("startup: askuser mcp initialize × {}", c.startups);
+    let running = Bridge::start(Mode::Binary, &args.bin, Durability::Normal).await?;
+    let mcp_dir = bridge::fresh_dir()?;
+    let mut times = Vec::new();
+    for _ in 0..c.startups {
+        times.push(bridge::mcp_startup(&args.bin, &running.url, &mcp_dir.path().to_path_buf()).await?);
+    }
+    running.stop().await;
+    out.push(Startup { what: "`askuser mcp --url --token` until it answers `initialize`".into(), times: Summary::of(times) });
+    Ok(out)
+}
+
+fn machine() -> String {
+    let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
+    let model = cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned()).unwrap_or_else(|| "unknown".into());
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let mem_kib: u64 = meminfo.lines().find_map(|l| l.strip_prefix("MemTotal:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0);
+    let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
+    format!("{cpus} CPUs (nproc), {model}, {:.1} GiB memory, Linux {}", mem_kib as f64 / 1024.0 / 1024.0, kernel.trim())
+}
+
+fn round_trip_table(rows: &[Row]) -> String {
+    let mut t = String::new();
+    t.push_str("| scenario | bridge | transport | durability | n | p50 ms | p90 ms | p99 ms | max ms | questions/s | p50 ×floor | p99 ×floor | throughput floor÷this | bridge CPU µs/question | bridge peak RSS MiB |\n");
+    t.push_str("|---|---|---|---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n");
+    for r in rows {
+        let l = &r.latency;
+        let (p50x, p99x, tx) = match r.floor.map(|f| &rows[f]) {
+            Some(f) => (
+                ratio(l.p50.as_secs_f64(), f.latency.p50.as_secs_f64()),
+                ratio(l.p99.as_secs_f64(), f.latency.p99.as_secs_f64()),
+                ratio(f.throughput(), r.throughput()),
+            ),
+            None => ("1.0×".into(), "1.0×".into(), "1.0×".into()),
+        };
+        let cpu = r.cpu.map_or("–".into(), |c| format!("{:.0}", c.as_secs_f64() * 1e6 / l.n.max(1) as f64));
+        let rss = r.peak_kib.map_or("–".into(), mib);
+        let (tput, tx) = if r.paced { (format!("{:.0} (paced)", r.throughput()), "paced".to_owned()) } else { (format!("{:.0}", r.throughput()), tx) };
+        let _ = writeln!(
+            t,
+            "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {tput} | {p50x} | {p99x} | {tx} | {cpu} | {rss} |",
+            r.scenario, r.bridge, r.transport, r.durability, l.n, ms(l.p50), ms(l.p90), ms(l.p99), ms(l.max)
+        );
+    }
+    t
+}
+
+fn load_table(loads: &[Load], floor_p50: Option<Duration>) -> String {
+    let mut t = String::new();
+    let _ = write!(t, "| | ");
+    t.push_str(&loads.iter().map(|l| l.column.clone()).collect::<Vec<_>>().join(" | "));
+    t.push_str(" |\n|---|");
+    t.push_str(&"--:|".repeat(loads.len()));
+    t.push('\n');
+    let mut row = |name: &str, f: &dyn Fn(&Load) -> String| {
+        let _ = writeln!(t, "| {name} | {} |", loads.iter().map(f).collect::<Vec<_>>().join(" | "));
+    };
+    let s3 = |s: &Summary| format!("{} / {} / {}", ms(s.p50), ms(s.p99), ms(s.max));
+    row("agent connections / pending questions", &|l| format!("{} / {}", l.connections, l.pending));
+    row("fill: time (asks/s)", &|l| format!("{:.2} s ({:.0}/s)", l.fill.as_secs_f64(), l.pending as f64 / l.fill.as_secs_f64()));
+    row("process RSS after fill, MiB", &|l| mib(l.after_fill.rss_kib));
+    row("process peak RSS (VmHWM), MiB", &|l| mib(l.peak_kib));
+    row("new browser's snapshot, ms p50 / p99 / max", &|l| s3(&l.snapshot));
+    row("snapshot size, KiB", &|l| format!("{:.0}", l.snapshot_bytes as f64 / 1024.0));
+    row("fan-out: ask sent → last of the browsers has it, ms p50 / p99 / max", &|l| s3(&l.fanout_all));
+    row("fan-out: first → last browser, ms p50 / p99 / max", &|l| s3(&l.fanout_spread));
+    row("round trip under this load, ms p50 / p99 / max", &|l| s3(&l.round_trip));
+    if let Some(f) = floor_p50 {
+        row("round trip p50 ×floor", &|l| ratio(l.round_trip.p50.as_secs_f64(), f.as_secs_f64()));
+    }
+    row("browser resyncs (fell behind the event buffer)", &|l| l.resyncs.to_string());
+    row("process CPU for the whole scenario, s", &|l| format!("{:.2}", l.cpu.as_secs_f64()));
+    t
+}
+
+fn startup_table(s: &[Startup]) -> String {
+    let mut t = String::from("| what | n | p50 ms | p90 ms | max ms |\n|---|--:|--:|--:|--:|\n");
+    for x in s {
+        let _ = writeln!(t, "| {} | {} | {} | {} | {} |", x.what, x.times.n, ms(x.times.p50), ms(x.times.p90), ms(x.times.max));
+    }
+    t
+}
+
+async fn run(args: Args) -> anyhow::Result<()> {
+    let c = if args.smoke { SMOKE } else { FULL };
+    // Each in-process connection costs two descriptors (both ends live here).
+    let want = (c.connections as u64 + 100) * 2 + 256;
+    let got = rlimit::increase_nofile_limit(want).context("raising the open-file limit")?;
+    if got < want {
+        bail!("the open-file limit is {got}, the load scenario needs {want}: raise `ulimit -n`");
+    }
+    let started = Instant::now();
+    let limit = |what: &'static str| move |_| anyhow::anyhow!("{what} took longer than {:?}", c.limit);
+    let mut out = String::new();
+    let _ = writeln!(out, "machine: {}\n", machine());
+    let _ = writeln!(out, "askuser binary: {}; mode: {}\n", args.bin.display(), if args.smoke { "smoke (tiny counts; figures mean nothing)" } else { "full" });
+
+    let mut rows: Vec<Row> = Vec::new();
+    let mut floor1 = None;
+    if args.wants("floor") || args.wants("sequential") {
+        floor1 = Some(rows.len());
+        rows.push(tokio::time::timeout(c.limit, floor(1, c.sequential, "1 client sequential")).await.map_err(limit("floor"))??);
+    }
+    if args.wants("sequential") {
+        let f = floor1.unwrap_or(0);
+        for (mode, durability) in args.variants() {
+            for transport in [Transport::Http, Transport::Ws] {
+                let fut = round_trips(&args, &c, "1 agent sequential", mode, durability, transport, 1, c.sequential, 1, f);
+                rows.push(tokio::time::timeout(c.limit, fut).await.map_err(limit("sequential"))??);
+            }
+        }
+    }
+    if args.wants("concurrent") {
+        let f = rows.len();
+        let label = format!("{} clients concurrent", c.agents);
+        rows.push(tokio::time::timeout(c.limit, floor(c.agents, c.per_agent, &label)).await.map_err(limit("floor"))??);
+        let scenario = format!("{} agents concurrent, {} browsers", c.agents, c.concurrent_browsers);
+        for (mode, durability) in args.variants() {
+            for transport in [Transport::Http, Transport::Ws] {
+                let fut = round_trips(&args, &c, &scenario, mode, durability, transport, c.agents, c.per_agent, c.concurrent_browsers, f);
+                rows.push(tokio::time::timeout(c.limit, fut).await.map_err(limit("concurrent"))??);
+            }
+        }
+    }
+    if !rows.is_empty() {
+        let _ = writeln!(out, "## Round trips\n\nagent ask → browser event → answer → agent result; {} warm-up questions first.\n", c.warmup);
+        out.push_str(&round_trip_table(&rows));
+        out.push('\n');
+    }
+
+    let mut loaded = None;
+    if args.wants("load") {
+        let mut loads = Vec::new();
+        for (mode, durability) in args.variants() {
+            let mut l = tokio::time::timeout(c.limit, load(&args, &c, mode, durability)).await.map_err(limit("load"))??;
+            if mode == Mode::Binary && durability == Durability::Normal {
+                loaded = l.dir.take().map(|d| (d, l.pending));
+            }
+            loads.push(l);
+        }
+        let _ = writeln!(
+            out,
+            "## {} agent connections holding {} pending questions, {} browsers\n",
+            c.connections,
+            c.connections * c.per_connection,
+            c.load_browsers
+        );
+        out.push_str(&load_table(&loads, floor1.map(|f| rows[f].latency.p50)));
+        out.push('\n');
+    }
+
+    if args.wants("startup") {
+        let s = tokio::time::timeout(c.limit, startups(&args, &c, loaded)).await.map_err(limit("startup"))??;
+        out.push_str("## Start-up\n\n");
+        out.push_str(&startup_table(&s));
+        out.push('\n');
+    }
+    let _ = writeln!(out, "whole run: {:.1} s", started.elapsed().as_secs_f64());
+    print!("{out}");
+    Ok(())
+}
+
+#[tokio::main]
+async fn main() -> std::process::ExitCode {
+    let outcome = match parse_args() {
+        Ok(args) => run(args).await,
+        Err(e) => Err(e),
+    };
+    match outcome {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("askuser-bench: {e:#}");
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
