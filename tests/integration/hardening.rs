@@ -1117,65 +1117,14 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
 // Hostile pages: script payloads in every agent-supplied field
 // ---------------------------------------------------------------------------------
 
-/// A chromedriver process and a headless Chromium session; both end when dropped.
-struct Chromium {
-    client: Option<fantoccini::Client>,
-    driver: Child,
-}
-
-impl Drop for Chromium {
-    fn drop(&mut self) {
-        let _ = self.driver.kill();
-        let _ = self.driver.wait();
-    }
-}
-
-impl Chromium {
-    async fn start() -> Chromium {
-        assert!(askuser::assets::has_ui(), "this build has no web UI: run scripts/build-ui (scripts/test does) before the tests");
-        let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let driver = Command::new(&chromedriver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap_or_else(|e| panic!("cannot start {chromedriver}: {e}"));
-        let mut caps = serde_json::Map::new();
-        caps.insert(
-            "goog:chromeOptions".into(),
-            json!({"args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-                "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-                "--window-size=1200,900"]}),
-        );
-        let connector = hyper_util::client::legacy::connect::HttpConnector::new();
-        // Dropping the half-built value stops chromedriver if no session comes up.
-        let mut chromium = Chromium { client: None, driver };
-        for _ in 0..50 {
-            if let Ok(client) = fantoccini::ClientBuilder::new(connector.clone()).capabilities(caps.clone()).connect(&format!("http://127.0.0.1:{port}")).await {
-                chromium.client = Some(client);
-                return chromium;
-            }
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-        panic!("chromedriver did not start");
-    }
-
-    fn c(&self) -> &fantoccini::Client {
-        self.client.as_ref().unwrap()
-    }
-
+/// Page helpers on top of the shared WebDriver session.
+impl crate::support::Browser {
     async fn js(&self, script: &str) -> Value {
-        self.c().execute(script, vec![]).await.unwrap()
-    }
-
-    async fn keys(&self, keys: &str) {
-        self.c().active_element().await.unwrap().send_keys(keys).await.unwrap();
-        tokio::time::sleep(Duration::from_millis(120)).await;
+        self.execute(script, vec![]).await.unwrap()
     }
 
     async fn body_text(&self) -> String {
-        self.c().find(fantoccini::Locator::Css("body")).await.unwrap().text().await.unwrap()
+        self.find(fantoccini::Locator::Css("body")).await.unwrap().text().await.unwrap()
     }
 }
 
@@ -1221,8 +1170,8 @@ async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
         "agent": {"name": XSS[2], "sessionId": XSS[3].chars().filter(|c| c.is_ascii_alphanumeric()).collect::<String>(), "parentSessionId": "p"}});
     let asked = b.post("/v1/ask?wait=false").json(&request).send().await.unwrap();
     assert_eq!(asked.status(), 202, "{}", asked.text().await.unwrap());
-    let browser = Chromium::start().await;
-    browser.c().goto(&format!("{}/#token={TOKEN}", b.url)).await.unwrap();
+    let browser = crate::support::browser(1200, 900).await;
+    browser.goto(&format!("{}/#token={TOKEN}", b.url)).await.unwrap();
     // The hook every payload would call, and a record of CSP violations.
     browser
         .js("window.__hits = []; window.__pwned = function (w) { window.__hits.push(String(w)); };
@@ -1232,7 +1181,7 @@ async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
     browser.js("window.__pwned('control')").await;
     assert_eq!(browser.js("return window.__hits").await, json!(["control"]), "the hook is reachable");
     browser.js("window.__hits = []").await;
-    let app_url = browser.c().current_url().await.unwrap();
+    let app_url = browser.current_url().await.unwrap();
     // Wait for the question, then walk every row of every question (each focus shows
     // its preview) and the Submit tab's review.
     let mut shown = String::new();
@@ -1271,7 +1220,7 @@ async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
     assert!(frames_seen > 0, "the previews were rendered");
     // No payload ran, nothing navigated the page, no inline script was even attempted.
     assert_eq!(browser.js("return window.__hits").await, json!([]), "a payload ran");
-    assert_eq!(browser.c().current_url().await.unwrap(), app_url, "the page was not navigated");
+    assert_eq!(browser.current_url().await.unwrap(), app_url, "the page was not navigated");
     assert_eq!(browser.js("return window.__violations").await, json!([]), "no inline script or foreign load was attempted in the page");
     assert_eq!(browser.js("return document.querySelectorAll('script:not([src]), [onerror], [onload], [ontoggle]').length").await, json!(0), "no payload became markup");
     // The payloads are shown as the text they are.
@@ -1283,9 +1232,7 @@ async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
     assert_eq!(inside, "opaque", "the preview frame is a unique opaque origin");
     let result: Value = b.get("/v1/questions/xss-1").send().await.unwrap().json().await.unwrap();
     assert_eq!(result["request"]["metadata"]["html"], XSS[0], "stored verbatim, neither escaped nor lost");
-    if let Some(c) = browser.client.as_ref() {
-        let _ = c.clone().close().await;
-    }
+    browser.close().await;
     println!("xss: {} payloads in question, header, label, description, metadata, agent name; preview frames checked {frames_seen} times", XSS.len());
 }
 

@@ -2,6 +2,9 @@
 //! clients tests talk to it with.
 
 use askuser::serve::{start, Running, ServeOptions};
+use fantoccini::elements::Element;
+use fantoccini::{Client, ClientBuilder, Locator};
+use std::process::{Child, Command, Stdio};
 use askuser_core::protocol::BrowserEvent;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
@@ -100,3 +103,95 @@ pub async fn next_asked(ws: &mut Socket) -> String {
 pub async fn send(ws: &mut Socket, value: Value) {
     ws.send(Message::Text(value.to_string().into())).await.unwrap();
 }
+
+/// A chromedriver process and a headless Chromium session; both end when dropped.
+pub struct Browser {
+    client: Option<Client>,
+    driver: Child,
+}
+
+impl Drop for Browser {
+    fn drop(&mut self) {
+        let _ = self.driver.kill();
+        let _ = self.driver.wait();
+    }
+}
+
+impl std::ops::Deref for Browser {
+    type Target = Client;
+    fn deref(&self) -> &Client {
+        self.client.as_ref().unwrap()
+    }
+}
+
+pub async fn browser(width: u32, height: u32) -> Browser {
+    assert!(askuser::assets::has_ui(), "this build has no web UI: run scripts/build-ui (scripts/test does) before the tests");
+    let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let driver = Command::new(&chromedriver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot start {chromedriver} (install chromium-driver; scripts/setup does): {e}"));
+    let mut caps = serde_json::Map::new();
+    caps.insert(
+        "goog:chromeOptions".into(),
+        serde_json::json!({"args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
+            format!("--window-size={width},{height}")]}),
+    );
+    let connector = hyper_util::client::legacy::connect::HttpConnector::new();
+    let mut last = None;
+    for _ in 0..50 {
+        match ClientBuilder::new(connector.clone()).capabilities(caps.clone()).connect(&format!("http://127.0.0.1:{port}")).await {
+            Ok(client) => return Browser { client: Some(client), driver },
+            Err(e) => last = Some(e),
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("chromedriver did not start: {last:?}");
+}
+
+impl Browser {
+    pub async fn close(mut self) {
+        if let Some(c) = self.client.take() {
+            let _ = c.close().await;
+        }
+    }
+
+    /// Presses keys on whatever has focus, as a person would.
+    pub async fn keys(&self, keys: &str) {
+        self.active_element().await.unwrap().send_keys(keys).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(80)).await;
+    }
+
+    pub async fn wait_css(&self, css: &str) -> Element {
+        tokio::time::timeout(Duration::from_secs(10), self.wait().forever().for_element(Locator::Css(css)))
+            .await
+            .unwrap_or_else(|_| panic!("{css} did not appear"))
+            .unwrap()
+    }
+
+    /// The row with `role` whose text contains `name`.
+    pub async fn row(&self, role: &str, name: &str) -> Element {
+        for _ in 0..100 {
+            for e in self.find_all(Locator::Css(&format!("[role={role}]"))).await.unwrap() {
+                if e.text().await.unwrap_or_default().contains(name) {
+                    return e;
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("no {role} named {name:?}");
+    }
+
+    pub async fn shot(&self, name: &str) {
+        if let Ok(dir) = std::env::var("ASKUSER_SCREENSHOTS") {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(format!("{dir}/{name}.png"), self.screenshot().await.unwrap()).unwrap();
+        }
+    }
+}
+
