@@ -88,9 +88,14 @@ struct Server {
 
 impl Server {
     fn start(dir: &Path) -> Server {
+        Server::start_with(dir, &[])
+    }
+
+    fn start_with(dir: &Path, extra: &[&str]) -> Server {
         let mut child = askuser()
             .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
             .arg(dir)
+            .args(extra)
             .stderr(Stdio::piped())
             .stdout(Stdio::null())
             .spawn()
@@ -284,4 +289,37 @@ fn ask_without_a_bridge_exits_1() {
     let out = run(askuser().args(["ask", "--question", "Anyone?", "--url", "http://127.0.0.1:9", "--token", "0123456789abcdef0123"]), None);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("cannot reach the bridge"), "{}", text(&out.stderr));
+}
+
+#[test]
+fn a_late_answer_runs_the_configured_command() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = dir.path().join("late.txt");
+    let script = format!("{{ echo \"$ASKUSER_ID $ASKUSER_SESSION_ID $ASKUSER_STATUS\"; cat; }} > {}", out.display());
+    let server = Server::start_with(dir.path(), &["--on-late-answer", "sh", "-c", &script]);
+    // The agent stores its question and goes away (nobody waits for it) ...
+    let body = r#"{"id":"late-1","question":"Deploy?","choices":["Yes","No"],"agent":{"name":"claude-code","sessionId":"sess-9"}}"#;
+    curl(&server, "POST", "/v1/ask?wait=false", Some(body));
+    // ... and the answer comes later: the command restarts it (no shell of askuser's own).
+    curl(&server, "POST", "/v1/questions/late-1/answer", Some(r#"{"answers":["yes"]}"#));
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = std::fs::read_to_string(&out).unwrap_or_default();
+        if text.contains('}') {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let (first, json) = text.split_once('\n').expect("the command ran");
+    assert_eq!(first, "late-1 sess-9 answered");
+    let result: Value = serde_json::from_str(json).unwrap();
+    assert_eq!(result["answers"][0]["answer"], "Yes");
+    // An answer the agent was waiting for does not run it.
+    std::fs::remove_file(&out).unwrap();
+    let asking = ask_in_background(dir.path(), &["--question", "Waiting?", "--id", "on-time-1"]);
+    let _ = first_pending(&server);
+    curl(&server, "POST", "/v1/questions/on-time-1/answer", Some(r#"{"answers":["now"]}"#));
+    assert_eq!(asking.join().unwrap().status.code(), Some(0));
+    std::thread::sleep(Duration::from_millis(300));
+    assert!(!out.exists(), "the late-answer command ran for an answer someone was waiting for");
 }
