@@ -73,6 +73,34 @@ impl Bucket {
     }
 }
 
+/// Pings an idle socket and notices one that has gone silent (half-open).
+struct Keepalive {
+    every: Duration,
+    ping: tokio::time::Interval,
+    heard: tokio::time::Instant,
+}
+
+impl Keepalive {
+    fn new(bridge: &Bridge) -> Keepalive {
+        let every = bridge.settings().ping_every;
+        let mut ping = tokio::time::interval(every.max(Duration::from_millis(1)));
+        ping.reset();
+        Keepalive { every, ping, heard: tokio::time::Instant::now() }
+    }
+
+    /// The peer sent something: it is alive.
+    fn heard(&mut self) {
+        self.heard = tokio::time::Instant::now();
+    }
+
+    /// At the next ping time: a ping to send, or `None` when the peer has sent nothing
+    /// (not even a pong) for two ping periods.
+    async fn due(&mut self) -> Option<Message> {
+        self.ping.tick().await;
+        (self.heard.elapsed() < self.every * 2).then(|| Message::Ping(Default::default()))
+    }
+}
+
 fn too_many(bucket: &Bucket) -> ErrorBody {
     ErrorBody::new(
         ErrorCode::TooMany,
@@ -118,19 +146,16 @@ pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket) {
     let mut waits = JoinSet::new();
     let mut stop = bridge.shutdown_signal();
     let mut bucket = Bucket::new(&bridge);
-    let ping_every = bridge.settings().ping_every;
-    let mut ping = tokio::time::interval(ping_every.max(Duration::from_millis(1)));
-    ping.reset();
-    let mut heard = tokio::time::Instant::now();
+    let mut alive = Keepalive::new(&bridge);
     loop {
         let frame = tokio::select! {
             f = stream.next() => f,
-            _ = ping.tick() => {
-                if heard.elapsed() >= ping_every * 2 {
-                    tracing::info!("agent socket sent nothing for {:?}; half-open, disconnected", heard.elapsed());
+            ping = alive.due() => {
+                let Some(ping) = ping else {
+                    tracing::info!("agent socket sent nothing for two ping periods; half-open, disconnected");
                     break;
-                }
-                if tx.send(Message::Ping(Default::default())).await.is_err() {
+                };
+                if tx.send(ping).await.is_err() {
                     break;
                 }
                 continue;
@@ -141,7 +166,7 @@ pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket) {
             }
         };
         let Some(Ok(frame)) = frame else { break };
-        heard = tokio::time::Instant::now();
+        alive.heard();
         if matches!(frame, Message::Text(_) | Message::Binary(_)) {
             match bucket.admit() {
                 Admit::Yes => {}
@@ -216,10 +241,7 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
     tracing::debug!(%client, "browser connected");
     let mut stop = bridge.shutdown_signal();
     let mut bucket = Bucket::new(&bridge);
-    let ping_every = bridge.settings().ping_every;
-    let mut ping = tokio::time::interval(ping_every.max(Duration::from_millis(1)));
-    ping.reset();
-    let mut heard = tokio::time::Instant::now();
+    let mut alive = Keepalive::new(&bridge);
     loop {
         let out: Message = tokio::select! {
             ev = events.recv() => match ev {
@@ -236,7 +258,7 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
             },
             frame = stream.next() => {
                 let Some(Ok(frame)) = frame else { break };
-                heard = tokio::time::Instant::now();
+                alive.heard();
                 if matches!(frame, Message::Text(_) | Message::Binary(_)) {
                     match bucket.admit() {
                         Admit::Yes => {}
@@ -268,13 +290,13 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
                     None => continue,
                 }
             }
-            _ = ping.tick() => {
-                if heard.elapsed() >= ping_every * 2 {
-                    tracing::info!(%client, "browser sent nothing for {:?}; half-open, disconnected", heard.elapsed());
+            ping = alive.due() => match ping {
+                Some(ping) => ping,
+                None => {
+                    tracing::info!(%client, "browser sent nothing for two ping periods; half-open, disconnected");
                     break;
                 }
-                Message::Ping(Default::default())
-            }
+            },
             _ = crate::hub::stopped(&mut stop) => {
                 let _ = send(&mut sink, closing(), within).await;
                 break;
