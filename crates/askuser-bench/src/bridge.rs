@@ -2,18 +2,14 @@
 //! real binary (`askuser serve --addr 127.0.0.1:0`), each on a fresh data directory.
 
 use anyhow::{bail, Context};
-use askuser::http::{App, Security};
 use askuser::hub::Settings;
 use askuser::serve::{start, Running, ServeOptions};
-use axum::serve::ListenerExt;
 use askuser::store::Durability;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
-use tokio::sync::watch;
 
 pub const TOKEN: &str = "bench-token-0123456789abcdef";
 /// How long a spawned bridge or MCP server may take to come up before the run fails.
@@ -22,9 +18,6 @@ const START_LIMIT: Duration = Duration::from_secs(20);
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Mode {
     InProcess,
-    /// askuser's own `Bridge` and `http::router`, served exactly as `serve::start` does
-    /// but with TCP_NODELAY on every accepted socket: the fix proposed in BENCHMARKS.md.
-    InProcessNoDelay,
     Binary,
 }
 
@@ -32,7 +25,6 @@ impl Mode {
     pub fn name(self) -> &'static str {
         match self {
             Mode::InProcess => "in-process",
-            Mode::InProcessNoDelay => "in-process + TCP_NODELAY (proposed fix)",
             Mode::Binary => "binary",
         }
     }
@@ -47,7 +39,6 @@ pub fn durability_name(d: Durability) -> &'static str {
 
 enum Handle {
     InProcess(Running),
-    NoDelay { bridge: Arc<askuser::hub::Bridge>, stop: watch::Sender<bool>, server: tokio::task::JoinHandle<std::io::Result<()>> },
     Binary(Child),
 }
 
@@ -78,26 +69,6 @@ impl Bridge {
                 let running = start(opts).await?;
                 Ok(Bridge { url: running.url.clone(), pid: std::process::id(), handle: Handle::InProcess(running), dir })
             }
-            Mode::InProcessNoDelay => {
-                let bridge = askuser::hub::Bridge::open(&dir.path().join("askuser.db"), durability, unthrottled())?;
-                bridge.start_background()?;
-                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
-                let addr = listener.local_addr()?;
-                let app = App { bridge: bridge.clone(), security: Arc::new(Security::new(TOKEN.into(), addr, &[])) };
-                let (stop, mut stopped) = watch::channel(false);
-                let listener = listener.tap_io(|tcp| {
-                    let _ = tcp.set_nodelay(true);
-                });
-                let server = tokio::spawn(async move {
-                    axum::serve(listener, askuser::http::router(app))
-                        .with_graceful_shutdown(async move {
-                            let _ = stopped.wait_for(|s| *s).await;
-                        })
-                        .await
-                });
-                let url = format!("http://127.0.0.1:{}", addr.port());
-                Ok(Bridge { url, pid: std::process::id(), handle: Handle::NoDelay { bridge, stop, server }, dir })
-            }
             Mode::Binary => {
                 let (child, url, _) = spawn_serve(bin, dir.path(), durability).await?;
                 let pid = child.id().context("the bridge exited at once")?;
@@ -114,11 +85,6 @@ impl Bridge {
     pub async fn stop(self) -> tempfile::TempDir {
         match self.handle {
             Handle::InProcess(running) => running.stop().await,
-            Handle::NoDelay { bridge, stop, server } => {
-                bridge.shut_down();
-                let _ = stop.send(true);
-                let _ = tokio::time::timeout(Duration::from_secs(5), server).await;
-            }
             Handle::Binary(mut child) => {
                 let _ = child.start_kill();
                 let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;

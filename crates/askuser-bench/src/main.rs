@@ -6,7 +6,7 @@
 //! ```sh
 //! scripts/bench            # release build, full run (figures in BENCHMARKS.md)
 //! scripts/bench --smoke    # seconds; keeps the harness working, asserts no timings
-//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,startup] [--bridges 0,1,2,3]
+//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,startup,browser,sizes] [--bridges 0,1,2]
 //! BENCH_TRACE=1 askuser-bench …   # every browser prints what it receives (debugging)
 //! ```
 //!
@@ -19,10 +19,14 @@
 //! # Layout
 //! - [`bridge`]: the bridge under test, in this process or as `askuser serve`; start-up timing.
 //! - [`clients`]: agents, browser tabs, the echo floor.
+//! - [`browser`]: the served page in headless Chromium: message and key to paint.
+//! - [`sizes`]: what a browser downloads (the app, the embed package), raw and gzip.
 //! - [`stats`]: percentiles and `/proc` samples.
 
 mod bridge;
+mod browser;
 mod clients;
+mod sizes;
 mod stats;
 
 use anyhow::{bail, Context};
@@ -50,6 +54,7 @@ struct Counts {
     snapshots: usize,
     startups: usize,
     warmup: usize,
+    browser: browser::Counts,
     /// Each scenario must finish within this.
     limit: Duration,
 }
@@ -66,6 +71,7 @@ const FULL: Counts = Counts {
     snapshots: 5,
     startups: 20,
     warmup: 50,
+    browser: browser::Counts { asks: 30, keys: 5, pending: 1_000, agents: 100, loads: 10 },
     limit: Duration::from_secs(300),
 };
 
@@ -81,13 +87,13 @@ const SMOKE: Counts = Counts {
     snapshots: 2,
     startups: 2,
     warmup: 2,
+    browser: browser::Counts { asks: 2, keys: 2, pending: 20, agents: 4, loads: 2 },
     limit: Duration::from_secs(60),
 };
 
 /// The bridges every scenario runs against.
-const VARIANTS: [(Mode, Durability); 4] = [
+const VARIANTS: [(Mode, Durability); 3] = [
     (Mode::InProcess, Durability::Normal),
-    (Mode::InProcessNoDelay, Durability::Normal),
     (Mode::Binary, Durability::Normal),
     (Mode::Binary, Durability::Full),
 ];
@@ -115,11 +121,11 @@ fn parse_args() -> anyhow::Result<Args> {
             "--bin" => bin = Some(PathBuf::from(it.next().context("--bin needs a path")?)),
             "--only" => only = Some(it.next().context("--only needs a list")?.split(',').map(str::to_owned).collect()),
             "--bridges" => {
-                let list = it.next().context("--bridges needs a list of 0-3")?;
-                bridges = Some(list.split(',').map(|b| b.parse().context("--bridges takes indices 0-3")).collect::<anyhow::Result<Vec<usize>>>()?);
+                let list = it.next().context("--bridges needs a list of 0-2")?;
+                bridges = Some(list.split(',').map(|b| b.parse().context("--bridges takes indices 0-2")).collect::<anyhow::Result<Vec<usize>>>()?);
             }
             "-h" | "--help" => {
-                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,startup] [--bridges 0,1,2,3]\n  bridges: 0 in-process, 1 in-process + TCP_NODELAY, 2 binary, 3 binary with --durability full");
+                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,startup,browser,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?}; see --help"),
@@ -565,6 +571,39 @@ fn startup_table(s: &[Startup]) -> String {
     t
 }
 
+fn browser_table(b: &browser::Report) -> String {
+    let mut t = format!(
+        "## Browser: bridge message or key → painted\n\n{}, headless, 1000×800, software rendering. From the moment the \
+         message or key reached the page until the next frame was rendered. *60 Hz*: frames every {} ms, as on a person's \
+         screen, so each figure includes waiting for the next frame. *Unthrottled*: `--disable-frame-rate-limit \
+         --disable-gpu-vsync` (a frame every {} ms), so the figure is the step's own cost.\n\n\
+         | step | n | 60 Hz p50 ms | p90 | p99 | max | within one frame | unthrottled p50 ms | p90 | p99 | max |\n\
+         |---|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|\n",
+        b.chromium,
+        ms(b.frame),
+        ms(b.frame_unthrottled)
+    );
+    for s in &b.steps {
+        let (a, u) = (&s.at_60hz, &s.unthrottled);
+        let _ = writeln!(
+            t,
+            "| {} | {} | {} | {} | {} | {} | {:.0} % | {} | {} | {} | {} |",
+            s.what,
+            a.n,
+            ms(a.p50),
+            ms(a.p90),
+            ms(a.p99),
+            ms(a.max),
+            s.in_frame * 100.0,
+            ms(u.p50),
+            ms(u.p90),
+            ms(u.p99),
+            ms(u.max)
+        );
+    }
+    t
+}
+
 async fn run(args: Args) -> anyhow::Result<()> {
     let c = if args.smoke { SMOKE } else { FULL };
     // Each in-process connection costs two descriptors (both ends live here).
@@ -637,6 +676,16 @@ async fn run(args: Args) -> anyhow::Result<()> {
         let s = tokio::time::timeout(c.limit, startups(&args, &c, loaded)).await.map_err(limit("startup"))??;
         out.push_str("## Start-up\n\n");
         out.push_str(&startup_table(&s));
+        out.push('\n');
+    }
+    if args.wants("browser") {
+        let b = tokio::time::timeout(c.limit, browser::run(&args.bin, &c.browser)).await.map_err(limit("browser"))??;
+        out.push_str(&browser_table(&b));
+        out.push('\n');
+    }
+
+    if args.wants("sizes") {
+        out.push_str(&sizes::table()?);
         out.push('\n');
     }
     let _ = writeln!(out, "whole run: {:.1} s", started.elapsed().as_secs_f64());

@@ -7,7 +7,7 @@
 use crate::bridge::{self, Bridge};
 use crate::dialog_view::DialogView;
 use crate::events;
-use crate::inbox::{agent_name, waited, Fate, Inbox, Notice};
+use crate::inbox::{agent_name, first_rows, waited, Fate, Inbox, Notice};
 use crate::notify;
 use askuser_core::protocol::BrowserEvent;
 use askuser_core::{Selection, Status};
@@ -25,6 +25,9 @@ struct Connection {
 }
 
 const SWITCH_HELP: &str = "[ ] or Alt+↑/↓ other questions";
+
+/// Question sets the inbox lists at most; the rest are counted (and reached with `]`).
+const LISTED: usize = 100;
 
 fn now_ms() -> u64 {
     js_sys::Date::now() as u64
@@ -67,7 +70,7 @@ pub fn App() -> impl IntoView {
                 BrowserEvent::Error { error, .. } => say(format!("The bridge refused: {}", error.message)),
                 _ => {}
             }
-            let notices = inbox.try_update(|i| i.apply(&msg)).unwrap_or_default();
+            let notices = inbox.try_update(|i| i.apply(msg)).unwrap_or_default();
             for notice in notices {
                 let Notice::NewQuestion { agent, text } = notice;
                 _ = live.try_set(format!("New question from {agent}: {text}"));
@@ -197,59 +200,61 @@ pub fn App() -> impl IntoView {
         .into_any()
     };
 
+    // At most LISTED rows, keyed: an event re-creates only the rows it changed, and a
+    // thousand waiting questions cost what a hundred do.
+    let listed = Memo::new(move |_| inbox.with(|i| first_rows(i.groups(), LISTED)));
+    let groups = Memo::new(move |_| listed.with(|l| l.0.clone()));
+    let inbox_row = move |id: String| {
+        let (record, _) = inbox.with_untracked(|i| i.get(&id).map(|x| (x.record.clone(), x.fate)))?;
+        let first = record.request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default();
+        let more = record.request.questions.len().saturating_sub(1);
+        let created = record.created_at;
+        let state = {
+            let id = id.clone();
+            Memo::new(move |_| inbox.with(|i| (i.active.as_deref() == Some(id.as_str()), i.get(&id).map_or(Fate::Gone, |x| x.fate))))
+        };
+        let current = move || state.get().0;
+        Some(view! {
+            <li>
+                <button type="button" class="askuser-item" class:current=current
+                    aria-current=move || current().then_some("true") disabled=move || state.get().1 == Fate::Sent
+                    on:click=move |_| inbox.update(|i| i.select(&id))>
+                    <span class="askuser-item-text">{first}</span>
+                    {(more > 0).then(|| view! { <span class="askuser-muted">{format!(" +{more} more")}</span> })}
+                    <span class="askuser-item-meta">
+                        {move || match state.get().1 {
+                            Fate::Sent => "sending…".to_owned(),
+                            f if f.is_final() => f.notice().to_owned(),
+                            _ => format!("waiting {}", waited(now.get().saturating_sub(created))),
+                        }}
+                    </span>
+                </button>
+            </li>
+        })
+    };
     let inbox_list = move || {
-        let groups = inbox.with(|i| i.groups());
-        let count = inbox.with(|i| i.pending_count());
-        let sections = groups
-            .into_iter()
-            .map(|g| {
-                let status = g.connected.map(|c| if c { "connected" } else { "disconnected" });
-                let items = g
-                    .items
-                    .into_iter()
-                    .filter_map(|id| {
-                        let (record, fate) = inbox.with_untracked(|i| i.get(&id).map(|x| (x.record.clone(), x.fate)))?;
-                        let first = record.request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default();
-                        let more = record.request.questions.len().saturating_sub(1);
-                        let current = inbox.with_untracked(|i| i.active.as_deref() == Some(id.as_str()));
-                        let created = record.created_at;
-                        let sending = fate == Fate::Sent;
-                        let select = id.clone();
-                        Some(view! {
-                            <li>
-                                <button type="button" class="askuser-item" class:current=current
-                                    aria-current=current.then_some("true") disabled=sending
-                                    on:click=move |_| inbox.update(|i| i.select(&select))>
-                                    <span class="askuser-item-text">{first}</span>
-                                    {(more > 0).then(|| view! { <span class="askuser-muted">{format!(" +{more} more")}</span> })}
-                                    <span class="askuser-item-meta">
-                                        {if sending {
-                                            "sending…".to_owned()
-                                        } else if fate.is_final() {
-                                            fate.notice().to_owned()
-                                        } else {
-                                            format!("waiting {}", waited(now.get().saturating_sub(created)))
-                                        }}
-                                    </span>
-                                </button>
-                            </li>
-                        })
-                    })
-                    .collect_view();
-                view! {
-                    <section class="askuser-group" data-depth=g.depth.to_string()>
-                        <h3 class="askuser-group-h">
-                            {(g.depth > 0).then_some("↳ ")}{g.name}
-                            {status.map(|s| view! { <span class=format!("askuser-presence {s}")>{s}</span> })}
-                        </h3>
-                        <ul>{items}</ul>
-                    </section>
-                }
-            })
-            .collect_view();
         view! {
-            <h2 class="askuser-h">"Waiting " <span class="askuser-count">{count}</span></h2>
-            {sections}
+            <h2 class="askuser-h">"Waiting " <span class="askuser-count">{move || inbox.with(|i| i.pending_count())}</span></h2>
+            <For each=move || groups.get() key=|g| (g.session.clone(), g.name.clone(), g.connected, g.depth) let(g)>
+                {
+                    let status = g.connected.map(|c| if c { "connected" } else { "disconnected" });
+                    let session = g.session.clone();
+                    let ids = move || groups.with(|gs| gs.iter().find(|x| x.session == session).map(|x| x.items.clone()).unwrap_or_default());
+                    view! {
+                        <section class="askuser-group" data-depth=g.depth.to_string()>
+                            <h3 class="askuser-group-h">
+                                {(g.depth > 0).then_some("↳ ")}{g.name}
+                                {status.map(|s| view! { <span class=format!("askuser-presence {s}")>{s}</span> })}
+                            </h3>
+                            <ul><For each=ids key=|id| id.clone() children=inbox_row /></ul>
+                        </section>
+                    }
+                }
+            </For>
+            {move || {
+                let hidden = listed.with(|l| l.1);
+                (hidden > 0).then(|| view! { <p class="askuser-muted">{format!("… and {hidden} more waiting (] goes on to them)")}</p> })
+            }}
         }
     };
 

@@ -197,8 +197,10 @@ impl Bridge {
         let on_message = {
             let this = self.clone();
             Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-                if let Some(text) = ev.unchecked_into::<MessageEvent>().data().as_string() {
-                    this.received(&text);
+                let timing = crate::perf::begin();
+                let data = ev.unchecked_into::<MessageEvent>().data();
+                if data.is_string() {
+                    this.received(&data, timing);
                 }
             })
         };
@@ -232,8 +234,12 @@ impl Bridge {
         events::dispatch_connection_on(&target, "open", 0);
     }
 
-    fn received(&self, text: &str) {
-        if let Ok(event) = serde_json::from_str::<BrowserEvent>(text) {
+    /// A text frame (`data`, a JS string) arrived.
+    fn received(&self, data: &JsValue, timing: Option<crate::perf::Timing>) {
+        // Only answers waiting for the bridge's word need the message decoded here.
+        let waiting = !self.inner.borrow().outbox.is_empty();
+        let decoded = waiting.then(|| data.as_string().and_then(|text| serde_json::from_str::<BrowserEvent>(&text).ok()));
+        if let Some(event) = decoded.flatten() {
             let mut inner = self.inner.borrow_mut();
             let before = inner.outbox.len();
             inner.outbox.retain(|o| !settles(&event, o));
@@ -243,7 +249,10 @@ impl Bridge {
         }
         // Outside the borrow: listeners may send.
         let target = self.inner.borrow().target.clone();
-        let _ = events::dispatch_message_on(&target, text);
+        let name = events::dispatch_frame_on(&target, data);
+        if let (Some(timing), Ok(name)) = (timing, name) {
+            timing.end(name);
+        }
     }
 
     fn closed(&self) {

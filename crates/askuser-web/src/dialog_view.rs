@@ -78,12 +78,16 @@ pub fn DialogView(
     let apply = move |event: Event| perform(dialog.try_update(|d| d.apply(event)).unwrap_or_default());
 
     let on_keydown = move |ev: web_sys::KeyboardEvent| {
+        let timing = crate::perf::begin();
         let Some(key) = key_name(&ev) else { return };
         let outcome = dialog.try_update(|d| d.key(&key)).unwrap_or_default();
         if outcome.handled {
             ev.prevent_default();
         }
         perform(outcome.effects);
+        if let Some(timing) = timing {
+            timing.end("askuser:key");
+        }
     };
 
     // Focus follows the dialog: the prompt's default button, the textarea while editing,

@@ -43,7 +43,19 @@ pub fn dispatch_message(text: &str) -> Result<&'static str, String> {
 
 /// [`dispatch_message`] on any `target` (an embedding page's element, say).
 pub fn dispatch_message_on(target: &web_sys::EventTarget, text: &str) -> Result<&'static str, String> {
-    let detail = js_sys::JSON::parse(text).map_err(|_| format!("expected a JSON message from the bridge, got {:.80}", text))?;
+    dispatch_frame_on(target, &JsValue::from_str(text))
+}
+
+#[wasm_bindgen::prelude::wasm_bindgen]
+extern "C" {
+    /// `JSON.parse` of a JS string, which stays on the JS side (no copy through wasm).
+    #[wasm_bindgen(js_namespace = JSON, js_name = parse, catch)]
+    fn parse_js(text: &JsValue) -> Result<JsValue, JsValue>;
+}
+
+/// [`dispatch_message_on`] for a socket frame's `data` as it came (a JS string).
+pub fn dispatch_frame_on(target: &web_sys::EventTarget, text: &JsValue) -> Result<&'static str, String> {
+    let detail = parse_js(text).map_err(|_| format!("expected a JSON message from the bridge, got {:.80}", text.as_string().unwrap_or_default()))?;
     let kind = js_sys::Reflect::get(&detail, &JsValue::from_str("type")).ok().and_then(|t| t.as_string());
     let Some(kind) = kind else {
         return Err("expected a message with a string `type`, got none".into());

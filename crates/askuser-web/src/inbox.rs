@@ -80,8 +80,8 @@ pub enum Notice {
 pub struct Inbox {
     /// This connection's id, as the bridge names it in `answered.by`.
     pub client: Option<String>,
-    /// Oldest first.
-    pub items: Vec<Item>,
+    /// By id; [`Inbox::groups`] gives the order shown.
+    items: BTreeMap<String, Item>,
     pub agents: BTreeMap<String, AgentPresence>,
     pub active: Option<String>,
     /// Newest first.
@@ -103,28 +103,32 @@ fn session_of(record: &QuestionRecord) -> String {
 
 impl Inbox {
     pub fn get(&self, id: &str) -> Option<&Item> {
-        self.items.iter().find(|i| i.record.id == id)
+        self.items.get(id)
     }
 
     fn get_mut(&mut self, id: &str) -> Option<&mut Item> {
-        self.items.iter_mut().find(|i| i.record.id == id)
+        self.items.get_mut(id)
+    }
+
+    fn insert(&mut self, record: QuestionRecord, fate: Fate) {
+        self.items.insert(record.id.clone(), Item { record, fate });
     }
 
     /// Question sets still waiting for someone.
     pub fn pending_count(&self) -> usize {
-        self.items.iter().filter(|i| i.fate == Fate::Pending).count()
+        self.items.values().filter(|i| i.fate == Fate::Pending).count()
     }
 
-    pub fn apply(&mut self, event: &BrowserEvent) -> Vec<Notice> {
+    pub fn apply(&mut self, event: BrowserEvent) -> Vec<Notice> {
         let mut notices = Vec::new();
         match event {
             BrowserEvent::Snapshot { client, questions, agents } => {
-                self.client = Some(client.clone());
-                self.agents = agents.iter().map(|a| (a.session_id.clone(), a.clone())).collect();
+                self.client = Some(client);
+                self.agents = agents.into_iter().map(|a| (a.session_id.clone(), a)).collect();
                 let known: BTreeSet<&str> = questions.iter().map(|q| q.id.as_str()).collect();
                 let active = self.active.clone();
                 // Keep the active one if it vanished, to say so; drop other vanished ones.
-                self.items.retain_mut(|item| {
+                self.items.retain(|_, item| {
                     if known.contains(item.record.id.as_str()) {
                         return true;
                     }
@@ -141,27 +145,25 @@ impl Inbox {
                     let fate = if self.sent.contains(&q.id) { Fate::Sent } else { Fate::Pending };
                     match self.get_mut(&q.id) {
                         Some(item) => {
-                            item.record = q.clone();
+                            item.record = q;
                             if !item.fate.is_final() {
                                 item.fate = fate;
                             }
                         }
-                        None => self.items.push(Item { record: q.clone(), fate }),
+                        None => self.insert(q, fate),
                     }
                 }
-                self.sort();
             }
             BrowserEvent::Asked { question } => {
                 if question.status == Status::Pending && self.get(&question.id).is_none() {
                     notices.push(Notice::NewQuestion {
-                        agent: agent_name(question),
+                        agent: agent_name(&question),
                         text: question.request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default(),
                     });
-                    self.items.push(Item { record: question.clone(), fate: Fate::Pending });
-                    self.sort();
+                    self.insert(question, Fate::Pending);
                 }
             }
-            BrowserEvent::Answered { id, by, result } => {
+            BrowserEvent::Answered { ref id, ref by, ref result } => {
                 let by_me = self.sent.remove(id) || (by.is_some() && *by == self.client);
                 let item = self.get(id).cloned();
                 if let Some(item) = &item {
@@ -201,7 +203,7 @@ impl Inbox {
                 };
                 self.close(id, fate);
             }
-            BrowserEvent::Withdrawn { id, status } => {
+            BrowserEvent::Withdrawn { ref id, status } => {
                 self.sent.remove(id);
                 if let Some(item) = self.get(id).cloned() {
                     self.history.insert(
@@ -210,19 +212,19 @@ impl Inbox {
                             id: id.clone(),
                             agent: agent_name(&item.record),
                             answers: item.record.request.questions.iter().map(|q| (q.question.clone(), String::new())).collect(),
-                            status: *status,
+                            status,
                             by_me: false,
                             at: 0,
                         },
                     );
                 }
-                let fate = if *status == Status::TimedOut { Fate::TimedOut } else { Fate::Withdrawn };
+                let fate = if status == Status::TimedOut { Fate::TimedOut } else { Fate::Withdrawn };
                 self.close(id, Some(fate));
             }
             BrowserEvent::Agent { agent } => {
-                self.agents.insert(agent.session_id.clone(), agent.clone());
+                self.agents.insert(agent.session_id.clone(), agent);
             }
-            BrowserEvent::Error { id: Some(id), .. } => {
+            BrowserEvent::Error { id: Some(ref id), .. } => {
                 // The bridge refused our answer: offer the question again if it is still open.
                 if self.sent.remove(id) {
                     if let Some(item) = self.get_mut(id) {
@@ -248,7 +250,7 @@ impl Inbox {
                     item.fate = fate;
                 }
             }
-            _ => self.items.retain(|i| i.record.id != id),
+            _ => _ = self.items.remove(id),
         }
     }
 
@@ -266,12 +268,8 @@ impl Inbox {
 
     /// Drops every closed question set and moves on from the active one if it closed.
     pub fn dismiss(&mut self) {
-        self.items.retain(|i| !i.fate.is_final());
+        self.items.retain(|_, i| !i.fate.is_final());
         self.ensure_active();
-    }
-
-    fn sort(&mut self) {
-        self.items.sort_by(|a, b| a.record.created_at.cmp(&b.record.created_at).then_with(|| a.record.id.cmp(&b.record.id)));
     }
 
     /// Keeps the active question set if it is still shown, else picks the first pending one.
@@ -288,7 +286,7 @@ impl Inbox {
     pub fn select(&mut self, id: &str) {
         if self.get(id).is_some_and(|i| i.fate == Fate::Pending) {
             self.active = Some(id.to_owned());
-            self.items.retain(|i| !i.fate.is_final() || i.record.id == id);
+            self.items.retain(|key, i| !i.fate.is_final() || key == id);
         }
     }
 
@@ -346,8 +344,10 @@ impl Inbox {
             ids: Vec<String>,
             name: String,
         }
+        let mut oldest_first: Vec<&Item> = self.items.values().collect();
+        oldest_first.sort_by(|a, b| a.record.created_at.cmp(&b.record.created_at).then_with(|| a.record.id.cmp(&b.record.id)));
         let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
-        for item in &self.items {
+        for item in oldest_first {
             let s = session_of(&item.record);
             let root = self.root_of(&s, Some(&item.record));
             let e = sessions.entry(s).or_insert_with(|| Session {
@@ -394,6 +394,28 @@ impl Inbox {
     }
 }
 
+/// The first `rows` question sets of `groups` in order, with the groups they are in, and
+/// how many were left out: the list a page shows stays the same size however many wait.
+pub fn first_rows(groups: Vec<Group>, rows: usize) -> (Vec<Group>, usize) {
+    let mut left = rows;
+    let mut hidden = 0;
+    let mut shown = Vec::new();
+    for mut g in groups {
+        let n = g.items.len();
+        if left == 0 && n > 0 {
+            hidden += n;
+            continue;
+        }
+        if n > left {
+            hidden += n - left;
+            g.items.truncate(left);
+        }
+        left -= g.items.len();
+        shown.push(g);
+    }
+    (shown, hidden)
+}
+
 /// "12 s", "3 min", "2 h 5 min", "3 d": how long something has waited.
 pub fn waited(ms: u64) -> String {
     let s = ms / 1000;
@@ -427,7 +449,7 @@ mod tests {
 
     fn snapshot() -> Inbox {
         let mut inbox = Inbox::default();
-        inbox.apply(&ev(json!({"type": "snapshot", "client": "me", "agents": [
+        inbox.apply(ev(json!({"type": "snapshot", "client": "me", "agents": [
             {"sessionId": "child", "name": "helper", "parentSessionId": "root", "connected": true}
         ], "questions": [record("a", "other", "lone", 5), record("b", "helper", "child", 1), record("c", "main", "root", 3)]})));
         inbox
@@ -451,6 +473,20 @@ mod tests {
     }
 
     #[test]
+    fn the_list_shows_the_first_rows_and_counts_the_rest() {
+        let groups = snapshot().groups();
+        let names = |gs: &[Group]| gs.iter().map(|g| (g.name.clone(), g.items.len())).collect::<Vec<_>>();
+        let (all, hidden) = first_rows(groups.clone(), 10);
+        assert_eq!((all, hidden), (groups.clone(), 0));
+        let (two, hidden) = first_rows(groups.clone(), 2);
+        assert_eq!(names(&two), [("main".to_owned(), 1), ("helper".to_owned(), 1)]);
+        assert_eq!(hidden, 1);
+        let (none, hidden) = first_rows(groups, 0);
+        assert!(none.is_empty());
+        assert_eq!(hidden, 3);
+    }
+
+    #[test]
     fn stepping_wraps_and_skips_what_was_sent() {
         let mut inbox = snapshot();
         inbox.step(true);
@@ -469,11 +505,11 @@ mod tests {
     fn a_reconnect_does_not_offer_a_queued_answer_again() {
         let mut inbox = snapshot();
         inbox.mark_sent("c");
-        inbox.apply(&ev(json!({"type": "snapshot", "client": "me2", "agents": [], "questions": [record("c", "main", "root", 3)]})));
+        inbox.apply(ev(json!({"type": "snapshot", "client": "me2", "agents": [], "questions": [record("c", "main", "root", 3)]})));
         assert_eq!(inbox.get("c").map(|i| i.fate), Some(Fate::Sent));
         assert_eq!(inbox.get("b").map(|i| i.fate), Some(Fate::Gone), "the active one vanished while offline: say so");
         assert!(inbox.get("a").is_none());
-        inbox.apply(&ev(answered("c", "me2")));
+        inbox.apply(ev(answered("c", "me2")));
         assert!(inbox.get("c").is_none());
         assert!(inbox.history[0].by_me);
     }
@@ -481,11 +517,11 @@ mod tests {
     #[test]
     fn closed_elsewhere_stays_visible_while_active() {
         let mut inbox = snapshot();
-        inbox.apply(&ev(answered("c", "someone-else")));
+        inbox.apply(ev(answered("c", "someone-else")));
         assert_eq!(inbox.get("c").map(|i| i.fate), Some(Fate::AnsweredElsewhere));
         assert_eq!(inbox.active.as_deref(), Some("c"));
         assert_eq!(inbox.history[0].answers, [("c?".to_owned(), "yes".to_owned())]);
-        inbox.apply(&ev(json!({"type": "withdrawn", "id": "a", "status": "timed_out"})));
+        inbox.apply(ev(json!({"type": "withdrawn", "id": "a", "status": "timed_out"})));
         assert!(inbox.get("a").is_none(), "an inactive one just leaves");
         assert_eq!(inbox.history[0].status, Status::TimedOut);
         inbox.dismiss();
@@ -497,7 +533,7 @@ mod tests {
     fn a_refused_answer_is_offered_again() {
         let mut inbox = snapshot();
         inbox.mark_sent("c");
-        inbox.apply(&ev(json!({"type": "error", "ref": "r1", "id": "c", "error": {"code": "invalid", "message": "no"}})));
+        inbox.apply(ev(json!({"type": "error", "ref": "r1", "id": "c", "error": {"code": "invalid", "message": "no"}})));
         assert_eq!(inbox.get("c").map(|i| i.fate), Some(Fate::Pending));
     }
 
@@ -505,8 +541,8 @@ mod tests {
     fn new_questions_are_announced_once() {
         let mut inbox = snapshot();
         let asked = ev(json!({"type": "asked", "question": record("d", "main", "root", 7)}));
-        assert_eq!(inbox.apply(&asked), [Notice::NewQuestion { agent: "main".into(), text: "d?".into() }]);
-        assert_eq!(inbox.apply(&asked), []);
+        assert_eq!(inbox.apply(asked.clone()), [Notice::NewQuestion { agent: "main".into(), text: "d?".into() }]);
+        assert_eq!(inbox.apply(asked.clone()), []);
         assert_eq!(inbox.order(), ["c", "d", "b", "a"], "joins its session's group");
     }
 

@@ -17,6 +17,7 @@
 //! - [`inbox`]: pending question sets, grouping by agent session, history; plain data.
 //! - [`app`]: the page: inbox, active dialog, banners, notifications, history.
 //! - [`drafts`], [`notify`], [`text`]: draft storage, attention, code in question text.
+//! - [`perf`]: User Timing marks for the benchmark harness (only with `?perf`).
 //!
 //! Invariant: agent text reaches the DOM only as text nodes; agent HTML (an option's
 //! `preview`) only as the `srcdoc` of an `<iframe sandbox="">`.
@@ -28,6 +29,7 @@ pub mod drafts;
 pub mod events;
 pub mod inbox;
 pub mod notify;
+pub mod perf;
 pub mod text;
 
 pub use app::App;

@@ -528,6 +528,34 @@ async fn the_page_follows_bridge_events() {
     drop(handle);
 }
 
+#[wasm_bindgen_test]
+async fn a_long_inbox_lists_a_hundred_and_counts_the_rest() {
+    let el = container();
+    let handle = leptos::mount::mount_to(el.clone(), App);
+    let now = js_sys::Date::now() as u64;
+    let questions: Vec<_> =
+        (0..250).map(|i| record(&format!("q-{i:03}"), "claude-code", &format!("s-{}", i / 10), now - 1_000_000 + i, &format!("Question {i}?"))).collect();
+    events::dispatch_message(&json!({"type": "snapshot", "client": "c-1", "agents": [], "questions": questions}).to_string()).unwrap();
+    settle().await;
+    let items = all(&el, ".askuser-item");
+    assert_eq!(items.len(), 100, "at most a hundred rows");
+    assert!(items[0].text_content().unwrap().contains("Question 0?"), "oldest first");
+    assert!(el.text_content().unwrap().contains("… and 150 more waiting"), "{}", el.text_content().unwrap());
+    assert!(el.text_content().unwrap().contains("Waiting 250"));
+    // The first row answered elsewhere: the next one moves up into the list.
+    let answered = json!({"type": "answered", "id": "q-001", "by": "c-2", "result": {
+        "id": "q-001", "status": "answered", "answered": true, "answeredAt": now, "answers": []
+    }});
+    events::dispatch_message(&answered.to_string()).unwrap();
+    settle().await;
+    let items = all(&el, ".askuser-item");
+    assert_eq!(items.len(), 100);
+    assert!(!el.text_content().unwrap().contains("Question 1?"));
+    assert!(items[99].text_content().unwrap().contains("Question 100?"), "{}", items[99].text_content().unwrap());
+    assert!(el.text_content().unwrap().contains("… and 149 more waiting"));
+    drop(handle);
+}
+
 // ----- the bridge client -----
 
 async fn sleep(ms: i32) {
