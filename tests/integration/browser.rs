@@ -118,3 +118,32 @@ async fn the_inbox_shows_every_agent_and_a_long_list() {
     browser.shot("inbox-long-list").await;
     browser.close().await;
 }
+
+#[tokio::test]
+async fn a_snapshot_in_parts_reaches_the_page_whole() {
+    let b = bridge().await;
+    // 250 pending: the bridge sends the snapshot as three parts of at most 100.
+    for i in 0..250 {
+        let body = json!({"id": format!("q-{i:03}"), "question": format!("Question {i}?"), "choices": ["Yes", "No"],
+            "agent": {"name": format!("agent-{}", i / 50), "sessionId": format!("s-{}", i / 50)}});
+        let res = b.post("/v1/ask?wait=false").json(&body).send().await.unwrap();
+        assert!(res.status().is_success(), "{}", res.status());
+    }
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    let count = browser.wait_css(".askuser-count").await;
+    for _ in 0..100 {
+        if count.text().await.unwrap() == "250" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(count.text().await.unwrap(), "250", "every part counted once");
+    assert_eq!(browser.find_all(Locator::Css(".askuser-item")).await.unwrap().len(), 100, "the list shows a hundred");
+    let page = browser.find(Locator::Css("body")).await.unwrap().text().await.unwrap();
+    assert!(page.contains("… and 150 more waiting"), "{page}");
+    assert!(page.contains("agent-0") && page.contains("agent-1"), "{page}");
+    browser.row("radio", "Yes").await;
+    assert!(page.contains("Question 0?"), "the oldest is active:\n{page}");
+    browser.close().await;
+}

@@ -83,6 +83,8 @@ struct Inner {
     counter: u32,
     // Kept alive while their socket lives.
     handlers: Vec<Closure<dyn FnMut(JsValue)>>,
+    /// The parts of a snapshot received so far (see [`Bridge::reassemble`]).
+    partial: Option<(JsValue, Option<crate::perf::Timing>)>,
     stopped: bool,
 }
 
@@ -111,6 +113,7 @@ impl Bridge {
                 outbox,
                 counter: 0,
                 handlers: vec![],
+                partial: None,
                 stopped: false,
             })),
         };
@@ -217,6 +220,7 @@ impl Bridge {
         let mut inner = self.inner.borrow_mut();
         inner.ws = Some(ws);
         inner.open = false;
+        inner.partial = None;
         inner.handlers = vec![on_open, on_message, on_close];
     }
 
@@ -247,12 +251,47 @@ impl Bridge {
                 save_outbox(&inner.url, &inner.outbox);
             }
         }
+        let Ok((name, detail)) = events::parse_frame(data) else { return };
+        let (detail, timing) = if name == events::SNAPSHOT {
+            match self.reassemble(detail, timing) {
+                Some(whole) => whole,
+                None => return,
+            }
+        } else {
+            (detail, timing)
+        };
         // Outside the borrow: listeners may send.
         let target = self.inner.borrow().target.clone();
-        let name = events::dispatch_frame_on(&target, data);
-        if let (Some(timing), Ok(name)) = (timing, name) {
+        events::dispatch_on(&target, name, &detail);
+        if let Some(timing) = timing {
             timing.end(name);
         }
+    }
+
+    /// Collects a snapshot's parts (`more: true` on all but the last) into one message,
+    /// so listeners see one `askuser:snapshot` with everything. Returns it, with the
+    /// timing of its first part, once the last part is in.
+    fn reassemble(&self, part: JsValue, timing: Option<crate::perf::Timing>) -> Option<(JsValue, Option<crate::perf::Timing>)> {
+        let field = |obj: &JsValue, key: &str| js_sys::Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
+        let more = field(&part, "more").is_truthy();
+        let mut inner = self.inner.borrow_mut();
+        let (whole, first_timing) = match inner.partial.take() {
+            Some((whole, first)) => {
+                for key in ["questions", "agents"] {
+                    if let (Ok(all), Ok(extra)) = (field(&whole, key).dyn_into::<js_sys::Array>(), field(&part, key).dyn_into::<js_sys::Array>()) {
+                        let _ = js_sys::Reflect::set(&whole, &JsValue::from_str(key), &all.concat(&extra));
+                    }
+                }
+                (whole, first)
+            }
+            None => (part, timing),
+        };
+        if more {
+            inner.partial = Some((whole, first_timing));
+            return None;
+        }
+        let _ = js_sys::Reflect::delete_property(whole.unchecked_ref::<js_sys::Object>(), &JsValue::from_str("more"));
+        Some((whole, first_timing))
     }
 
     fn closed(&self) {

@@ -55,14 +55,20 @@ extern "C" {
 
 /// [`dispatch_message_on`] for a socket frame's `data` as it came (a JS string).
 pub fn dispatch_frame_on(target: &web_sys::EventTarget, text: &JsValue) -> Result<&'static str, String> {
+    let (name, detail) = parse_frame(text)?;
+    dispatch_on(target, name, &detail);
+    Ok(name)
+}
+
+/// A frame's event name and `detail` (the message as a plain JS object).
+pub fn parse_frame(text: &JsValue) -> Result<(&'static str, JsValue), String> {
     let detail = parse_js(text).map_err(|_| format!("expected a JSON message from the bridge, got {:.80}", text.as_string().unwrap_or_default()))?;
     let kind = js_sys::Reflect::get(&detail, &JsValue::from_str("type")).ok().and_then(|t| t.as_string());
     let Some(kind) = kind else {
         return Err("expected a message with a string `type`, got none".into());
     };
     let name = event_name(&kind).ok_or_else(|| format!("unknown message type {kind:?}"))?;
-    dispatch_on(target, name, &detail);
-    Ok(name)
+    Ok((name, detail))
 }
 
 /// Fires `askuser:connection` with `{state, attempt}` on `target`.

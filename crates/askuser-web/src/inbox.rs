@@ -122,7 +122,7 @@ impl Inbox {
     pub fn apply(&mut self, event: BrowserEvent) -> Vec<Notice> {
         let mut notices = Vec::new();
         match event {
-            BrowserEvent::Snapshot { client, questions, agents } => {
+            BrowserEvent::Snapshot { client, questions, agents, .. } => {
                 self.client = Some(client);
                 self.agents = agents.into_iter().map(|a| (a.session_id.clone(), a)).collect();
                 let known: BTreeSet<&str> = questions.iter().map(|q| q.id.as_str()).collect();

@@ -452,10 +452,12 @@ impl Bridge {
         self.events.subscribe()
     }
 
-    pub fn snapshot(&self, client: &str) -> Result<BrowserEvent, BridgeError> {
+    /// Every pending question and agent, as `snapshot` parts (see
+    /// [`BrowserEvent::snapshot_parts`]).
+    pub fn snapshot(&self, client: &str) -> Result<Vec<BrowserEvent>, BridgeError> {
         let questions = self.store.list(Filter::Pending, usize::MAX)?;
         let agents = self.sessions.lock().unwrap().values().map(|s| s.presence.clone()).collect();
-        Ok(BrowserEvent::Snapshot { client: client.to_owned(), questions, agents })
+        Ok(BrowserEvent::snapshot_parts(client, questions, agents))
     }
 
     /// A new id for a browser connection.

@@ -127,6 +127,17 @@ async fn send(sink: &mut (impl SinkExt<Message> + Unpin), msg: Message, within: 
     matches!(tokio::time::timeout(within, sink.send(msg)).await, Ok(Ok(())))
 }
 
+/// Sends a fresh snapshot, part by part; false if the store failed or the browser is gone.
+async fn send_snapshot(bridge: &Bridge, client: &str, sink: &mut (impl SinkExt<Message> + Unpin), within: Duration) -> bool {
+    let Ok(parts) = bridge.snapshot(client) else { return false };
+    for part in parts {
+        if !send(sink, text(&part), within).await {
+            return false;
+        }
+    }
+    true
+}
+
 fn binary_refused() -> ErrorBody {
     ErrorBody::new(ErrorCode::BadMessage, "binary frames are not accepted; send JSON text messages")
 }
@@ -234,8 +245,7 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
     let (mut sink, mut stream) = socket.split();
     let within = bridge.settings().send_timeout;
     let mut events = bridge.subscribe();
-    let Ok(snapshot) = bridge.snapshot(&client) else { return };
-    if !send(&mut sink, text(&snapshot), within).await {
+    if !send_snapshot(&bridge, &client, &mut sink, within).await {
         return;
     }
     tracing::debug!(%client, "browser connected");
@@ -249,10 +259,10 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
                 Err(broadcast::error::RecvError::Lagged(n)) => {
                     tracing::info!(%client, "browser fell {n} events behind; resyncing from a snapshot");
                     events = bridge.subscribe();
-                    match bridge.snapshot(&client) {
-                        Ok(s) => text(&s),
-                        Err(_) => break,
+                    if !send_snapshot(&bridge, &client, &mut sink, within).await {
+                        break;
                     }
+                    continue;
                 }
                 Err(broadcast::error::RecvError::Closed) => break,
             },
