@@ -261,7 +261,9 @@ pub async fn snapshot_once(base: &str, base_ws: &str) -> anyhow::Result<(Duratio
 
 /// The floor: a loopback WebSocket echo between tokio tasks (tokio-tungstenite on both
 /// ends, no HTTP routing, no JSON, no store). Returns per-message round trips and wall time.
-pub async fn echo_floor(clients: usize, per_client: usize, payload: usize) -> anyhow::Result<(Vec<Duration>, Duration)> {
+/// With a `gap`, each client sends one message per `gap` (as agents are paced against
+/// the binary), so the floor also pays for waking up from idle.
+pub async fn echo_floor(clients: usize, per_client: usize, payload: usize, gap: Duration) -> anyhow::Result<(Vec<Duration>, Duration)> {
     let listener = TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     let server = tokio::spawn(async move {
@@ -290,7 +292,10 @@ pub async fn echo_floor(clients: usize, per_client: usize, payload: usize) -> an
         tokio::spawn(async move {
             let mut out = Vec::with_capacity(per_client);
             let r: anyhow::Result<()> = async {
+                let mut next = tokio::time::Instant::now();
                 for _ in 0..per_client {
+                    tokio::time::sleep_until(next).await;
+                    next += gap;
                     let t = Instant::now();
                     ws.send(Message::text(text.clone())).await?;
                     let (_, at) = next_text(&mut ws).await?.context("the echo closed")?;

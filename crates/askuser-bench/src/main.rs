@@ -191,17 +191,23 @@ impl Row {
     }
 }
 
-async fn floor(clients: usize, per_client: usize, label: &str) -> anyhow::Result<Row> {
-    eprintln!("floor: echo, {clients} client(s) × {per_client}");
+/// The gap between one agent's asks that keeps every socket under the binary's
+/// per-socket message limit (each browser answers 1/`browsers` of the questions).
+fn pace(agents: usize, browsers: usize) -> Duration {
+    Duration::from_secs_f64(agents as f64 / (bridge::PACE * browsers as f64))
+}
+
+async fn floor(clients: usize, per_client: usize, label: &str, gap: Option<Duration>) -> anyhow::Result<Row> {
+    eprintln!("floor: echo, {clients} client(s) × {per_client}, gap {gap:?}");
     // Warm up the loopback path and the allocator, as the askuser scenarios do.
-    clients::echo_floor(clients, 5, PAYLOAD).await?;
-    let (lat, wall) = clients::echo_floor(clients, per_client, PAYLOAD).await?;
+    clients::echo_floor(clients, 5, PAYLOAD, Duration::ZERO).await?;
+    let (lat, wall) = clients::echo_floor(clients, per_client, PAYLOAD, gap.unwrap_or_default()).await?;
     Ok(Row {
         scenario: label.into(),
-        bridge: "echo floor".into(),
+        bridge: if gap.is_some() { "echo floor, paced" } else { "echo floor" }.into(),
         transport: "WS echo".into(),
         durability: "–".into(),
-        paced: false,
+        paced: gap.is_some(),
         latency: Summary::of(lat),
         wall,
         cpu: None,
@@ -235,7 +241,7 @@ async fn round_trips(
     // between asks so that no browser (each answers 1/browsers of the questions) and no
     // agent socket goes past it. The latency of each question is unaffected; the
     // throughput is then the pace's.
-    let gap = mode.throttled().then(|| Duration::from_secs_f64(agents as f64 / (bridge::PACE * browsers as f64)));
+    let gap = mode.throttled().then(|| pace(agents, browsers));
     let run = |first: usize, per_agent: usize| {
         let mut tasks = Vec::new();
         for a in 0..agents {
@@ -620,13 +626,21 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
     let mut rows: Vec<Row> = Vec::new();
     let mut floor1 = None;
+    // Against the binary, agents are paced (see `pace`): compared with an echo paced alike.
+    let paced = args.variants().iter().any(|(m, _)| m.throttled());
+    let mut paced1 = None;
     if args.wants("floor") || args.wants("sequential") {
         floor1 = Some(rows.len());
-        rows.push(tokio::time::timeout(c.limit, floor(1, c.sequential, "1 client sequential")).await.map_err(limit("floor"))??);
+        rows.push(tokio::time::timeout(c.limit, floor(1, c.sequential, "1 client sequential", None)).await.map_err(limit("floor"))??);
+    }
+    if args.wants("sequential") && paced {
+        paced1 = Some(rows.len());
+        let f = floor(1, c.sequential, "1 client sequential", Some(pace(1, 1)));
+        rows.push(tokio::time::timeout(c.limit, f).await.map_err(limit("floor"))??);
     }
     if args.wants("sequential") {
-        let f = floor1.unwrap_or(0);
         for (mode, durability) in args.variants() {
+            let f = if mode.throttled() { paced1 } else { floor1 }.unwrap_or(0);
             for transport in [Transport::Http, Transport::Ws] {
                 let fut = round_trips(&args, &c, "1 agent sequential", mode, durability, transport, 1, c.sequential, 1, f);
                 rows.push(tokio::time::timeout(c.limit, fut).await.map_err(limit("sequential"))??);
@@ -634,11 +648,17 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if args.wants("concurrent") {
-        let f = rows.len();
         let label = format!("{} clients concurrent", c.agents);
-        rows.push(tokio::time::timeout(c.limit, floor(c.agents, c.per_agent, &label)).await.map_err(limit("floor"))??);
+        let unpaced = rows.len();
+        rows.push(tokio::time::timeout(c.limit, floor(c.agents, c.per_agent, &label, None)).await.map_err(limit("floor"))??);
+        let paced = paced.then(|| rows.len());
+        if paced.is_some() {
+            let f = floor(c.agents, c.per_agent, &label, Some(pace(c.agents, c.concurrent_browsers)));
+            rows.push(tokio::time::timeout(c.limit, f).await.map_err(limit("floor"))??);
+        }
         let scenario = format!("{} agents concurrent, {} browsers", c.agents, c.concurrent_browsers);
         for (mode, durability) in args.variants() {
+            let f = if mode.throttled() { paced.unwrap_or(unpaced) } else { unpaced };
             for transport in [Transport::Http, Transport::Ws] {
                 let fut = round_trips(&args, &c, &scenario, mode, durability, transport, c.agents, c.per_agent, c.concurrent_browsers, f);
                 rows.push(tokio::time::timeout(c.limit, fut).await.map_err(limit("concurrent"))??);
