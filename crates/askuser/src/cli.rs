@@ -295,8 +295,12 @@ pub fn init_logging() {
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
 }
 
+/// One thread: a question's hops (agent socket → store → browser sockets → answer →
+/// agent) then never wake another thread. On this 2-core VM that took the bridge's
+/// round trip from 0.93 to 0.57 ms p50 and its CPU from 660 to 430 µs per question
+/// (BENCHMARKS.md, finding 5); 5,000 asks/s on one core is far beyond what people answer.
 pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread().enable_all().build().expect("a tokio runtime starts")
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime starts")
 }
 
 fn client_command<F, Fut>(bridge: &BridgeArgs, f: F) -> ExitCode
