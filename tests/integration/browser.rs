@@ -147,3 +147,33 @@ async fn a_snapshot_in_parts_reaches_the_page_whole() {
     assert!(page.contains("Question 0?"), "the oldest is active:\n{page}");
     browser.close().await;
 }
+
+#[tokio::test]
+async fn a_wrong_token_is_named_not_retried_forever() {
+    let b = bridge().await;
+    let browser = browser(900, 600).await;
+    browser.goto(&format!("{}/#token=not-the-token", b.url)).await.unwrap();
+    let banner = browser.wait_css("[role=alert]").await;
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = banner.text().await.unwrap_or_default();
+        if text.contains("refused") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(text.contains("The bridge refused this page's token"), "{text}");
+    assert_eq!(browser.find(Locator::Css(".askuser-conn")).await.unwrap().text().await.unwrap(), "wrong token");
+    // The right link still works in the same tab.
+    browser.goto("about:blank").await.unwrap();
+    open(&b, &browser).await;
+    let conn = browser.find(Locator::Css(".askuser-conn")).await.unwrap();
+    for _ in 0..100 {
+        if conn.text().await.unwrap_or_default() == "connected" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(conn.text().await.unwrap(), "connected");
+    browser.close().await;
+}

@@ -317,7 +317,8 @@ export interface WithdrawnDetail { type: "withdrawn"; id: string; status: "withd
 export interface AgentDetail { type: "agent"; agent: AgentPresence }
 export interface AckDetail { type: "ack"; ref: string; id: string }
 export interface ErrorDetail { type: "error"; ref?: string; id?: string; error: ErrorBody }
-export interface ConnectionDetail { state: "connecting" | "open" | "reconnecting" | "closed"; attempt: number }
+/** `unauthorized`: the bridge refused the token (it stops trying); `reconnecting`: the bridge could not be reached (it keeps trying). */
+export interface ConnectionDetail { state: "connecting" | "open" | "reconnecting" | "unauthorized" | "closed"; attempt: number }
 
 /** The events `connect` fires, by name. */
 export interface AskuserEventMap {

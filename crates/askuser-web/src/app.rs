@@ -317,6 +317,15 @@ pub fn App() -> impl IntoView {
                     }
                     .into_any(),
                 ),
+                "unauthorized" => Some(
+                    view! {
+                        <div class="askuser-banner" role="alert">
+                            "The bridge refused this page's token (was it restarted with a new data directory?). Open the link "
+                            <code>"askuser serve"</code> " printed (it ends in " <code>"#token=…"</code> ")."
+                        </div>
+                    }
+                    .into_any(),
+                ),
                 "closed" => Some(view! { <div class="askuser-banner" role="alert">"Disconnected from the bridge."</div> }.into_any()),
                 _ => None,
             }
@@ -326,6 +335,7 @@ pub fn App() -> impl IntoView {
         "open" => "connected",
         "connecting" => "connecting…",
         "reconnecting" => "reconnecting…",
+        "unauthorized" => "wrong token",
         _ => "offline",
     };
 

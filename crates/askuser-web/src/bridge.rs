@@ -295,8 +295,9 @@ impl Bridge {
     }
 
     fn closed(&self) {
-        {
+        let never_opened = {
             let mut inner = self.inner.borrow_mut();
+            let never_opened = !inner.open;
             inner.open = false;
             if let Some(ws) = inner.ws.take() {
                 detach(&ws);
@@ -304,8 +305,45 @@ impl Bridge {
             if inner.stopped {
                 return;
             }
+            never_opened
+        };
+        match never_opened.then(|| health_check(&self.inner.borrow().url)).flatten() {
+            Some((url, token)) => self.check_token(&url, &token),
+            None => self.schedule_reconnect(),
         }
-        self.schedule_reconnect();
+    }
+
+    /// A socket that never opened says nothing about why (a browser hides the 401).
+    /// Asks `GET /v1/health` with the same token: a 401 means the token is wrong, and
+    /// retrying cannot help; anything else (no answer at all) means try again later.
+    fn check_token(&self, url: &str, token: &str) {
+        let init = web_sys::RequestInit::new();
+        if let Ok(headers) = web_sys::Headers::new() {
+            let _ = headers.set("authorization", &format!("Bearer {token}"));
+            init.set_headers(&headers);
+        }
+        let promise = web_sys::window().map(|w| w.fetch_with_str_and_init(url, &init));
+        let Some(promise) = promise else { return self.schedule_reconnect() };
+        let (this, other) = (self.clone(), self.clone());
+        let on_response = Closure::<dyn FnMut(JsValue)>::new(move |res: JsValue| {
+            let status = res.dyn_into::<web_sys::Response>().map_or(0, |r| r.status());
+            this.checked(status == 401);
+        });
+        let on_failure = Closure::<dyn FnMut(JsValue)>::new(move |_| other.checked(false));
+        let _ = promise.then2(&on_response, &on_failure);
+        // Kept until the next socket replaces them; they run once, before that.
+        self.inner.borrow_mut().handlers.extend([on_response, on_failure]);
+    }
+
+    fn checked(&self, refused: bool) {
+        if !refused {
+            return self.schedule_reconnect();
+        }
+        if let Some(s) = session() {
+            let _ = s.remove_item(TOKEN_KEY);
+        }
+        let target = self.inner.borrow().target.clone();
+        events::dispatch_connection_on(&target, "unauthorized", 0);
     }
 
     fn schedule_reconnect(&self) {
@@ -318,6 +356,14 @@ impl Bridge {
         let this = self.clone();
         leptos::prelude::set_timeout(move || this.connect(), backoff(attempt));
     }
+}
+
+/// The health address and the token for socket address `url` (`ws(s)://HOST/v1/ui?token=…`).
+fn health_check(url: &str) -> Option<(String, String)> {
+    let (base, query) = url.split_once("/v1/ui?")?;
+    let token = query.split('&').find_map(|kv| kv.strip_prefix("token="))?;
+    let token = js_sys::decode_uri_component(token).ok()?.as_string()?;
+    Some((format!("{}/v1/health", base.replacen("ws", "http", 1)), token))
 }
 
 fn detach(ws: &WebSocket) {

@@ -15,7 +15,8 @@ pub const WITHDRAWN: &str = "askuser:withdrawn";
 pub const AGENT: &str = "askuser:agent";
 pub const ACK: &str = "askuser:ack";
 pub const ERROR: &str = "askuser:error";
-/// `detail`: `{state: "connecting" | "open" | "reconnecting" | "closed", attempt}`.
+/// `detail`: `{state: "connecting" | "open" | "reconnecting" | "unauthorized" | "closed", attempt}`
+/// (`unauthorized`: the bridge refused the token; the client stops trying).
 pub const CONNECTION: &str = "askuser:connection";
 
 /// Every event a bridge message can become.
