@@ -3,13 +3,14 @@
 
 use anyhow::{bail, Context};
 use askuser::hub::Settings;
-use askuser::serve::{start, Running, ServeOptions};
+use askuser::serve::{start, ServeOptions};
 use askuser::store::Durability;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, Command};
+use tokio::sync::oneshot;
 
 pub const TOKEN: &str = "bench-token-0123456789abcdef";
 /// How long a spawned bridge or MCP server may take to come up before the run fails.
@@ -38,7 +39,7 @@ pub fn durability_name(d: Durability) -> &'static str {
 }
 
 enum Handle {
-    InProcess(Running),
+    InProcess { stop: oneshot::Sender<()>, thread: std::thread::JoinHandle<()> },
     Binary(Child),
 }
 
@@ -66,8 +67,24 @@ impl Bridge {
                 opts.durability = durability;
                 opts.announce = false;
                 opts.settings = unthrottled();
-                let running = start(opts).await?;
-                Ok(Bridge { url: running.url.clone(), pid: std::process::id(), handle: Handle::InProcess(running), dir })
+                // On its own thread and runtime, as `askuser serve` runs (`cli::runtime`),
+                // apart from the clients on the harness's runtime.
+                let (url_tx, url_rx) = oneshot::channel::<anyhow::Result<String>>();
+                let (stop, stopped) = oneshot::channel::<()>();
+                let thread = std::thread::spawn(move || {
+                    askuser::cli::runtime().block_on(async move {
+                        match start(opts).await {
+                            Ok(running) => {
+                                let _ = url_tx.send(Ok(running.url.clone()));
+                                let _ = stopped.await;
+                                running.stop().await;
+                            }
+                            Err(e) => _ = url_tx.send(Err(e)),
+                        }
+                    });
+                });
+                let url = url_rx.await.context("the bridge's thread ended")??;
+                Ok(Bridge { url, pid: std::process::id(), handle: Handle::InProcess { stop, thread }, dir })
             }
             Mode::Binary => {
                 let (child, url, _) = spawn_serve(bin, dir.path(), durability).await?;
@@ -84,7 +101,10 @@ impl Bridge {
     /// Stops the bridge and hands back its data directory.
     pub async fn stop(self) -> tempfile::TempDir {
         match self.handle {
-            Handle::InProcess(running) => running.stop().await,
+            Handle::InProcess { stop, thread } => {
+                let _ = stop.send(());
+                let _ = tokio::task::spawn_blocking(move || thread.join()).await;
+            }
             Handle::Binary(mut child) => {
                 let _ = child.start_kill();
                 let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
