@@ -651,7 +651,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
         let label = format!("{} clients concurrent", c.agents);
         let unpaced = rows.len();
         rows.push(tokio::time::timeout(c.limit, floor(c.agents, c.per_agent, &label, None)).await.map_err(limit("floor"))??);
-        let paced = paced.then(|| rows.len());
+        let paced = paced.then_some(rows.len());
         if paced.is_some() {
             let f = floor(c.agents, c.per_agent, &label, Some(pace(c.agents, c.concurrent_browsers)));
             rows.push(tokio::time::timeout(c.limit, f).await.map_err(limit("floor"))??);
