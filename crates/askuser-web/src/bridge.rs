@@ -85,6 +85,9 @@ struct Inner {
     handlers: Vec<Closure<dyn FnMut(JsValue)>>,
     /// The parts of a snapshot received so far (see [`Bridge::reassemble`]).
     partial: Option<(JsValue, Option<crate::perf::Timing>)>,
+    /// The token check's callbacks (see [`Bridge::check_token`]); kept past `stop`, as the
+    /// fetch may still answer.
+    checking: Vec<Closure<dyn FnMut(JsValue)>>,
     stopped: bool,
 }
 
@@ -114,6 +117,7 @@ impl Bridge {
                 counter: 0,
                 handlers: vec![],
                 partial: None,
+                checking: vec![],
                 stopped: false,
             })),
         };
@@ -331,11 +335,14 @@ impl Bridge {
         });
         let on_failure = Closure::<dyn FnMut(JsValue)>::new(move |_| other.checked(false));
         let _ = promise.then2(&on_response, &on_failure);
-        // Kept until the next socket replaces them; they run once, before that.
-        self.inner.borrow_mut().handlers.extend([on_response, on_failure]);
+        // One of them runs, once, before the next check replaces them.
+        self.inner.borrow_mut().checking = vec![on_response, on_failure];
     }
 
     fn checked(&self, refused: bool) {
+        if self.inner.borrow().stopped {
+            return;
+        }
         if !refused {
             return self.schedule_reconnect();
         }
