@@ -203,7 +203,6 @@ pub fn App() -> impl IntoView {
     // At most LISTED rows, keyed: an event re-creates only the rows it changed, and a
     // thousand waiting questions cost what a hundred do.
     let listed = Memo::new(move |_| inbox.with(|i| first_rows(i.groups(), LISTED)));
-    let groups = Memo::new(move |_| listed.with(|l| l.0.clone()));
     let inbox_row = move |id: String| {
         let (record, _) = inbox.with_untracked(|i| i.get(&id).map(|x| (x.record.clone(), x.fate)))?;
         let first = record.request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default();
@@ -235,11 +234,11 @@ pub fn App() -> impl IntoView {
     let inbox_list = move || {
         view! {
             <h2 class="askuser-h">"Waiting " <span class="askuser-count">{move || inbox.with(|i| i.pending_count())}</span></h2>
-            <For each=move || groups.get() key=|g| (g.session.clone(), g.name.clone(), g.connected, g.depth) let(g)>
+            <For each=move || listed.with(|l| l.0.clone()) key=|g| (g.session.clone(), g.name.clone(), g.connected, g.depth) let(g)>
                 {
                     let status = g.connected.map(|c| if c { "connected" } else { "disconnected" });
                     let session = g.session.clone();
-                    let ids = move || groups.with(|gs| gs.iter().find(|x| x.session == session).map(|x| x.items.clone()).unwrap_or_default());
+                    let ids = move || listed.with(|(gs, _)| gs.iter().find(|x| x.session == session).map(|x| x.items.clone()).unwrap_or_default());
                     view! {
                         <section class="askuser-group" data-depth=g.depth.to_string()>
                             <h3 class="askuser-group-h">
