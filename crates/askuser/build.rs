@@ -6,9 +6,8 @@ use std::path::{Path, PathBuf};
 use std::{env, fs};
 
 fn main() {
-    let dist = env::var_os("ASKUSER_UI_DIST")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist"));
+    let dist =
+        env::var_os("ASKUSER_UI_DIST").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist"));
     println!("cargo:rerun-if-env-changed=ASKUSER_UI_DIST");
     println!("cargo:rerun-if-changed={}", dist.display());
     let mut files = Vec::new();
@@ -38,7 +37,8 @@ fn externalize_loader(files: &mut [(String, String)]) -> Option<(String, String)
     let (Some(start), Some(len)) = (html.find(OPEN), html.find(OPEN).and_then(|s| html[s..].find("</script>"))) else { return None };
     let script = &html[start + OPEN.len()..start + len];
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
-    let page = format!("{}<script type=\"module\" src=\"/askuser-init.js\"></script>{}", &html[..start], &html[start + len + "</script>".len()..]);
+    let page =
+        format!("{}<script type=\"module\" src=\"/askuser-init.js\"></script>{}", &html[..start], &html[start + len + "</script>".len()..]);
     fs::write(out_dir.join("index.html"), page).unwrap();
     fs::write(out_dir.join("askuser-init.js"), script).unwrap();
     entry.1 = out_dir.join("index.html").to_string_lossy().into_owned();

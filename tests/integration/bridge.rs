@@ -213,7 +213,12 @@ async fn refusals_401_403_413_400() {
     assert_eq!(r.status(), 400);
     let v: Value = r.json().await.unwrap();
     assert!(v["message"].as_str().unwrap().starts_with("expected JSON"));
-    let r = b.post("/v1/ask").json(&json!({"questions": [{"question": ""}, {"question": "Q", "options": [{"label": "A"}, {"label": "a"}]}]})).send().await.unwrap();
+    let r = b
+        .post("/v1/ask")
+        .json(&json!({"questions": [{"question": ""}, {"question": "Q", "options": [{"label": "A"}, {"label": "a"}]}]}))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(r.status(), 400);
     let v: Value = r.json().await.unwrap();
     let paths: Vec<&str> = v["errors"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();

@@ -101,11 +101,17 @@ async fn a_reload_mid_answer_loses_nothing() {
 async fn the_inbox_shows_every_agent_and_a_long_list() {
     let b = bridge().await;
     let options: Vec<Value> = (1..=12).map(|i| json!({"label": format!("Framework {i}")})).collect();
-    let _long = b.ask(json!({"questions": [{"question": "Which framework?", "header": "Framework", "options": options}],
-        "agent": {"name": "claude-code", "sessionId": "main"}}), "canonical");
+    let _long = b.ask(
+        json!({"questions": [{"question": "Which framework?", "header": "Framework", "options": options}],
+        "agent": {"name": "claude-code", "sessionId": "main"}}),
+        "canonical",
+    );
     tokio::time::sleep(Duration::from_millis(50)).await;
-    let _helper = b.ask(json!({"question": "May I delete the build cache?", "choices": ["Yes", "No"],
-        "agent": {"name": "test-runner", "sessionId": "sub-1", "parentSessionId": "main"}}), "canonical");
+    let _helper = b.ask(
+        json!({"question": "May I delete the build cache?", "choices": ["Yes", "No"],
+        "agent": {"name": "test-runner", "sessionId": "sub-1", "parentSessionId": "main"}}),
+        "canonical",
+    );
     let _other = b.ask(json!({"question": "Which region?", "agent": {"name": "codex", "sessionId": "c-9"}}), "canonical");
     let browser = browser(1100, 760).await;
     open(&b, &browser).await;

@@ -65,7 +65,10 @@ fn validate_lists_every_error_and_exits_2() {
 fn format_prints_each_format() {
     let path = example("result.json");
     let out = run(askuser().args(["format", "--format", "text"]).arg(&path), None);
-    assert_eq!(text(&out.stdout), "Which database should we use? → PostgreSQL (Recommended)\nWhat should we name this service? → order-processor\n");
+    assert_eq!(
+        text(&out.stdout),
+        "Which database should we use? → PostgreSQL (Recommended)\nWhat should we name this service? → order-processor\n"
+    );
     let out = run(askuser().args(["format", "-f", "claude"]).arg(&path), None);
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["answers"]["What should we name this service?"], "order-processor");
@@ -228,7 +231,10 @@ fn ask_round_trips_and_exit_codes() {
     let dir = tempfile::tempdir().unwrap();
     let server = Server::start(dir.path());
     // Answered: 0, the result on stdout in --format.
-    let asking = ask_in_background(dir.path(), &["--question", "Which DB?", "--header", "DB", "--option", "PostgreSQL=Relational", "--option", "SQLite", "--format", "text"]);
+    let asking = ask_in_background(
+        dir.path(),
+        &["--question", "Which DB?", "--header", "DB", "--option", "PostgreSQL=Relational", "--option", "SQLite", "--format", "text"],
+    );
     let id = first_pending(&server);
     let stored: Value = serde_json::from_str(&curl(&server, "GET", &format!("/v1/questions/{id}"), None)).unwrap();
     assert_eq!(stored["request"]["questions"][0]["options"][0], json!({"label": "PostgreSQL", "description": "Relational"}));
@@ -251,7 +257,8 @@ fn ask_round_trips_and_exit_codes() {
     assert_eq!(asking.join().unwrap().status.code(), Some(3));
 
     // Timed out: 4.
-    let out = run(askuser().args(["ask", "--data-dir"]).arg(dir.path()).args(["--question", "Quick?", "--timeout", "1", "-f", "text"]), None);
+    let out =
+        run(askuser().args(["ask", "--data-dir"]).arg(dir.path()).args(["--question", "Quick?", "--timeout", "1", "-f", "text"]), None);
     assert_eq!(out.status.code(), Some(4));
     assert!(text(&out.stdout).contains("timed out"));
 
@@ -261,7 +268,8 @@ fn ask_round_trips_and_exit_codes() {
     assert_eq!(text(&out.stderr), "questions[0].question: must not be empty\n");
 
     // The two-pass headless workflow: store now, pick the answer up later.
-    let out = run(askuser().args(["ask", "--no-wait", "--id", "ci-run-42", "--data-dir"]).arg(dir.path()).args(["--question", "Ship it?"]), None);
+    let out =
+        run(askuser().args(["ask", "--no-wait", "--id", "ci-run-42", "--data-dir"]).arg(dir.path()).args(["--question", "Ship it?"]), None);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert_eq!(text(&out.stdout), "ci-run-42\n");
     assert!(text(&out.stderr).contains(&server.url));

@@ -2,12 +2,12 @@
 //! clients tests talk to it with.
 
 use askuser::serve::{start, Running, ServeOptions};
+use askuser_core::protocol::BrowserEvent;
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
-use std::process::{Child, Command, Stdio};
-use askuser_core::protocol::BrowserEvent;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::Value;
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
@@ -194,4 +194,3 @@ impl Browser {
         }
     }
 }
-

@@ -108,8 +108,15 @@ impl Page {
             .spawn()
             .with_context(|| format!("cannot start {chromedriver} (install chromium-driver; scripts/setup does)"))?;
         let mut args = vec![
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--disable-background-networking",
-            "--disable-component-update", "--disable-sync", "--no-first-run", "--window-size=1000,800",
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-dev-shm-usage",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--window-size=1000,800",
         ];
         if unthrottled {
             args.extend(["--disable-frame-rate-limit", "--disable-gpu-vsync"]);

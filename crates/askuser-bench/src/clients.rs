@@ -218,7 +218,10 @@ impl Browsers {
             tasks.push(tokio::spawn(browser(base.to_owned(), base_ws.to_owned(), index, count, seen.clone(), ready, stopped.clone())));
         }
         for r in readies {
-            tokio::time::timeout(MESSAGE_LIMIT, r).await.context("a browser got no snapshot")?.context("a browser failed before its snapshot")?;
+            tokio::time::timeout(MESSAGE_LIMIT, r)
+                .await
+                .context("a browser got no snapshot")?
+                .context("a browser failed before its snapshot")?;
         }
         Ok(Browsers { stop, tasks })
     }

@@ -92,11 +92,8 @@ const SMOKE: Counts = Counts {
 };
 
 /// The bridges every scenario runs against.
-const VARIANTS: [(Mode, Durability); 3] = [
-    (Mode::InProcess, Durability::Normal),
-    (Mode::Binary, Durability::Normal),
-    (Mode::Binary, Durability::Full),
-];
+const VARIANTS: [(Mode, Durability); 3] =
+    [(Mode::InProcess, Durability::Normal), (Mode::Binary, Durability::Normal), (Mode::Binary, Durability::Full)];
 
 /// The size of an `ask` frame, so the echo floor moves as many bytes.
 const PAYLOAD: usize = 400;
@@ -122,7 +119,9 @@ fn parse_args() -> anyhow::Result<Args> {
             "--only" => only = Some(it.next().context("--only needs a list")?.split(',').map(str::to_owned).collect()),
             "--bridges" => {
                 let list = it.next().context("--bridges needs a list of 0-2")?;
-                bridges = Some(list.split(',').map(|b| b.parse().context("--bridges takes indices 0-2")).collect::<anyhow::Result<Vec<usize>>>()?);
+                bridges = Some(
+                    list.split(',').map(|b| b.parse().context("--bridges takes indices 0-2")).collect::<anyhow::Result<Vec<usize>>>()?,
+                );
             }
             "-h" | "--help" => {
                 println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,startup,browser,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
@@ -231,7 +230,12 @@ async fn round_trips(
     browsers: usize,
     floor: usize,
 ) -> anyhow::Result<Row> {
-    eprintln!("{scenario}: {} {} {}, {agents} agent(s) × {per_agent}, {browsers} browser(s)", mode.name(), transport.name(), durability_name(durability));
+    eprintln!(
+        "{scenario}: {} {} {}, {agents} agent(s) × {per_agent}, {browsers} browser(s)",
+        mode.name(),
+        transport.name(),
+        durability_name(durability)
+    );
     let bridge = Bridge::start(mode, &args.bin, durability).await?;
     let base = bridge.url.clone();
     let base_ws = bridge.ws_url("");
@@ -295,7 +299,13 @@ async fn round_trips(
     let report = tabs.close().await?;
     bridge.stop().await;
     if latencies.len() != agents * per_agent || report.errors > 0 || report.resyncs > 0 {
-        bail!("{scenario}: {} of {} round trips, {} browser errors, {} resyncs", latencies.len(), agents * per_agent, report.errors, report.resyncs);
+        bail!(
+            "{scenario}: {} of {} round trips, {} browser errors, {} resyncs",
+            latencies.len(),
+            agents * per_agent,
+            report.errors,
+            report.resyncs
+        );
     }
     Ok(Row {
         scenario: scenario.into(),
@@ -490,7 +500,10 @@ async fn startups(args: &Args, c: &Counts, loaded: Option<(tempfile::TempDir, us
         for _ in 0..n {
             times.push(bridge::serve_startup(&args.bin, dir.path()).await?);
         }
-        out.push(Startup { what: format!("`askuser serve` until its port accepts ({pending} pending questions stored)"), times: Summary::of(times) });
+        out.push(Startup {
+            what: format!("`askuser serve` until its port accepts ({pending} pending questions stored)"),
+            times: Summary::of(times),
+        });
     }
 
     eprintln!("startup: askuser mcp initialize × {}", c.startups);
@@ -507,9 +520,17 @@ async fn startups(args: &Args, c: &Counts, loaded: Option<(tempfile::TempDir, us
 
 fn machine() -> String {
     let cpuinfo = std::fs::read_to_string("/proc/cpuinfo").unwrap_or_default();
-    let model = cpuinfo.lines().find_map(|l| l.strip_prefix("model name")).map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned()).unwrap_or_else(|| "unknown".into());
+    let model = cpuinfo
+        .lines()
+        .find_map(|l| l.strip_prefix("model name"))
+        .map(|m| m.trim_start_matches([' ', '\t', ':']).to_owned())
+        .unwrap_or_else(|| "unknown".into());
     let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    let mem_kib: u64 = meminfo.lines().find_map(|l| l.strip_prefix("MemTotal:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0);
+    let mem_kib: u64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0);
     let cpus = std::thread::available_parallelism().map_or(0, |n| n.get());
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease").unwrap_or_default();
     format!("{cpus} CPUs (nproc), {model}, {:.1} GiB memory, Linux {}", mem_kib as f64 / 1024.0 / 1024.0, kernel.trim())
@@ -531,11 +552,20 @@ fn round_trip_table(rows: &[Row]) -> String {
         };
         let cpu = r.cpu.map_or("–".into(), |c| format!("{:.0}", c.as_secs_f64() * 1e6 / l.n.max(1) as f64));
         let rss = r.peak_kib.map_or("–".into(), mib);
-        let (tput, tx) = if r.paced { (format!("{:.0} (paced)", r.throughput()), "paced".to_owned()) } else { (format!("{:.0}", r.throughput()), tx) };
+        let (tput, tx) =
+            if r.paced { (format!("{:.0} (paced)", r.throughput()), "paced".to_owned()) } else { (format!("{:.0}", r.throughput()), tx) };
         let _ = writeln!(
             t,
             "| {} | {} | {} | {} | {} | {} | {} | {} | {} | {tput} | {p50x} | {p99x} | {tx} | {cpu} | {rss} |",
-            r.scenario, r.bridge, r.transport, r.durability, l.n, ms(l.p50), ms(l.p90), ms(l.p99), ms(l.max)
+            r.scenario,
+            r.bridge,
+            r.transport,
+            r.durability,
+            l.n,
+            ms(l.p50),
+            ms(l.p90),
+            ms(l.p99),
+            ms(l.max)
         );
     }
     t
@@ -622,7 +652,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
     let limit = |what: &'static str| move |_| anyhow::anyhow!("{what} took longer than {:?}", c.limit);
     let mut out = String::new();
     let _ = writeln!(out, "machine: {}\n", machine());
-    let _ = writeln!(out, "askuser binary: {}; mode: {}\n", args.bin.display(), if args.smoke { "smoke (tiny counts; figures mean nothing)" } else { "full" });
+    let _ = writeln!(
+        out,
+        "askuser binary: {}; mode: {}\n",
+        args.bin.display(),
+        if args.smoke { "smoke (tiny counts; figures mean nothing)" } else { "full" }
+    );
 
     let mut rows: Vec<Row> = Vec::new();
     let mut floor1 = None;
@@ -666,7 +701,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
         }
     }
     if !rows.is_empty() {
-        let _ = writeln!(out, "## Round trips\n\nagent ask → browser event → answer → agent result; {} warm-up questions first.\n", c.warmup);
+        let _ =
+            writeln!(out, "## Round trips\n\nagent ask → browser event → answer → agent result; {} warm-up questions first.\n", c.warmup);
         out.push_str(&round_trip_table(&rows));
         out.push('\n');
     }

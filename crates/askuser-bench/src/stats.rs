@@ -73,11 +73,7 @@ pub fn sample(pid: u32, ticks: u64) -> anyhow::Result<ProcSample> {
     let stime: u64 = fields.get(12).and_then(|f| f.parse().ok()).context("stime")?;
     let status = std::fs::read_to_string(format!("/proc/{pid}/status"))?;
     let kib = |key: &str| -> u64 {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-            .unwrap_or(0)
+        status.lines().find_map(|l| l.strip_prefix(key)).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()).unwrap_or(0)
     };
     Ok(ProcSample {
         cpu: Duration::from_micros((utime + stime) * 1_000_000 / ticks.max(1)),
@@ -98,7 +94,10 @@ mod tests {
     #[test]
     fn nearest_rank_percentiles() {
         let s = Summary::of((1..=100).map(Duration::from_millis).collect());
-        assert_eq!((s.p50, s.p90, s.p99, s.max), (Duration::from_millis(50), Duration::from_millis(90), Duration::from_millis(99), Duration::from_millis(100)));
+        assert_eq!(
+            (s.p50, s.p90, s.p99, s.max),
+            (Duration::from_millis(50), Duration::from_millis(90), Duration::from_millis(99), Duration::from_millis(100))
+        );
         assert_eq!(Summary::of(vec![Duration::from_millis(7)]).p99, Duration::from_millis(7));
     }
 

@@ -30,9 +30,7 @@ fn normalize_each_dialect(c: &mut Criterion) {
         let value: Value = serde_json::from_str(text).expect("the example is JSON");
         normalize(&value, &limits).expect("the example is valid");
         group.bench_function(name, |b| b.iter(|| normalize(black_box(&value), &limits)));
-        group.bench_function(format!("{name}_from_text"), |b| {
-            b.iter(|| askuser_core::dialect::normalize_str(black_box(text), &limits))
-        });
+        group.bench_function(format!("{name}_from_text"), |b| b.iter(|| askuser_core::dialect::normalize_str(black_box(text), &limits)));
     }
     group.finish();
 }
@@ -54,9 +52,7 @@ fn dialog_key(c: &mut Criterion) {
     group.bench_function("key_arrow_down", |b| {
         b.iter_batched_ref(|| fresh.clone(), |d| d.key(black_box("ArrowDown")), BatchSize::SmallInput)
     });
-    group.bench_function("key_enter_pick", |b| {
-        b.iter_batched_ref(|| fresh.clone(), |d| d.key(black_box("Enter")), BatchSize::SmallInput)
-    });
+    group.bench_function("key_enter_pick", |b| b.iter_batched_ref(|| fresh.clone(), |d| d.key(black_box("Enter")), BatchSize::SmallInput));
     group.bench_function("state_view", |b| b.iter(|| black_box(&fresh).state()));
     group.finish();
 }

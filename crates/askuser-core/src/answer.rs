@@ -151,27 +151,13 @@ pub struct AskResult {
 impl AskResult {
     /// The result of an answered request. The answers come from [`resolve`].
     pub fn answered(id: impl Into<String>, request: &Request, answers: Vec<Answer>, at: u64) -> Self {
-        AskResult {
-            id: id.into(),
-            status: Status::Answered,
-            answered: true,
-            answers,
-            metadata: request.metadata.clone(),
-            answered_at: at,
-        }
+        AskResult { id: id.into(), status: Status::Answered, answered: true, answers, metadata: request.metadata.clone(), answered_at: at }
     }
 
     /// The result of a request that ended without an answer (`status` is not `answered`).
     pub fn unanswered(id: impl Into<String>, request: &Request, status: Status, at: u64) -> Self {
         debug_assert!(status != Status::Answered && status != Status::Pending);
-        AskResult {
-            id: id.into(),
-            status,
-            answered: false,
-            answers: vec![],
-            metadata: request.metadata.clone(),
-            answered_at: at,
-        }
+        AskResult { id: id.into(), status, answered: false, answers: vec![], metadata: request.metadata.clone(), answered_at: at }
     }
 }
 
@@ -229,15 +215,9 @@ fn resolve_one(q: &Question, s: &Selection, path: &str, errors: &mut Vec<FieldEr
     let custom = s.custom_text().map(str::to_owned);
     let count = picked.len() + usize::from(custom.is_some());
     if count == 0 {
-        errors.push(FieldError::new(
-            path,
-            "expected an answer: select an option or give the \"Other\" text, got neither",
-        ));
+        errors.push(FieldError::new(path, "expected an answer: select an option or give the \"Other\" text, got neither"));
     } else if !q.multi_select && count > 1 {
-        errors.push(FieldError::new(
-            path,
-            format!("{:?} takes one answer, got {count} (options and \"Other\" text together)", q.question),
-        ));
+        errors.push(FieldError::new(path, format!("{:?} takes one answer, got {count} (options and \"Other\" text together)", q.question)));
     }
     if errors.len() > before {
         return None;
@@ -300,10 +280,7 @@ mod tests {
 
     #[test]
     fn every_problem_is_reported_with_its_path() {
-        let bad = [
-            Selection { selected: vec!["MySQL".into()], custom: None },
-            Selection::default(),
-        ];
+        let bad = [Selection { selected: vec!["MySQL".into()], custom: None }, Selection::default()];
         let err = resolve(&[db(), features()], &bad).unwrap_err();
         let paths: Vec<_> = err.errors.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(paths, ["answers[0].selected[0]", "answers[0]", "answers[1]"]);

@@ -117,9 +117,7 @@ impl Reader {
 
     /// The first of `names` present (null counts as absent), with the path it was found at.
     fn field<'a>(obj: &'a Map<String, Value>, names: &[&str], base: &str) -> Option<(&'a Value, String)> {
-        names.iter().find_map(|n| {
-            obj.get(*n).filter(|v| !v.is_null()).map(|v| (v, join(base, n)))
-        })
+        names.iter().find_map(|n| obj.get(*n).filter(|v| !v.is_null()).map(|v| (v, join(base, n))))
     }
 
     fn string(&mut self, obj: &Map<String, Value>, name: &str, base: &str) -> String {
@@ -204,7 +202,9 @@ impl Reader {
             Some((Value::Object(a), _)) => {
                 let agent = Agent {
                     name: self.string(a, "name", "agent"),
-                    session_id: self.opt_string(a, "sessionId", "agent.sessionId").or_else(|| self.opt_string(a, "session_id", "agent.session_id")),
+                    session_id: self
+                        .opt_string(a, "sessionId", "agent.sessionId")
+                        .or_else(|| self.opt_string(a, "session_id", "agent.session_id")),
                     parent_session_id: self
                         .opt_string(a, "parentSessionId", "agent.parentSessionId")
                         .or_else(|| self.opt_string(a, "parent_session_id", "agent.parent_session_id")),

@@ -52,32 +52,48 @@ pub enum Event {
     First,
     Last,
     /// Mouse hover or keyboard focus on a row. Ignored while editing text.
-    Focus { index: usize },
+    Focus {
+        index: usize,
+    },
     /// Mouse click on a row: focus it, then choose it (single select) or toggle it (multi).
-    Pick { index: usize },
+    Pick {
+        index: usize,
+    },
     /// Quick-select option `number` (1-based): answers in single select, toggles in multi.
-    Quick { number: usize },
+    Quick {
+        number: usize,
+    },
     /// Go to the Other row and start typing.
     Other,
     /// Space: toggle the focused option (multi select) or start editing on the Other row.
     Toggle,
     /// Replace the Other text (a browser textarea sends this on every input).
-    SetText { text: String },
+    SetText {
+        text: String,
+    },
     /// Append to the Other text (a terminal sends typed characters).
-    Type { text: String },
+    Type {
+        text: String,
+    },
     /// Remove the last char of the Other text while editing.
     Backspace,
     /// Next tab; wraps from the Submit tab to the first question.
     NextTab,
     /// Previous tab; wraps from the first question to the Submit tab.
     PrevTab,
-    GoTab { index: usize },
+    GoTab {
+        index: usize,
+    },
     Enter,
     Escape,
     /// Answer the open prompt.
-    Confirm { yes: bool },
+    Confirm {
+        yes: bool,
+    },
     /// The number of visible rows changed.
-    Resize { viewport: usize },
+    Resize {
+        viewport: usize,
+    },
 }
 
 /// What the front end must do. JSON: `{"type":"submitted","answers":[...]}`, `{"type":"cancelled"}`.
@@ -460,9 +476,8 @@ impl Dialog {
     /// The view model to render.
     pub fn state(&self) -> View {
         let n = self.questions.len();
-        let mut tabs: Vec<TabView> = (0..n)
-            .map(|i| TabView { label: self.label(i), answered: self.is_answered(i), is_submit: false })
-            .collect();
+        let mut tabs: Vec<TabView> =
+            (0..n).map(|i| TabView { label: self.label(i), answered: self.is_answered(i), is_submit: false }).collect();
         if n >= 2 {
             let all = (0..n).all(|i| self.is_answered(i));
             tabs.push(TabView { label: "Submit".into(), answered: all, is_submit: true });
@@ -909,12 +924,7 @@ mod tests {
     use proptest::test_runner::RngSeed;
 
     fn q(text: &str, options: &[&str], multi: bool) -> Question {
-        Question {
-            question: text.into(),
-            header: None,
-            options: options.iter().map(|o| Choice::new(*o)).collect(),
-            multi_select: multi,
-        }
+        Question { question: text.into(), header: None, options: options.iter().map(|o| Choice::new(*o)).collect(), multi_select: multi }
     }
 
     fn request(questions: Vec<Question>) -> Request {
@@ -1419,7 +1429,11 @@ mod tests {
         assert_eq!(d.slots[1].draft.selected, vec![1, 2]);
         assert!(d.is_answered(0) && d.is_answered(1));
         assert_eq!(d.draft().questions.len(), 2);
-        let free = Dialog::restore(&request(vec![name()]), DialogOptions::default(), Draft { tab: 1, questions: vec![QuestionDraft { selected: vec![0], ..QuestionDraft::default() }] });
+        let free = Dialog::restore(
+            &request(vec![name()]),
+            DialogOptions::default(),
+            Draft { tab: 1, questions: vec![QuestionDraft { selected: vec![0], ..QuestionDraft::default() }] },
+        );
         assert_eq!(free.draft().questions[0], QuestionDraft { other: true, ..QuestionDraft::default() });
         let from_json: Draft = serde_json::from_str(r#"{"questions":[{"selected":[7]},{}],"extra":1}"#).unwrap();
         let d = Dialog::restore(&req, DialogOptions::default(), from_json);
@@ -1444,7 +1458,22 @@ mod tests {
         let mut d = dialog(vec![db(), features()]);
         keys(&mut d, &["1", "Escape"]);
         let v = serde_json::to_value(d.state()).unwrap();
-        for key in ["tabs", "activeTab", "onSubmitTab", "question", "rows", "otherText", "editing", "window", "prompt", "hint", "review", "unanswered", "done", "footer"] {
+        for key in [
+            "tabs",
+            "activeTab",
+            "onSubmitTab",
+            "question",
+            "rows",
+            "otherText",
+            "editing",
+            "window",
+            "prompt",
+            "hint",
+            "review",
+            "unanswered",
+            "done",
+            "footer",
+        ] {
             assert!(v.get(key).is_some(), "{key}");
         }
         assert_eq!(v["prompt"]["kind"], serde_json::json!({"type": "discard", "count": 1}));
@@ -1472,8 +1501,30 @@ mod tests {
     }
 
     const KEYS: &[&str] = &[
-        "ArrowDown", "ArrowUp", "j", "k", "Home", "End", "1", "2", "3", "9", "0", "o", " ", "Enter", "Shift+Enter", "Tab",
-        "Shift+Tab", "ArrowLeft", "ArrowRight", "Enter", "y", "n", "x", "Backspace",
+        "ArrowDown",
+        "ArrowUp",
+        "j",
+        "k",
+        "Home",
+        "End",
+        "1",
+        "2",
+        "3",
+        "9",
+        "0",
+        "o",
+        " ",
+        "Enter",
+        "Shift+Enter",
+        "Tab",
+        "Shift+Tab",
+        "ArrowLeft",
+        "ArrowRight",
+        "Enter",
+        "y",
+        "n",
+        "x",
+        "Backspace",
     ];
 
     fn question_strategy() -> impl Strategy<Value = Question> {

@@ -91,12 +91,8 @@ impl AskResult {
         if let Some(s) = self.no_answer_sentence() {
             return s.to_owned();
         }
-        let pairs: Vec<String> =
-            self.answers.iter().map(|a| format!("\"{}\"=\"{}\"", a.question, a.answer.joined())).collect();
-        format!(
-            "User has answered your questions: {}. You can now continue with the user's answers in mind.",
-            pairs.join(", ")
-        )
+        let pairs: Vec<String> = self.answers.iter().map(|a| format!("\"{}\"=\"{}\"", a.question, a.answer.joined())).collect();
+        format!("User has answered your questions: {}. You can now continue with the user's answers in mind.", pairs.join(", "))
     }
 
     fn claude_json(&self) -> Value {
@@ -113,8 +109,7 @@ impl AskResult {
                 Value::Object(q)
             })
             .collect();
-        let answers: Map<String, Value> =
-            self.answers.iter().map(|a| (a.question.clone(), Value::String(a.answer.joined()))).collect();
+        let answers: Map<String, Value> = self.answers.iter().map(|a| (a.question.clone(), Value::String(a.answer.joined()))).collect();
         json!({ "questions": questions, "answers": answers, "message": self.claude_message() })
     }
 
@@ -160,11 +155,7 @@ impl AskResult {
         if let Some(s) = self.no_answer_sentence() {
             return s.to_owned();
         }
-        self.answers
-            .iter()
-            .map(|a| format!("{} → {}", one_line(&a.question), one_line(&a.answer.joined())))
-            .collect::<Vec<_>>()
-            .join("\n")
+        self.answers.iter().map(|a| format!("{} → {}", one_line(&a.question), one_line(&a.answer.joined()))).collect::<Vec<_>>().join("\n")
     }
 }
 

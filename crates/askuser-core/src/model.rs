@@ -74,9 +74,7 @@ impl Question {
     /// The option whose label matches `label`, ignoring case and surrounding space.
     pub fn find_option(&self, label: &str) -> Option<usize> {
         let wanted = label.trim();
-        self.options
-            .iter()
-            .position(|c| c.label.trim().to_lowercase() == wanted.to_lowercase())
+        self.options.iter().position(|c| c.label.trim().to_lowercase() == wanted.to_lowercase())
     }
 }
 

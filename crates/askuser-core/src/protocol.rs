@@ -183,7 +183,9 @@ pub enum BrowserEvent {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         more: bool,
     },
-    Asked { question: QuestionRecord },
+    Asked {
+        question: QuestionRecord,
+    },
     /// Answered or cancelled by a person (`result.status` says which).
     Answered {
         id: String,
@@ -192,9 +194,14 @@ pub enum BrowserEvent {
         result: AskResult,
     },
     /// Withdrawn by its agent, or timed out (`status` says which); no longer answerable.
-    Withdrawn { id: String, status: Status },
+    Withdrawn {
+        id: String,
+        status: Status,
+    },
     /// An agent session connected or went away.
-    Agent { agent: AgentPresence },
+    Agent {
+        agent: AgentPresence,
+    },
     /// The message with this `ref` was accepted.
     Ack {
         #[serde(rename = "ref")]
@@ -256,10 +263,9 @@ impl AnswerSet {
                     .iter()
                     .map(|q| match map.get(&q.question) {
                         Some(Value::String(t)) => Selection::from_text(q, t),
-                        Some(Value::Array(items)) => Selection {
-                            selected: items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
-                            custom: None,
-                        },
+                        Some(Value::Array(items)) => {
+                            Selection { selected: items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(), custom: None }
+                        }
                         Some(other) => {
                             errors.push(FieldError::new(
                                 format!("answers[{:?}]", q.question),
@@ -268,7 +274,8 @@ impl AnswerSet {
                             Selection::default()
                         }
                         None => {
-                            errors.push(FieldError::new(format!("answers[{:?}]", q.question), "is missing; every question needs an answer"));
+                            errors
+                                .push(FieldError::new(format!("answers[{:?}]", q.question), "is missing; every question needs an answer"));
                             Selection::default()
                         }
                     })
@@ -331,7 +338,10 @@ mod tests {
             questions: vec![Question {
                 question: "Which database?".into(),
                 header: Some("DB".into()),
-                options: vec![Choice { label: "PostgreSQL".into(), description: Some("Relational".into()), preview: None }, Choice::new("SQLite")],
+                options: vec![
+                    Choice { label: "PostgreSQL".into(), description: Some("Relational".into()), preview: None },
+                    Choice::new("SQLite"),
+                ],
                 multi_select: false,
             }],
             agent: Some(Agent { name: "claude-code".into(), session_id: Some("s-1".into()), parent_session_id: None }),
@@ -340,7 +350,15 @@ mod tests {
     }
 
     fn record() -> QuestionRecord {
-        QuestionRecord { id: "q-1".into(), request: request(), status: Status::Pending, created_at: 1_000, answered_at: None, result: None, answered_by: None }
+        QuestionRecord {
+            id: "q-1".into(),
+            request: request(),
+            status: Status::Pending,
+            created_at: 1_000,
+            answered_at: None,
+            result: None,
+            answered_by: None,
+        }
     }
 
     fn result() -> AskResult {
@@ -350,30 +368,60 @@ mod tests {
 
     #[test]
     fn agent_messages() {
-        insta::assert_json_snapshot!("agent_ask", AgentMessage::Ask { reference: Some("1".into()), request: json!({"question": "Proceed?", "choices": ["Yes", "No"]}), format: Format::Claude });
+        insta::assert_json_snapshot!(
+            "agent_ask",
+            AgentMessage::Ask {
+                reference: Some("1".into()),
+                request: json!({"question": "Proceed?", "choices": ["Yes", "No"]}),
+                format: Format::Claude
+            }
+        );
         insta::assert_json_snapshot!("agent_withdraw", AgentMessage::Withdraw { id: "q-1".into() });
-        insta::assert_json_snapshot!("agent_accepted", AgentEvent::Accepted { reference: Some("1".into()), id: "q-1".into(), resumed: false, warnings: vec![] });
-        insta::assert_json_snapshot!("agent_result", AgentEvent::Result { id: "q-1".into(), status: Status::Answered, result: result().to_json(Format::Canonical) });
-        insta::assert_json_snapshot!("agent_error", AgentEvent::Error {
-            reference: Some("2".into()),
-            id: None,
-            error: ErrorBody::invalid(Invalid::one("questions[0].question", "must not be empty")),
-        });
+        insta::assert_json_snapshot!(
+            "agent_accepted",
+            AgentEvent::Accepted { reference: Some("1".into()), id: "q-1".into(), resumed: false, warnings: vec![] }
+        );
+        insta::assert_json_snapshot!(
+            "agent_result",
+            AgentEvent::Result { id: "q-1".into(), status: Status::Answered, result: result().to_json(Format::Canonical) }
+        );
+        insta::assert_json_snapshot!(
+            "agent_error",
+            AgentEvent::Error {
+                reference: Some("2".into()),
+                id: None,
+                error: ErrorBody::invalid(Invalid::one("questions[0].question", "must not be empty")),
+            }
+        );
     }
 
     #[test]
     fn browser_messages() {
-        insta::assert_json_snapshot!("browser_snapshot", BrowserEvent::Snapshot {
-            client: "c-7".into(),
-            questions: vec![record()],
-            agents: vec![AgentPresence { session_id: "s-1".into(), name: "claude-code".into(), parent_session_id: None, connected: true }],
-            more: false,
-        });
+        insta::assert_json_snapshot!(
+            "browser_snapshot",
+            BrowserEvent::Snapshot {
+                client: "c-7".into(),
+                questions: vec![record()],
+                agents: vec![AgentPresence {
+                    session_id: "s-1".into(),
+                    name: "claude-code".into(),
+                    parent_session_id: None,
+                    connected: true
+                }],
+                more: false,
+            }
+        );
         insta::assert_json_snapshot!("browser_asked", BrowserEvent::Asked { question: record() });
-        insta::assert_json_snapshot!("browser_answered", BrowserEvent::Answered { id: "q-1".into(), by: Some("c-7".into()), result: result() });
+        insta::assert_json_snapshot!(
+            "browser_answered",
+            BrowserEvent::Answered { id: "q-1".into(), by: Some("c-7".into()), result: result() }
+        );
         insta::assert_json_snapshot!("browser_withdrawn", BrowserEvent::Withdrawn { id: "q-1".into(), status: Status::TimedOut });
         insta::assert_json_snapshot!("browser_ack", BrowserEvent::Ack { reference: "r-1".into(), id: "q-1".into() });
-        insta::assert_json_snapshot!("browser_answer", BrowserMessage::Answer { reference: Some("r-1".into()), id: "q-1".into(), answers: vec![Selection::option("SQLite")] });
+        insta::assert_json_snapshot!(
+            "browser_answer",
+            BrowserMessage::Answer { reference: Some("r-1".into()), id: "q-1".into(), answers: vec![Selection::option("SQLite")] }
+        );
         insta::assert_json_snapshot!("browser_cancel", BrowserMessage::Cancel { reference: None, id: "q-1".into() });
     }
 
@@ -397,10 +445,13 @@ mod tests {
         assert_eq!(shape(&BrowserEvent::snapshot_parts("c-1", many(100), agents.clone())), [(100, 1, false)]);
         let parts = BrowserEvent::snapshot_parts("c-1", many(250), agents);
         assert_eq!(shape(&parts), [(100, 1, true), (100, 0, true), (50, 0, false)]);
-        let ids: Vec<String> = parts.into_iter().flat_map(|p| match p {
-            BrowserEvent::Snapshot { questions, .. } => questions.into_iter().map(|q| q.id).collect::<Vec<_>>(),
-            _ => vec![],
-        }).collect();
+        let ids: Vec<String> = parts
+            .into_iter()
+            .flat_map(|p| match p {
+                BrowserEvent::Snapshot { questions, .. } => questions.into_iter().map(|q| q.id).collect::<Vec<_>>(),
+                _ => vec![],
+            })
+            .collect();
         assert_eq!(ids, many(250).into_iter().map(|q| q.id).collect::<Vec<_>>(), "in order, each once");
         let first = serde_json::to_value(&BrowserEvent::snapshot_parts("c-1", many(101), vec![])[0]).unwrap();
         assert_eq!(first["more"], true);
@@ -410,11 +461,17 @@ mod tests {
 
     #[test]
     fn every_message_round_trips() {
-        let agent = [AgentMessage::Withdraw { id: "x".into() }, AgentMessage::Ask { reference: None, request: json!({"question": "Q"}), format: Format::Pi }];
+        let agent = [
+            AgentMessage::Withdraw { id: "x".into() },
+            AgentMessage::Ask { reference: None, request: json!({"question": "Q"}), format: Format::Pi },
+        ];
         for m in agent {
             assert_eq!(decode_agent(&serde_json::to_string(&m).unwrap()).unwrap(), m);
         }
-        let browser = [BrowserMessage::Cancel { reference: Some("r".into()), id: "x".into() }, BrowserMessage::Answer { reference: None, id: "x".into(), answers: vec![Selection::custom("t")] }];
+        let browser = [
+            BrowserMessage::Cancel { reference: Some("r".into()), id: "x".into() },
+            BrowserMessage::Answer { reference: None, id: "x".into(), answers: vec![Selection::custom("t")] },
+        ];
         for m in browser {
             assert_eq!(decode_browser(&serde_json::to_string(&m).unwrap()).unwrap(), m);
         }

@@ -57,14 +57,7 @@ impl Default for Limits {
 impl Limits {
     /// Claude Code's AskUserQuestion: 1-4 questions, 2-4 options each, headers of at most 12 chars.
     pub fn claude_code() -> Self {
-        Limits {
-            max_questions: 4,
-            min_options: 2,
-            max_options: 4,
-            require_options: true,
-            max_header_chars: 12,
-            ..Limits::default()
-        }
+        Limits { max_questions: 4, min_options: 2, max_options: 4, require_options: true, max_header_chars: 12, ..Limits::default() }
     }
 }
 
@@ -210,7 +203,10 @@ pub(crate) fn apply_rules(
             if let Some(first) = seen_texts.iter().position(|t| *t == key) {
                 errors.push(FieldError::new(
                     &p.text,
-                    format!("repeats the text of question {} (answers are keyed by question text); expected each question to be different", first + 1),
+                    format!(
+                        "repeats the text of question {} (answers are keyed by question text); expected each question to be different",
+                        first + 1
+                    ),
                 ));
             }
             seen_texts.push(key);
@@ -277,7 +273,10 @@ pub(crate) fn apply_rules(
             if limits.require_options {
                 errors.push(FieldError::new(
                     &p.options,
-                    format!("expected {} to {} options, got none (this profile has no free-text questions)", limits.min_options, limits.max_options),
+                    format!(
+                        "expected {} to {} options, got none (this profile has no free-text questions)",
+                        limits.min_options, limits.max_options
+                    ),
                 ));
             }
             if q.multi_select {
@@ -368,7 +367,10 @@ mod tests {
     #[test]
     fn limits_are_configurable() {
         let limits = Limits { max_label_chars: 3, ..Limits::default() };
-        assert_eq!(messages(req(vec![q("Pick", &["abcd"])]), &limits), ["questions[0].options[0].label: the label is 4 chars long; expected at most 3"]);
+        assert_eq!(
+            messages(req(vec![q("Pick", &["abcd"])]), &limits),
+            ["questions[0].options[0].label: the label is 4 chars long; expected at most 3"]
+        );
     }
 
     #[test]

@@ -89,8 +89,8 @@ pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue
 /// A JS value read as `T`, through JSON so that every integer-valued number fits any
 /// integer field. `what` names the value in the error ("expected {what}: ...").
 pub(crate) fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsValue> {
-    let json: serde_json::Value = serde_wasm_bindgen::from_value(value)
-        .map_err(|e| into_error(format!("expected {what} (plain JSON data): {e}")))?;
+    let json: serde_json::Value =
+        serde_wasm_bindgen::from_value(value).map_err(|e| into_error(format!("expected {what} (plain JSON data): {e}")))?;
     serde_json::from_value(json).map_err(|e| into_error(format!("expected {what}: {e}")))
 }
 
@@ -99,8 +99,8 @@ pub(crate) fn read_request(request: JsValue, limits: &Limits) -> Result<Normaliz
     let normalized = match request.as_string() {
         Some(text) => normalize_str(&text, limits),
         None => {
-            let value: serde_json::Value = serde_wasm_bindgen::from_value(request)
-                .map_err(|e| into_error(format!("expected a request (plain JSON data): {e}")))?;
+            let value: serde_json::Value =
+                serde_wasm_bindgen::from_value(request).map_err(|e| into_error(format!("expected a request (plain JSON data): {e}")))?;
             askuser_core::normalize(&value, limits)
         }
     };
@@ -126,9 +126,7 @@ pub fn validate(
     let limits = match profile.as_deref() {
         None | Some("default") => Limits::default(),
         Some("claude-code") => Limits::claude_code(),
-        Some(other) => {
-            return Err(into_error(Invalid::one("profile", format!("expected \"default\" or \"claude-code\", got {other:?}"))))
-        }
+        Some(other) => return Err(into_error(Invalid::one("profile", format!("expected \"default\" or \"claude-code\", got {other:?}")))),
     };
     to_js(&read_request(request, &limits)?)
 }

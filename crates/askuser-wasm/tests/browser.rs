@@ -123,12 +123,17 @@ fn normalize_reads_every_dialect_into_the_canonical_request() {
     assert_eq!(claude["questions"][0]["multiSelect"], json!(false));
 
     let opal = json(&normalize(js(json!({"question": "Deploy now?", "choices": ["Yes", "No"]}))).unwrap());
-    assert_eq!(opal, json!({"questions": [{"question": "Deploy now?", "options": [{"label": "Yes"}, {"label": "No"}], "multiSelect": false}]}));
+    assert_eq!(
+        opal,
+        json!({"questions": [{"question": "Deploy now?", "options": [{"label": "Yes"}, {"label": "No"}], "multiSelect": false}]})
+    );
 
     let roo = json(&normalize(js(json!({"question": "Which?", "follow_up": ["A", {"answer": "B"}]}))).unwrap());
     assert_eq!(roo["questions"][0]["options"], json!([{"label": "A"}, {"label": "B"}]));
 
-    let text = json(&normalize(JsValue::from_str(r#"{"questions": [{"question": "Name?"}], "timeoutSeconds": 60, "metadata": {"k": 1}}"#)).unwrap());
+    let text = json(
+        &normalize(JsValue::from_str(r#"{"questions": [{"question": "Name?"}], "timeoutSeconds": 60, "metadata": {"k": 1}}"#)).unwrap(),
+    );
     assert_eq!(text["timeoutSeconds"], json!(60));
     assert_eq!(text["metadata"], json!({"k": 1}), "metadata is a plain object, not a Map");
 }
@@ -373,7 +378,8 @@ async fn mounted_dialog_cancels_and_renders_agent_text_as_text() {
     let el = container();
     let (on_cancel, cancelled) = recorder();
     let request = json!({"question": "<img src=x onerror=alert(1)>Deploy?", "choices": ["<b>Yes</b>", "No"]});
-    let mut handle = mount_dialog(el.clone().into(), js(request), with_callbacks(json!({"styles": false}), &[("onCancel", &on_cancel)])).unwrap();
+    let mut handle =
+        mount_dialog(el.clone().into(), js(request), with_callbacks(json!({"styles": false}), &[("onCancel", &on_cancel)])).unwrap();
     settle().await;
     assert!(el.query_selector("img, b").unwrap().is_none(), "no agent HTML: {}", el.inner_html());
     assert!(el.text_content().unwrap().contains("<img src=x onerror=alert(1)>Deploy?"));

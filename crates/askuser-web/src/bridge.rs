@@ -282,7 +282,9 @@ impl Bridge {
         let (whole, first_timing) = match inner.partial.take() {
             Some((whole, first)) => {
                 for key in ["questions", "agents"] {
-                    if let (Ok(all), Ok(extra)) = (field(&whole, key).dyn_into::<js_sys::Array>(), field(&part, key).dyn_into::<js_sys::Array>()) {
+                    if let (Ok(all), Ok(extra)) =
+                        (field(&whole, key).dyn_into::<js_sys::Array>(), field(&part, key).dyn_into::<js_sys::Array>())
+                    {
                         let _ = js_sys::Reflect::set(&whole, &JsValue::from_str(key), &all.concat(&extra));
                     }
                 }

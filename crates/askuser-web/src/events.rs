@@ -63,7 +63,8 @@ pub fn dispatch_frame_on(target: &web_sys::EventTarget, text: &JsValue) -> Resul
 
 /// A frame's event name and `detail` (the message as a plain JS object).
 pub fn parse_frame(text: &JsValue) -> Result<(&'static str, JsValue), String> {
-    let detail = parse_js(text).map_err(|_| format!("expected a JSON message from the bridge, got {:.80}", text.as_string().unwrap_or_default()))?;
+    let detail =
+        parse_js(text).map_err(|_| format!("expected a JSON message from the bridge, got {:.80}", text.as_string().unwrap_or_default()))?;
     let kind = js_sys::Reflect::get(&detail, &JsValue::from_str("type")).ok().and_then(|t| t.as_string());
     let Some(kind) = kind else {
         return Err("expected a message with a string `type`, got none".into());

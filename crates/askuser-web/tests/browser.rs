@@ -533,8 +533,9 @@ async fn a_long_inbox_lists_a_hundred_and_counts_the_rest() {
     let el = container();
     let handle = leptos::mount::mount_to(el.clone(), App);
     let now = js_sys::Date::now() as u64;
-    let questions: Vec<_> =
-        (0..250).map(|i| record(&format!("q-{i:03}"), "claude-code", &format!("s-{}", i / 10), now - 1_000_000 + i, &format!("Question {i}?"))).collect();
+    let questions: Vec<_> = (0..250)
+        .map(|i| record(&format!("q-{i:03}"), "claude-code", &format!("s-{}", i / 10), now - 1_000_000 + i, &format!("Question {i}?")))
+        .collect();
     events::dispatch_message(&json!({"type": "snapshot", "client": "c-1", "agents": [], "questions": questions}).to_string()).unwrap();
     settle().await;
     let items = all(&el, ".askuser-item");

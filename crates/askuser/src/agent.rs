@@ -5,10 +5,10 @@
 
 use crate::client::Refused;
 use crate::config::{self, Endpoint};
+use crate::serve::{self, Running, ServeOptions};
 use askuser_core::protocol::{ErrorBody, ErrorCode, QuestionRecord};
 use askuser_core::AskResult;
 use serde_json::Value;
-use crate::serve::{self, Running, ServeOptions};
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -72,13 +72,7 @@ impl Asker {
         let mut failing_since: Option<tokio::time::Instant> = None;
         loop {
             let ep = self.endpoint();
-            let sent = self
-                .http
-                .post(format!("{}/v1/ask?format=canonical", ep.url))
-                .bearer_auth(&ep.token)
-                .json(request)
-                .send()
-                .await;
+            let sent = self.http.post(format!("{}/v1/ask?format=canonical", ep.url)).bearer_auth(&ep.token).json(request).send().await;
             let problem = match sent {
                 Ok(response) if response.status().is_success() => match crate::client::read::<AskResult>(response).await {
                     Ok(result) => return Ok(result),
@@ -89,9 +83,10 @@ impl Asker {
                 }
                 Ok(response) => {
                     let status = response.status().as_u16();
-                    let body = response.json::<ErrorBody>().await.unwrap_or_else(|e| {
-                        ErrorBody::new(ErrorCode::Internal, format!("the bridge answered {status}: {e}"))
-                    });
+                    let body = response
+                        .json::<ErrorBody>()
+                        .await
+                        .unwrap_or_else(|e| ErrorBody::new(ErrorCode::Internal, format!("the bridge answered {status}: {e}")));
                     return Err(AskError::Refused(Refused { status, body }));
                 }
                 Err(e) => format!("cannot reach the bridge at {}: {e}", ep.url),

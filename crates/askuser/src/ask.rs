@@ -1,10 +1,10 @@
 //! The agent-side commands: `askuser ask`, `askuser result` and `askuser mcp`.
 
+use crate::agent::Host;
 use crate::agent::{AskError, Asker};
 use crate::cli::{fail, print_json, runtime, AskArgs, BridgeArgs, McpArgs, EXIT_INVALID};
 use crate::config::{self, Endpoint};
 use crate::input::read_text;
-use crate::agent::Host;
 use crate::mcp::{AskServer, McpOptions};
 use askuser_core::dialect::normalize;
 use askuser_core::{AskResult, Format, Limits, Status};

@@ -362,7 +362,13 @@ fn print_record(r: &QuestionRecord, now: u64) {
     println!("{}  from {who}, waiting {}", r.id, age(now.saturating_sub(r.created_at)));
     for (i, q) in r.request.questions.iter().enumerate() {
         let header = q.header.as_deref().map(|h| format!("[{h}] ")).unwrap_or_default();
-        let kind = if q.is_free_text() { " (free text)" } else if q.multi_select { " (several: separate with commas)" } else { "" };
+        let kind = if q.is_free_text() {
+            " (free text)"
+        } else if q.multi_select {
+            " (several: separate with commas)"
+        } else {
+            ""
+        };
         println!("  {}. {header}{}{kind}", i + 1, q.question.lines().collect::<Vec<_>>().join(" "));
         for o in &q.options {
             match &o.description {

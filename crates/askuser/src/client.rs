@@ -69,7 +69,8 @@ pub async fn read<T: DeserializeOwned>(response: Response) -> anyhow::Result<T> 
     let status = response.status();
     let bytes = response.bytes().await.context("the bridge closed the connection")?;
     if status.is_success() {
-        return serde_json::from_slice(&bytes).with_context(|| format!("the bridge sent an unexpected reply: {}", String::from_utf8_lossy(&bytes)));
+        return serde_json::from_slice(&bytes)
+            .with_context(|| format!("the bridge sent an unexpected reply: {}", String::from_utf8_lossy(&bytes)));
     }
     match serde_json::from_slice::<ErrorBody>(&bytes) {
         Ok(body) => Err(Refused { status: status.as_u16(), body }.into()),

@@ -131,16 +131,14 @@ fn percent_decode(s: &str) -> std::borrow::Cow<'_, str> {
     let mut i = 0;
     while i < bytes.len() {
         match bytes[i] {
-            b'%' if i + 2 < bytes.len() => {
-                match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                    Ok(b) => {
-                        out.push(b);
-                        i += 3;
-                        continue;
-                    }
-                    Err(_) => out.push(b'%'),
+            b'%' if i + 2 < bytes.len() => match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
+                Ok(b) => {
+                    out.push(b);
+                    i += 3;
+                    continue;
                 }
-            }
+                Err(_) => out.push(b'%'),
+            },
             b'+' => out.push(b' '),
             b => out.push(b),
         }
@@ -170,7 +168,10 @@ fn refusal(sec: &Security, req: &Request) -> Option<Response> {
         tracing::warn!("refused a request for host {host:?}");
         return Some(error(
             StatusCode::FORBIDDEN,
-            ErrorBody::new(ErrorCode::Unauthorized, format!("Host {host:?} is not this bridge's; expected one of {}", sec.hosts.join(", "))),
+            ErrorBody::new(
+                ErrorCode::Unauthorized,
+                format!("Host {host:?} is not this bridge's; expected one of {}", sec.hosts.join(", ")),
+            ),
         ));
     }
     let path = req.uri().path();
@@ -179,7 +180,10 @@ fn refusal(sec: &Security, req: &Request) -> Option<Response> {
         if !ok {
             let mut r = error(
                 StatusCode::UNAUTHORIZED,
-                ErrorBody::new(ErrorCode::Unauthorized, "missing or wrong token: send `Authorization: Bearer TOKEN` (the token askuser serve printed)"),
+                ErrorBody::new(
+                    ErrorCode::Unauthorized,
+                    "missing or wrong token: send `Authorization: Bearer TOKEN` (the token askuser serve printed)",
+                ),
             );
             r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             return Some(r);
@@ -190,11 +194,17 @@ fn refusal(sec: &Security, req: &Request) -> Option<Response> {
                 tracing::warn!("refused a request from origin {o:?}");
                 return Some(error(
                     StatusCode::FORBIDDEN,
-                    ErrorBody::new(ErrorCode::Unauthorized, format!("Origin {o:?} is not allowed; start the bridge with --allow-origin {o} to allow it")),
+                    ErrorBody::new(
+                        ErrorCode::Unauthorized,
+                        format!("Origin {o:?} is not allowed; start the bridge with --allow-origin {o} to allow it"),
+                    ),
                 ));
             }
             None if path == "/v1/ui" => {
-                return Some(error(StatusCode::FORBIDDEN, ErrorBody::new(ErrorCode::Unauthorized, "the browser socket needs an Origin header")));
+                return Some(error(
+                    StatusCode::FORBIDDEN,
+                    ErrorBody::new(ErrorCode::Unauthorized, "the browser socket needs an Origin header"),
+                ));
             }
             _ => {}
         }
@@ -223,14 +233,18 @@ struct AskParams {
 }
 
 fn parse_format(f: Option<&str>) -> Result<Format, Response> {
-    f.unwrap_or("canonical").parse().map_err(|e: String| {
-        error(StatusCode::BAD_REQUEST, ErrorBody::new(ErrorCode::Invalid, format!("format: {e}")))
-    })
+    f.unwrap_or("canonical")
+        .parse()
+        .map_err(|e: String| error(StatusCode::BAD_REQUEST, ErrorBody::new(ErrorCode::Invalid, format!("format: {e}"))))
 }
 
 fn parse_json(body: &[u8]) -> Result<serde_json::Value, Response> {
     serde_json::from_slice(body).map_err(|e| {
-        let msg = if std::str::from_utf8(body).is_err() { "expected UTF-8 JSON, got invalid UTF-8".to_owned() } else { format!("expected JSON: {e}") };
+        let msg = if std::str::from_utf8(body).is_err() {
+            "expected UTF-8 JSON, got invalid UTF-8".to_owned()
+        } else {
+            format!("expected JSON: {e}")
+        };
         error(StatusCode::BAD_REQUEST, ErrorBody::new(ErrorCode::Invalid, msg))
     })
 }
@@ -326,12 +340,7 @@ async fn get_one(State(app): State<App>, Path(id): Path<String>) -> Response {
 
 /// Who answered over HTTP: `X-Askuser-Client` if given (the terminal sends `cli`).
 fn client_name(headers: &HeaderMap) -> String {
-    headers
-        .get("x-askuser-client")
-        .and_then(|v| v.to_str().ok())
-        .filter(|v| !v.is_empty() && v.len() <= 64)
-        .unwrap_or("http")
-        .to_owned()
+    headers.get("x-askuser-client").and_then(|v| v.to_str().ok()).filter(|v| !v.is_empty() && v.len() <= 64).unwrap_or("http").to_owned()
 }
 
 async fn answer(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {

@@ -29,10 +29,7 @@ pub struct Clock {
 
 impl Clock {
     pub fn new() -> Self {
-        let base_ms = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_millis() as u64)
-            .unwrap_or(0);
+        let base_ms = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
         Clock { base_ms, base: tokio::time::Instant::now() }
     }
 
@@ -121,13 +118,10 @@ impl BridgeError {
             BridgeError::NotFound(_) => ErrorBody::new(ErrorCode::NotFound, self.to_string()),
             BridgeError::TooMany(m) => ErrorBody::new(ErrorCode::TooMany, m.clone()),
             BridgeError::ShuttingDown => ErrorBody::new(ErrorCode::Internal, self.to_string()),
-            BridgeError::Store(StoreError::Conflict { id }) => ErrorBody::new(
-                ErrorCode::Conflict,
-                format!("id {id:?} is already in use with different questions; choose another id"),
-            ),
-            BridgeError::Store(StoreError::NotFound { id }) => {
-                ErrorBody::new(ErrorCode::NotFound, format!("no question with id {id:?}"))
+            BridgeError::Store(StoreError::Conflict { id }) => {
+                ErrorBody::new(ErrorCode::Conflict, format!("id {id:?} is already in use with different questions; choose another id"))
             }
+            BridgeError::Store(StoreError::NotFound { id }) => ErrorBody::new(ErrorCode::NotFound, format!("no question with id {id:?}")),
             BridgeError::Store(e) => {
                 tracing::error!("store: {e}");
                 ErrorBody::new(ErrorCode::Internal, "the question store failed; see the bridge's log")

@@ -143,7 +143,9 @@ pub async fn terminated() {
 /// Opens `url` in the default browser, if there is one.
 pub fn open_browser(url: &str) {
     let program = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
-    if let Err(e) = std::process::Command::new(program).arg(url).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn() {
+    if let Err(e) =
+        std::process::Command::new(program).arg(url).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::null()).spawn()
+    {
         tracing::warn!("cannot open a browser with {program}: {e}");
     }
 }

@@ -233,9 +233,8 @@ impl Store {
         let stored = select(&tx, &record.id).map_err(context)?;
         drop(tx); // nothing was written: roll back
         drop(conn);
-        let stored = stored
-            .ok_or_else(|| StoreError::Db(format!("question {:?} was neither inserted nor found", record.id)))?
-            .into_record()?;
+        let stored =
+            stored.ok_or_else(|| StoreError::Db(format!("question {:?} was neither inserted nor found", record.id)))?.into_record()?;
         if stored.request.questions == record.request.questions {
             Ok(Inserted::Existing(stored))
         } else {
@@ -271,9 +270,7 @@ impl Store {
                  RETURNING ",
                 record_columns!()
             ))
-            .and_then(|mut s| {
-                s.query_row(params![id, result.status.as_str(), answered_at, by, json], RawRecord::from_row).optional()
-            })
+            .and_then(|mut s| s.query_row(params![id, result.status.as_str(), answered_at, by, json], RawRecord::from_row).optional())
             .map_err(context)?;
         if let Some(raw) = done {
             tx.commit().map_err(context)?;
@@ -302,11 +299,9 @@ impl Store {
             Filter::Pending => {
                 concat!("SELECT ", record_columns!(), " FROM questions WHERE status = 'pending' ORDER BY seq LIMIT ?1")
             }
-            Filter::Final => concat!(
-                "SELECT ",
-                record_columns!(),
-                " FROM questions WHERE final_seq IS NOT NULL ORDER BY final_seq DESC LIMIT ?1"
-            ),
+            Filter::Final => {
+                concat!("SELECT ", record_columns!(), " FROM questions WHERE final_seq IS NOT NULL ORDER BY final_seq DESC LIMIT ?1")
+            }
             Filter::All => concat!("SELECT ", record_columns!(), " FROM questions ORDER BY seq DESC LIMIT ?1"),
         };
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
@@ -340,10 +335,8 @@ impl Store {
             .prepare_cached("SELECT COUNT(*) FROM questions WHERE status = 'pending'")
             .and_then(|mut s| s.query_row([], |r| r.get(0)))
             .map_err(context)?;
-        let total: i64 = tx
-            .prepare_cached("SELECT COUNT(*) FROM questions")
-            .and_then(|mut s| s.query_row([], |r| r.get(0)))
-            .map_err(context)?;
+        let total: i64 =
+            tx.prepare_cached("SELECT COUNT(*) FROM questions").and_then(|mut s| s.query_row([], |r| r.get(0))).map_err(context)?;
         drop(tx);
         let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
         Ok((count(pending), count(total - pending)))
@@ -473,7 +466,10 @@ mod tests {
             questions: vec![Question {
                 question: question.into(),
                 header: Some("DB".into()),
-                options: vec![Choice { label: "PostgreSQL".into(), description: Some("Relational".into()), preview: None }, Choice::new("SQLite")],
+                options: vec![
+                    Choice { label: "PostgreSQL".into(), description: Some("Relational".into()), preview: None },
+                    Choice::new("SQLite"),
+                ],
                 multi_select: false,
             }],
             metadata: Some(serde_json::json!({"ticket": 42, "tags": ["a", "b"]}).as_object().unwrap().clone()),
@@ -861,7 +857,8 @@ mod tests {
             })
             .collect();
         let outcomes: Vec<Finished> = handles.into_iter().map(|h| h.join().unwrap()).collect();
-        let winners: Vec<&QuestionRecord> = outcomes.iter().filter_map(|f| if let Finished::Done(r) = f { Some(r) } else { None }).collect();
+        let winners: Vec<&QuestionRecord> =
+            outcomes.iter().filter_map(|f| if let Finished::Done(r) = f { Some(r) } else { None }).collect();
         assert_eq!(winners.len(), 1, "{outcomes:?}");
         let stored = store.get("q-1").unwrap().unwrap();
         assert_eq!(&stored, winners[0]);
