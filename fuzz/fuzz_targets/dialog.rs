@@ -13,8 +13,32 @@ use askuser_core::{normalize, resolve, Limits, Question, Selection};
 use libfuzzer_sys::fuzz_target;
 
 const KEYS: &[&str] = &[
-    "Enter", "Escape", "Tab", "Shift+Tab", "ArrowDown", "ArrowUp", "ArrowLeft", "ArrowRight", "Home", "End", "j", "k",
-    " ", "0", "o", "1", "2", "3", "9", "y", "n", "Y", "N", "x", "Shift+Enter", "Backspace",
+    "Enter",
+    "Escape",
+    "Tab",
+    "Shift+Tab",
+    "ArrowDown",
+    "ArrowUp",
+    "ArrowLeft",
+    "ArrowRight",
+    "Home",
+    "End",
+    "j",
+    "k",
+    " ",
+    "0",
+    "o",
+    "1",
+    "2",
+    "3",
+    "9",
+    "y",
+    "n",
+    "Y",
+    "N",
+    "x",
+    "Shift+Enter",
+    "Backspace",
 ];
 
 /// Reads the fuzzer's bytes as small numbers.
@@ -122,28 +146,28 @@ fuzz_target!(|data: &[u8]| {
             }
             k => {
                 let event = match k {
-                1 => Event::Next,
-                2 => Event::Prev,
-                3 => Event::First,
-                4 => Event::Last,
-                5 => Event::Focus { index: b.small(16) },
-                6 => Event::Pick { index: b.small(16) },
-                7 => Event::Quick { number: b.small(14) },
-                8 => Event::Other,
-                9 => Event::Toggle,
-                10 => Event::SetText { text: b.text() },
-                11 => Event::Type { text: b.text() },
-                12 => Event::Backspace,
-                13 => Event::NextTab,
-                14 => Event::PrevTab,
-                15 => Event::GoTab { index: b.small(8) },
-                16 | 17 => Event::Enter,
-                18 => Event::Escape,
-                19 => Event::Confirm { yes: b.small(2) == 1 },
-                20 => Event::Resize { viewport: b.small(9) },
-                21 => Event::Focus { index: usize::MAX },
-                22 => Event::GoTab { index: usize::MAX },
-                _ => Event::Quick { number: usize::MAX },
+                    1 => Event::Next,
+                    2 => Event::Prev,
+                    3 => Event::First,
+                    4 => Event::Last,
+                    5 => Event::Focus { index: b.small(16) },
+                    6 => Event::Pick { index: b.small(16) },
+                    7 => Event::Quick { number: b.small(14) },
+                    8 => Event::Other,
+                    9 => Event::Toggle,
+                    10 => Event::SetText { text: b.text() },
+                    11 => Event::Type { text: b.text() },
+                    12 => Event::Backspace,
+                    13 => Event::NextTab,
+                    14 => Event::PrevTab,
+                    15 => Event::GoTab { index: b.small(8) },
+                    16 | 17 => Event::Enter,
+                    18 => Event::Escape,
+                    19 => Event::Confirm { yes: b.small(2) == 1 },
+                    20 => Event::Resize { viewport: b.small(9) },
+                    21 => Event::Focus { index: usize::MAX },
+                    22 => Event::GoTab { index: usize::MAX },
+                    _ => Event::Quick { number: usize::MAX },
                 };
                 if let (Event::Resize { viewport: v }, false) = (&event, was_done) {
                     viewport = *v;
@@ -166,4 +190,3 @@ fuzz_target!(|data: &[u8]| {
         check(&d, &request.questions, viewport);
     }
 });
-
