@@ -65,6 +65,7 @@ fn selection(q: &Question, d: &QuestionDraft) -> Selection {
     Selection {
         selected: d.selected.iter().map(|&i| q.options[i].label.clone()).collect(),
         custom: (d.other || q.is_free_text()).then(|| d.other_text.clone()),
+        notes: None,
     }
 }
 

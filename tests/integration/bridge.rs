@@ -286,6 +286,30 @@ async fn browser_cancel_reaches_the_agent() {
     assert_eq!(stored["status"], "cancelled");
 }
 
+#[tokio::test]
+async fn chat_about_this_tells_the_agent_to_talk_it_over() {
+    let b = bridge().await;
+    let mut ui = b.browser().await;
+    next_event(&mut ui).await;
+    // From a tab.
+    let asking = b.ask(db_question(None), "claude");
+    let id = next_asked(&mut ui).await;
+    send(&mut ui, json!({"type": "cancel", "id": id, "chat": true})).await;
+    let v: Value = asking.await.unwrap().json().await.unwrap();
+    assert_eq!(v["chat"], true);
+    assert!(v["message"].as_str().unwrap().contains("talk these questions over"), "{v}");
+    // Over HTTP, with a bad body refused by name and a good one accepted.
+    let asking = b.ask(db_question(None), "canonical");
+    let id = next_asked(&mut ui).await;
+    let r = b.post(&format!("/v1/questions/{id}/cancel")).json(&json!({"chat": "yes"})).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("chat: expected true or false"));
+    let r = b.post(&format!("/v1/questions/{id}/cancel")).json(&json!({"chat": true})).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let v: Value = asking.await.unwrap().json().await.unwrap();
+    assert_eq!((v["status"].as_str(), v["chat"].as_bool()), (Some("cancelled"), Some(true)));
+}
+
 #[tokio::test(start_paused = true)]
 async fn timeouts_fire_under_paused_time() {
     let bridge = Bridge::new(Store::open_in_memory().unwrap(), Settings { default_timeout: Some(3600), ..Settings::default() });

@@ -52,7 +52,7 @@ impl std::str::FromStr for Status {
 }
 
 /// A person's answer to one question, as a front end sends it: option labels and/or
-/// the "Other" text.
+/// the "Other" text, and optional notes about it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "camelCase")]
 pub struct Selection {
@@ -60,15 +60,25 @@ pub struct Selection {
     pub selected: Vec<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub custom: Option<String>,
+    /// What the person adds about this answer (Claude Code's per-question notes). Notes
+    /// alone are not an answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
 }
 
 impl Selection {
     pub fn option(label: impl Into<String>) -> Self {
-        Selection { selected: vec![label.into()], custom: None }
+        Selection { selected: vec![label.into()], ..Selection::default() }
     }
 
     pub fn custom(text: impl Into<String>) -> Self {
-        Selection { selected: vec![], custom: Some(text.into()) }
+        Selection { custom: Some(text.into()), ..Selection::default() }
+    }
+
+    /// The same answer with `notes` added.
+    pub fn with_notes(mut self, notes: impl Into<String>) -> Self {
+        self.notes = Some(notes.into());
+        self
     }
 
     /// Reads an answer a person typed (the terminal fallback, `{"Q": "A"}` answer maps):
@@ -98,6 +108,10 @@ impl Selection {
 
     fn custom_text(&self) -> Option<&str> {
         self.custom.as_deref().filter(|t| !t.trim().is_empty())
+    }
+
+    fn notes_text(&self) -> Option<&str> {
+        self.notes.as_deref().filter(|t| !t.trim().is_empty())
     }
 }
 
@@ -131,6 +145,13 @@ pub struct Answer {
     /// The "Other" text, or null.
     pub custom: Option<String>,
     pub was_custom: bool,
+    /// The person's notes on this answer.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notes: Option<String>,
+    /// The `preview` of the chosen option (of each chosen option with one, separated by
+    /// blank lines, for multi-select), so the agent knows which artifact was picked.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview: Option<String>,
 }
 
 /// The canonical result of one ask: what the agent receives.
@@ -146,18 +167,35 @@ pub struct AskResult {
     pub metadata: Option<Map<String, Value>>,
     /// When the question became final, in milliseconds since the Unix epoch (passed in).
     pub answered_at: u64,
+    /// Set on a `cancelled` result when the person chose "Chat about this": they would
+    /// rather talk the questions over with the agent than pick an answer.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub chat: bool,
 }
 
 impl AskResult {
     /// The result of an answered request. The answers come from [`resolve`].
     pub fn answered(id: impl Into<String>, request: &Request, answers: Vec<Answer>, at: u64) -> Self {
-        AskResult { id: id.into(), status: Status::Answered, answered: true, answers, metadata: request.metadata.clone(), answered_at: at }
+        AskResult {
+            id: id.into(),
+            status: Status::Answered,
+            answered: true,
+            answers,
+            metadata: request.metadata.clone(),
+            answered_at: at,
+            chat: false,
+        }
     }
 
     /// The result of a request that ended without an answer (`status` is not `answered`).
     pub fn unanswered(id: impl Into<String>, request: &Request, status: Status, at: u64) -> Self {
         debug_assert!(status != Status::Answered && status != Status::Pending);
-        AskResult { id: id.into(), status, answered: false, answers: vec![], metadata: request.metadata.clone(), answered_at: at }
+        AskResult { id: id.into(), status, answered: false, answers: vec![], metadata: request.metadata.clone(), answered_at: at, chat: false }
+    }
+
+    /// The person declined with "Chat about this": `cancelled`, with `chat` set.
+    pub fn chat(id: impl Into<String>, request: &Request, at: u64) -> Self {
+        AskResult { chat: true, ..AskResult::unanswered(id, request, Status::Cancelled, at) }
     }
 }
 
@@ -223,6 +261,8 @@ fn resolve_one(q: &Question, s: &Selection, path: &str, errors: &mut Vec<FieldEr
         return None;
     }
     let labels: Vec<String> = picked.iter().map(|&k| q.options[k].label.clone()).collect();
+    let previews: Vec<&str> = picked.iter().filter_map(|&k| q.options[k].preview.as_deref()).collect();
+    let preview = (!previews.is_empty()).then(|| previews.join("\n\n"));
     let answer = if q.multi_select {
         AnswerValue::Many(labels.iter().cloned().chain(custom.clone()).collect())
     } else {
@@ -235,6 +275,8 @@ fn resolve_one(q: &Question, s: &Selection, path: &str, errors: &mut Vec<FieldEr
         selected_options: labels,
         was_custom: custom.is_some(),
         custom,
+        notes: s.notes_text().map(str::to_owned),
+        preview,
     })
 }
 
@@ -271,7 +313,7 @@ mod tests {
 
     #[test]
     fn multi_select_keeps_question_order_and_adds_custom_last() {
-        let s = Selection { selected: vec!["UI".into(), "auth".into(), "UI".into()], custom: Some("Billing".into()) };
+        let s = Selection { selected: vec!["UI".into(), "auth".into(), "UI".into()], custom: Some("Billing".into()), notes: None };
         let a = resolve(&[features()], &[s]).unwrap();
         assert_eq!(a[0].answer, AnswerValue::Many(vec!["Auth".into(), "UI".into(), "Billing".into()]));
         assert!(a[0].was_custom);
@@ -280,7 +322,7 @@ mod tests {
 
     #[test]
     fn every_problem_is_reported_with_its_path() {
-        let bad = [Selection { selected: vec!["MySQL".into()], custom: None }, Selection::default()];
+        let bad = [Selection::option("MySQL"), Selection::default()];
         let err = resolve(&[db(), features()], &bad).unwrap_err();
         let paths: Vec<_> = err.errors.iter().map(|e| e.path.as_str()).collect();
         assert_eq!(paths, ["answers[0].selected[0]", "answers[0]", "answers[1]"]);
@@ -289,7 +331,7 @@ mod tests {
 
     #[test]
     fn single_select_refuses_two_answers() {
-        let s = Selection { selected: vec!["SQLite".into()], custom: Some("DynamoDB".into()) };
+        let s = Selection { selected: vec!["SQLite".into()], custom: Some("DynamoDB".into()), notes: None };
         let err = resolve(&[db()], &[s]).unwrap_err();
         assert!(err.to_string().starts_with("answers[0]: \"Which database?\" takes one answer, got 2"));
     }
@@ -318,5 +360,29 @@ mod tests {
         let a = resolve(&[free], &[Selection::custom("order-processor")]).unwrap();
         assert_eq!(a[0].answer, AnswerValue::One("order-processor".into()));
         assert!(a[0].was_custom);
+    }
+
+    #[test]
+    fn notes_travel_and_the_chosen_options_previews_come_back() {
+        let mut q = db();
+        q.options[0].preview = Some("CREATE TABLE t (...)".into());
+        let a = resolve(std::slice::from_ref(&q), &[Selection::option("PostgreSQL (Recommended)").with_notes("use v16")]).unwrap();
+        assert_eq!(a[0].notes.as_deref(), Some("use v16"));
+        assert_eq!(a[0].preview.as_deref(), Some("CREATE TABLE t (...)"));
+        // An option without a preview gives none; blank notes are no notes.
+        let a = resolve(&[q], &[Selection::option("SQLite").with_notes("  ")]).unwrap();
+        assert_eq!((a[0].notes.as_deref(), a[0].preview.as_deref()), (None, None));
+        // Multi-select: every chosen option's preview, in question order.
+        let mut f = features();
+        f.options[0].preview = Some("auth.rs".into());
+        f.options[2].preview = Some("ui.rs".into());
+        let a = resolve(&[f], &[Selection { selected: vec!["UI".into(), "Auth".into()], ..Selection::default() }]).unwrap();
+        assert_eq!(a[0].preview.as_deref(), Some("auth.rs\n\nui.rs"));
+    }
+
+    #[test]
+    fn notes_alone_are_not_an_answer() {
+        let err = resolve(&[db()], &[Selection::default().with_notes("not sure")]).unwrap_err();
+        assert!(err.to_string().contains("expected an answer"), "{err}");
     }
 }

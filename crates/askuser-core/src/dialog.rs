@@ -584,6 +584,7 @@ impl Dialog {
         Selection {
             selected: d.selected.iter().filter_map(|&i| question.options.get(i)).map(|c| c.label.clone()).collect(),
             custom: ((d.other || question.is_free_text()) && !text.is_empty()).then(|| text.to_string()),
+            notes: None,
         }
     }
 
@@ -1058,7 +1059,7 @@ mod tests {
         assert_eq!(keys(&mut d, &["End", "k", " ", "Home", " ", "j", " ", " "]), vec![]);
         let rows = d.state().rows;
         assert_eq!(rows.iter().map(|r| r.selected).collect::<Vec<_>>(), [true, false, true, false]);
-        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![Selection { selected: vec!["Auth".into(), "UI".into()], custom: None }]));
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![Selection { selected: vec!["Auth".into(), "UI".into()], ..Selection::default() }]));
     }
 
     #[test]
@@ -1080,7 +1081,7 @@ mod tests {
         assert!(!d.slots[0].draft.other && !d.is_editing());
         keys(&mut d, &[" "]);
         assert!(d.slots[0].draft.other && d.is_editing());
-        let want = Selection { selected: vec![], custom: Some("Billing".into()) };
+        let want = Selection::custom("Billing");
         assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![want]));
     }
 
@@ -1090,7 +1091,7 @@ mod tests {
         keys(&mut d, &["2", "o"]);
         d.apply(Event::SetText { text: "Billing".into() });
         d.slots[0].draft.other = false; // unchecked by some other route; the text still counts
-        let want = Selection { selected: vec!["API".into()], custom: Some("Billing".into()) };
+        let want = Selection { selected: vec!["API".into()], custom: Some("Billing".into()), notes: None };
         assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![want]));
     }
 
@@ -1582,6 +1583,7 @@ mod tests {
         Selection {
             selected: d.selected.iter().map(|&i| q.options[i].label.clone()).collect(),
             custom: (d.other || q.is_free_text()).then(|| d.other_text.clone()),
+            notes: None,
         }
     }
 
@@ -1724,11 +1726,12 @@ mod tests {
                     expected.push(Selection {
                         selected: picks.iter().map(|&p| question.options[p].label.clone()).collect(),
                         custom: text,
+                        notes: None,
                     });
                 } else if picks.is_empty() {
                     effects.extend(d.apply(Event::SetText { text: text.clone().unwrap_or_default() }));
                     effects.extend(d.key("Enter").effects);
-                    expected.push(Selection { selected: vec![], custom: text });
+                    expected.push(Selection { custom: text, ..Selection::default() });
                 } else {
                     effects.extend(d.apply(Event::Pick { index: picks[0] }));
                     expected.push(Selection::option(question.options[picks[0]].label.clone()));

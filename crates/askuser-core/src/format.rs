@@ -74,6 +74,10 @@ impl AskResult {
         match self.status {
             Status::Answered => None,
             Status::Pending => Some("The user has not answered yet. Do not assume an answer."),
+            Status::Cancelled if self.chat => Some(
+                "The user wants to talk these questions over with you instead of choosing an answer. Do not assume an answer: \
+ask them in the conversation what they would like to discuss or clarify, then ask again if you still need to.",
+            ),
             Status::Cancelled => Some(
                 "The user declined to answer your questions. Do not assume an answer: continue without it, or ask again differently if you cannot.",
             ),
@@ -91,7 +95,21 @@ impl AskResult {
         if let Some(s) = self.no_answer_sentence() {
             return s.to_owned();
         }
-        let pairs: Vec<String> = self.answers.iter().map(|a| format!("\"{}\"=\"{}\"", a.question, a.answer.joined())).collect();
+        // Claude Code's own shape: `"Q"="A" selected preview:\n… user notes: …`.
+        let pairs: Vec<String> = self
+            .answers
+            .iter()
+            .map(|a| {
+                let mut pair = format!("\"{}\"=\"{}\"", a.question, a.answer.joined());
+                if let Some(preview) = &a.preview {
+                    pair.push_str(&format!(" selected preview:\n{preview}"));
+                }
+                if let Some(notes) = &a.notes {
+                    pair.push_str(&format!(" user notes: {notes}"));
+                }
+                pair
+            })
+            .collect();
         format!("User has answered your questions: {}. You can now continue with the user's answers in mind.", pairs.join(", "))
     }
 
@@ -110,7 +128,31 @@ impl AskResult {
             })
             .collect();
         let answers: Map<String, Value> = self.answers.iter().map(|a| (a.question.clone(), Value::String(a.answer.joined()))).collect();
-        json!({ "questions": questions, "answers": answers, "message": self.claude_message() })
+        let mut out = json!({ "questions": questions, "answers": answers });
+        // Claude Code's `annotations`: per question, the chosen option's preview and the notes.
+        let annotations: Map<String, Value> = self
+            .answers
+            .iter()
+            .filter(|a| a.preview.is_some() || a.notes.is_some())
+            .map(|a| {
+                let mut note = Map::new();
+                if let Some(p) = &a.preview {
+                    note.insert("preview".into(), p.clone().into());
+                }
+                if let Some(n) = &a.notes {
+                    note.insert("notes".into(), n.clone().into());
+                }
+                (a.question.clone(), Value::Object(note))
+            })
+            .collect();
+        if !annotations.is_empty() {
+            out["annotations"] = Value::Object(annotations);
+        }
+        if self.chat {
+            out["chat"] = true.into();
+        }
+        out["message"] = self.claude_message().into();
+        out
     }
 
     fn pi_json(&self) -> Value {
@@ -125,6 +167,9 @@ impl AskResult {
                     o.insert("selectedOption".into(), label.clone().into());
                 }
                 o.insert("wasCustom".into(), a.was_custom.into());
+                if let Some(n) = &a.notes {
+                    o.insert("notes".into(), n.clone().into());
+                }
                 Value::Object(o)
             })
             .collect();
@@ -133,6 +178,9 @@ impl AskResult {
         match self.status {
             Status::Cancelled => {
                 out.insert("cancelled".into(), true.into());
+                if self.chat {
+                    out.insert("chat".into(), true.into());
+                }
             }
             Status::TimedOut => {
                 out.insert("timedOut".into(), true.into());
@@ -155,7 +203,17 @@ impl AskResult {
         if let Some(s) = self.no_answer_sentence() {
             return s.to_owned();
         }
-        self.answers.iter().map(|a| format!("{} → {}", one_line(&a.question), one_line(&a.answer.joined()))).collect::<Vec<_>>().join("\n")
+        self.answers
+            .iter()
+            .map(|a| {
+                let line = format!("{} → {}", one_line(&a.question), one_line(&a.answer.joined()));
+                match &a.notes {
+                    Some(n) => format!("{line} (notes: {})", one_line(n)),
+                    None => line,
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
     }
 }
 
@@ -197,7 +255,7 @@ mod tests {
         let r = request();
         let sel = [
             Selection::option("PostgreSQL (Recommended)"),
-            Selection { selected: vec!["Auth".into(), "UI".into()], custom: None },
+            Selection { selected: vec!["Auth".into(), "UI".into()], ..Selection::default() },
             Selection::custom("order-processor\nv2"),
         ];
         AskResult::answered("q-1", &r, resolve(&r.questions, &sel).unwrap(), 1_707_091_200_000)
@@ -254,5 +312,46 @@ You can now continue with the user's answers in mind."
             assert_eq!(f.to_string().parse::<Format>(), Ok(f));
         }
         assert_eq!("xml".parse::<Format>().unwrap_err(), "expected canonical, claude, pi or text, got \"xml\"");
+    }
+
+    #[test]
+    fn notes_and_previews_come_back_as_claude_code_annotations() {
+        let mut r = request();
+        r.questions[0].options[1].preview = Some("file: ./app.db".into());
+        let sel = [
+            Selection::option("SQLite").with_notes("only for now"),
+            Selection { selected: vec!["API".into()], ..Selection::default() },
+            Selection::custom("svc"),
+        ];
+        let res = AskResult::answered("q-1", &r, resolve(&r.questions, &sel).unwrap(), 5);
+        let claude = res.to_json(Format::Claude);
+        assert_eq!(
+            claude["annotations"],
+            json!({"Which database should we use?": {"preview": "file: ./app.db", "notes": "only for now"}})
+        );
+        assert_eq!(
+            res.to_text(Format::Claude),
+            "User has answered your questions: \"Which database should we use?\"=\"SQLite\" selected preview:\nfile: ./app.db \
+user notes: only for now, \"Which features?\"=\"API\", \"What should we name this service?\"=\"svc\". \
+You can now continue with the user's answers in mind."
+        );
+        assert_eq!(res.to_json(Format::Pi)["answers"][0]["notes"], "only for now");
+        assert!(res.to_text(Format::Text).starts_with("Which database should we use? → SQLite (notes: only for now)\n"));
+        // Without notes or previews there is no `annotations` key at all.
+        assert!(answered().to_json(Format::Claude).get("annotations").is_none());
+    }
+
+    #[test]
+    fn chat_about_this_is_a_decline_that_asks_for_a_conversation() {
+        let res = AskResult::chat("q-1", &request(), 5);
+        assert_eq!((res.status, res.answered, res.chat), (Status::Cancelled, false, true));
+        let text = res.to_text(Format::Claude);
+        assert!(text.contains("talk these questions over") && text.contains("Do not assume an answer"), "{text}");
+        assert_eq!(res.to_json(Format::Pi)["chat"], true);
+        assert_eq!(res.to_json(Format::Canonical)["chat"], true);
+        assert_eq!(res.to_json(Format::Claude)["chat"], true);
+        // A plain decline does not carry the flag.
+        let declined = AskResult::unanswered("q-1", &request(), Status::Cancelled, 5);
+        assert!(declined.to_json(Format::Canonical).get("chat").is_none());
     }
 }

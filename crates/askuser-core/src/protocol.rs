@@ -137,11 +137,14 @@ pub enum BrowserMessage {
         id: String,
         answers: Vec<Selection>,
     },
-    /// The person declines the whole question set.
+    /// The person declines the whole question set; with `chat`, because they would
+    /// rather talk it over with the agent ("Chat about this").
     Cancel {
         #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
         reference: Option<String>,
         id: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        chat: bool,
     },
 }
 
@@ -264,7 +267,7 @@ impl AnswerSet {
                     .map(|q| match map.get(&q.question) {
                         Some(Value::String(t)) => Selection::from_text(q, t),
                         Some(Value::Array(items)) => {
-                            Selection { selected: items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(), custom: None }
+                            Selection { selected: items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(), ..Selection::default() }
                         }
                         Some(other) => {
                             errors.push(FieldError::new(
@@ -422,7 +425,8 @@ mod tests {
             "browser_answer",
             BrowserMessage::Answer { reference: Some("r-1".into()), id: "q-1".into(), answers: vec![Selection::option("SQLite")] }
         );
-        insta::assert_json_snapshot!("browser_cancel", BrowserMessage::Cancel { reference: None, id: "q-1".into() });
+        insta::assert_json_snapshot!("browser_cancel", BrowserMessage::Cancel { reference: None, id: "q-1".into(), chat: false });
+        insta::assert_json_snapshot!("browser_cancel_chat", BrowserMessage::Cancel { reference: None, id: "q-1".into(), chat: true });
     }
 
     #[test]
@@ -469,7 +473,8 @@ mod tests {
             assert_eq!(decode_agent(&serde_json::to_string(&m).unwrap()).unwrap(), m);
         }
         let browser = [
-            BrowserMessage::Cancel { reference: Some("r".into()), id: "x".into() },
+            BrowserMessage::Cancel { reference: Some("r".into()), id: "x".into(), chat: false },
+            BrowserMessage::Cancel { reference: None, id: "x".into(), chat: true },
             BrowserMessage::Answer { reference: None, id: "x".into(), answers: vec![Selection::custom("t")] },
         ];
         for m in browser {

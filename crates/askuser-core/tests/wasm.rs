@@ -56,6 +56,6 @@ fn escape_with_nothing_answered_cancels() {
 #[wasm_bindgen_test]
 fn protocol_decodes_and_refuses() {
     let m = decode_browser(r#"{"type":"cancel","id":"q-1"}"#).unwrap();
-    assert_eq!(m, BrowserMessage::Cancel { reference: None, id: "q-1".into() });
+    assert_eq!(m, BrowserMessage::Cancel { reference: None, id: "q-1".into(), chat: false });
     assert!(decode_browser(r#"{"type":"nope"}"#).unwrap_err().message.contains("expected one of answer, cancel"));
 }

@@ -145,7 +145,7 @@ impl Bridge {
     /// Sends (or queues) a cancel. Returns whether it went out at once.
     pub fn cancel(&self, id: &str) -> bool {
         let reference = self.next_ref();
-        let msg = BrowserMessage::Cancel { reference: Some(reference.clone()), id: id.to_owned() };
+        let msg = BrowserMessage::Cancel { reference: Some(reference.clone()), id: id.to_owned(), chat: false };
         self.enqueue(reference, id, &msg)
     }
 

@@ -171,7 +171,7 @@ async fn multi_select_toggles_with_space() {
     press(&d, " ");
     press(&d, "Enter");
     settle().await;
-    assert_eq!(submitted.borrow()[0], vec![Selection { selected: vec!["Auth".into(), "Billing".into()], custom: None }]);
+    assert_eq!(submitted.borrow()[0], vec![Selection { selected: vec!["Auth".into(), "Billing".into()], ..Selection::default() }]);
 }
 
 #[wasm_bindgen_test]

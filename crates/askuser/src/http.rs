@@ -378,8 +378,32 @@ async fn answer(State(app): State<App>, Path(id): Path<String>, headers: HeaderM
     }
 }
 
-async fn cancel(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap) -> Response {
-    match app.bridge.close(&id, Status::Cancelled, Some(&client_name(&headers))) {
+/// A person declines. An optional body `{"chat": true}` says they would rather talk
+/// the questions over with the agent ("Chat about this").
+async fn cancel(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
+    let body = match body_or_error(body) {
+        Ok(b) => b,
+        Err(r) => return r,
+    };
+    let chat = if body.iter().all(u8::is_ascii_whitespace) {
+        false
+    } else {
+        let value = match parse_json(&body) {
+            Ok(v) => v,
+            Err(r) => return r,
+        };
+        match value.get("chat") {
+            None => false,
+            Some(serde_json::Value::Bool(b)) => *b,
+            Some(other) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    ErrorBody::new(ErrorCode::Invalid, format!("chat: expected true or false, got {other}")),
+                )
+            }
+        }
+    };
+    match app.bridge.decline(&id, chat, Some(&client_name(&headers))) {
         Ok(result) => Json(result).into_response(),
         Err(e) => bridge_error(e),
     }

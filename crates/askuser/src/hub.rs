@@ -389,6 +389,16 @@ impl Bridge {
         self.finish(record, result, by)
     }
 
+    /// A person declines; with `chat`, because they would rather talk it over.
+    pub fn decline(&self, id: &str, chat: bool, by: Option<&str>) -> Result<AskResult, BridgeError> {
+        if !chat {
+            return self.close(id, Status::Cancelled, by);
+        }
+        let record = self.store.get(id)?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
+        let result = AskResult::chat(id, &record.request, self.now_ms());
+        self.finish(record, result, by)
+    }
+
     /// Ends a question without an answer: `Cancelled` (a person declined),
     /// `Withdrawn` (the agent took it back) or `TimedOut`.
     pub fn close(&self, id: &str, status: Status, by: Option<&str>) -> Result<AskResult, BridgeError> {
@@ -404,7 +414,7 @@ impl Bridge {
             Finished::AlreadyFinal(stored) => {
                 let previous = stored.result.expect("a final record has a result");
                 // The same answer again (a browser resending after a reconnect) is not a conflict.
-                if previous.status == result.status && previous.answers == result.answers {
+                if previous.status == result.status && previous.answers == result.answers && previous.chat == result.chat {
                     return Ok(previous);
                 }
                 return Err(BridgeError::Conflict(format!(

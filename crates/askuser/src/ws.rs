@@ -326,8 +326,8 @@ fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str) -> Opt
             let r = bridge.answer(&id, &answers, Some(client));
             (reference, id, r)
         }
-        BrowserMessage::Cancel { reference, id } => {
-            let r = bridge.close(&id, Status::Cancelled, Some(client));
+        BrowserMessage::Cancel { reference, id, chat } => {
+            let r = bridge.decline(&id, chat, Some(client));
             (reference, id, r)
         }
     };
