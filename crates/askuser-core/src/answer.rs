@@ -190,7 +190,15 @@ impl AskResult {
     /// The result of a request that ended without an answer (`status` is not `answered`).
     pub fn unanswered(id: impl Into<String>, request: &Request, status: Status, at: u64) -> Self {
         debug_assert!(status != Status::Answered && status != Status::Pending);
-        AskResult { id: id.into(), status, answered: false, answers: vec![], metadata: request.metadata.clone(), answered_at: at, chat: false }
+        AskResult {
+            id: id.into(),
+            status,
+            answered: false,
+            answers: vec![],
+            metadata: request.metadata.clone(),
+            answered_at: at,
+            chat: false,
+        }
     }
 
     /// The person declined with "Chat about this": `cancelled`, with `chat` set.

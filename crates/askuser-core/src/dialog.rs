@@ -1059,7 +1059,10 @@ mod tests {
         assert_eq!(keys(&mut d, &["End", "k", " ", "Home", " ", "j", " ", " "]), vec![]);
         let rows = d.state().rows;
         assert_eq!(rows.iter().map(|r| r.selected).collect::<Vec<_>>(), [true, false, true, false]);
-        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![Selection { selected: vec!["Auth".into(), "UI".into()], ..Selection::default() }]));
+        assert_eq!(
+            keys(&mut d, &["Enter"]),
+            submitted(vec![Selection { selected: vec!["Auth".into(), "UI".into()], ..Selection::default() }])
+        );
     }
 
     #[test]

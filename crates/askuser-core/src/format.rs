@@ -325,10 +325,7 @@ You can now continue with the user's answers in mind."
         ];
         let res = AskResult::answered("q-1", &r, resolve(&r.questions, &sel).unwrap(), 5);
         let claude = res.to_json(Format::Claude);
-        assert_eq!(
-            claude["annotations"],
-            json!({"Which database should we use?": {"preview": "file: ./app.db", "notes": "only for now"}})
-        );
+        assert_eq!(claude["annotations"], json!({"Which database should we use?": {"preview": "file: ./app.db", "notes": "only for now"}}));
         assert_eq!(
             res.to_text(Format::Claude),
             "User has answered your questions: \"Which database should we use?\"=\"SQLite\" selected preview:\nfile: ./app.db \

@@ -266,9 +266,10 @@ impl AnswerSet {
                     .iter()
                     .map(|q| match map.get(&q.question) {
                         Some(Value::String(t)) => Selection::from_text(q, t),
-                        Some(Value::Array(items)) => {
-                            Selection { selected: items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(), ..Selection::default() }
-                        }
+                        Some(Value::Array(items)) => Selection {
+                            selected: items.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect(),
+                            ..Selection::default()
+                        },
                         Some(other) => {
                             errors.push(FieldError::new(
                                 format!("answers[{:?}]", q.question),
