@@ -130,6 +130,8 @@ fuzz_target!(|data: &[u8]| {
                     other: b.small(2) == 1,
                     other_text: b.text(),
                     confirmed: b.small(2) == 1,
+                    notes: b.text(),
+                    focus: (b.small(2) == 1).then(|| b.small(16)),
                 })
                 .collect(),
         };
@@ -139,7 +141,7 @@ fuzz_target!(|data: &[u8]| {
     let mut finished = 0;
     while let Some(op) = b.byte() {
         let was_done = d.done().is_some();
-        let effects = match op % 24 {
+        let effects = match op % 27 {
             0 => {
                 let out = d.key(KEYS[b.small(KEYS.len())]);
                 assert!(out.handled || out.effects.is_empty());
@@ -168,6 +170,9 @@ fuzz_target!(|data: &[u8]| {
                     20 => Event::Resize { viewport: b.small(9) },
                     21 => Event::Focus { index: usize::MAX },
                     22 => Event::GoTab { index: usize::MAX },
+                    23 => Event::Notes { text: b.text() },
+                    24 => Event::Decline,
+                    25 => Event::Chat,
                     _ => Event::Quick { number: usize::MAX },
                 };
                 if let (Event::Resize { viewport: v }, false) = (&event, was_done) {

@@ -56,6 +56,9 @@ pub fn normalize(input: &Value, limits: &Limits) -> Result<Normalized, Invalid> 
     let mut r = Reader::default();
     let (questions, paths, dialect, own_keys): (_, _, _, &[&str]) = if obj.contains_key("questions") {
         let (questions, paths) = r.questions(obj);
+        if obj.contains_key("question") {
+            r.error("question", "cannot be used together with `questions`; put every question in `questions`");
+        }
         let dialect = if questions.iter().all(|q: &Question| !q.options.is_empty()) { Dialect::Claude } else { Dialect::Pi };
         (questions, paths, dialect, &["questions"])
     } else if obj.contains_key("question") {
@@ -271,12 +274,23 @@ impl Reader {
         match v {
             Value::String(s) => Some(Choice::new(s.clone())),
             Value::Object(o) => {
+                let mut preview = self.opt_string(o, "preview", &join(path, "preview"));
+                // Claude Code's older name for the preview.
+                if o.contains_key("markdown") {
+                    let markdown = self.opt_string(o, "markdown", &join(path, "markdown"));
+                    if preview.is_none() {
+                        self.warnings.push(Warning::new(join(path, "markdown"), "is the older name of `preview`; read as `preview`"));
+                        preview = markdown;
+                    } else {
+                        self.warnings.push(Warning::new(join(path, "markdown"), "ignored: `preview` is given too"));
+                    }
+                }
                 let choice = Choice {
                     label: self.string(o, "label", path),
                     description: self.opt_string(o, "description", &join(path, "description")),
-                    preview: self.opt_string(o, "preview", &join(path, "preview")),
+                    preview,
                 };
-                self.unknown_keys(o, path, &["label", "description", "preview"]);
+                self.unknown_keys(o, path, &["label", "description", "preview", "markdown"]);
                 Some(choice)
             }
             other => {
@@ -354,6 +368,19 @@ mod tests {
 
     fn errs(v: Value) -> Vec<String> {
         normalize(&v, &Limits::default()).unwrap_err().errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn markdown_is_read_as_preview_with_a_warning() {
+        let n = ok(json!({"questions": [{"question": "Layout?", "options": [{"label": "A", "markdown": "# A"}, {"label": "B"}]}]}));
+        assert_eq!(n.request.questions[0].options[0].preview.as_deref(), Some("# A"));
+        assert_eq!(n.warnings[0].to_string(), "questions[0].options[0].markdown: is the older name of `preview`; read as `preview`");
+    }
+
+    #[test]
+    fn questions_and_question_together_is_an_error() {
+        let e = errs(json!({"questions": [{"question": "A?"}], "question": "B?"}));
+        assert_eq!(e, ["question: cannot be used together with `questions`; put every question in `questions`"]);
     }
 
     #[test]

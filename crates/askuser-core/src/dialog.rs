@@ -15,7 +15,8 @@
 //! disagree with what is shown. After [`Effect::Submitted`] or [`Effect::Cancelled`] the
 //! dialog is done and ignores every further event.
 //!
-//! With 2+ questions there is a final Submit tab (a review); tab keys wrap around. Focus
+//! With 2+ questions there is a final Submit tab (a review); ← and → wrap around, Tab
+//! and Shift+Tab stop at the ends so the keyboard can leave the dialog. Focus
 //! in an option list clamps at both ends. Nothing here panics on any event sequence.
 
 use crate::answer::{resolve, Selection};
@@ -90,6 +91,15 @@ pub enum Event {
     Confirm {
         yes: bool,
     },
+    /// Replace the current question's notes: what the person adds for the agent.
+    Notes {
+        text: String,
+    },
+    /// The Decline button: decline (asks first when anything is chosen or typed).
+    Decline,
+    /// "Chat about this": decline because the person would rather talk it over (asks
+    /// first when anything is chosen or typed, like Escape).
+    Chat,
     /// The number of visible rows changed.
     Resize {
         viewport: usize,
@@ -102,8 +112,12 @@ pub enum Event {
 pub enum Effect {
     /// One selection per question, in order; each passes [`crate::answer::resolve`].
     Submitted { answers: Vec<Selection> },
-    /// The person declined; no answers are sent.
-    Cancelled,
+    /// The person declined; no answers are sent. With `chat`, they would rather talk the
+    /// questions over with the agent.
+    Cancelled {
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        chat: bool,
+    },
 }
 
 /// The result of [`Dialog::key`]. `handled == false` means the front end must not
@@ -135,6 +149,11 @@ pub struct QuestionDraft {
     pub other_text: String,
     /// Enter confirmed the question (it counts as answered while the draft stays valid).
     pub confirmed: bool,
+    /// What the person adds about this answer for the agent (sent as the answer's notes).
+    pub notes: String,
+    /// The focused row, so a question comes back where the person left it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub focus: Option<usize>,
 }
 
 /// Whether the dialog ended, and how.
@@ -149,8 +168,13 @@ pub enum Done {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum PromptKind {
-    /// Escape with answered questions: "Discard N answers?" (default No).
-    Discard { count: usize },
+    /// Escape (or Chat, with `chat`) after choosing or typing something: "Discard N
+    /// answers?" (default No).
+    Discard {
+        count: usize,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        chat: bool,
+    },
     /// A text answer over the soft limit: "Answer is long (N chars). Continue anyway?" (default Yes).
     LongAnswer { chars: usize },
 }
@@ -178,6 +202,8 @@ pub struct View {
     /// The options, then the Other row; empty on the Submit tab.
     pub rows: Vec<RowView>,
     pub other_text: String,
+    /// The current question's notes for the agent.
+    pub notes: String,
     /// The text field has the keyboard.
     pub editing: bool,
     /// The visible slice of `rows`.
@@ -285,7 +311,8 @@ impl Dialog {
         let mut slots = Vec::with_capacity(questions.len());
         for q in &questions {
             let d = sanitize(q, saved.next().unwrap_or_default());
-            let focus = d.selected.first().copied().unwrap_or(if d.other { q.options.len() } else { 0 });
+            let chosen = d.selected.first().copied().unwrap_or(if d.other { q.options.len() } else { 0 });
+            let focus = d.focus.filter(|&f| f <= q.options.len()).unwrap_or(chosen);
             slots.push(Slot { draft: d, focus, scroll: 0 });
         }
         let mut dialog = Dialog {
@@ -307,7 +334,7 @@ impl Dialog {
 
     /// The drafts and active tab, to persist and pass to [`Dialog::restore`].
     pub fn draft(&self) -> Draft {
-        Draft { tab: self.tab, questions: self.slots.iter().map(|s| s.draft.clone()).collect() }
+        Draft { tab: self.tab, questions: self.slots.iter().map(|s| QuestionDraft { focus: Some(s.focus), ..s.draft.clone() }).collect() }
     }
 
     /// How the dialog ended, if it did.
@@ -370,10 +397,16 @@ impl Dialog {
                     self.editing = false;
                     vec![]
                 } else {
-                    self.escape_dialog()
+                    self.decline(false)
                 }
             }
+            (Event::Chat, _) => self.decline(true),
+            (Event::Decline, _) => self.decline(false),
             (Event::Confirm { .. }, _) | (_, None) => vec![],
+            (Event::Notes { text }, Some(q)) => {
+                self.slots[q].draft.notes = text;
+                vec![]
+            }
             (Event::Next, Some(q)) => self.navigate(q, self.slots[q].focus.saturating_add(1)),
             (Event::Prev, Some(q)) => self.navigate(q, self.slots[q].focus.saturating_sub(1)),
             (Event::First, Some(q)) => self.navigate(q, 0),
@@ -448,8 +481,10 @@ impl Dialog {
         let event = match key {
             "Enter" => Event::Enter,
             "Escape" => Event::Escape,
-            "Tab" if tabs => Event::NextTab,
-            "Shift+Tab" if tabs => Event::PrevTab,
+            // Tab walks the questions and then leaves the dialog (no keyboard trap);
+            // ← and → wrap around.
+            "Tab" if tabs && self.tab + 1 < self.tab_count() => Event::NextTab,
+            "Shift+Tab" if tabs && self.tab > 0 => Event::PrevTab,
             _ if self.is_editing() => return None,
             "ArrowRight" if tabs => Event::NextTab,
             "ArrowLeft" if tabs => Event::PrevTab,
@@ -498,6 +533,7 @@ impl Dialog {
             question: None,
             rows: vec![],
             other_text: String::new(),
+            notes: String::new(),
             editing: self.is_editing(),
             window: Window::default(),
             prompt: self.prompt.map(|kind| Prompt { kind, text: prompt_text(kind), default_yes: default_yes(kind) }),
@@ -548,6 +584,7 @@ impl Dialog {
                 is_other: true,
             });
             view.other_text = slot.draft.other_text.clone();
+            view.notes = slot.draft.notes.clone();
             let rows = other + 1;
             let end = slot.scroll.saturating_add(self.opts.viewport).min(rows);
             view.window = Window { start: slot.scroll, end, above: slot.scroll, below: rows - end };
@@ -584,7 +621,7 @@ impl Dialog {
         Selection {
             selected: d.selected.iter().filter_map(|&i| question.options.get(i)).map(|c| c.label.clone()).collect(),
             custom: ((d.other || question.is_free_text()) && !text.is_empty()).then(|| text.to_string()),
-            notes: None,
+            notes: Some(d.notes.trim()).filter(|n| !n.is_empty()).map(str::to_owned),
         }
     }
 
@@ -789,14 +826,15 @@ impl Dialog {
         vec![Effect::Submitted { answers }]
     }
 
-    /// Escape outside a text field: cancel at once, or ask first if anything is answered.
-    fn escape_dialog(&mut self) -> Vec<Effect> {
-        let count = (0..self.questions.len()).filter(|&i| self.is_answered(i)).count();
+    /// Escape outside a text field, or Chat: decline at once, or ask first if anything
+    /// was chosen or typed (answered or not).
+    fn decline(&mut self, chat: bool) -> Vec<Effect> {
+        let count = (0..self.questions.len()).filter(|&i| self.is_answered(i) || touched(&self.slots[i].draft)).count();
         if count == 0 {
             self.done = Some(Done::Cancelled);
-            vec![Effect::Cancelled]
+            vec![Effect::Cancelled { chat }]
         } else {
-            self.prompt = Some(PromptKind::Discard { count });
+            self.prompt = Some(PromptKind::Discard { count, chat });
             vec![]
         }
     }
@@ -804,9 +842,9 @@ impl Dialog {
     fn answer_prompt(&mut self, yes: bool) -> Vec<Effect> {
         self.hint = None;
         match (self.prompt.take(), yes) {
-            (Some(PromptKind::Discard { .. }), true) => {
+            (Some(PromptKind::Discard { chat, .. }), true) => {
                 self.done = Some(Done::Cancelled);
-                vec![Effect::Cancelled]
+                vec![Effect::Cancelled { chat }]
             }
             (Some(PromptKind::LongAnswer { .. }), true) => match self.current() {
                 Some(q) => self.confirm(q, true),
@@ -886,6 +924,11 @@ fn sanitize(q: &Question, mut d: QuestionDraft) -> QuestionDraft {
     d
 }
 
+/// Whether the person chose or typed anything in a draft.
+fn touched(d: &QuestionDraft) -> bool {
+    !d.selected.is_empty() || has_text(d) || !d.notes.trim().is_empty()
+}
+
 fn has_text(d: &QuestionDraft) -> bool {
     !d.other_text.trim().is_empty()
 }
@@ -911,8 +954,10 @@ fn default_yes(kind: PromptKind) -> bool {
 
 fn prompt_text(kind: PromptKind) -> String {
     match kind {
-        PromptKind::Discard { count: 1 } => "Discard 1 answer?".into(),
-        PromptKind::Discard { count } => format!("Discard {count} answers?"),
+        PromptKind::Discard { count: 1, chat: false } => "Discard 1 answer?".into(),
+        PromptKind::Discard { count, chat: false } => format!("Discard {count} answers?"),
+        PromptKind::Discard { count: 1, chat: true } => "Discard 1 answer and talk it over instead?".into(),
+        PromptKind::Discard { count, chat: true } => format!("Discard {count} answers and talk it over instead?"),
         PromptKind::LongAnswer { chars } => format!("Answer is long ({chars} chars). Continue anyway?"),
     }
 }
@@ -1148,11 +1193,51 @@ mod tests {
     }
 
     #[test]
-    fn escape_on_free_text_cancels() {
+    fn escape_on_free_text_cancels_and_asks_first_when_something_is_typed() {
+        let mut d = dialog(vec![name()]);
+        assert_eq!(keys(&mut d, &["Escape"]), vec![Effect::Cancelled { chat: false }]);
         let mut d = dialog(vec![name()]);
         d.apply(Event::SetText { text: "draft".into() });
-        assert_eq!(keys(&mut d, &["Escape"]), vec![Effect::Cancelled]);
+        assert_eq!(keys(&mut d, &["Escape"]), vec![], "typed but not confirmed text is not thrown away unasked");
+        assert_eq!(d.state().prompt.map(|p| p.text), Some("Discard 1 answer?".into()));
+        assert_eq!(keys(&mut d, &["y"]), vec![Effect::Cancelled { chat: false }]);
         assert_eq!(d.done(), Some(Done::Cancelled));
+    }
+
+    #[test]
+    fn chat_about_this_declines_with_chat_and_asks_first_when_something_is_chosen() {
+        let mut d = dialog(vec![db(), name()]);
+        assert_eq!(d.apply(Event::Chat), vec![Effect::Cancelled { chat: true }]);
+        let mut d = dialog(vec![db(), name()]);
+        d.apply(Event::Pick { index: 1 });
+        assert_eq!(d.apply(Event::Chat), vec![]);
+        assert_eq!(d.state().prompt.map(|p| p.text), Some("Discard 1 answer and talk it over instead?".into()));
+        assert_eq!(d.apply(Event::Confirm { yes: true }), vec![Effect::Cancelled { chat: true }]);
+    }
+
+    #[test]
+    fn a_restored_question_keeps_its_cursor() {
+        let mut d = dialog(vec![db(), name()]);
+        keys(&mut d, &["ArrowDown", "ArrowDown"]);
+        let mut restored = Dialog::restore(&request(vec![db(), name()]), DialogOptions::default(), d.draft());
+        assert_eq!(restored.state().rows.iter().position(|r| r.focused), Some(2));
+        assert_eq!(keys(&mut restored, &["Enter"]), vec![], "Enter chooses MySQL, where the cursor was, and moves on");
+        assert_eq!(restored.draft().questions[0].selected, [2]);
+    }
+
+    #[test]
+    fn notes_travel_with_each_answer_and_survive_a_restore() {
+        let mut d = dialog(vec![db(), name()]);
+        d.apply(Event::Notes { text: "  only for now ".into() });
+        assert_eq!(d.state().notes, "  only for now ");
+        let restored = Dialog::restore(&request(vec![db(), name()]), DialogOptions::default(), d.draft());
+        assert_eq!(restored.state().notes, "  only for now ");
+        keys(&mut d, &["1"]);
+        d.apply(Event::SetText { text: "svc".into() });
+        let effects = keys(&mut d, &["Enter", "Enter"]);
+        let Some(Effect::Submitted { answers }) = effects.first() else { panic!("{effects:?}") };
+        assert_eq!(answers[0].notes.as_deref(), Some("only for now"));
+        assert_eq!(answers[1].notes, None, "empty notes are not sent");
     }
 
     #[test]
@@ -1199,8 +1284,10 @@ mod tests {
     #[test]
     fn tabs_wrap_and_leave_editing() {
         let mut d = dialog(vec![db(), features()]);
-        keys(&mut d, &["Shift+Tab"]);
-        assert_eq!(d.tab, 2, "wraps to Submit");
+        assert!(!d.key("Shift+Tab").handled, "Shift+Tab on the first question leaves the dialog");
+        keys(&mut d, &["ArrowLeft"]);
+        assert_eq!(d.tab, 2, "← wraps to Submit");
+        assert!(!d.key("Tab").handled, "Tab on the Submit tab leaves the dialog");
         keys(&mut d, &["ArrowRight"]);
         assert_eq!(d.tab, 0);
         keys(&mut d, &["o"]);
@@ -1239,7 +1326,7 @@ mod tests {
         keys(&mut d, &["1", "Enter"]);
         d.apply(Event::GoTab { index: 0 });
         keys(&mut d, &["1"]);
-        assert_eq!(keys(&mut d, &["Escape"]), vec![Effect::Cancelled], "a confirmed but emptied question does not count");
+        assert_eq!(keys(&mut d, &["Escape"]), vec![Effect::Cancelled { chat: false }], "a confirmed but emptied question does not count");
     }
 
     #[test]
@@ -1248,7 +1335,7 @@ mod tests {
         keys(&mut d, &["1"]);
         assert_eq!(keys(&mut d, &["Escape"]), vec![]);
         let p = d.state().prompt.expect("prompt");
-        assert_eq!(p.kind, PromptKind::Discard { count: 1 });
+        assert_eq!(p.kind, PromptKind::Discard { count: 1, chat: false });
         assert_eq!(p.text, "Discard 1 answer?");
         assert!(!p.default_yes);
         // While the prompt is open, other events do nothing.
@@ -1263,7 +1350,7 @@ mod tests {
         keys(&mut d, &["Escape"]);
         assert_eq!(keys(&mut d, &["Escape"]), vec![], "Escape closes the prompt");
         keys(&mut d, &["Escape"]);
-        assert_eq!(keys(&mut d, &["Y"]), vec![Effect::Cancelled]);
+        assert_eq!(keys(&mut d, &["Y"]), vec![Effect::Cancelled { chat: false }]);
     }
 
     #[test]
@@ -1271,7 +1358,7 @@ mod tests {
         let mut d = dialog(vec![db(), features(), name()]);
         keys(&mut d, &["1", "1", "Enter", "Escape"]);
         assert_eq!(d.state().prompt.map(|p| p.text), Some("Discard 2 answers?".into()));
-        assert_eq!(d.apply(Event::Confirm { yes: true }), vec![Effect::Cancelled]);
+        assert_eq!(d.apply(Event::Confirm { yes: true }), vec![Effect::Cancelled { chat: false }]);
     }
 
     #[test]
@@ -1369,7 +1456,8 @@ mod tests {
         }
         assert_eq!(d.key_event("Enter"), Some(Event::Enter));
         assert_eq!(d.key_event("Escape"), Some(Event::Escape));
-        assert_eq!(d.key_event("Shift+Tab"), Some(Event::PrevTab));
+        assert_eq!(d.key_event("Shift+Tab"), None, "the first question: Shift+Tab leaves");
+        assert_eq!(d.key_event("Tab"), Some(Event::NextTab));
         let d = dialog(vec![name()]);
         assert_eq!(d.key_event("Tab"), None);
     }
@@ -1377,7 +1465,7 @@ mod tests {
     #[test]
     fn done_dialog_ignores_everything() {
         let mut d = dialog(vec![db()]);
-        assert_eq!(keys(&mut d, &["Escape"]), vec![Effect::Cancelled]);
+        assert_eq!(keys(&mut d, &["Escape"]), vec![Effect::Cancelled { chat: false }]);
         let before = d.state();
         assert_eq!(d.key("Enter"), KeyOutcome::default());
         assert_eq!(d.apply(Event::Pick { index: 0 }), vec![]);
@@ -1400,7 +1488,7 @@ mod tests {
         assert_eq!(d.state().footer, "Enter submit • Shift+Enter new line • Tab switch • Esc cancel");
         keys(&mut d, &["Tab"]);
         assert_eq!(d.state().footer, "Enter submit • Tab/←→ switch • Esc cancel");
-        keys(&mut d, &["Tab", "1", "Enter", "Escape"]);
+        keys(&mut d, &["ArrowRight", "1", "Enter", "Escape"]);
         assert_eq!(d.state().footer, "y yes • n/Enter/Esc no");
     }
 
@@ -1424,7 +1512,13 @@ mod tests {
     #[test]
     fn restore_clamps_garbage() {
         let req = request(vec![db(), features()]);
-        let junk = QuestionDraft { selected: vec![9, 2, 1, 2, usize::MAX], other: true, other_text: "x".into(), confirmed: true };
+        let junk = QuestionDraft {
+            selected: vec![9, 2, 1, 2, usize::MAX],
+            other: true,
+            other_text: "x".into(),
+            confirmed: true,
+            ..QuestionDraft::default()
+        };
         let draft = Draft { tab: 42, questions: vec![junk.clone(), junk.clone(), junk] };
         let d = Dialog::restore(&req, DialogOptions { viewport: 0, soft_limit: 0 }, draft);
         assert_eq!(d.tab, 0);
@@ -1438,7 +1532,7 @@ mod tests {
             DialogOptions::default(),
             Draft { tab: 1, questions: vec![QuestionDraft { selected: vec![0], ..QuestionDraft::default() }] },
         );
-        assert_eq!(free.draft().questions[0], QuestionDraft { other: true, ..QuestionDraft::default() });
+        assert_eq!(free.draft().questions[0], QuestionDraft { other: true, focus: Some(0), ..QuestionDraft::default() });
         let from_json: Draft = serde_json::from_str(r#"{"questions":[{"selected":[7]},{}],"extra":1}"#).unwrap();
         let d = Dialog::restore(&req, DialogOptions::default(), from_json);
         assert!(d.slots[0].draft.selected.is_empty());
@@ -1454,7 +1548,8 @@ mod tests {
         assert_eq!(e, Event::GoTab { index: 1 });
         let e: Event = serde_json::from_str(r#"{"type":"confirm","yes":true}"#).unwrap();
         assert_eq!(e, Event::Confirm { yes: true });
-        assert_eq!(serde_json::to_value(Effect::Cancelled).unwrap(), serde_json::json!({"type": "cancelled"}));
+        assert_eq!(serde_json::to_value(Effect::Cancelled { chat: false }).unwrap(), serde_json::json!({"type": "cancelled"}));
+        assert_eq!(serde_json::to_value(Effect::Cancelled { chat: true }).unwrap(), serde_json::json!({"type": "cancelled", "chat": true}));
         assert_eq!(
             serde_json::to_value(Effect::Submitted { answers: vec![Selection::option("A")] }).unwrap(),
             serde_json::json!({"type": "submitted", "answers": [{"selected": ["A"]}]})
@@ -1647,7 +1742,7 @@ mod tests {
                         }
                         assert_eq!(d.done(), Some(Done::Submitted));
                     }
-                    Effect::Cancelled => {
+                    Effect::Cancelled { .. } => {
                         assert_eq!(serde_json::to_value(effect).unwrap(), serde_json::json!({"type": "cancelled"}));
                         assert_eq!(d.done(), Some(Done::Cancelled));
                     }
@@ -1679,7 +1774,7 @@ mod tests {
             questions in proptest::collection::vec(question_strategy(), 1..=4),
             drafts in proptest::collection::vec(
                 (proptest::collection::vec(0usize..12, 0..5), any::<bool>(), "[a-z ]{0,4}", any::<bool>()).prop_map(
-                    |(selected, other, other_text, confirmed)| QuestionDraft { selected, other, other_text, confirmed },
+                    |(selected, other, other_text, confirmed)| QuestionDraft { selected, other, other_text, confirmed, ..QuestionDraft::default() },
                 ),
                 0..6,
             ),

@@ -151,6 +151,10 @@ ask them in the conversation what they would like to discuss or clarify, then as
         if self.chat {
             out["chat"] = true.into();
         }
+        // The caller's `metadata` (e.g. `{"source": "setup"}`) comes back as sent.
+        if let Some(m) = &self.metadata {
+            out["metadata"] = Value::Object(m.clone());
+        }
         out["message"] = self.claude_message().into();
         out
     }
@@ -336,6 +340,7 @@ You can now continue with the user's answers in mind."
         assert!(res.to_text(Format::Text).starts_with("Which database should we use? → SQLite (notes: only for now)\n"));
         // Without notes or previews there is no `annotations` key at all.
         assert!(answered().to_json(Format::Claude).get("annotations").is_none());
+        assert_eq!(answered().to_json(Format::Claude)["metadata"], json!({"source": "project-setup"}));
     }
 
     #[test]

@@ -146,6 +146,27 @@ pub enum BrowserMessage {
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         chat: bool,
     },
+    /// A page of the history the bridge keeps (answered, declined, withdrawn and timed-out
+    /// questions, most recently finished first), optionally only those whose question,
+    /// options or answers contain `search` (ignoring case). Answered by a `history` event.
+    History {
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        reference: Option<String>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        search: Option<String>,
+        #[serde(default)]
+        offset: usize,
+        /// At most [`HISTORY_PAGE`]; default 20.
+        #[serde(default = "history_page")]
+        limit: usize,
+    },
+}
+
+/// The most history records one `history` event carries.
+pub const HISTORY_PAGE: usize = 100;
+
+fn history_page() -> usize {
+    20
 }
 
 /// Questions per `snapshot` part: what a socket buffers at once stays small however
@@ -204,6 +225,16 @@ pub enum BrowserEvent {
     /// An agent session connected or went away.
     Agent {
         agent: AgentPresence,
+    },
+    /// A page of history, for the `history` message with this `ref`: final questions
+    /// (with their results), most recently finished first; `more` when older ones follow.
+    History {
+        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+        reference: Option<String>,
+        records: Vec<QuestionRecord>,
+        offset: usize,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        more: bool,
     },
     /// The message with this `ref` was accepted.
     Ack {
@@ -428,6 +459,15 @@ mod tests {
         );
         insta::assert_json_snapshot!("browser_cancel", BrowserMessage::Cancel { reference: None, id: "q-1".into(), chat: false });
         insta::assert_json_snapshot!("browser_cancel_chat", BrowserMessage::Cancel { reference: None, id: "q-1".into(), chat: true });
+        let asked: BrowserMessage = serde_json::from_str(r#"{"type": "history", "ref": "r-2", "search": "database"}"#).unwrap();
+        assert_eq!(asked, BrowserMessage::History { reference: Some("r-2".into()), search: Some("database".into()), offset: 0, limit: 20 });
+        let mut answered = record();
+        answered.status = Status::Answered;
+        answered.result = Some(result());
+        insta::assert_json_snapshot!(
+            "browser_history",
+            BrowserEvent::History { reference: Some("r-2".into()), records: vec![answered], offset: 0, more: true }
+        );
     }
 
     #[test]

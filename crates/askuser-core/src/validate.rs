@@ -35,6 +35,9 @@ pub struct Limits {
     pub max_metadata_bytes: usize,
 }
 
+/// The longest agent name, in characters (the inbox shows it as a heading).
+pub const MAX_AGENT_NAME_CHARS: usize = 100;
+
 impl Default for Limits {
     fn default() -> Self {
         Limits {
@@ -153,11 +156,14 @@ pub(crate) fn apply_rules(
     warnings: &mut Vec<Warning>,
 ) -> Request {
     if let Some(id) = &request.id {
-        if id.is_empty() || chars(id) > limits.max_id_chars || !id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c)) {
+        // "." and ".." would name another path in a URL (/v1/questions/..).
+        let dots = id == "." || id == "..";
+        if dots || id.is_empty() || chars(id) > limits.max_id_chars || !id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
+        {
             errors.push(FieldError::new(
                 "id",
                 format!(
-                    "expected 1 to {} characters from A-Z a-z 0-9 - _ . :, got {:?}",
+                    "expected 1 to {} characters from A-Z a-z 0-9 - _ . : (not \".\" or \"..\"), got {:?}",
                     limits.max_id_chars,
                     id.chars().take(60).collect::<String>()
                 ),
@@ -181,6 +187,32 @@ pub(crate) fn apply_rules(
     if let Some(agent) = &request.agent {
         if agent.name.trim().is_empty() {
             errors.push(FieldError::new("agent.name", "must not be empty"));
+        } else if chars(&agent.name) > MAX_AGENT_NAME_CHARS || agent.name.chars().any(char::is_control) {
+            errors.push(FieldError::new(
+                "agent.name",
+                format!(
+                    "expected at most {MAX_AGENT_NAME_CHARS} characters without control characters, got {} characters",
+                    chars(&agent.name)
+                ),
+            ));
+        }
+        // Session ids reach a late-answer hook's environment and command line.
+        for (path, value) in [("agent.sessionId", &agent.session_id), ("agent.parentSessionId", &agent.parent_session_id)] {
+            let Some(v) = value else { continue };
+            let ok = !v.is_empty()
+                && chars(v) <= limits.max_id_chars
+                && !v.starts_with('-')
+                && v.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c));
+            if !ok {
+                errors.push(FieldError::new(
+                    path,
+                    format!(
+                        "expected 1 to {} characters from A-Z a-z 0-9 - _ . :, not starting with \"-\", got {:?}",
+                        limits.max_id_chars,
+                        v.chars().take(60).collect::<String>()
+                    ),
+                ));
+            }
         }
     }
 
@@ -375,8 +407,31 @@ mod tests {
 
     #[test]
     fn ids_must_be_url_safe() {
-        let r = Request { id: Some("a b/c".into()), ..req(vec![q("Pick", &["A"])]) };
-        assert!(messages(r, &Limits::default())[0].starts_with("id: expected 1 to 128 characters"));
+        for bad in ["a b/c", ".", ".."] {
+            let r = Request { id: Some(bad.into()), ..req(vec![q("Pick", &["A"])]) };
+            assert!(messages(r, &Limits::default())[0].starts_with("id: expected 1 to 128 characters"), "{bad:?}");
+        }
+        let r = Request { id: Some("v1.2..3".into()), ..req(vec![q("Pick", &["A", "B"])]) };
+        assert!(validate(r, &Limits::default()).is_ok(), "dots inside an id are fine");
+    }
+
+    #[test]
+    fn agent_fields_are_bounded_and_plain() {
+        let with = |name: &str, session: &str| Request {
+            agent: Some(crate::model::Agent { name: name.into(), session_id: Some(session.into()), parent_session_id: Some("p-1".into()) }),
+            ..req(vec![q("Pick", &["A", "B"])])
+        };
+        assert!(validate(with("claude-code", "3f2a-9c:1.x_y"), &Limits::default()).is_ok());
+        for (name, session, path) in [
+            ("x".repeat(101).as_str(), "s", "agent.name"),
+            ("bot\u{0}name", "s", "agent.name"),
+            ("bot", "-rf", "agent.sessionId"),
+            ("bot", &"s".repeat(129), "agent.sessionId"),
+            ("bot", "a b", "agent.sessionId"),
+        ] {
+            let m = messages(with(name, session), &Limits::default());
+            assert!(m[0].starts_with(&format!("{path}: expected")), "{name:?} {session:?}: {m:?}");
+        }
     }
 
     #[test]

@@ -50,7 +50,7 @@ fn dialog_keys_to_submitted_answers_and_formats() {
 fn escape_with_nothing_answered_cancels() {
     let n = normalize(&json!({"question": "Name?"}), &Limits::default()).unwrap();
     let mut dialog = Dialog::new(&n.request, DialogOptions::default());
-    assert_eq!(dialog.key("Escape").effects, vec![Effect::Cancelled]);
+    assert_eq!(dialog.key("Escape").effects, vec![Effect::Cancelled { chat: false }]);
 }
 
 #[wasm_bindgen_test]
