@@ -363,3 +363,36 @@ async fn a_port_in_use_is_a_clear_error() {
     // The first bridge is untouched.
     assert_eq!(b.get("/v1/health").send().await.unwrap().status(), 200);
 }
+
+/// Sessions with nothing pending and no agent connected leave the snapshot (a busy
+/// bridge once sent 2,000 finished sessions to every new tab); busy ones stay.
+#[tokio::test]
+async fn finished_agent_sessions_are_forgotten() {
+    let settings = Settings { grace: Duration::from_millis(200), ..Settings::default() };
+    let bridge = Bridge::new(Store::open_in_memory().unwrap(), settings);
+    bridge.start_background().unwrap();
+    let ask = |id: &str, session: &str| json!({"id": id, "question": "Go?", "choices": ["Yes", "No"], "agent": {"name": session, "sessionId": session}});
+    bridge.ask(&ask("done", "s-done")).unwrap();
+    bridge.ask(&ask("busy", "s-busy")).unwrap();
+    let waiting = {
+        let bridge = bridge.clone();
+        tokio::spawn(async move { bridge.wait("busy").await })
+    };
+    bridge.answer("done", &[askuser_core::Selection::option("Yes")], None).unwrap();
+    let sessions = |bridge: &Bridge| -> Vec<String> {
+        let Some(BrowserEvent::Snapshot { agents, .. }) = bridge.snapshot("c").unwrap().into_iter().next() else { panic!("a snapshot") };
+        let mut ids: Vec<String> = agents.into_iter().map(|a| a.session_id).collect();
+        ids.sort();
+        ids
+    };
+    let mut now = sessions(&bridge);
+    for _ in 0..50 {
+        if now == ["s-busy"] {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        now = sessions(&bridge);
+    }
+    assert_eq!(now, ["s-busy"], "the finished session is forgotten, the waiting one kept");
+    waiting.abort();
+}

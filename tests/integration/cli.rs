@@ -331,3 +331,81 @@ fn a_late_answer_runs_the_configured_command() {
     std::thread::sleep(Duration::from_millis(300));
     assert!(!out.exists(), "the late-answer command ran for an answer someone was waiting for");
 }
+
+/// Agent text never reaches the terminal raw: cursor moves, hidden text (SGR 8), window
+/// titles (OSC 0), the clipboard (OSC 52) and bidi overrides are shown as escapes.
+#[test]
+fn agent_text_cannot_drive_the_terminal() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let request = json!({"id": "esc-1", "question": "Deploy?\x1b[1A\x1b[2K\x1b]0;pwned\x07", "header": "H\u{202e}exe.txt",
+        "choices": ["Yes\x1b[8m (prod!)", "No\x1b]52;c;cm0gLXJmIH4=\x07", "Maybe\u{9b}31m"],
+        "agent": {"name": "bot", "sessionId": "s"}});
+    let out = run(
+        askuser().args(["ask", "--no-wait", "--url", &server.url, "--token", &server.token, "--data-dir"]).arg(dir.path()),
+        Some(&request.to_string()),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!text(&out.stderr).contains(&server.token), "--no-wait never prints the token (it lands in agent transcripts)");
+    for args in [&["pending"][..], &["pending", "--json"], &["result", "esc-1"]] {
+        let out = run(askuser().args(args).args(["--data-dir"]).arg(dir.path()), None);
+        let shown = text(&out.stdout) + &text(&out.stderr);
+        assert!(
+            !shown.contains('\x1b') && !shown.contains('\x07') && !shown.contains('\u{9b}') && !shown.contains('\u{202e}'),
+            "{args:?}: {shown:?}"
+        );
+        if args == ["pending"] {
+            assert!(shown.contains("Yes\\u{1b}[8m (prod!)"), "{shown}");
+            assert!(shown.contains("H\\u{202e}exe.txt"), "{shown}");
+        }
+        if args == ["pending", "--json"] {
+            let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+            assert_eq!(v[0]["request"]["questions"][0]["header"], "H\u{202e}exe.txt", "the JSON still carries the exact text");
+        }
+    }
+}
+
+/// Two bridges on one data directory would each keep their own waiting agents: the
+/// second refuses and says who holds the directory.
+#[test]
+fn a_second_bridge_on_the_same_data_directory_refuses() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = Server::start(dir.path());
+    let out = run(askuser().args(["serve", "--addr", "127.0.0.1:0", "--data-dir"]).arg(dir.path()), None);
+    assert_eq!(out.status.code(), Some(1));
+    let said = text(&out.stderr);
+    assert!(said.contains(&format!("another askuser bridge (pid {} at {})", first.child.id(), first.url)), "{said}");
+    drop(first); // killed: the OS releases the lock
+    let mut second = Server::start(dir.path());
+    assert!(second.terminate().success());
+}
+
+#[test]
+fn version_names_the_git_revision() {
+    let out = run(askuser().arg("--version"), None);
+    assert!(out.status.success());
+    let line = text(&out.stdout);
+    let revision = line.trim().strip_prefix(&format!("askuser {} (", env!("CARGO_PKG_VERSION"))).and_then(|r| r.strip_suffix(')'));
+    let revision = revision.unwrap_or_else(|| panic!("{line:?}"));
+    let hex = revision.strip_suffix("-modified").unwrap_or(revision);
+    assert!(hex.len() == 12 && hex.chars().all(|c| c.is_ascii_hexdigit()), "{line:?}");
+}
+
+#[test]
+fn completions_and_a_man_page_come_from_the_command_definitions() {
+    for (shell, needle) in [("bash", "_askuser()"), ("zsh", "#compdef askuser"), ("fish", "complete -c askuser"), ("powershell", "askuser")]
+    {
+        let out = run(askuser().args(["completions", shell]), None);
+        assert!(out.status.success(), "{shell}: {}", text(&out.stderr));
+        let script = text(&out.stdout);
+        assert!(script.contains(needle) && script.contains("pending") && script.contains("max-wait"), "{shell}");
+    }
+    let out = run(askuser().arg("man"), None);
+    assert!(out.status.success());
+    let page = text(&out.stdout);
+    assert!(page.starts_with(".ie") || page.starts_with(".TH"), "roff: {}", &page[..80.min(page.len())]);
+    assert!(page.contains("askuser") && page.contains("completions"), "the man page lists the subcommands");
+    let out = run(askuser().args(["completions", "tcsh"]), None);
+    assert_eq!(out.status.code(), Some(2), "an unknown shell is a usage error naming the choices");
+    assert!(text(&out.stderr).contains("possible values"), "{}", text(&out.stderr));
+}

@@ -1037,7 +1037,8 @@ fn an_unusable_data_directory_is_a_clear_error_not_a_panic() {
         }
         let (code, err) = serve_in(&locked, &token, Some("exec setpriv --reuid=65534 --regid=65534 --clear-groups"));
         assert_eq!(code, Some(1), "{err}");
-        assert!(err.contains("cannot open the question store"), "{err}");
+        // Another user's directory is refused before anything is written there.
+        assert!(err.contains(&format!("the data directory {} belongs to uid 0, not to you (uid 65534)", locked.display())), "{err}");
         no_panic(&err);
     }
 }
@@ -1341,19 +1342,19 @@ async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(shown.contains("Q0 "), "the question is shown:\n{shown}");
-    let mut frames_seen = 0;
+    let mut previews_seen = 0;
     let mut texts = shown.clone();
     for q in 0..questions.len() {
         for _ in 0..4 {
-            let frames = browser
-                .js("return Array.from(document.querySelectorAll('iframe')).map(f => [f.getAttribute('sandbox'), f.hasAttribute('srcdoc'), f.getAttribute('src')])")
+            let previews = browser
+                .js("return Array.from(document.querySelectorAll('pre.askuser-preview')).map(p => [p.textContent, p.children.length])")
                 .await;
-            for f in frames.as_array().unwrap() {
-                assert_eq!(f[0], "", "every frame is sandboxed with no permissions: {frames}");
-                assert_eq!(f[1], true, "and shows srcdoc, not a URL: {frames}");
-                assert!(f[2].is_null(), "{frames}");
-                frames_seen += 1;
+            for p in previews.as_array().unwrap() {
+                assert_eq!(p[0], PREVIEW, "the preview is shown as its text: {previews}");
+                assert_eq!(p[1], 0, "and has no elements inside: {previews}");
+                previews_seen += 1;
             }
+            assert_eq!(browser.js("return document.querySelectorAll('iframe').length").await, json!(0), "no frames at all");
             browser.keys(&fantoccini::key::Key::Down.to_string()).await;
             texts += &browser.body_text().await;
         }
@@ -1365,7 +1366,7 @@ async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
     }
     texts += &browser.body_text().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
-    assert!(frames_seen > 0, "the previews were rendered");
+    assert!(previews_seen > 0, "the previews were rendered");
     // No payload ran, nothing navigated the page, no inline script was even attempted.
     assert_eq!(browser.js("return window.__hits").await, json!([]), "a payload ran");
     assert_eq!(browser.current_url().await.unwrap(), app_url, "the page was not navigated");
@@ -1379,14 +1380,77 @@ async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
     for p in [XSS[0], XSS[1], XSS[4]] {
         assert!(texts.contains(p), "{p:?} is shown as text");
     }
-    // The sandboxed preview has no script access: its document is not reachable.
-    let inside = browser.js("const f = document.querySelector('iframe'); try { return f.contentDocument === null ? 'opaque' : 'reachable'; } catch (e) { return 'opaque'; }").await;
-    assert_eq!(inside, "opaque", "the preview frame is a unique opaque origin");
     let result: Value = b.get("/v1/questions/xss-1").send().await.unwrap().json().await.unwrap();
     assert_eq!(result["request"]["metadata"]["html"], XSS[0], "stored verbatim, neither escaped nor lost");
     browser.close().await;
     println!(
-        "xss: {} payloads in question, header, label, description, metadata, agent name; preview frames checked {frames_seen} times",
+        "xss: {} payloads in question, header, label, description, metadata, agent name; previews checked {previews_seen} times",
         XSS.len()
     );
+}
+
+#[cfg(unix)]
+#[test]
+fn a_data_directory_others_can_write_is_refused_and_left_as_it_was() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let token = ["--token", TOKEN];
+    let shared = dir.path().join("shared");
+    std::fs::create_dir(&shared).unwrap();
+    std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let (code, err) = serve_in(&shared, &token, None);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("can be written by other users (mode 777)"), "{err}");
+    assert_eq!(std::fs::metadata(&shared).unwrap().permissions().mode() & 0o7777, 0o777, "never chmod-ed");
+    assert_eq!(std::fs::read_dir(&shared).unwrap().count(), 0, "nothing written there");
+    // /tmp (sticky, writable by all) is refused the same way, and left alone.
+    let before = std::fs::metadata("/tmp").unwrap().permissions().mode();
+    let (code, err) = serve_in(Path::new("/tmp"), &token, None);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("the data directory /tmp can be written by other users (mode 1777)"), "{err}");
+    assert_eq!(std::fs::metadata("/tmp").unwrap().permissions().mode(), before);
+    // A new one is askuser's own: created user-only.
+    let fresh = dir.path().join("a/b/askuser");
+    let mut served = Served::spawn(
+        {
+            let mut c = askuser();
+            c.args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN, "--data-dir"]).arg(&fresh);
+            c
+        },
+        dir.path().join("fresh.log"),
+    );
+    served.open_line();
+    assert_eq!(std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777, 0o700);
+    assert!(served.sigterm().success());
+}
+
+#[cfg(unix)]
+#[test]
+fn planted_symlinks_are_not_followed_and_the_store_is_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o700)).unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "precious").unwrap();
+    for planted in ["bridge.tmp", "token.tmp"] {
+        std::os::unix::fs::symlink(&victim, data.join(planted)).unwrap();
+    }
+    let mut served = Served::spawn(
+        {
+            let mut c = askuser();
+            c.args(["serve", "--addr", "127.0.0.1:0", "--data-dir"]).arg(&data);
+            c
+        },
+        dir.path().join("serve.log"),
+    );
+    served.open_line();
+    assert_eq!(std::fs::read_to_string(&victim).unwrap(), "precious", "the symlinks' target is untouched");
+    for file in ["token", "bridge.json", "askuser.db", "askuser.db-wal", "askuser.db-shm", "bridge.lock"] {
+        let meta = std::fs::symlink_metadata(data.join(file)).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert!(meta.is_file(), "{file} is a plain file");
+        assert_eq!(meta.permissions().mode() & 0o777, 0o600, "{file} is private");
+    }
+    assert!(served.sigterm().success());
 }

@@ -5,4 +5,5 @@ mod bridge;
 mod browser;
 mod cli;
 mod hardening;
+mod mcp;
 mod support;

@@ -125,6 +125,11 @@ impl std::ops::Deref for Browser {
 }
 
 pub async fn browser(width: u32, height: u32) -> Browser {
+    browser_with(width, height, &[]).await
+}
+
+/// [`browser`] with more Chromium flags (e.g. `--force-dark-mode`).
+pub async fn browser_with(width: u32, height: u32, flags: &[&str]) -> Browser {
     assert!(askuser::assets::has_ui(), "this build has no web UI: run scripts/build-ui (scripts/test does) before the tests");
     let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -134,13 +139,23 @@ pub async fn browser(width: u32, height: u32) -> Browser {
         .stderr(Stdio::null())
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {chromedriver} (install chromium-driver; scripts/setup does): {e}"));
+    let mut args: Vec<String> = [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-dev-shm-usage",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+        "--no-first-run",
+    ]
+    .into_iter()
+    .chain(flags.iter().copied())
+    .map(str::to_owned)
+    .collect();
+    args.push(format!("--window-size={width},{height}"));
     let mut caps = serde_json::Map::new();
-    caps.insert(
-        "goog:chromeOptions".into(),
-        serde_json::json!({"args": ["--headless", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
-            "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run",
-            format!("--window-size={width},{height}")]}),
-    );
+    caps.insert("goog:chromeOptions".into(), serde_json::json!({ "args": args }));
     let connector = hyper_util::client::legacy::connect::HttpConnector::new();
     let mut last = None;
     for _ in 0..50 {

@@ -133,9 +133,11 @@ def test_lists_ask_user_with_its_schemas(bridge, data_dir):
     props = tool.input_schema["properties"]
     assert props["questions"]["items"]["required"] == ["question"]
     assert set(props["questions"]["items"]["properties"]) == {"question", "header", "options", "multiSelect"}
-    assert "metadata" in props and "choices" in props
+    assert "metadata" in props and "choices" in props and "id" in props
     assert "(Recommended)" in tool.description and "Other" in tool.description
-    assert tool.output_schema["required"] == ["id", "status", "answered", "answers", "answeredAt"]
+    # "pending" is the not-answered-yet result of --max-wait, which has no answeredAt.
+    assert tool.output_schema["required"] == ["id", "status", "answered", "answers"]
+    assert "pending" in tool.output_schema["properties"]["status"]["enum"]
 
 
 def test_single_select_returns_the_claude_sentence_and_structured_result(bridge, data_dir):

@@ -119,24 +119,56 @@ impl Asker {
     /// Stores the question without waiting (`askuser ask --no-wait`).
     pub async fn store(&self, request: &Value) -> Result<QuestionRecord, AskError> {
         let ep = self.endpoint();
-        let response = self
-            .http
-            .post(format!("{}/v1/ask?wait=false", ep.url))
+        self.read(&ep, self.http.post(format!("{}/v1/ask?wait=false", ep.url)).json(request)).await
+    }
+
+    /// Answers question `id` as front end `client` would (`{"answers": [...]}`).
+    pub async fn answer(&self, id: &str, body: &Value, client: &str) -> Result<AskResult, AskError> {
+        let ep = self.endpoint();
+        let url = format!("{}/v1/questions/{}/answer", ep.url, crate::client::encode(id));
+        self.read(&ep, self.http.post(url).header("x-askuser-client", client).json(body)).await
+    }
+
+    /// Declines question `id` for a person who said no in front end `client`.
+    pub async fn decline(&self, id: &str, client: &str) -> Result<AskResult, AskError> {
+        let ep = self.endpoint();
+        let url = format!("{}/v1/questions/{}/cancel", ep.url, crate::client::encode(id));
+        self.read(&ep, self.http.post(url).header("x-askuser-client", client)).await
+    }
+
+    /// One stored question.
+    pub async fn get(&self, id: &str) -> Result<QuestionRecord, AskError> {
+        let ep = self.endpoint();
+        self.read(&ep, self.http.get(format!("{}/v1/questions/{}", ep.url, crate::client::encode(id)))).await
+    }
+
+    /// Waits again for question `id`, asked earlier (by this process or another): its
+    /// answer at once if it came meanwhile, else when it comes.
+    pub async fn resume(&self, id: &str, on_retry: impl FnMut(&str)) -> Result<AskResult, AskError> {
+        let record = self.get(id).await?;
+        if let Some(result) = record.result {
+            return Ok(result);
+        }
+        let request = serde_json::to_value(&record.request).expect("requests serialize");
+        self.ask(&request, true, on_retry).await
+    }
+
+    async fn read<T: serde::de::DeserializeOwned>(&self, ep: &Endpoint, request: reqwest::RequestBuilder) -> Result<T, AskError> {
+        let response = request
             .bearer_auth(&ep.token)
-            .json(request)
             .send()
             .await
             .map_err(|e| AskError::Unreachable { url: ep.url.clone(), message: e.to_string() })?;
         crate::client::read(response).await.map_err(|e| match e.downcast::<Refused>() {
             Ok(r) => AskError::Refused(r),
-            Err(e) => AskError::Unreachable { url: ep.url, message: format!("{e:#}") },
+            Err(e) => AskError::Unreachable { url: ep.url.clone(), message: format!("{e:#}") },
         })
     }
 
     /// The agent takes its question back (best effort).
     pub async fn withdraw(&self, id: &str) {
         let ep = self.endpoint();
-        let _ = self.http.delete(format!("{}/v1/questions/{id}", ep.url)).bearer_auth(&ep.token).send().await;
+        let _ = self.http.delete(format!("{}/v1/questions/{}", ep.url, crate::client::encode(id))).bearer_auth(&ep.token).send().await;
     }
 }
 

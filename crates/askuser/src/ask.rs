@@ -5,7 +5,8 @@ use crate::agent::{AskError, Asker};
 use crate::cli::{fail, print_json, runtime, AskArgs, BridgeArgs, McpArgs, EXIT_INVALID};
 use crate::config::{self, Endpoint};
 use crate::input::read_text;
-use crate::mcp::{AskServer, McpOptions};
+use crate::mcp::McpOptions;
+use crate::term::{err, out};
 use askuser_core::dialect::normalize;
 use askuser_core::{AskResult, Format, Limits, Status};
 use serde_json::{json, Value};
@@ -29,7 +30,7 @@ pub fn exit_code(status: Status) -> ExitCode {
 
 fn print_result(result: &AskResult, format: Format) {
     match format {
-        Format::Text => println!("{}", result.summary()),
+        Format::Text => out!("{}", result.summary()),
         f => print_json(&result.to_json(f)),
     }
 }
@@ -72,29 +73,33 @@ pub fn ask(args: AskArgs) -> ExitCode {
     let request = match build_request(&args) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("askuser: {e:#}");
+            err!("askuser: {e:#}");
             return ExitCode::from(EXIT_INVALID);
         }
     };
     if let Err(invalid) = normalize(&request, &Limits::default()) {
         for e in &invalid.errors {
-            eprintln!("{e}");
+            err!("{e}");
         }
         return ExitCode::from(EXIT_INVALID);
     }
-    let dir = config::data_dir(args.bridge.data_dir.as_deref());
+    let dir = match config::data_dir(args.bridge.data_dir.as_deref()) {
+        Ok(d) => d,
+        Err(e) => return fail(format!("{e:#}")),
+    };
     let endpoint = match config::find_bridge(args.bridge.url.as_deref(), args.bridge.token.as_deref(), &dir) {
         Ok(e) => e,
         Err(e) => return fail(format!("{e:#}")),
     };
-    let open = format!("{}/#token={}", endpoint.url, endpoint.token);
+    // Never the token: this line lands in agent transcripts.
+    let open = endpoint.url.clone();
     let asker = Asker::new(endpoint, Some(dir));
     runtime().block_on(async {
         if args.no_wait {
             return match asker.store(&request).await {
                 Ok(record) => {
-                    println!("{}", record.id);
-                    eprintln!("askuser: stored; answer at {open}\naskuser: get the answer with `askuser result {} --wait`", record.id);
+                    out!("{}", record.id);
+                    err!("askuser: stored; answer in the browser tab of {open} or with `askuser answer`\naskuser: get the answer with `askuser result {} --wait`", record.id);
                     ExitCode::SUCCESS
                 }
                 Err(e) => ask_failed(e),
@@ -106,7 +111,7 @@ pub fn ask(args: AskArgs) -> ExitCode {
         if !healthy(&endpoint).await {
             return fail(format!("cannot reach the bridge at {}; is `askuser serve` running?", endpoint.url));
         }
-        match asker.ask(&request, true, |p| eprintln!("askuser: {p}; retrying")).await {
+        match asker.ask(&request, true, |p| err!("askuser: {p}; retrying")).await {
             Ok(result) => {
                 print_result(&result, args.format);
                 exit_code(result.status)
@@ -120,10 +125,10 @@ fn ask_failed(e: AskError) -> ExitCode {
     match e {
         AskError::Refused(r) if r.status == 400 => {
             for err in &r.body.errors {
-                eprintln!("{err}");
+                err!("{err}");
             }
             if r.body.errors.is_empty() {
-                eprintln!("askuser: {}", r.body.message);
+                err!("askuser: {}", r.body.message);
             }
             ExitCode::from(EXIT_INVALID)
         }
@@ -146,14 +151,17 @@ pub fn result(bridge: &BridgeArgs, id: &str, wait: bool, format: Format) -> Exit
             return exit_code(result.status);
         }
         if !wait {
-            eprintln!("askuser: {id} is still pending; add --wait to wait for the answer");
+            err!("askuser: {id} is still pending; add --wait to wait for the answer");
             return ExitCode::from(EXIT_PENDING);
         }
         // Waiting is a resume: ask again with the stored request and its id.
         let request = serde_json::to_value(&record.request).expect("requests serialize");
-        let dir = config::data_dir(bridge.data_dir.as_deref());
+        let dir = match config::data_dir(bridge.data_dir.as_deref()) {
+            Ok(d) => d,
+            Err(e) => return fail(format!("{e:#}")),
+        };
         let asker = Asker::new(client.endpoint.clone(), Some(dir));
-        match asker.ask(&request, true, |p| eprintln!("askuser: {p}; retrying")).await {
+        match asker.ask(&request, true, |p| err!("askuser: {p}; retrying")).await {
             Ok(result) => {
                 print_result(&result, format);
                 exit_code(result.status)
@@ -170,7 +178,7 @@ async fn healthy(endpoint: &Endpoint) -> bool {
 }
 
 pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
-    let dir = config::data_dir(args.bridge.data_dir.as_deref());
+    let dir = config::data_dir(args.bridge.data_dir.as_deref())?;
     let host = Arc::new(Host::new(dir.clone(), args.open));
     let endpoint = match config::find_bridge(args.bridge.url.as_deref(), args.bridge.token.as_deref(), &dir).ok() {
         Some(ep) if healthy(&ep).await => ep,
@@ -178,17 +186,21 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
     };
     let open_url = endpoint.url.clone();
     let asker = Arc::new(Asker::new(endpoint, Some(dir)).with_host(host.clone()));
-    let server = AskServer::new(
-        asker,
-        McpOptions {
-            agent_name: args.agent_name,
-            parent_session: args.parent_session,
-            result_format: args.result_format,
-            progress_every: Duration::from_secs(args.progress_seconds.max(1)),
-            open_url,
-        },
-    );
-    let outcome = crate::mcp::serve_stdio(server).await;
+    let opts = McpOptions {
+        agent_name: args.agent_name,
+        parent_session: args.parent_session,
+        result_format: args.result_format,
+        progress_every: Duration::from_secs(args.progress_seconds.max(1)),
+        open_url,
+        max_wait: args.max_wait.map(Duration::from_secs),
+        elicitation: !args.no_elicitation,
+    };
+    let left = crate::mcp::serve(asker, opts, tokio::io::stdin(), tokio::io::stdout()).await;
+    tracing::debug!(?left, "MCP host went away");
+    let outcome = match left {
+        crate::mcp::Left::Error(e) => Err(anyhow::anyhow!("reading the MCP messages on stdin failed: {e}")),
+        _ => Ok(()),
+    };
     host.stop().await;
     outcome
 }

@@ -6,10 +6,10 @@ use axum::response::{Html, IntoResponse, Response};
 
 include!(concat!(env!("OUT_DIR"), "/ui_files.rs"));
 
-/// Only the app's own script and wasm run; agent previews render in sandboxed
-/// `srcdoc` frames; no page may frame the bridge.
+/// Only the app's own script and wasm run; the page has no frames (agent previews are
+/// text) and no page may frame the bridge.
 pub const CSP: &str = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; \
-img-src 'self' data:; font-src 'self'; connect-src 'self'; frame-src 'self'; media-src 'self' data:; \
+img-src 'self' data:; font-src 'self'; connect-src 'self'; frame-src 'none'; media-src 'self' data:; \
 manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 const PLACEHOLDER: &str = "<!doctype html><meta charset=utf-8><title>askuser</title>\

@@ -7,6 +7,7 @@ use crate::hub::Settings;
 use crate::input::read_text;
 use crate::serve::{serve, ServeOptions};
 use crate::store::Durability;
+use crate::term::{err, out};
 use askuser_core::dialect::normalize_str;
 use askuser_core::protocol::{AnswerBody, AnswerItem, AnswerSet, QuestionRecord};
 use askuser_core::{AskResult, Format, Limits};
@@ -18,8 +19,11 @@ use std::time::Duration;
 /// Exit code for input that is not valid.
 pub const EXIT_INVALID: u8 = 2;
 
+/// `askuser --version`: the crate's version and the git revision it was built from.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("ASKUSER_REVISION"), ")");
+
 #[derive(Debug, Parser)]
-#[command(name = "askuser", version, about = "Let headless AI agents ask a human, and get the answer back.")]
+#[command(name = "askuser", version = VERSION, about = "Let headless AI agents ask a human, and get the answer back.")]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -96,6 +100,10 @@ pub enum Command {
         bridge: BridgeArgs,
         id: String,
     },
+    /// Print a shell completion script (e.g. `askuser completions bash > ~/.local/share/bash-completion/completions/askuser`).
+    Completions { shell: clap_complete::Shell },
+    /// Print the manual page (e.g. `askuser man > ~/.local/share/man/man1/askuser.1`).
+    Man,
 }
 
 /// How a client command finds the bridge.
@@ -114,7 +122,7 @@ pub struct BridgeArgs {
 
 impl BridgeArgs {
     pub fn client(&self) -> anyhow::Result<Client> {
-        let dir = config::data_dir(self.data_dir.as_deref());
+        let dir = config::data_dir(self.data_dir.as_deref())?;
         Ok(Client::new(config::find_bridge(self.url.as_deref(), self.token.as_deref(), &dir)?))
     }
 }
@@ -172,6 +180,13 @@ pub struct McpArgs {
     /// Open the page in the default browser when this process starts the bridge.
     #[arg(long)]
     pub open: bool,
+    /// After this many seconds without an answer, return "not answered yet, call again with
+    /// this id" instead of waiting on (for hosts that fail a tool call after a fixed time).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_wait: Option<u64>,
+    /// Ask only in the browser inbox, never also in the host's own dialog (MCP elicitation).
+    #[arg(long)]
+    pub no_elicitation: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -204,7 +219,8 @@ pub struct ServeArgs {
     #[arg(long)]
     pub open: bool,
     /// Run this command (no shell) when a question is answered after its agent left;
-    /// it gets the result JSON on stdin and ASKUSER_ID, ASKUSER_SESSION_ID in its environment.
+    /// {id} {session} {parent} {agent} {status} {answer} in it are replaced, and it gets the
+    /// result JSON on stdin and ASKUSER_ID, ASKUSER_SESSION_ID in its environment.
     #[arg(long, num_args = 1.., value_name = "CMD", allow_hyphen_values = true)]
     pub on_late_answer: Vec<String>,
 }
@@ -216,8 +232,8 @@ pub enum DurabilityArg {
 }
 
 impl ServeArgs {
-    pub fn options(&self) -> ServeOptions {
-        let mut opts = ServeOptions::new(config::data_dir(self.data_dir.as_deref()));
+    pub fn options(&self) -> anyhow::Result<ServeOptions> {
+        let mut opts = ServeOptions::new(config::data_dir(self.data_dir.as_deref())?);
         opts.addr = self.addr.clone();
         opts.token = self.token.clone();
         opts.allow_origins = self.allow_origins.clone();
@@ -232,7 +248,7 @@ impl ServeArgs {
             on_late_answer: self.on_late_answer.clone(),
             ..Settings::default()
         };
-        opts
+        Ok(opts)
     }
 }
 
@@ -259,7 +275,11 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Format { format, file } => format_result(file, format),
         Command::Serve(args) => {
             init_logging();
-            match runtime().block_on(serve(args.options(), args.open)) {
+            let opts = match args.options() {
+                Ok(o) => o,
+                Err(e) => return fail(format!("{e:#}")),
+            };
+            match runtime().block_on(serve(opts, args.open)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(format!("{e:#}")),
             }
@@ -268,21 +288,34 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Answer { bridge, id, answers } => client_command(&bridge, |c| async move {
             let body = AnswerBody { answers: AnswerSet::InOrder(answers.into_iter().map(AnswerItem::Text).collect()) };
             let result = c.answer(&id, &body).await?;
-            println!("{}", result.summary());
+            out!("{}", result.summary());
             Ok(())
         }),
         Command::Ask(args) => crate::ask::ask(args),
         Command::Result { bridge, id, wait, format } => crate::ask::result(&bridge, &id, wait, format),
         Command::Mcp(args) => {
             init_logging();
-            match runtime().block_on(crate::ask::mcp(args)) {
+            let rt = runtime();
+            let outcome = rt.block_on(crate::ask::mcp(args));
+            // Tokio reads stdin on a blocking thread that a signal leaves stuck in `read`:
+            // don't wait for it.
+            rt.shutdown_background();
+            match outcome {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => fail(format!("{e:#}")),
             }
         }
+        Command::Completions { shell } => {
+            clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "askuser", &mut std::io::stdout());
+            ExitCode::SUCCESS
+        }
+        Command::Man => match clap_mangen::Man::new(<Cli as clap::CommandFactory>::command()).render(&mut std::io::stdout()) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => fail(format!("cannot write the manual page: {e}")),
+        },
         Command::Cancel { bridge, id } => client_command(&bridge, |c| async move {
             c.cancel(&id).await?;
-            println!("cancelled {id}");
+            out!("cancelled {id}");
             Ok(())
         }),
     }
@@ -292,7 +325,9 @@ pub fn run(cli: Cli) -> ExitCode {
 /// `RUST_LOG` overrides the default level.
 pub fn init_logging() {
     let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "askuser=info,warn".into());
-    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).try_init();
+    // Colours only on a terminal, and never with NO_COLOR set (https://no-color.org).
+    let colour = std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
+    let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).with_ansi(colour).try_init();
 }
 
 /// One thread: a question's hops (agent socket → store → browser sockets → answer →
@@ -317,10 +352,10 @@ where
         Err(e) => match e.downcast_ref::<Refused>() {
             Some(r) if r.status == 400 => {
                 for err in &r.body.errors {
-                    eprintln!("{err}");
+                    err!("{err}");
                 }
                 if r.body.errors.is_empty() {
-                    eprintln!("askuser: {}", r.body.message);
+                    err!("askuser: {}", r.body.message);
                 }
                 ExitCode::from(EXIT_INVALID)
             }
@@ -346,20 +381,20 @@ async fn pending(client: &Client, json: bool) -> anyhow::Result<()> {
         return Ok(());
     }
     if records.is_empty() {
-        println!("No questions are waiting.");
+        out!("No questions are waiting.");
         return Ok(());
     }
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_millis() as u64).unwrap_or(0);
     for r in &records {
         print_record(r, now);
     }
-    println!("Answer with: askuser answer ID ANSWER... (one per question; an option's label, or your own text)");
+    out!("Answer with: askuser answer ID ANSWER... (one per question; an option's label, or your own text)");
     Ok(())
 }
 
 fn print_record(r: &QuestionRecord, now: u64) {
     let who = r.request.agent.as_ref().map(|a| a.name.as_str()).unwrap_or("an agent");
-    println!("{}  from {who}, waiting {}", r.id, age(now.saturating_sub(r.created_at)));
+    out!("{}  from {who}, waiting {}", r.id, age(now.saturating_sub(r.created_at)));
     for (i, q) in r.request.questions.iter().enumerate() {
         let header = q.header.as_deref().map(|h| format!("[{h}] ")).unwrap_or_default();
         let kind = if q.is_free_text() {
@@ -369,27 +404,27 @@ fn print_record(r: &QuestionRecord, now: u64) {
         } else {
             ""
         };
-        println!("  {}. {header}{}{kind}", i + 1, q.question.lines().collect::<Vec<_>>().join(" "));
+        out!("  {}. {header}{}{kind}", i + 1, q.question.lines().collect::<Vec<_>>().join(" "));
         for o in &q.options {
             match &o.description {
-                Some(d) => println!("       - {}: {d}", o.label),
-                None => println!("       - {}", o.label),
+                Some(d) => out!("       - {}: {d}", o.label),
+                None => out!("       - {}", o.label),
             }
         }
         if !q.options.is_empty() {
-            println!("       - (or type your own answer)");
+            out!("       - (or type your own answer)");
         }
     }
     println!();
 }
 
 pub fn fail(message: impl std::fmt::Display) -> ExitCode {
-    eprintln!("askuser: {message}");
+    err!("askuser: {message}");
     ExitCode::FAILURE
 }
 
 pub fn print_json(value: &impl serde::Serialize) {
-    println!("{}", serde_json::to_string_pretty(value).expect("JSON values always serialize"));
+    println!("{}", crate::term::safe_json(&serde_json::to_string_pretty(value).expect("JSON values always serialize")));
 }
 
 fn validate(file: Option<PathBuf>, profile: LimitsProfile) -> ExitCode {
@@ -400,14 +435,14 @@ fn validate(file: Option<PathBuf>, profile: LimitsProfile) -> ExitCode {
     match normalize_str(&text, &profile.limits()) {
         Ok(n) => {
             for w in &n.warnings {
-                eprintln!("warning: {w}");
+                err!("warning: {w}");
             }
             print_json(&n.request);
             ExitCode::SUCCESS
         }
         Err(invalid) => {
             for e in &invalid.errors {
-                eprintln!("{e}");
+                err!("{e}");
             }
             ExitCode::from(EXIT_INVALID)
         }
@@ -422,12 +457,12 @@ fn format_result(file: Option<PathBuf>, format: Format) -> ExitCode {
     let result: AskResult = match serde_json::from_str(&text) {
         Ok(r) => r,
         Err(e) => {
-            eprintln!("expected a canonical result {{id, status, answered, answers, answeredAt}}: {e}");
+            err!("expected a canonical result {{id, status, answered, answers, answeredAt}}: {e}");
             return ExitCode::from(EXIT_INVALID);
         }
     };
     match format {
-        Format::Text => println!("{}", result.summary()),
+        Format::Text => out!("{}", result.summary()),
         other => print_json(&result.to_json(other)),
     }
     ExitCode::SUCCESS

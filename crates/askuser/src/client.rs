@@ -59,7 +59,7 @@ impl Client {
 }
 
 /// Ids are URL-safe by validation; encode anything else defensively.
-fn encode(id: &str) -> String {
+pub(crate) fn encode(id: &str) -> String {
     id.bytes()
         .map(|b| if b.is_ascii_alphanumeric() || b"-_.:".contains(&b) { (b as char).to_string() } else { format!("%{b:02X}") })
         .collect()

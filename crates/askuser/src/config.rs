@@ -17,39 +17,99 @@ pub const ENV_DATA_DIR: &str = "ASKUSER_DATA_DIR";
 pub const DEFAULT_ADDR: &str = "127.0.0.1:7823";
 
 /// `--data-dir`, else `$ASKUSER_DATA_DIR`, else the platform's data directory
-/// (`~/.local/share/askuser` on Linux).
-pub fn data_dir(flag: Option<&Path>) -> PathBuf {
+/// (`~/.local/share/askuser` on Linux). Never a shared folder such as /tmp: a user
+/// without a home directory must name one.
+pub fn data_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     if let Some(p) = flag {
-        return p.to_path_buf();
+        return Ok(p.to_path_buf());
     }
     if let Some(p) = std::env::var_os(ENV_DATA_DIR).filter(|p| !p.is_empty()) {
-        return PathBuf::from(p);
+        return Ok(PathBuf::from(p));
     }
-    dirs::data_dir().unwrap_or_else(std::env::temp_dir).join("askuser")
+    match dirs::data_dir() {
+        Some(d) => Ok(d.join("askuser")),
+        None => bail!(
+            "this user has no home directory, so askuser has no data directory of its own: pass --data-dir DIR or set {ENV_DATA_DIR} \
+             (a directory only you can write; never a shared one such as /tmp)"
+        ),
+    }
 }
 
-/// Creates the data directory (user-only on Unix) with a clear error.
+/// Creates the data directory (user-only on Unix), or checks one that exists: it must
+/// belong to this user and be writable by nobody else, since another user who can write
+/// there could plant a token, a symlink or a database. An existing directory is never
+/// chmod-ed: askuser did not create it.
 pub fn ensure_dir(dir: &Path) -> anyhow::Result<()> {
-    fs::create_dir_all(dir).with_context(|| format!("cannot create the data directory {}", dir.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let _ = fs::set_permissions(dir, fs::Permissions::from_mode(0o700));
+    match fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+                fs::create_dir_all(parent).with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+            }
+            let mut builder = fs::DirBuilder::new();
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            match builder.create(dir) {
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ensure_dir(dir),
+                r => r.with_context(|| format!("cannot create the data directory {}", dir.display())),
+            }
+        }
+        Err(e) => Err(e).with_context(|| format!("cannot create the data directory {}", dir.display())),
+        Ok(meta) if !meta.is_dir() => bail!("the data directory {} is not a directory", dir.display()),
+        Ok(meta) => check_owned(dir, &meta),
+    }
+}
+
+#[cfg(unix)]
+fn check_owned(dir: &Path, meta: &fs::Metadata) -> anyhow::Result<()> {
+    use std::os::unix::fs::MetadataExt;
+    let me = rustix::process::geteuid().as_raw();
+    if meta.uid() != me {
+        bail!(
+            "the data directory {} belongs to uid {}, not to you (uid {me}): askuser will not use it, since its owner could plant \
+             files there. Pass --data-dir with a directory of your own",
+            dir.display(),
+            meta.uid()
+        );
+    }
+    if meta.mode() & 0o022 != 0 {
+        bail!(
+            "the data directory {} can be written by other users (mode {:o}): askuser will not use it, since they could plant files \
+             there. Use a directory only you can write (askuser creates its own with mode 700), or remove their write access",
+            dir.display(),
+            meta.mode() & 0o7777
+        );
     }
     Ok(())
+}
+
+#[cfg(not(unix))]
+fn check_owned(_: &Path, _: &fs::Metadata) -> anyhow::Result<()> {
+    Ok(())
+}
+
+/// Creates `path` as a new file readable and writable only by the user, never through a
+/// symlink and never over an existing file.
+pub fn create_private(path: &Path) -> std::io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)
 }
 
 /// Writes a file readable and writable only by the user, replacing it atomically.
 pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp");
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
+    // A leftover (or planted) temporary file goes first: removing a symlink removes the
+    // link, not what it points to.
+    match fs::remove_file(&tmp) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e).with_context(|| format!("cannot write {}", tmp.display())),
+        _ => {}
     }
-    let mut file = options.open(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+    let mut file = create_private(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
     file.write_all(contents).and_then(|()| file.sync_all()).with_context(|| format!("cannot write {}", tmp.display()))?;
     fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
 }

@@ -291,6 +291,14 @@ impl Bridge {
             tracing::info!(%id, "withdrawing: its agent did not come back within the grace period");
             let _ = self.close(&id, Status::Withdrawn, None);
         }
+        self.forget_idle_sessions();
+    }
+
+    /// Forgets agent sessions that are not connected and have nothing pending, so they
+    /// leave every new tab's snapshot (a busy bridge saw thousands of finished sessions).
+    fn forget_idle_sessions(&self) {
+        let busy: std::collections::HashSet<String> = self.waiting.lock().unwrap().values().filter_map(|w| w.session.clone()).collect();
+        self.sessions.lock().unwrap().retain(|sid, s| s.attached > 0 || busy.contains(sid));
     }
 
     /// Stores a question from an agent (any dialect), or finds the one it resumes.

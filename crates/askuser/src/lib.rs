@@ -19,6 +19,7 @@
 //! - [`mcp`]: the `ask_user` MCP server over stdio.
 //! - [`late`]: the command run for answers that arrive after their agent left.
 //! - [`input`]: reads a request or result from a file or stdin.
+//! - [`term`]: prints agent text on a terminal without its control characters.
 //!
 //! Everything about questions themselves (dialects, validation, formats, protocol)
 //! lives in `askuser-core`; this crate only stores, transports and prints.
@@ -36,4 +37,5 @@ pub mod late;
 pub mod mcp;
 pub mod serve;
 pub mod store;
+pub mod term;
 pub mod ws;

@@ -50,6 +50,8 @@ pub struct Running {
     bridge_file: Option<PathBuf>,
     stop: watch::Sender<bool>,
     server: JoinHandle<std::io::Result<()>>,
+    /// This bridge's claim on its data directory, released when it stops.
+    _lock: std::fs::File,
 }
 
 impl Running {
@@ -79,10 +81,75 @@ fn remove_if_ours(path: &std::path::Path) {
     }
 }
 
+/// One bridge per data directory: two would share the store but not their waiting
+/// agents, so an answer given through one would never reach an agent waiting on the other.
+/// The lock is the OS's (released when the process dies, however it dies); the file
+/// holds the holder's pid for the message.
+fn lock_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
+    use std::io::{Seek, Write};
+    let path = dir.join("bridge.lock");
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let mut file = options.open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    match file.try_lock() {
+        Ok(()) => {
+            let pid = std::process::id();
+            (|| -> std::io::Result<()> {
+                file.set_len(0)?;
+                file.rewind()?;
+                write!(file, "{pid}")
+            })()
+            .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(file)
+        }
+        Err(std::fs::TryLockError::WouldBlock) => {
+            let pid = std::fs::read_to_string(&path).unwrap_or_default();
+            let url = std::fs::read_to_string(config::bridge_file(dir))
+                .ok()
+                .and_then(|t| serde_json::from_str::<BridgeFile>(&t).ok())
+                .map(|f| format!(" at {}", f.url))
+                .unwrap_or_default();
+            anyhow::bail!(
+                "another askuser bridge (pid {}{url}) already serves the data directory {}; use that one \
+                 (`askuser pending`, or open its page), stop it first, or give this one another --data-dir",
+                pid.trim(),
+                dir.display()
+            )
+        }
+        Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+    }
+}
+
+/// The question store and its WAL files readable by this user only: SQLite creates them
+/// with the process's umask (often 0644), and the questions are private.
+fn private_store_files(db: &std::path::Path) -> anyhow::Result<()> {
+    match config::create_private(db) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+            return Err(e).with_context(|| format!("cannot open the question store {}", db.display()))
+        }
+        _ => {}
+    }
+    #[cfg(unix)]
+    for suffix in ["", "-wal", "-shm"] {
+        use std::os::unix::fs::PermissionsExt;
+        let path = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
+        if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
+                .with_context(|| format!("cannot make {} private", path.display()))?;
+        }
+    }
+    Ok(())
+}
+
 pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     config::ensure_dir(&opts.data_dir)?;
+    let lock = lock_dir(&opts.data_dir)?;
     let token = config::token(opts.token.as_deref(), &opts.data_dir)?;
-    let bridge = Bridge::open(&opts.data_dir.join("askuser.db"), opts.durability, opts.settings.clone())?;
+    let db = opts.data_dir.join("askuser.db");
+    private_store_files(&db)?;
+    let bridge = Bridge::open(&db, opts.durability, opts.settings.clone())?;
     bridge.start_background()?;
     let listener = match tokio::net::TcpListener::bind(&opts.addr).await {
         Ok(l) => l,
@@ -123,7 +190,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     } else {
         None
     };
-    Ok(Running { addr, url, token, bridge, bridge_file, stop, server })
+    Ok(Running { addr, url, token, bridge, bridge_file, stop, server, _lock: lock })
 }
 
 /// Resolves when SIGINT or SIGTERM arrives.

@@ -315,6 +315,29 @@ impl Store {
         raw.into_iter().map(RawRecord::into_record).collect()
     }
 
+    /// Final questions, most recently finished first, from `offset`; with `search`, only
+    /// those whose request or result contains it (ASCII case ignored, as SQLite's LIKE).
+    pub fn history(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<QuestionRecord>, StoreError> {
+        let pattern = search.map(|s| format!("%{}%", s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
+        let (limit, offset) = (i64::try_from(limit).unwrap_or(i64::MAX), i64::try_from(offset).unwrap_or(i64::MAX));
+        let raw: Vec<RawRecord> = {
+            let conn = self.lock();
+            let sql = concat!(
+                "SELECT ",
+                record_columns!(),
+                " FROM questions WHERE final_seq IS NOT NULL",
+                " AND (?1 IS NULL OR request LIKE ?1 ESCAPE '\\' OR result LIKE ?1 ESCAPE '\\')",
+                " ORDER BY final_seq DESC LIMIT ?2 OFFSET ?3"
+            );
+            let mut stmt = conn.prepare_cached(sql).map_err(|e| db_error("cannot read the history".into(), e))?;
+            let rows = stmt
+                .query_map(rusqlite::params![pattern, limit, offset], RawRecord::from_row)
+                .map_err(|e| db_error("cannot read the history".into(), e))?;
+            rows.collect::<Result<_, _>>().map_err(|e| db_error("cannot read the history".into(), e))?
+        };
+        raw.into_iter().map(RawRecord::into_record).collect()
+    }
+
     /// Deletes the final questions that became final (`answered_at`) before `cutoff_ms`,
     /// and returns how many. Pending questions are never deleted.
     pub fn prune(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
@@ -540,6 +563,27 @@ mod tests {
         let first = done(store.finish("q-1", &answer("q-1", "SQLite", 2_000), Some("c-1")).unwrap());
         assert_eq!(store.insert(&again).unwrap(), Inserted::Existing(first));
         assert_eq!(store.counts().unwrap(), (0, 1));
+    }
+
+    #[test]
+    fn history_pages_newest_final_first_and_searches() {
+        let store = Store::open_in_memory().unwrap();
+        for (i, q) in ["Which database?", "Which cache?", "Which 100%_db?"].iter().enumerate() {
+            let id = format!("q-{i}");
+            let mut rec = pending(&id, 1_000 + i as u64);
+            rec.request = request(&id, q);
+            store.insert(&rec).unwrap();
+        }
+        store.insert(&pending("still-pending", 5_000)).unwrap();
+        for (id, at) in [("q-1", 3_000), ("q-0", 4_000), ("q-2", 6_000)] {
+            store.finish(id, &answer(id, "SQLite", at), None).unwrap();
+        }
+        let ids = |r: Vec<QuestionRecord>| r.into_iter().map(|r| r.id).collect::<Vec<_>>();
+        assert_eq!(ids(store.history(None, 0, 10).unwrap()), ["q-2", "q-0", "q-1"], "finished last comes first; pending never");
+        assert_eq!(ids(store.history(None, 1, 1).unwrap()), ["q-0"]);
+        assert_eq!(ids(store.history(Some("CACHE"), 0, 10).unwrap()), ["q-1"], "ignoring case");
+        assert_eq!(ids(store.history(Some("100%_"), 0, 10).unwrap()), ["q-2"], "% and _ are literal");
+        assert_eq!(ids(store.history(Some("%"), 0, 10).unwrap()), ["q-2"]);
     }
 
     #[test]

@@ -15,8 +15,10 @@
 //! keeps flooding is closed. Idle sockets are pinged; one that sends nothing, not even a
 //! pong, for two ping periods is half-open and is dropped.
 
-use crate::hub::Bridge;
-use askuser_core::protocol::{decode_agent, decode_browser, AgentEvent, AgentMessage, BrowserEvent, BrowserMessage, ErrorBody, ErrorCode};
+use crate::hub::{Bridge, BridgeError};
+use askuser_core::protocol::{
+    decode_agent, decode_browser, AgentEvent, AgentMessage, BrowserEvent, BrowserMessage, ErrorBody, ErrorCode, HISTORY_PAGE,
+};
 use askuser_core::Status;
 use axum::extract::ws::{CloseFrame, Message, WebSocket};
 use futures_util::{SinkExt, StreamExt};
@@ -322,6 +324,19 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
 
 fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str) -> Option<BrowserEvent> {
     let (reference, id, outcome) = match msg {
+        BrowserMessage::History { reference, search, offset, limit } => {
+            let limit = limit.clamp(1, HISTORY_PAGE);
+            let search = search.filter(|s| !s.trim().is_empty());
+            // One more than asked says whether older ones follow.
+            return Some(match bridge.store().history(search.as_deref(), offset, limit + 1) {
+                Ok(mut records) => {
+                    let more = records.len() > limit;
+                    records.truncate(limit);
+                    BrowserEvent::History { reference, records, offset, more }
+                }
+                Err(e) => BrowserEvent::Error { reference, id: None, error: BridgeError::from(e).body() },
+            });
+        }
         BrowserMessage::Answer { reference, id, answers } => {
             let r = bridge.answer(&id, &answers, Some(client));
             (reference, id, r)

@@ -1,0 +1,280 @@
+//! `askuser mcp` driven as a host drives it, over its stdin and stdout: what happens to a
+//! waiting question when the host goes away (EOF, SIGTERM, SIGKILL), and how a later
+//! call picks the answer up. The official SDKs' view is in tests/mcp (Python, TypeScript).
+
+use crate::support::{bridge, next_asked, next_event, TestBridge, TOKEN};
+use askuser_core::protocol::BrowserEvent;
+use serde_json::{json, Value};
+use std::process::Stdio;
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+/// An `askuser mcp` process and the host's ends of its pipes.
+struct Host {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    stdout: Lines<BufReader<ChildStdout>>,
+}
+
+impl Host {
+    async fn start(b: &TestBridge, extra: &[&str]) -> Host {
+        Host::with(b, extra, json!({})).await
+    }
+
+    async fn with(b: &TestBridge, extra: &[&str], capabilities: Value) -> Host {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_askuser"))
+            .args(["mcp", "--url", &b.url, "--token", TOKEN, "--data-dir"])
+            .arg(b.dir.path())
+            .args(extra)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("askuser mcp starts");
+        let stdin = child.stdin.take();
+        let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
+        let mut host = Host { child, stdin, stdout };
+        let init =
+            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "test-host", "version": "1"}});
+        host.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})).await;
+        assert_eq!(host.reply(0).await["result"]["protocolVersion"], "2025-11-25");
+        host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
+        host
+    }
+
+    async fn send(&mut self, message: Value) {
+        let stdin = self.stdin.as_mut().expect("stdin is open");
+        stdin.write_all(format!("{message}\n").as_bytes()).await.unwrap();
+        stdin.flush().await.unwrap();
+    }
+
+    async fn call(&mut self, id: u64, arguments: Value) {
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": "ask_user", "arguments": arguments}}))
+            .await;
+    }
+
+    /// The reply to request `id` (notifications skipped), within 10 seconds.
+    async fn reply(&mut self, id: u64) -> Value {
+        self.next(|m| m["id"] == id).await
+    }
+
+    /// The next message `wanted` picks (others skipped), within 10 seconds.
+    async fn next(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        let read = async {
+            loop {
+                let line = self.stdout.next_line().await.unwrap().expect("askuser mcp is still writing");
+                let message: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC");
+                if wanted(&message) {
+                    return message;
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), read).await.expect("the message within 10 s")
+    }
+
+    async fn signal(&mut self, name: &str) {
+        let pid = self.child.id().unwrap().to_string();
+        assert!(Command::new("kill").args([name, &pid]).status().await.unwrap().success());
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Leave {
+    Eof,
+    Sigterm,
+    Sigkill,
+}
+
+/// The inbox must show at once that nobody waits; the question stays answerable, and a
+/// later `ask_user` call with its id returns the answer given meanwhile.
+async fn the_host_leaves(how: Leave) {
+    let b = bridge().await;
+    let mut inbox = b.browser().await;
+    let mut host = Host::start(&b, &[]).await;
+    host.call(1, json!({"question": "Deploy now?", "choices": ["Yes", "No"]})).await;
+    let id = next_asked(&mut inbox).await;
+    let session = loop {
+        if let BrowserEvent::Agent { agent } = next_event(&mut inbox).await {
+            assert!(agent.connected, "{how:?}: the asking agent is shown as waiting first");
+            break agent.session_id;
+        }
+    };
+
+    match how {
+        Leave::Eof => drop(host.stdin.take()),
+        Leave::Sigterm => host.signal("-TERM").await,
+        Leave::Sigkill => host.signal("-KILL").await,
+    }
+    let status = tokio::time::timeout(Duration::from_secs(10), host.child.wait()).await.expect("askuser mcp exits").unwrap();
+    if !matches!(how, Leave::Sigkill) {
+        assert!(status.success(), "{how:?}: a host leaving is a normal exit, got {status}");
+    }
+    loop {
+        if let BrowserEvent::Agent { agent } = next_event(&mut inbox).await {
+            assert_eq!(agent.session_id, session);
+            assert!(!agent.connected, "{how:?}: the inbox shows at once that nobody waits");
+            break;
+        }
+    }
+    let record: Value = b.get(&format!("/v1/questions/{id}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(record["status"], "pending", "{how:?}: leaving is not withdrawing");
+
+    let answered = b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["Yes"]})).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    let mut again = Host::start(&b, &[]).await;
+    again.call(1, json!({"id": id})).await;
+    let result = &again.reply(1).await["result"];
+    assert_eq!(result["structuredContent"]["status"], "answered", "{result}");
+    assert_eq!(result["structuredContent"]["answers"][0]["answer"], "Yes");
+}
+
+#[tokio::test]
+async fn the_host_closing_stdin_leaves_the_question_answerable() {
+    the_host_leaves(Leave::Eof).await;
+}
+
+#[tokio::test]
+async fn the_host_sending_sigterm_leaves_the_question_answerable() {
+    the_host_leaves(Leave::Sigterm).await;
+}
+
+#[tokio::test]
+async fn the_host_being_killed_leaves_the_question_answerable() {
+    the_host_leaves(Leave::Sigkill).await;
+}
+
+/// A host that timed out is not a person saying no: the question stays, and the same
+/// questions asked again resume it. A cancel for any other reason withdraws.
+#[tokio::test]
+async fn a_timeout_keeps_the_question_and_an_abort_withdraws_it() {
+    let b = bridge().await;
+    let mut inbox = b.browser().await;
+    let mut host = Host::start(&b, &[]).await;
+    let ask = json!({"question": "Which region?", "choices": ["eu", "us"]});
+    host.call(1, ask.clone()).await;
+    let id = next_asked(&mut inbox).await;
+    let cancel = |request: u64, reason: &str| json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request, "reason": reason}});
+    host.send(cancel(1, "McpError: MCP error -32001: Request timed out")).await;
+    host.call(2, ask.clone()).await;
+    b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["eu"]})).send().await.unwrap();
+    let result = &host.reply(2).await["result"]["structuredContent"];
+    assert_eq!((result["id"].as_str(), result["status"].as_str()), (Some(id.as_str()), Some("answered")), "{result}");
+
+    host.call(3, json!({"question": "Really?", "choices": ["Yes", "No"]})).await;
+    let second = next_asked(&mut inbox).await;
+    host.send(cancel(3, "AbortError: This operation was aborted")).await;
+    let withdrawn = async {
+        loop {
+            if let BrowserEvent::Withdrawn { id, status } = next_event(&mut inbox).await {
+                return (id, status);
+            }
+        }
+    };
+    let (gone, status) = withdrawn.await;
+    assert_eq!((gone, status.as_str()), (second, "withdrawn"));
+}
+
+/// `--max-wait`: "not answered yet, call again with this id" before a host's hard limit.
+#[tokio::test]
+async fn max_wait_returns_still_waiting_with_the_id_to_resume() {
+    let b = bridge().await;
+    let mut host = Host::start(&b, &["--max-wait", "1"]).await;
+    host.call(1, json!({"question": "Name the service?"})).await;
+    let result = &host.reply(1).await["result"];
+    let id = result["structuredContent"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(result["structuredContent"]["status"], "pending");
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains(&format!("{{\"id\": \"{id}\"}}")) && text.contains("Do not assume an answer"), "{text}");
+    b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["billing"]})).send().await.unwrap();
+    host.call(2, json!({"id": id})).await;
+    assert_eq!(host.reply(2).await["result"]["structuredContent"]["answers"][0]["answer"], "billing");
+}
+
+/// Tasks (revision 2025-11-25), raw: created at once, polled, the result after the answer.
+#[tokio::test]
+async fn a_task_is_created_at_once_and_gives_the_answer_when_it_comes() {
+    let b = bridge().await;
+    let mut host = Host::start(&b, &[]).await;
+    let params = json!({"name": "ask_user", "arguments": {"question": "Ship it?", "choices": ["Yes", "No"]}, "task": {"ttl": 60000}});
+    host.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})).await;
+    let task = host.reply(1).await["result"]["task"].clone();
+    assert_eq!(task["status"], "working", "{task}");
+    let id = task["taskId"].as_str().unwrap().to_owned();
+    host.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": id}})).await;
+    assert_eq!(host.reply(2).await["result"]["status"], "working");
+    host.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": id}})).await;
+    b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["Yes"]})).send().await.unwrap();
+    let result = host.reply(3).await["result"].clone();
+    assert_eq!(result["structuredContent"]["answers"][0]["answer"], "Yes", "{result}");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/related-task"]["taskId"], id.as_str());
+    host.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/cancel", "params": {"taskId": id}})).await;
+    assert_eq!(host.reply(4).await["error"]["code"], -32602, "a completed task cannot be cancelled");
+
+    // A task this process never saw (askuser mcp restarted) is found in the bridge.
+    let mut again = Host::start(&b, &[]).await;
+    again.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": id}})).await;
+    assert_eq!(again.reply(1).await["result"]["status"], "completed");
+}
+
+/// A host with its own dialog (elicitation) is asked there and in the inbox at once;
+/// the first answer wins and the other side is withdrawn.
+#[tokio::test]
+async fn elicitation_races_the_inbox_and_the_first_answer_wins() {
+    let b = bridge().await;
+    let mut inbox = b.browser().await;
+    let mut host = Host::with(&b, &[], json!({"elicitation": {"form": {}}})).await;
+    let is_elicitation = |m: &Value| m["method"] == "elicitation/create";
+
+    // Answered in the host's dialog: the inbox hears where.
+    host.call(
+        1,
+        json!({"questions": [
+            {"question": "Which database?", "header": "Database", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]},
+            {"question": "Which features?", "multiSelect": true, "options": [{"label": "Auth"}, {"label": "Search"}]}
+        ]}),
+    )
+    .await;
+    let id = next_asked(&mut inbox).await;
+    let form = host.next(is_elicitation).await;
+    assert_eq!(form["params"]["mode"], "form");
+    assert_eq!(form["params"]["requestedSchema"]["properties"]["q1"]["oneOf"][1]["const"], "SQLite");
+    let content = json!({"q1": "SQLite", "q2": ["Search"], "q2_other": "Audit"});
+    host.send(json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "accept", "content": content}})).await;
+    let result = &host.reply(1).await["result"]["structuredContent"];
+    assert_eq!(result["answers"][0]["answer"], "SQLite", "{result}");
+    assert_eq!(result["answers"][1]["selectedOptions"], json!(["Search"]));
+    assert_eq!(result["answers"][1]["custom"], "Audit");
+    let by = loop {
+        if let BrowserEvent::Answered { id: answered, by, .. } = next_event(&mut inbox).await {
+            assert_eq!(answered, id);
+            break by;
+        }
+    };
+    assert_eq!(by.as_deref(), Some(askuser::mcp::ELICITATION_CLIENT));
+
+    // Answered in the inbox first: the host's dialog is withdrawn.
+    host.call(2, json!({"question": "Deploy now?", "choices": ["Yes", "No"]})).await;
+    let id = next_asked(&mut inbox).await;
+    let form = host.next(is_elicitation).await;
+    b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["No"]})).send().await.unwrap();
+    let withdrawn = host.next(|m| m["method"] == "notifications/cancelled").await;
+    assert_eq!(withdrawn["params"]["requestId"], form["id"]);
+    assert_eq!(host.reply(2).await["result"]["structuredContent"]["answers"][0]["answer"], "No");
+
+    // Declined in the host's dialog: a person's no.
+    host.call(3, json!({"question": "Drop the table?", "choices": ["Yes", "No"]})).await;
+    next_asked(&mut inbox).await;
+    let form = host.next(is_elicitation).await;
+    host.send(json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "decline"}})).await;
+    assert_eq!(host.reply(3).await["result"]["structuredContent"]["status"], "cancelled");
+
+    // --no-elicitation: only the inbox asks.
+    let mut plain = Host::with(&b, &["--no-elicitation"], json!({"elicitation": {}})).await;
+    plain.call(1, json!({"question": "Tabs or spaces?", "choices": ["Tabs", "Spaces"]})).await;
+    let id = next_asked(&mut inbox).await;
+    b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["Spaces"]})).send().await.unwrap();
+    let first = plain.next(|m| m.get("method").is_some() || m["id"] == 1).await;
+    assert_eq!(first["id"], 1, "no elicitation/create before the answer: {first}");
+}
