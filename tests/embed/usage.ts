@@ -80,9 +80,12 @@ export async function ide(panel: HTMLElement): Promise<void> {
   window.addEventListener("askuser:answered", (e) => console.log(e.detail.result.status, e.detail.by));
   window.addEventListener("askuser:connection", (e) => console.log(e.detail.state === "open", conn.isOpen, conn.queued));
   const sent: boolean = conn.cancel("q-2");
+  const chatted: boolean = conn.cancel("q-3", true);
+  window.addEventListener("askuser:history", (e) => console.log(e.detail.records.length, e.detail.more === true));
+  const paged: boolean = conn.history("database", 0, 20);
   conn.close();
   const other = connect("http://127.0.0.1:7823/#token=t", "");
   other.close();
 
-  console.log(multi, dialect, warned, sentence, text, focused, scroll, prompt, done, css, open, sent);
+  console.log(multi, dialect, warned, sentence, text, focused, scroll, prompt, done, css, open, sent, chatted, paged);
 }

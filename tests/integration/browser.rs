@@ -4,7 +4,7 @@
 //! With `ASKUSER_SCREENSHOTS=DIR` set, the tests also save screenshots of the main
 //! layouts there (the README's pictures come from this).
 
-use crate::support::{bridge, browser, Browser, TestBridge, TOKEN};
+use crate::support::{bridge, browser, browser_with, Browser, TestBridge, TOKEN};
 use fantoccini::key::Key;
 use fantoccini::Locator;
 use serde_json::{json, Value};
@@ -50,7 +50,7 @@ async fn an_agent_asks_and_a_person_answers_by_keyboard() {
     assert_eq!(browser.row("checkbox", "Admin Dashboard").await.attr("aria-checked").await.unwrap().as_deref(), Some("true"));
     browser.shot("multi-select").await;
     browser.keys(&enter()).await;
-    browser.wait_css("textarea").await;
+    browser.wait_css("textarea.askuser-other").await;
     browser.keys("order-processor").await;
     browser.shot("free-text").await;
     browser.keys(&enter()).await; // on to the Submit tab's review
@@ -79,16 +79,16 @@ async fn a_reload_mid_answer_loses_nothing() {
     browser.row("checkbox", "API").await;
     browser.keys(" ").await; // Auth
     browser.keys("o").await; // Other, with a typed draft
-    browser.wait_css("textarea").await;
+    browser.wait_css("textarea.askuser-other").await;
     browser.keys("Billing").await;
     tokio::time::sleep(Duration::from_millis(300)).await;
     browser.refresh().await.unwrap();
     let auth = browser.row("checkbox", "Auth").await;
     assert_eq!(auth.attr("aria-checked").await.unwrap().as_deref(), Some("true"), "the selection survives the reload");
-    if browser.find(Locator::Css("textarea")).await.is_err() {
+    if browser.find(Locator::Css("textarea.askuser-other")).await.is_err() {
         browser.keys("o").await;
     }
-    let textarea = browser.wait_css("textarea").await;
+    let textarea = browser.wait_css("textarea.askuser-other").await;
     assert_eq!(textarea.prop("value").await.unwrap().unwrap_or_default(), "Billing", "the typed draft survives the reload");
     textarea.click().await.unwrap();
     browser.keys(&enter()).await;
@@ -182,4 +182,284 @@ async fn a_wrong_token_is_named_not_retried_forever() {
     }
     assert_eq!(conn.text().await.unwrap(), "connected");
     browser.close().await;
+}
+
+/// When the asking agent goes away, the dialog says that nobody waits for the answer.
+#[tokio::test]
+async fn the_dialog_says_when_nobody_waits_for_the_answer() {
+    let b = bridge().await;
+    let asking =
+        b.ask(json!({"question": "Deploy now?", "choices": ["Yes", "No"], "agent": {"name": "ci", "sessionId": "s-gone"}}), "canonical");
+    let browser = browser(900, 700).await;
+    open(&b, &browser).await;
+    browser.row("radio", "Yes").await;
+    assert!(browser.find(Locator::Css(".askuser-nobody")).await.is_err(), "the agent is still waiting");
+    asking.abort(); // the agent's connection closes
+    let note = browser.wait_css(".askuser-nobody").await.text().await.unwrap();
+    browser.close().await;
+    assert!(note.contains("Nobody is waiting for this answer now"), "{note}");
+}
+
+/// On a 360 px phone, by taps alone: the question comes first, the inbox is a drawer, a
+/// long list scrolls by tapping "↓ more", and Next, Submit and a note need no key.
+#[tokio::test]
+async fn a_phone_answers_by_taps_alone() {
+    let b = bridge().await;
+    let options: Vec<Value> = (1..=10).map(|i| json!({"label": format!("Feature {i}")})).collect();
+    let asking = b.ask(
+        json!({"questions": [
+            {"question": "Which features?", "header": "Features", "multiSelect": true, "options": options},
+            {"question": "Which database?", "options": [{"label": "PostgreSQL", "preview": "CREATE TABLE t (id int);"}, {"label": "SQLite"}]}
+        ], "agent": {"name": "phone-test", "sessionId": "p-1"}}),
+        "canonical",
+    );
+    let browser = browser(360, 740).await;
+    open(&b, &browser).await;
+    let tap = |css: &'static str| {
+        let browser = &browser;
+        async move { browser.wait_css(css).await.click().await.unwrap() }
+    };
+    browser.row("checkbox", "Feature 2").await.click().await.unwrap();
+    assert!(!browser.find(Locator::Css("#askuser-inbox")).await.unwrap().is_displayed().await.unwrap(), "the inbox is a drawer");
+    for _ in 0..5 {
+        match browser.find_all(Locator::Css("button.askuser-more")).await.unwrap().pop() {
+            Some(more) if more.text().await.unwrap().starts_with('↓') => more.click().await.unwrap(),
+            _ => break,
+        }
+    }
+    browser.row("checkbox", "Feature 10").await.click().await.unwrap();
+    tap("details.askuser-notes summary").await;
+    browser.wait_css("textarea[data-notes]").await.send_keys("10 can wait").await.unwrap();
+    tap("[data-action=enter]").await; // Next
+    browser.row("radio", "SQLite").await.click().await.unwrap(); // on to the review
+    browser.shot("phone-review").await;
+    tap("[data-submit]").await;
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
+    tap(".askuser-drawer-toggle").await;
+    let shown = browser.find(Locator::Css("#askuser-inbox")).await.unwrap().is_displayed().await.unwrap();
+    browser.close().await;
+    assert!(shown, "the drawer opens");
+    assert_eq!(result["answers"][0]["answer"], json!(["Feature 2", "Feature 10"]));
+    assert_eq!(result["answers"][0]["notes"], "10 can wait");
+    assert_eq!(result["answers"][1]["answer"], "SQLite");
+}
+
+/// A question answered elsewhere while this window shows it steps aside for the next one,
+/// says what was answered, and keeps what was typed here.
+#[tokio::test]
+async fn answered_elsewhere_steps_aside_and_keeps_what_was_typed() {
+    let b = bridge().await;
+    let _first = b.ask(json!({"id": "first", "question": "Which region?", "choices": ["eu", "us"]}), "canonical");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let _second = b.ask(json!({"id": "second", "question": "Deploy now?", "choices": ["Yes", "No"]}), "canonical");
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    browser.row("radio", "eu").await;
+    browser.keys("o").await;
+    browser.wait_css("textarea.askuser-other").await;
+    browser.keys("ap-south, if allowed").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let answered = b.post("/v1/questions/first/answer").json(&json!({"answers": ["us"]})).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    browser.row("radio", "Yes").await; // the next question, at once
+    let notice = browser.wait_css(".askuser-closed").await.text().await.unwrap();
+    browser.close().await;
+    assert!(notice.contains("“Which region?” was answered via http: us."), "{notice}");
+    assert!(notice.contains("What you had typed here: ap-south, if allowed"), "{notice}");
+}
+
+/// The history is the bridge's: what the agents received, searchable, paged, and still
+/// there after a reload.
+#[tokio::test]
+async fn the_history_comes_from_the_bridge_and_survives_a_reload() {
+    let b = bridge().await;
+    for i in 0..25 {
+        let q = if i == 7 { "Which database?".to_owned() } else { format!("Question number {i}?") };
+        let asked = b
+            .post("/v1/ask?wait=false")
+            .json(&json!({"id": format!("h-{i}"), "question": q, "choices": ["Yes", "No"]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(asked.status(), 202);
+        let answered = b.post(&format!("/v1/questions/h-{i}/answer")).json(&json!({"answers": ["Yes"]})).send().await.unwrap();
+        assert_eq!(answered.status(), 200);
+    }
+    let browser = browser(1000, 800).await;
+    open(&b, &browser).await;
+    let toggle = browser.wait_css("header button[aria-pressed]:last-of-type").await;
+    assert_eq!(toggle.text().await.unwrap(), "History");
+    toggle.click().await.unwrap();
+    browser.wait_css(".askuser-history li").await;
+    assert_eq!(history_entries(&browser).await, 20, "a page of 20");
+    let first = browser.wait_css(".askuser-history li").await.text().await.unwrap();
+    assert!(first.contains("Question number 24?") && first.contains("answered via http"), "newest first: {first}");
+    browser.wait_css(".askuser-history button").await.click().await.unwrap(); // Older
+    for _ in 0..50 {
+        if history_entries(&browser).await == 25 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(history_entries(&browser).await, 25, "the older ones appended");
+    browser.wait_css("input.askuser-search").await.send_keys("database").await.unwrap();
+    for _ in 0..50 {
+        if history_entries(&browser).await == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(history_entries(&browser).await, 1, "searched");
+    browser.refresh().await.unwrap();
+    browser.wait_css("header button[aria-pressed]:last-of-type").await.click().await.unwrap();
+    let after = browser.wait_css(".askuser-history li").await.text().await.unwrap();
+    browser.close().await;
+    assert!(after.contains("Question number 24?"), "the history survives a reload: {after}");
+}
+
+async fn history_entries(browser: &crate::support::Browser) -> usize {
+    browser.find_all(Locator::Css(".askuser-history li")).await.unwrap().len()
+}
+
+/// axe-core's audit of the page, as `id: targets` per violation.
+async fn axe(browser: &crate::support::Browser) -> Vec<String> {
+    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/axe/node_modules/axe-core/axe.min.js");
+    let source = std::fs::read_to_string(path).expect("axe-core (scripts/setup installs it into .tools/axe)");
+    browser.execute(&source, vec![]).await.unwrap();
+    let found = browser
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             axe.run(document, {resultTypes: ['violations']})
+                .then(r => done(r.violations.map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))))
+                .catch(e => done(['axe failed: ' + e]));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(found).unwrap()
+}
+
+/// Every state of the page passes axe-core: questions of each kind with a preview and a
+/// note, the review, the decline prompt, the history, and the phone layout with the drawer.
+#[tokio::test]
+async fn every_state_of_the_page_passes_an_axe_audit() {
+    let b = bridge().await;
+    let _asking = b.ask(
+        json!({"questions": [
+            {"question": "Which database should we use?", "header": "Database",
+             "options": [{"label": "PostgreSQL", "description": "Relational", "preview": "CREATE TABLE t (id int);"}, {"label": "SQLite"}]},
+            {"question": "Which features?", "header": "Features", "multiSelect": true, "options": [{"label": "Auth"}, {"label": "API"}]},
+            {"question": "What should we name it?"}
+        ], "agent": {"name": "claude-code", "sessionId": "s-axe"}}),
+        "canonical",
+    );
+    let done =
+        b.post("/v1/ask?wait=false").json(&json!({"id": "old", "question": "Earlier?", "choices": ["Yes", "No"]})).send().await.unwrap();
+    assert_eq!(done.status(), 202);
+    b.post("/v1/questions/old/answer").json(&json!({"answers": ["Yes"]})).send().await.unwrap();
+    let browser = browser(1280, 900).await;
+    open(&b, &browser).await;
+    browser.row("radio", "SQLite").await;
+    let mut found = vec![];
+    let mut audit = |state: &str, violations: Vec<String>| found.extend(violations.into_iter().map(|v| format!("{state}: {v}")));
+    audit("single select with a preview", axe(&browser).await);
+    browser.keys(&enter()).await; // PostgreSQL, on to Features
+    browser.row("checkbox", "Auth").await;
+    browser.wait_css("details.askuser-notes summary").await.click().await.unwrap();
+    audit("multi-select with the note open", axe(&browser).await);
+    browser.row("checkbox", "Auth").await.click().await.unwrap();
+    browser.wait_css("[data-action=enter]").await.click().await.unwrap();
+    browser.wait_css("textarea.askuser-other").await;
+    audit("free text", axe(&browser).await);
+    browser.keys("svc").await;
+    browser.keys(&enter()).await;
+    browser.wait_css("[data-submit]").await;
+    audit("the review", axe(&browser).await);
+    browser.wait_css("[data-action=decline]").await.click().await.unwrap();
+    browser.wait_css("[role=alertdialog]").await;
+    audit("the decline prompt", axe(&browser).await);
+    browser.keys("n").await;
+    browser.wait_css("header button[aria-pressed]:last-of-type").await.click().await.unwrap();
+    browser.wait_css(".askuser-history li").await;
+    audit("the history", axe(&browser).await);
+    browser.set_window_size(360, 740).await.unwrap();
+    browser.wait_css(".askuser-drawer-toggle").await.click().await.unwrap();
+    audit("a phone with the inbox drawer open", axe(&browser).await);
+    browser.close().await;
+    assert!(found.is_empty(), "axe-core found:\n{}", found.join("\n"));
+}
+
+/// Dark mode is dark everywhere, the preview box too (it was a white frame), and the
+/// preview sits beside the options on a wide screen.
+#[tokio::test]
+async fn dark_mode_keeps_the_preview_dark_and_beside_the_options() {
+    let b = bridge().await;
+    let _asking = b.ask(
+        json!({"questions": [{"question": "Which layout for the settings page?", "header": "Layout", "options": [
+            {"label": "Sidebar", "description": "Sections on the left", "preview": "+---------+------------------+\n| General | Theme: [dark v]  |\n| Account | Font:  [14   ]   |\n| Privacy |                  |\n+---------+------------------+"},
+            {"label": "Tabs", "description": "Sections as tabs", "preview": "[General] [Account] [Privacy]\n------------------------------\nTheme: [dark v]   Font: [14]"}
+        ]}], "agent": {"name": "claude-code", "sessionId": "s-dark"}}),
+        "canonical",
+    );
+    let browser = browser_with(1280, 800, &["--force-dark-mode"]).await;
+    open(&b, &browser).await;
+    browser.row("radio", "Sidebar").await;
+    let preview = browser.wait_css("pre.askuser-preview").await;
+    let colours = browser
+        .execute(
+            "const bg = e => getComputedStyle(e).backgroundColor.match(/\\d+/g).slice(0, 3).map(Number);
+             const list = document.querySelector('.askuser-list').getBoundingClientRect();
+             const pre = document.querySelector('pre.askuser-preview').getBoundingClientRect();
+             return {body: bg(document.body), preview: bg(arguments[0]), beside: pre.left >= list.right - 1};",
+            vec![serde_json::to_value(&preview).unwrap()],
+        )
+        .await
+        .unwrap();
+    browser.shot("dark-preview").await;
+    browser.close().await;
+    let dark = |v: &Value| v.as_array().unwrap().iter().all(|c| c.as_u64().unwrap() < 80);
+    assert!(dark(&colours["body"]) && dark(&colours["preview"]), "dark page and preview: {colours}");
+    assert_eq!(colours["beside"], true, "{colours}");
+}
+
+/// An answer given while the bridge is unreachable survives the tab closing: the next
+/// tab of the page sends it.
+#[tokio::test]
+async fn an_answer_given_offline_survives_the_tab_closing() {
+    let b = bridge().await;
+    let asked =
+        b.post("/v1/ask?wait=false").json(&json!({"id": "off-1", "question": "Ship it?", "choices": ["Yes", "No"]})).send().await.unwrap();
+    assert_eq!(asked.status(), 202);
+    let addr = b.running().addr.to_string();
+    let url = b.url.clone();
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    browser.row("radio", "No").await;
+    let dir = b.stop().await;
+    browser.wait_css(".askuser-banner").await; // reconnecting
+    browser.row("radio", "No").await.click().await.unwrap(); // answered offline: queued
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // The tab closes; a new one opens the page once the bridge is back.
+    let fresh = browser.new_window(true).await.unwrap();
+    browser.close_window().await.unwrap();
+    browser.switch_to_window(fresh.handle).await.unwrap();
+    let mut opts = askuser::serve::ServeOptions::new(dir.path().to_path_buf());
+    opts.addr = addr;
+    opts.token = Some(TOKEN.into());
+    let running = askuser::serve::start(opts).await.unwrap();
+    browser.goto(&format!("{url}/#token={TOKEN}")).await.unwrap();
+    let http = reqwest::Client::new();
+    let mut status = Value::Null;
+    for _ in 0..100 {
+        let record: Value = http.get(format!("{url}/v1/questions/off-1")).bearer_auth(TOKEN).send().await.unwrap().json().await.unwrap();
+        status = record["status"].clone();
+        if status == "answered" {
+            assert_eq!(record["result"]["answers"][0]["answer"], "No");
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    browser.close().await;
+    running.stop().await;
+    assert_eq!(status, "answered", "the next tab sent the answer given offline");
 }

@@ -25,9 +25,17 @@ impl Connection {
         Ok(self.bridge.answer(id, answers))
     }
 
-    /// Declines question `id` for the person. Returns whether it went out at once.
-    pub fn cancel(&self, id: &str) -> bool {
-        self.bridge.cancel(id)
+    /// Declines question `id` for the person; with `chat`, they would rather talk it over
+    /// ("Chat about this"). Returns whether it went out at once.
+    pub fn cancel(&self, id: &str, chat: Option<bool>) -> bool {
+        self.bridge.cancel(id, chat.unwrap_or(false))
+    }
+
+    /// Asks for a page of the bridge's history (final questions, most recently finished
+    /// first; only those containing `search`, when given); it arrives as `askuser:history`.
+    /// Returns false when the socket is not open.
+    pub fn history(&self, search: Option<String>, offset: Option<usize>, limit: Option<usize>) -> bool {
+        self.bridge.history(search, offset.unwrap_or(0), limit.unwrap_or(20))
     }
 
     /// Whether the socket is open now.

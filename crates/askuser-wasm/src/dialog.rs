@@ -92,15 +92,15 @@ impl JsDialog {
         to_js(&self.dialog.borrow().done())
     }
 
-    /// Calls `onSubmit(answers)` / `onCancel()` for `effects`; the dialog is not borrowed.
+    /// Calls `onSubmit(answers)` / `onCancel(chat)` for `effects`; the dialog is not borrowed.
     fn perform(&self, effects: &[Effect]) -> Result<(), JsValue> {
         for effect in effects {
             match (effect, &self.on_submit, &self.on_cancel) {
                 (Effect::Submitted { answers }, Some(f), _) => {
                     f.call1(&JsValue::UNDEFINED, &to_js(answers)?)?;
                 }
-                (Effect::Cancelled, _, Some(f)) => {
-                    f.call0(&JsValue::UNDEFINED)?;
+                (Effect::Cancelled { chat }, _, Some(f)) => {
+                    f.call1(&JsValue::UNDEFINED, &JsValue::from_bool(*chat))?;
                 }
                 _ => {}
             }

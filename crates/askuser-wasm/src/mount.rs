@@ -45,7 +45,8 @@ impl MountedDialog {
 
 /// Mounts the dialog for `request` (any dialect; invalid throws) into `element`.
 /// `onAnswer(answers)` gets one selection per question when the person submits,
-/// `onCancel()` runs when they decline. It takes the keyboard focus.
+/// `onCancel(chat)` runs when they decline (`chat`: "Chat about this", they would rather
+/// talk it over). It takes the keyboard focus.
 #[wasm_bindgen(js_name = mountDialog)]
 pub fn mount_dialog(
     #[wasm_bindgen(unchecked_param_type = "HTMLElement")] element: JsValue,
@@ -67,9 +68,9 @@ pub fn mount_dialog(
             report(to_js(&answers).and_then(|a| f.call1(&JsValue::UNDEFINED, &a)));
         }
     };
-    let cancel = move || {
+    let cancel = move |chat: bool| {
         if let Some(f) = &on_cancel {
-            report(f.call0(&JsValue::UNDEFINED));
+            report(f.call1(&JsValue::UNDEFINED, &JsValue::from_bool(chat)));
         }
     };
     let handle = askuser_web::mount_dialog(element.clone(), request, submit, cancel);

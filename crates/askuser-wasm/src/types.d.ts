@@ -95,6 +95,8 @@ export interface Validated {
 export interface Selection {
   selected?: string[];
   custom?: string | null;
+  /** The person's note for the agent about this answer. */
+  notes?: string | null;
 }
 
 export type Status = "pending" | "answered" | "cancelled" | "timed_out" | "withdrawn";
@@ -107,6 +109,10 @@ export interface Answer {
   selectedOptions: string[];
   custom: string | null;
   wasCustom: boolean;
+  /** The person's note for the agent. */
+  notes?: string;
+  /** The chosen option's preview (multi-select: each, separated by a blank line). */
+  preview?: string;
 }
 
 /** The canonical result an agent receives. */
@@ -118,6 +124,8 @@ export interface AskResult {
   metadata?: Record<string, unknown>;
   /** Milliseconds since the Unix epoch. */
   answeredAt: number;
+  /** Declined with "Chat about this": the person would rather talk it over. */
+  chat?: true;
 }
 
 export type Format = "canonical" | "claude" | "pi" | "text";
@@ -126,6 +134,10 @@ export type Format = "canonical" | "claude" | "pi" | "text";
 export interface ClaudeResult {
   questions: { question: string; header?: string; multiSelect: boolean }[];
   answers: Record<string, string>;
+  /** Per question: the chosen option's preview and the person's notes. */
+  annotations?: Record<string, { preview?: string; notes?: string }>;
+  chat?: true;
+  metadata?: Record<string, unknown>;
   /** The tool-result sentence the model reads. */
   message: string;
 }
@@ -149,6 +161,10 @@ export interface QuestionDraft {
   other: boolean;
   otherText: string;
   confirmed: boolean;
+  /** The person's note for the agent about this answer. */
+  notes: string;
+  /** The focused row, so the question comes back where the person left it. */
+  focus?: number;
 }
 
 /** What to persist to resume a dialog (`options.draft`). */
@@ -166,8 +182,8 @@ export interface DialogOptions {
   draft?: Draft;
   /** Called with one selection per question when the person submits. */
   onSubmit?: (answers: Selection[]) => void;
-  /** Called when the person declines. */
-  onCancel?: () => void;
+  /** Called when the person declines; `chat`: "Chat about this" (talk it over instead). */
+  onCancel?: (chat: boolean) => void;
 }
 
 /** Everything a host can tell the dialog. */
@@ -184,10 +200,12 @@ export type DialogEvent =
   | { type: "goTab"; index: number }
   | { type: "enter" } | { type: "escape" }
   | { type: "confirm"; yes: boolean }
+  | { type: "notes"; text: string }
+  | { type: "decline" } | { type: "chat" }
   | { type: "resize"; viewport: number };
 
 /** What the host must do. */
-export type Effect = { type: "submitted"; answers: Selection[] } | { type: "cancelled" };
+export type Effect = { type: "submitted"; answers: Selection[] } | { type: "cancelled"; chat?: true };
 
 export interface KeyOutcome {
   /** false: the dialog did not use the key; do not preventDefault. */
@@ -233,7 +251,7 @@ export interface ScrollWindow {
   below: number;
 }
 
-export type PromptKind = { type: "discard"; count: number } | { type: "longAnswer"; chars: number };
+export type PromptKind = { type: "discard"; count: number; chat?: true } | { type: "longAnswer"; chars: number };
 
 /** A yes/no question over the dialog. */
 export interface Prompt {
@@ -259,6 +277,8 @@ export interface DialogState {
   /** The options, then the Other row; empty on the Submit tab. */
   rows: RowView[];
   otherText: string;
+  /** The current question's note for the agent. */
+  notes: string;
   /** The text field has the keyboard. */
   editing: boolean;
   window: ScrollWindow;
@@ -276,8 +296,8 @@ export interface DialogState {
 export interface MountOptions {
   /** Called with one selection per question when the person submits. */
   onAnswer?: (answers: Selection[]) => void;
-  /** Called when the person declines. */
-  onCancel?: () => void;
+  /** Called when the person declines; `chat`: "Chat about this" (talk it over instead). */
+  onCancel?: (chat: boolean) => void;
   /** false: do not add the package's stylesheet to <head> (see dialogStyles()). */
   styles?: boolean;
 }
@@ -315,6 +335,8 @@ export interface AskedDetail { type: "asked"; question: QuestionRecord }
 export interface AnsweredDetail { type: "answered"; id: string; by?: string; result: AskResult }
 export interface WithdrawnDetail { type: "withdrawn"; id: string; status: "withdrawn" | "timed_out" }
 export interface AgentDetail { type: "agent"; agent: AgentPresence }
+/** A page of the bridge's history, for `connection.history(...)`. */
+export interface HistoryDetail { type: "history"; ref?: string; records: QuestionRecord[]; offset: number; more?: true }
 export interface AckDetail { type: "ack"; ref: string; id: string }
 export interface ErrorDetail { type: "error"; ref?: string; id?: string; error: ErrorBody }
 /** `unauthorized`: the bridge refused the token (it stops trying); `reconnecting`: the bridge could not be reached (it keeps trying). */
@@ -327,6 +349,7 @@ export interface AskuserEventMap {
   "askuser:answered": CustomEvent<AnsweredDetail>;
   "askuser:withdrawn": CustomEvent<WithdrawnDetail>;
   "askuser:agent": CustomEvent<AgentDetail>;
+  "askuser:history": CustomEvent<HistoryDetail>;
   "askuser:ack": CustomEvent<AckDetail>;
   "askuser:error": CustomEvent<ErrorDetail>;
   "askuser:connection": CustomEvent<ConnectionDetail>;

@@ -447,7 +447,7 @@ async fn connect_fires_events_on_the_target_and_queues_answers() {
     assert_eq!(conn.queued(), 1);
     let (message, _) = thrown(conn.answer("q-1", js(json!({"selected": "SQLite"}))));
     assert!(message.contains("answers"), "{message}");
-    assert!(!conn.cancel("q-2"));
+    assert!(!conn.cancel("q-2", None));
     assert_eq!(conn.queued(), 2);
 
     conn.close();

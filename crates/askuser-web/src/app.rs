@@ -7,10 +7,11 @@
 use crate::bridge::{self, Bridge};
 use crate::dialog_view::DialogView;
 use crate::events;
+use crate::history::HistoryPanel;
 use crate::inbox::{agent_name, first_rows, waited, Fate, Inbox, Notice};
 use crate::notify;
 use askuser_core::protocol::BrowserEvent;
-use askuser_core::{Selection, Status};
+use askuser_core::Selection;
 use leptos::callback::UnsyncCallback;
 use leptos::prelude::*;
 use serde::Deserialize;
@@ -41,9 +42,9 @@ pub fn App() -> impl IntoView {
     let toast = RwSignal::new(None::<String>);
     let live = RwSignal::new(String::new());
     let show_history = RwSignal::new(false);
+    let drawer = RwSignal::new(false);
     let permission = RwSignal::new(notify::permission());
     let sound = RwSignal::new(notify::sound_enabled());
-    let hidden = RwSignal::new(notify::hidden());
     let snapshot_seen = RwSignal::new(false);
 
     set_interval(move || _ = now.try_set(now_ms()), Duration::from_secs(5));
@@ -65,12 +66,37 @@ pub fn App() -> impl IntoView {
         let handle = window_event_listener_untyped(name, move |ev| {
             let Some(msg) = events::detail::<BrowserEvent>(&ev) else { return };
             match &msg {
-                BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. } => crate::drafts::remove(id),
                 BrowserEvent::Snapshot { .. } => _ = snapshot_seen.try_set(true),
                 BrowserEvent::Error { error, .. } => say(format!("The bridge refused: {}", error.message)),
                 _ => {}
             }
-            let notices = inbox.try_update(|i| i.apply(msg)).unwrap_or_default();
+            // What this window had typed for a question that closed elsewhere.
+            let closing = match &msg {
+                BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. } => Some(id.clone()),
+                _ => None,
+            };
+            let typed = closing.as_deref().and_then(crate::drafts::load).and_then(|d| {
+                let texts: Vec<String> = d
+                    .questions
+                    .iter()
+                    .flat_map(|q| [q.other_text.trim(), q.notes.trim()])
+                    .filter(|t| !t.is_empty())
+                    .map(str::to_owned)
+                    .collect();
+                (!texts.is_empty()).then(|| texts.join(" / "))
+            });
+            if let Some(id) = &closing {
+                crate::drafts::remove(id);
+            }
+            let notices = inbox
+                .try_update(|i| {
+                    let notices = i.apply(msg);
+                    if let Some(closed) = i.closed.as_mut().filter(|c| Some(&c.id) == closing.as_ref()) {
+                        closed.typed = typed;
+                    }
+                    notices
+                })
+                .unwrap_or_default();
             for notice in notices {
                 let Notice::NewQuestion { agent, text } = notice;
                 _ = live.try_set(format!("New question from {agent}: {text}"));
@@ -90,13 +116,11 @@ pub fn App() -> impl IntoView {
         }
     });
     on_cleanup(move || handle.remove());
-    let handle = window_event_listener_untyped("visibilitychange", move |_| _ = hidden.try_set(notify::hidden()));
-    on_cleanup(move || handle.remove());
 
-    // The title counts pending question sets while the tab is hidden.
+    // The title counts pending question sets.
     Effect::new(move |_| {
         let pending = inbox.with(|i| i.pending_count());
-        notify::set_title(&notify::title(pending, hidden.get()));
+        notify::set_title(&notify::title(pending));
     });
 
     // Switching question sets: [ and ] (outside text fields), Alt+↑ and Alt+↓ anywhere.
@@ -128,19 +152,37 @@ pub fn App() -> impl IntoView {
         conn.set(Connection { state: "closed".into(), attempt: 0 });
     }
 
-    let send = move |id: String, answers: Option<Vec<Selection>>| {
+    // `Err(chat)`: the person declined (with chat: to talk it over instead).
+    let send = move |id: String, answers: Result<Vec<Selection>, bool>| {
+        let declined = answers.is_err();
         let sent = bridge.with_value(|b| {
             b.as_ref().map(|b| match answers {
-                Some(a) => b.answer(&id, a),
-                None => b.cancel(&id),
+                Ok(a) => b.answer(&id, a),
+                Err(chat) => b.cancel(&id, chat),
             })
         });
         inbox.update(|i| i.mark_sent(&id));
         say(match sent {
+            Some(true) if declined => "Declined: the agent was told not to assume an answer.".into(),
             Some(true) => "Sent.".into(),
             Some(false) => "Saved: it will be sent when the connection is back.".into(),
             None => "Not sent: this page has no bridge token. Open the link `askuser serve` printed.".into(),
         });
+    };
+
+    // A question that closed elsewhere while shown: said beside the next one, with the
+    // answer given and anything typed here.
+    let closed = Memo::new(move |_| inbox.with(|i| i.closed.clone()));
+    let closed_notice = move || {
+        closed.get().map(|c| {
+            view! {
+                <div class="askuser-closed" role="status">
+                    <p>{c.text}</p>
+                    {c.typed.map(|t| view! { <p class="askuser-muted">"What you had typed here: " {t}</p> })}
+                    <button type="button" on:click=move |_| inbox.update(|i| i.dismiss())>"OK"</button>
+                </div>
+            }
+        })
     };
 
     let active_id = Memo::new(move |_| inbox.with(|i| i.active.clone()));
@@ -161,6 +203,10 @@ pub fn App() -> impl IntoView {
         };
         let agent = agent_name(&record);
         let created = record.created_at;
+        let nobody_waits = {
+            let record = record.clone();
+            Memo::new(move |_| inbox.with(|i| i.agent_waiting(&record)) == Some(false))
+        };
         let request = record.request.clone();
         let body = move || {
             let id = id.clone();
@@ -169,23 +215,12 @@ pub fn App() -> impl IntoView {
                     let (a, c) = (id.clone(), id.clone());
                     view! {
                         <DialogView request=request.clone() draft_id=id footer_extra=SWITCH_HELP
-                            on_submit=UnsyncCallback::new(move |answers| send(a.clone(), Some(answers)))
-                            on_cancel=UnsyncCallback::new(move |()| send(c.clone(), None)) />
+                            on_submit=UnsyncCallback::new(move |answers| send(a.clone(), Ok(answers)))
+                            on_cancel=UnsyncCallback::new(move |chat| send(c.clone(), Err(chat))) />
                     }
                     .into_any()
                 }
-                Some(f) => {
-                    set_timeout(move || _ = inbox.try_update(|i| i.dismiss()), Duration::from_secs(4));
-                    view! {
-                        <div class="askuser-closed" role="status">
-                            <p>{f.notice()}</p>
-                            <button type="button" class="askuser-primary" autofocus
-                                on:click=move |_| inbox.update(|i| i.dismiss())>"Next question"</button>
-                        </div>
-                    }
-                    .into_any()
-                }
-                None => ().into_any(),
+                _ => ().into_any(),
             }
         };
         view! {
@@ -194,6 +229,13 @@ pub fn App() -> impl IntoView {
                     <span class="askuser-agent">{agent.clone()}</span>
                     <span class="askuser-muted">{move || format!(" asks · waiting {}", waited(now.get().saturating_sub(created)))}</span>
                 </p>
+                {move || nobody_waits.get().then(|| view! {
+                    <p class="askuser-nobody" role="note">
+                        "Nobody is waiting for this answer now: the agent that asked has gone away. Your answer is kept: \
+                         the agent gets it if it asks again, and a late-answer hook passes it on if the bridge runs one; \
+                         otherwise it reaches nobody, and the question is withdrawn after a while."
+                    </p>
+                })}
                 {body}
             </section>
         }
@@ -210,7 +252,7 @@ pub fn App() -> impl IntoView {
         let created = record.created_at;
         let state = {
             let id = id.clone();
-            Memo::new(move |_| inbox.with(|i| (i.active.as_deref() == Some(id.as_str()), i.get(&id).map_or(Fate::Gone, |x| x.fate))))
+            Memo::new(move |_| inbox.with(|i| (i.active.as_deref() == Some(id.as_str()), i.get(&id).map_or(Fate::Sent, |x| x.fate))))
         };
         let current = move || state.get().0;
         Some(view! {
@@ -220,11 +262,11 @@ pub fn App() -> impl IntoView {
                     on:click=move |_| inbox.update(|i| i.select(&id))>
                     <span class="askuser-item-text">{first}</span>
                     {(more > 0).then(|| view! { <span class="askuser-muted">{format!(" +{more} more")}</span> })}
-                    <span class="askuser-item-meta">
+                    // A ticking "waiting N s" is not part of the button's name.
+                    <span class="askuser-item-meta" aria-hidden="true">
                         {move || match state.get().1 {
                             Fate::Sent => "sending…".to_owned(),
-                            f if f.is_final() => f.notice().to_owned(),
-                            _ => format!("waiting {}", waited(now.get().saturating_sub(created))),
+                            Fate::Pending => format!("waiting {}", waited(now.get().saturating_sub(created))),
                         }}
                     </span>
                 </button>
@@ -257,43 +299,8 @@ pub fn App() -> impl IntoView {
         }
     };
 
-    let history = move || {
-        show_history.get().then(|| {
-            let entries = inbox.with(|i| i.history.clone());
-            let empty = entries.is_empty().then(|| view! { <p class="askuser-muted">"Nothing answered in this window yet."</p> });
-            let list = entries
-                .into_iter()
-                .map(|e| {
-                    let status = match e.status {
-                        Status::Answered if e.by_me => "answered here",
-                        Status::Answered => "answered elsewhere",
-                        Status::Cancelled => "declined",
-                        Status::TimedOut => "timed out",
-                        Status::Withdrawn => "withdrawn",
-                        Status::Pending => "pending",
-                    };
-                    let pairs = e
-                        .answers
-                        .into_iter()
-                        .map(|(q, a)| view! { <dt>{q}</dt><dd>{if a.is_empty() { "—".to_owned() } else { a }}</dd> })
-                        .collect_view();
-                    view! {
-                        <li>
-                            <p><strong>{e.agent}</strong> <span class="askuser-muted">{format!(" · {status}")}</span></p>
-                            <dl>{pairs}</dl>
-                        </li>
-                    }
-                })
-                .collect_view();
-            view! {
-                <section class="askuser-history" aria-label="History">
-                    <h2 class="askuser-h">"History"</h2>
-                    {empty}
-                    <ul>{list}</ul>
-                </section>
-            }
-        })
-    };
+    let client = Signal::derive(move || inbox.with(|i| i.client.clone()));
+    let history = move || show_history.get().then(|| view! { <HistoryPanel bridge client /> });
 
     let banner =
         move || {
@@ -361,17 +368,23 @@ pub fn App() -> impl IntoView {
                     }>
                     "Sound"
                 </button>
+                // On a narrow screen the inbox is a drawer behind this button.
+                <button type="button" class="askuser-drawer-toggle" aria-controls="askuser-inbox"
+                    aria-expanded=move || if drawer.get() { "true" } else { "false" }
+                    on:click=move |_| drawer.update(|d| *d = !*d)>
+                    {move || format!("Waiting ({})", inbox.with(|i| i.pending_count()))}
+                </button>
                 <button type="button" aria-pressed=move || if show_history.get() { "true" } else { "false" }
                     on:click=move |_| show_history.update(|h| *h = !*h)>
-                    {move || format!("History ({})", inbox.with(|i| i.history.len()))}
+                    "History"
                 </button>
             </header>
             {banner}
             <div class="askuser-sr" aria-live="polite">{move || live.get()}</div>
             <div class="askuser-toast" role="status">{move || toast.get()}</div>
-            <div class="askuser-layout">
-                <main class="askuser-active">{active_panel}</main>
-                <nav class="askuser-inbox" aria-label="Pending questions">{inbox_list}</nav>
+            <div class="askuser-layout" class:inbox-open=move || drawer.get()>
+                <main class="askuser-active">{closed_notice}{active_panel}</main>
+                <nav class="askuser-inbox" id="askuser-inbox" aria-label="Pending questions">{inbox_list}</nav>
             </div>
             {history}
         </div>

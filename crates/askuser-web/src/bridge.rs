@@ -142,11 +142,24 @@ impl Bridge {
         self.enqueue(reference, id, &msg)
     }
 
-    /// Sends (or queues) a cancel. Returns whether it went out at once.
-    pub fn cancel(&self, id: &str) -> bool {
+    /// Sends (or queues) a decline; with `chat`, the person would rather talk it over.
+    /// Returns whether it went out at once.
+    pub fn cancel(&self, id: &str, chat: bool) -> bool {
         let reference = self.next_ref();
-        let msg = BrowserMessage::Cancel { reference: Some(reference.clone()), id: id.to_owned(), chat: false };
+        let msg = BrowserMessage::Cancel { reference: Some(reference.clone()), id: id.to_owned(), chat };
         self.enqueue(reference, id, &msg)
+    }
+
+    /// Asks the bridge for a page of its history (answered by an `askuser:history` event).
+    /// Not queued: returns false when the socket is not open.
+    pub fn history(&self, search: Option<String>, offset: usize, limit: usize) -> bool {
+        let msg = BrowserMessage::History { reference: None, search, offset, limit };
+        let Ok(text) = serde_json::to_string(&msg) else { return false };
+        let inner = self.inner.borrow();
+        match (&inner.ws, inner.open) {
+            (Some(ws), true) => ws.send_with_str(&text).is_ok(),
+            _ => false,
+        }
     }
 
     /// Closes the socket and stops reconnecting.
@@ -401,13 +414,19 @@ fn outbox_key(url: &str) -> String {
     format!("{OUTBOX_KEY}:{}", url.split('?').next().unwrap_or(url))
 }
 
+/// The outbox lives in `localStorage`: an answer given offline survives the tab closing
+/// and goes out from the next tab of the page (a resend of the same answer is harmless).
+fn local() -> Option<web_sys::Storage> {
+    web_sys::window()?.local_storage().ok()?
+}
+
 fn load_outbox(url: &str) -> Vec<Outgoing> {
-    session().and_then(|s| s.get_item(&outbox_key(url)).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
+    local().and_then(|s| s.get_item(&outbox_key(url)).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
 }
 
 fn save_outbox(url: &str, outbox: &[Outgoing]) {
     let key = outbox_key(url);
-    if let (Some(s), Ok(text)) = (session(), serde_json::to_string(outbox)) {
+    if let (Some(s), Ok(text)) = (local(), serde_json::to_string(outbox)) {
         let _ = if outbox.is_empty() { s.remove_item(&key) } else { s.set_item(&key, &text) };
     }
 }

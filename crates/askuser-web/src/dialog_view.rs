@@ -6,8 +6,8 @@
 //! the dialog used it (so Shift+Enter still types a newline). Focus follows the dialog's
 //! focused row (roving focus), the textarea while editing, and the prompt's default button.
 //!
-//! Agent text is only ever rendered as text nodes; an option's `preview` HTML is shown
-//! only inside `<iframe sandbox="" srcdoc=...>` (no scripts, no navigation, no same origin).
+//! Agent text is only ever rendered as text nodes, an option's `preview` too (in a
+//! monospace box, as Claude Code shows it).
 
 use crate::text::{segments, Segment};
 use askuser_core::dialog::{Dialog, DialogOptions, Done, Draft, Effect as DialogEffect, Event, PromptKind};
@@ -39,12 +39,15 @@ pub fn key_name(ev: &web_sys::KeyboardEvent) -> Option<String> {
 pub fn DialogView(
     request: Request,
     #[prop(into)] on_submit: UnsyncCallback<Vec<Selection>>,
-    #[prop(into)] on_cancel: UnsyncCallback<()>,
+    /// Runs when the person declines; `true` for "Chat about this".
+    #[prop(into)]
+    on_cancel: UnsyncCallback<bool>,
     #[prop(optional)] draft_id: Option<String>,
     #[prop(optional, into)] footer_extra: Option<String>,
     #[prop(default = true)] autofocus: bool,
 ) -> impl IntoView {
     let uid = format!("askuser-d{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
+    let row_uid = StoredValue::new(uid.clone());
     let saved = draft_id.as_deref().and_then(crate::drafts::load);
     let dialog = RwSignal::new(match saved {
         Some(d) => Dialog::restore(&request, DialogOptions::default(), d),
@@ -71,13 +74,18 @@ pub fn DialogView(
         for effect in effects {
             match effect {
                 DialogEffect::Submitted { answers } => on_submit.run(answers),
-                DialogEffect::Cancelled => on_cancel.run(()),
+                DialogEffect::Cancelled { chat } => on_cancel.run(chat),
             }
         }
     };
     let apply = move |event: Event| perform(dialog.try_update(|d| d.apply(event)).unwrap_or_default());
 
     let on_keydown = move |ev: web_sys::KeyboardEvent| {
+        // The notes field is the person's own: keys there only type.
+        let in_notes = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()).is_some_and(|e| e.has_attribute("data-notes"));
+        if in_notes {
+            return;
+        }
         let timing = crate::perf::begin();
         let Some(key) = key_name(&ev) else { return };
         let outcome = dialog.try_update(|d| d.key(&key)).unwrap_or_default();
@@ -108,13 +116,17 @@ pub fn DialogView(
         if !inside && !first.get_value() {
             return;
         }
+        // The notes field keeps the keyboard while the person writes there.
+        if document.active_element().is_some_and(|a| a.has_attribute("data-notes")) {
+            return;
+        }
         first.set_value(false);
         let selector = if v.done.is_some() {
             return;
         } else if v.prompt.is_some() {
             "[data-default]".to_owned()
         } else if v.editing {
-            "textarea".to_owned()
+            "textarea.askuser-other".to_owned()
         } else if v.on_submit_tab {
             "[data-submit]".to_owned()
         } else {
@@ -157,7 +169,7 @@ pub fn DialogView(
                             <button type="button" role="tab" id=tab_id(i) class="askuser-tab"
                                 class:submit=t.is_submit class:answered=t.answered
                                 aria-selected=if i == active { "true" } else { "false" }
-                                aria-controls=panel_id.clone() tabindex="-1"
+                                aria-controls=panel_id.clone() tabindex=if i == active { "0" } else { "-1" }
                                 on:click=move |_| apply(Event::GoTab { index: i })>
                                 <span aria-hidden="true">{mark}</span>{t.label}
                                 {t.answered.then(|| view! { <span class="askuser-sr">" (answered)"</span> })}
@@ -206,10 +218,30 @@ pub fn DialogView(
         })
     });
     let window = Memo::new(move |_| view.with(|v| (v.window.above, v.window.below)));
+    let first_visible = move || view.with(|v| v.window.start);
+    let last_visible = move || view.with(|v| v.window.end.saturating_sub(1));
+    // The wheel (and a touchpad) scrolls the list a row at a time.
+    let on_wheel = move |ev: web_sys::WheelEvent| {
+        let (above, below) = window.get_untracked();
+        let index = if ev.delta_y() > 0.0 && below > 0 {
+            last_visible() + 1
+        } else if ev.delta_y() < 0.0 && above > 0 {
+            first_visible().saturating_sub(1)
+        } else {
+            return;
+        };
+        ev.prevent_default();
+        apply(Event::Focus { index });
+    };
     let multi = Memo::new(move |_| view.with(|v| v.question.as_ref().is_some_and(|q| q.multi_select)));
     let row = move |(q, i): (usize, usize)| {
-        let (label, description, number) =
-            view.with_untracked(|v| v.rows.get(i).map(|r| (r.label.clone(), r.description.clone(), r.number)).unwrap_or_default());
+        let (label, description, number, count) = view.with_untracked(|v| {
+            let count = v.rows.len();
+            v.rows.get(i).map(|r| (r.label.clone(), r.description.clone(), r.number, count)).unwrap_or_default()
+        });
+        let row_id = format!("{}-q{q}-r{i}", row_uid.get_value());
+        let (label_id, desc_id) = (format!("{row_id}-l"), format!("{row_id}-d"));
+        let described = description.is_some().then(|| desc_id.clone());
         let is_multi = multi.get_untracked();
         let flag = move |f: fn(&askuser_core::dialog::RowView) -> bool| {
             move || view.with(|v| v.question.as_ref().is_some_and(|qv| qv.index == q) && v.rows.get(i).is_some_and(f))
@@ -218,14 +250,17 @@ pub fn DialogView(
         let selected = flag(|r| r.selected);
         view! {
             <div role=if is_multi { "checkbox" } else { "radio" } class="askuser-row" data-row=i.to_string()
-                tabindex="-1" aria-checked=move || if selected() { "true" } else { "false" }
+                tabindex=move || if focused() { "0" } else { "-1" } aria-checked=move || if selected() { "true" } else { "false" }
+                // Radios may say where they sit in a long list; checkboxes may not (ARIA).
+                aria-setsize=(!is_multi).then(|| count.to_string()) aria-posinset=(!is_multi).then(|| (i + 1).to_string())
+                aria-labelledby=label_id.clone() aria-describedby=described
                 class:focused=focused class:selected=selected
                 on:click=move |_| apply(Event::Pick { index: i })
                 on:mouseenter=move |_| apply(Event::Focus { index: i })>
                 <span class="askuser-mark" aria-hidden="true"></span>
                 <span class="askuser-num" aria-hidden="true">{number.map(|n| format!("{n}."))}</span>
-                <span class="askuser-label">{label}</span>
-                {description.map(|d| view! { <span class="askuser-desc">{d}</span> })}
+                <span class="askuser-label" id=label_id.clone()>{label}</span>
+                {description.map(|d| view! { <span class="askuser-desc" id=desc_id>{d}</span> })}
             </div>
         }
     };
@@ -235,10 +270,20 @@ pub fn DialogView(
             question.with(|q| q.as_ref().is_some_and(|q| !q.free_text)).then(|| {
                 view! {
                     <div class="askuser-list" role=move || if multi.get() { "group" } else { "radiogroup" }
-                        aria-labelledby=text_id.clone()>
-                        {move || (window.get().0 > 0).then(|| view! { <div class="askuser-more">{format!("↑ {} more", window.get().0)}</div> })}
+                        aria-labelledby=text_id.clone() on:wheel=on_wheel>
+                        {move || (window.get().0 > 0).then(|| view! {
+                            <button type="button" class="askuser-more" tabindex="-1"
+                                on:click=move |_| apply(Event::Focus { index: first_visible().saturating_sub(1) })>
+                                {format!("↑ {} more", window.get().0)}
+                            </button>
+                        })}
                         <For each=move || visible.get() key=|k| *k children=row />
-                        {move || (window.get().1 > 0).then(|| view! { <div class="askuser-more">{format!("↓ {} more", window.get().1)}</div> })}
+                        {move || (window.get().1 > 0).then(|| view! {
+                            <button type="button" class="askuser-more" tabindex="-1"
+                                on:click=move |_| apply(Event::Focus { index: last_visible() + 1 })>
+                                {format!("↓ {} more", window.get().1)}
+                            </button>
+                        })}
                     </div>
                 }
             })
@@ -254,7 +299,8 @@ pub fn DialogView(
     let text_area = move || {
         show_text.get().then(|| {
             view! {
-                <textarea class="askuser-other" rows="3" aria-label="Your answer (Other)"
+                <textarea class="askuser-other" rows="3"
+                    aria-label=move || if question.with(|q| q.as_ref().is_some_and(|q| q.free_text)) { "Your answer" } else { "Your answer (Other)" }
                     placeholder="Type your answer. Enter sends, Shift+Enter adds a line."
                     prop:value=move || view.with(|v| v.other_text.clone())
                     on:focus=move |_| {
@@ -267,22 +313,52 @@ pub fn DialogView(
         })
     };
 
-    // A single-select option's preview, beside the list, only in an empty-sandbox frame.
+    // The focused option's preview (else the first one's), beside the list on wide
+    // screens: its text, monospace, never markup.
     let preview = Memo::new(move |_| {
         view.with(|v| {
-            let q = v.question.as_ref()?;
-            if q.multi_select || !v.rows.iter().any(|r| r.preview.is_some()) {
-                return None;
-            }
             let row = v.rows.iter().find(|r| r.focused && r.preview.is_some()).or_else(|| v.rows.iter().find(|r| r.preview.is_some()))?;
             Some((row.label.clone(), row.preview.clone().unwrap_or_default()))
         })
     });
     let preview_block = move || {
-        preview.get().map(|(label, html)| {
+        preview.get().map(|(label, text)| {
+            view! { <pre class="askuser-preview" tabindex="0" role="region" aria-label=format!("Preview of {label}")>{text}</pre> }
+        })
+    };
+
+    // Notes for the agent about the current question (Claude Code's per-question notes).
+    let notes_block = move || {
+        question.with(|q| q.is_some()).then(|| {
+            let open = view.with_untracked(|v| !v.notes.is_empty());
             view! {
-                <iframe class="askuser-preview" sandbox="" referrerpolicy="no-referrer"
-                    title=format!("Preview of {label}") srcdoc=html></iframe>
+                <details class="askuser-notes" open=open>
+                    <summary>"Add a note for the agent"</summary>
+                    <textarea data-notes="" rows="2" aria-label="Note for the agent (optional)"
+                        placeholder="Anything the agent should know about this answer"
+                        prop:value=move || view.with(|v| v.notes.clone())
+                        on:input=move |ev| apply(Event::Notes { text: event_target_value(&ev) })></textarea>
+                </details>
+            }
+        })
+    };
+
+    // Every action has a button: the mouse and touch need no key.
+    let actions = Memo::new(move |_| view.with(|v| (v.done.is_none() && v.prompt.is_none(), v.on_submit_tab, v.tabs.len() >= 2)));
+    let actions_block = move || {
+        let (open, on_submit_tab, several) = actions.get();
+        open.then(|| {
+            let primary = (!on_submit_tab).then(|| {
+                let label = if several { "Next" } else { "Submit" };
+                view! { <button type="button" class="askuser-primary" data-action="enter" on:click=move |_| apply(Event::Enter)>{label}</button> }
+            });
+            view! {
+                <div class="askuser-actions">
+                    {primary}
+                    <button type="button" data-action="decline" on:click=move |_| apply(Event::Decline)>"Decline"</button>
+                    <button type="button" data-action="chat" title="Decline and talk the question over with the agent instead"
+                        on:click=move |_| apply(Event::Chat)>"Chat about this"</button>
+                </div>
             }
         })
     };
@@ -297,7 +373,7 @@ pub fn DialogView(
                     let answered = item.answer.is_some();
                     view! {
                         <li class:unanswered=!answered>
-                            <button type="button" class="askuser-link" tabindex="-1"
+                            <button type="button" class="askuser-link"
                                 on:click=move |_| apply(Event::GoTab { index })>{item.label}</button>
                             <span class="askuser-review-q">{item.question}</span>
                             <span class="askuser-review-a">{item.answer.unwrap_or_else(|| "Not answered".into())}</span>
@@ -352,7 +428,8 @@ pub fn DialogView(
     let panel_label = move || if has_tabs() { Some(tab_id(tabs.with(|(_, a)| *a))) } else { None };
 
     view! {
-        <div class="askuser-dialog" role="dialog" aria-label="Question" aria-describedby=text_id.clone()
+        <div class="askuser-dialog" role="dialog" aria-label="Question"
+            aria-describedby=move || question.with(|q| q.is_some()).then(|| text_id.clone())
             node_ref=root on:keydown=on_keydown>
             {tab_bar}
             <div role=move || has_tabs().then_some("tabpanel") id=panel_id aria-labelledby=panel_label
@@ -361,14 +438,16 @@ pub fn DialogView(
                     {question_block}
                     {rows_block}
                     {text_area}
+                    {notes_block}
                     {review_block}
                 </div>
                 {preview_block}
             </div>
             {prompt_block}
+            {actions_block}
             <p class="askuser-hint" role="status">{move || hint.get()}</p>
             {move || done.get().map(|d| view! {
-                <p class="askuser-done" role="status">{match d { Done::Submitted => "Answer sent.", Done::Cancelled => "Cancelled." }}</p>
+                <p class="askuser-done" role="status">{match d { Done::Submitted => "Answer sent.", Done::Cancelled => "Declined." }}</p>
             })}
             <p class="askuser-footer">{move || footer.get()}{footer_extra.map(|f| format!(" • {f}"))}</p>
         </div>
@@ -404,11 +483,11 @@ pub fn mount_dialog(
     element: web_sys::HtmlElement,
     request: Request,
     on_submit: impl Fn(Vec<Selection>) + 'static,
-    on_cancel: impl Fn() + 'static,
+    on_cancel: impl Fn(bool) + 'static,
 ) -> DialogHandle {
     let draft_id = request.id.clone();
     let on_submit = UnsyncCallback::new(on_submit);
-    let on_cancel = UnsyncCallback::new(move |()| on_cancel());
+    let on_cancel = UnsyncCallback::new(on_cancel);
     let handle = leptos::mount::mount_to(element, move || match draft_id {
         Some(id) => view! { <DialogView request on_submit on_cancel draft_id=id /> }.into_any(),
         None => view! { <DialogView request on_submit on_cancel /> }.into_any(),

@@ -13,6 +13,8 @@ pub const ANSWERED: &str = "askuser:answered";
 /// Withdrawn or timed out (`detail.status` says which).
 pub const WITHDRAWN: &str = "askuser:withdrawn";
 pub const AGENT: &str = "askuser:agent";
+/// A page of the bridge's history, for a `history` request.
+pub const HISTORY: &str = "askuser:history";
 pub const ACK: &str = "askuser:ack";
 pub const ERROR: &str = "askuser:error";
 /// `detail`: `{state: "connecting" | "open" | "reconnecting" | "unauthorized" | "closed", attempt}`
@@ -20,7 +22,7 @@ pub const ERROR: &str = "askuser:error";
 pub const CONNECTION: &str = "askuser:connection";
 
 /// Every event a bridge message can become.
-pub const MESSAGE_EVENTS: [&str; 7] = [SNAPSHOT, ASKED, ANSWERED, WITHDRAWN, AGENT, ACK, ERROR];
+pub const MESSAGE_EVENTS: [&str; 8] = [SNAPSHOT, ASKED, ANSWERED, WITHDRAWN, AGENT, HISTORY, ACK, ERROR];
 
 /// The event name for a message `type`, or `None` for a type this UI does not know.
 pub fn event_name(kind: &str) -> Option<&'static str> {
@@ -30,6 +32,7 @@ pub fn event_name(kind: &str) -> Option<&'static str> {
         "answered" => ANSWERED,
         "withdrawn" => WITHDRAWN,
         "agent" => AGENT,
+        "history" => HISTORY,
         "ack" => ACK,
         "error" => ERROR,
         _ => return None,

@@ -1,60 +1,34 @@
 //! The inbox: every pending question set the bridge announced, which one is active,
-//! agent presence and this session's history. Plain data updated by
+//! and agent presence. Plain data updated by
 //! [`Inbox::apply`] from [`BrowserEvent`]s; no DOM, no clock (the time is passed in).
 
 use askuser_core::protocol::{AgentPresence, BrowserEvent, QuestionRecord};
-use askuser_core::{AnswerValue, Status};
+use askuser_core::Status;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Where a question set stands, as far as this window knows.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Fate {
     Pending,
-    /// Answered (or cancelled) here; waiting for the bridge to confirm.
+    /// Answered (or declined) here; waiting for the bridge to confirm.
     Sent,
-    AnsweredElsewhere,
-    CancelledElsewhere,
-    Withdrawn,
-    TimedOut,
-    /// Gone from the bridge's pending list while this window was offline.
-    Gone,
 }
 
-impl Fate {
-    pub fn is_final(self) -> bool {
-        !matches!(self, Fate::Pending | Fate::Sent)
-    }
-
-    /// What the window shows in place of a dialog that can no longer be answered.
-    pub fn notice(self) -> &'static str {
-        match self {
-            Fate::Pending => "",
-            Fate::Sent => "Sending your answer…",
-            Fate::AnsweredElsewhere => "Answered in another window.",
-            Fate::CancelledElsewhere => "Declined in another window.",
-            Fate::Withdrawn => "The agent withdrew this question.",
-            Fate::TimedOut => "This question timed out.",
-            Fate::Gone => "This question was closed while you were offline.",
-        }
-    }
+/// The active question set closed elsewhere: what the page says about it, beside the
+/// next question (it never blocks it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Closed {
+    pub id: String,
+    /// What happened, with the answer given.
+    pub text: String,
+    /// What the person had typed here, kept so it is not lost without a word.
+    pub typed: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
 pub struct Item {
     pub record: QuestionRecord,
     pub fate: Fate,
-}
-
-/// One answered (or otherwise closed) question set of this session.
-#[derive(Debug, Clone, PartialEq)]
-pub struct HistoryEntry {
-    pub id: String,
-    pub agent: String,
-    /// (question, answer) pairs; the answer is empty unless answered.
-    pub answers: Vec<(String, String)>,
-    pub status: Status,
-    pub by_me: bool,
-    pub at: u64,
 }
 
 /// A heading in the inbox: one agent session, and its sub-agents' sessions after it.
@@ -84,10 +58,10 @@ pub struct Inbox {
     items: BTreeMap<String, Item>,
     pub agents: BTreeMap<String, AgentPresence>,
     pub active: Option<String>,
-    /// Newest first.
-    pub history: Vec<HistoryEntry>,
     /// Ids answered here; kept so a snapshot does not offer them again.
     sent: BTreeSet<String>,
+    /// The last active question set that closed elsewhere, until [`Inbox::dismiss`].
+    pub closed: Option<Closed>,
 }
 
 pub fn agent_name(record: &QuestionRecord) -> String {
@@ -114,6 +88,13 @@ impl Inbox {
         self.items.insert(record.id.clone(), Item { record, fate });
     }
 
+    /// Whether the agent that asked `record` is still waiting for the answer (None: the
+    /// bridge has not said).
+    pub fn agent_waiting(&self, record: &QuestionRecord) -> Option<bool> {
+        let session = record.request.agent.as_ref()?.session_id.as_ref()?;
+        self.agents.get(session).map(|a| a.connected)
+    }
+
     /// Question sets still waiting for someone.
     pub fn pending_count(&self) -> usize {
         self.items.values().filter(|i| i.fate == Fate::Pending).count()
@@ -126,18 +107,14 @@ impl Inbox {
                 self.client = Some(client);
                 self.agents = agents.into_iter().map(|a| (a.session_id.clone(), a)).collect();
                 let known: BTreeSet<&str> = questions.iter().map(|q| q.id.as_str()).collect();
-                let active = self.active.clone();
-                // Keep the active one if it vanished, to say so; drop other vanished ones.
-                self.items.retain(|_, item| {
-                    if known.contains(item.record.id.as_str()) {
-                        return true;
-                    }
-                    let is_active = active.as_deref() == Some(item.record.id.as_str());
-                    if is_active && item.fate == Fate::Pending {
-                        item.fate = Fate::Gone;
-                    }
-                    is_active
-                });
+                // Drop the vanished ones; if the active one vanished, say so.
+                let vanished: Vec<String> = self.items.keys().filter(|id| !known.contains(id.as_str())).cloned().collect();
+                for id in vanished {
+                    let fate = self.get(&id).map(|i| i.fate);
+                    let what =
+                        (fate == Some(Fate::Pending)).then(|| format!("{} was closed while this window was offline.", self.title(&id)));
+                    self.close(&id, what);
+                }
                 for q in questions {
                     if q.status != Status::Pending {
                         continue;
@@ -146,9 +123,7 @@ impl Inbox {
                     match self.get_mut(&q.id) {
                         Some(item) => {
                             item.record = q;
-                            if !item.fate.is_final() {
-                                item.fate = fate;
-                            }
+                            item.fate = fate;
                         }
                         None => self.insert(q, fate),
                     }
@@ -165,61 +140,28 @@ impl Inbox {
             }
             BrowserEvent::Answered { ref id, ref by, ref result } => {
                 let by_me = self.sent.remove(id) || (by.is_some() && *by == self.client);
-                let item = self.get(id).cloned();
-                if let Some(item) = &item {
-                    let answers = item
-                        .record
-                        .request
-                        .questions
-                        .iter()
-                        .enumerate()
-                        .map(|(i, q)| {
-                            let a = result.answers.get(i).map(|a| match &a.answer {
-                                AnswerValue::One(s) => s.clone(),
-                                AnswerValue::Many(v) => v.join(", "),
-                            });
-                            (q.question.clone(), a.unwrap_or_default())
-                        })
-                        .collect();
-                    self.history.insert(
-                        0,
-                        HistoryEntry {
-                            id: id.clone(),
-                            agent: agent_name(&item.record),
-                            answers,
-                            status: result.status,
-                            by_me,
-                            at: result.answered_at,
-                        },
-                    );
-                    self.history.truncate(50);
-                }
-                let fate = if by_me {
-                    None
-                } else if result.status == Status::Cancelled {
-                    Some(Fate::CancelledElsewhere)
-                } else {
-                    Some(Fate::AnsweredElsewhere)
-                };
-                self.close(id, fate);
+                let what = (!by_me).then(|| {
+                    let place = match by.as_deref() {
+                        Some(b) if !b.starts_with("c-") => format!("via {b}"),
+                        _ => "in another window".to_owned(),
+                    };
+                    if result.status == Status::Cancelled {
+                        format!("{} was declined {place}.", self.title(id))
+                    } else {
+                        let given: Vec<String> = result.answers.iter().map(|a| a.answer.joined()).collect();
+                        format!("{} was answered {place}: {}.", self.title(id), given.join("; "))
+                    }
+                });
+                self.close(id, what);
             }
             BrowserEvent::Withdrawn { ref id, status } => {
                 self.sent.remove(id);
-                if let Some(item) = self.get(id).cloned() {
-                    self.history.insert(
-                        0,
-                        HistoryEntry {
-                            id: id.clone(),
-                            agent: agent_name(&item.record),
-                            answers: item.record.request.questions.iter().map(|q| (q.question.clone(), String::new())).collect(),
-                            status,
-                            by_me: false,
-                            at: 0,
-                        },
-                    );
-                }
-                let fate = if status == Status::TimedOut { Fate::TimedOut } else { Fate::Withdrawn };
-                self.close(id, Some(fate));
+                let what = if status == Status::TimedOut {
+                    format!("{} timed out.", self.title(id))
+                } else {
+                    format!("The agent withdrew {}.", self.title(id))
+                };
+                self.close(id, Some(what));
             }
             BrowserEvent::Agent { agent } => {
                 self.agents.insert(agent.session_id.clone(), agent);
@@ -234,23 +176,32 @@ impl Inbox {
                     }
                 }
             }
-            BrowserEvent::Error { .. } | BrowserEvent::Ack { .. } => {}
+            BrowserEvent::Error { .. } | BrowserEvent::Ack { .. } | BrowserEvent::History { .. } => {}
         }
         self.ensure_active();
         notices
     }
 
-    /// A final question set leaves the list, unless it is the active one: that one stays
-    /// (with `fate`, when given) so the page can say what happened, until [`Inbox::dismiss`].
-    fn close(&mut self, id: &str, fate: Option<Fate>) {
-        let active = self.active.as_deref() == Some(id);
-        match (fate, active) {
-            (Some(fate), true) => {
-                if let Some(item) = self.get_mut(id) {
-                    item.fate = fate;
-                }
+    /// A final question set leaves the list. If it was the active one, `what` (what
+    /// happened) stays as [`Inbox::closed`] and the next question becomes active.
+    fn close(&mut self, id: &str, what: Option<String>) {
+        if self.active.as_deref() == Some(id) {
+            if let Some(text) = what {
+                self.closed = Some(Closed { id: id.to_owned(), text, typed: None });
             }
-            _ => _ = self.items.remove(id),
+            self.active = None;
+        }
+        self.items.remove(id);
+    }
+
+    /// "“First question”" (and how many more) of question set `id`.
+    fn title(&self, id: &str) -> String {
+        let Some(item) = self.get(id) else { return "A question".into() };
+        let qs = &item.record.request.questions;
+        let first = qs.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default();
+        match qs.len() {
+            0 | 1 => format!("“{first}”"),
+            n => format!("“{first}” (and {} more)", n - 1),
         }
     }
 
@@ -266,10 +217,9 @@ impl Inbox {
         self.ensure_active();
     }
 
-    /// Drops every closed question set and moves on from the active one if it closed.
+    /// Forgets the closed notice.
     pub fn dismiss(&mut self) {
-        self.items.retain(|_, i| !i.fate.is_final());
-        self.ensure_active();
+        self.closed = None;
     }
 
     /// Keeps the active question set if it is still shown, else picks the first pending one.
@@ -286,7 +236,6 @@ impl Inbox {
     pub fn select(&mut self, id: &str) {
         if self.get(id).is_some_and(|i| i.fate == Fate::Pending) {
             self.active = Some(id.to_owned());
-            self.items.retain(|key, i| !i.fate.is_final() || key == id);
         }
     }
 
@@ -456,6 +405,19 @@ mod tests {
     }
 
     #[test]
+    fn the_inbox_knows_when_nobody_waits_for_an_answer() {
+        let mut inbox = snapshot();
+        let of = |inbox: &Inbox, id: &str| inbox.agent_waiting(&inbox.get(id).unwrap().record);
+        assert_eq!((of(&inbox, "b"), of(&inbox, "a")), (Some(true), None));
+        inbox.apply(ev(json!({"type": "agent", "agent": {"sessionId": "child", "name": "helper", "connected": false}})));
+        assert_eq!(of(&inbox, "b"), Some(false));
+        inbox.select("b");
+        inbox.apply(ev(answered("b", "the agent host's own dialog (MCP elicitation)")));
+        let said = inbox.closed.as_ref().map(|c| c.text.clone()).unwrap_or_default();
+        assert_eq!(said, "“b?” was answered via the agent host's own dialog (MCP elicitation): yes.");
+    }
+
+    #[test]
     fn sub_agents_sit_under_their_parent_oldest_first() {
         let inbox = snapshot();
         let groups: Vec<(String, usize, Vec<String>, Option<bool>)> =
@@ -507,26 +469,34 @@ mod tests {
         inbox.mark_sent("c");
         inbox.apply(ev(json!({"type": "snapshot", "client": "me2", "agents": [], "questions": [record("c", "main", "root", 3)]})));
         assert_eq!(inbox.get("c").map(|i| i.fate), Some(Fate::Sent));
-        assert_eq!(inbox.get("b").map(|i| i.fate), Some(Fate::Gone), "the active one vanished while offline: say so");
+        assert!(inbox.get("b").is_none());
+        assert_eq!(
+            inbox.closed.as_ref().map(|c| c.text.as_str()),
+            Some("“b?” was closed while this window was offline."),
+            "the active one vanished: say so"
+        );
         assert!(inbox.get("a").is_none());
         inbox.apply(ev(answered("c", "me2")));
         assert!(inbox.get("c").is_none());
-        assert!(inbox.history[0].by_me);
+        assert!(inbox.closed.is_none() || inbox.closed.as_ref().is_some_and(|c| c.id != "c"), "answered here: nothing to say");
     }
 
     #[test]
-    fn closed_elsewhere_stays_visible_while_active() {
+    fn closed_elsewhere_steps_aside_and_says_what_was_answered() {
         let mut inbox = snapshot();
-        inbox.apply(ev(answered("c", "someone-else")));
-        assert_eq!(inbox.get("c").map(|i| i.fate), Some(Fate::AnsweredElsewhere));
         assert_eq!(inbox.active.as_deref(), Some("c"));
-        assert_eq!(inbox.history[0].answers, [("c?".to_owned(), "yes".to_owned())]);
+        inbox.apply(ev(answered("c", "c-9")));
+        assert!(inbox.get("c").is_none());
+        assert_eq!(inbox.active.as_deref(), Some("b"), "the next question at once");
+        assert_eq!(inbox.closed.as_ref().map(|c| c.text.as_str()), Some("“c?” was answered in another window: yes."));
         inbox.apply(ev(json!({"type": "withdrawn", "id": "a", "status": "timed_out"})));
         assert!(inbox.get("a").is_none(), "an inactive one just leaves");
-        assert_eq!(inbox.history[0].status, Status::TimedOut);
+        assert_eq!(inbox.closed.as_ref().map(|c| c.id.as_str()), Some("c"), "and says nothing");
+        inbox.apply(ev(json!({"type": "withdrawn", "id": "b", "status": "withdrawn"})));
+        assert_eq!(inbox.closed.as_ref().map(|c| c.text.as_str()), Some("The agent withdrew “b?”."));
         inbox.dismiss();
-        assert_eq!(inbox.active.as_deref(), Some("b"));
-        assert_eq!(inbox.pending_count(), 1);
+        assert!(inbox.closed.is_none());
+        assert_eq!(inbox.pending_count(), 0);
     }
 
     #[test]

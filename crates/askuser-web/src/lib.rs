@@ -27,6 +27,7 @@ pub mod bridge;
 pub mod dialog_view;
 pub mod drafts;
 pub mod events;
+pub mod history;
 pub mod inbox;
 pub mod notify;
 pub mod perf;

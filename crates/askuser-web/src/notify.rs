@@ -1,5 +1,5 @@
-//! Getting a person's attention while the tab is hidden: the title counts pending
-//! question sets, desktop notifications (after the person enabled them) and an optional
+//! Getting a person's attention: the title counts pending question sets; while the tab
+//! is hidden, desktop notifications (after the person enabled them) and an optional
 //! short beep. All of it is best effort; a browser without an API simply gets less.
 
 use wasm_bindgen::JsValue;
@@ -11,9 +11,9 @@ pub fn hidden() -> bool {
     web_sys::window().and_then(|w| w.document()).is_some_and(|d| d.hidden())
 }
 
-/// `(N) askuser` while hidden with N pending, else `askuser`.
-pub fn title(pending: usize, hidden: bool) -> String {
-    if hidden && pending > 0 {
+/// `(N) askuser` with N pending, else `askuser`.
+pub fn title(pending: usize) -> String {
+    if pending > 0 {
         format!("({pending}) {TITLE}")
     } else {
         TITLE.to_owned()
@@ -126,9 +126,8 @@ pub fn beep() {
 #[cfg(test)]
 mod tests {
     #[test]
-    fn the_title_counts_only_while_hidden() {
-        assert_eq!(super::title(3, true), "(3) askuser");
-        assert_eq!(super::title(3, false), "askuser");
-        assert_eq!(super::title(0, true), "askuser");
+    fn the_title_counts_what_waits() {
+        assert_eq!(super::title(3), "(3) askuser");
+        assert_eq!(super::title(0), "askuser");
     }
 }

@@ -102,7 +102,7 @@ fn mount(req: Request) -> (HtmlElement, Submitted, Rc<RefCell<u32>>, askuser_web
     let submitted: Submitted = Rc::default();
     let cancelled = Rc::new(RefCell::new(0));
     let (s, c) = (submitted.clone(), cancelled.clone());
-    let handle = mount_dialog(el.clone(), req, move |a| s.borrow_mut().push(a), move || *c.borrow_mut() += 1);
+    let handle = mount_dialog(el.clone(), req, move |a| s.borrow_mut().push(a), move |_chat| *c.borrow_mut() += 1);
     (el, submitted, cancelled, handle)
 }
 
@@ -179,7 +179,7 @@ async fn free_text_is_typed_and_sent_with_enter() {
     let req = request(json!({"questions": [{"question": "Anything else?"}]}));
     let (el, submitted, _, _h) = mount(req);
     settle().await;
-    let area = all(&el, "textarea").pop().expect("a textarea");
+    let area = all(&el, "textarea.askuser-other").pop().expect("a textarea");
     assert!(area.get_attribute("aria-label").is_some_and(|l| !l.is_empty()), "the textarea has a label");
     let textarea: web_sys::HtmlTextAreaElement = area.clone().unchecked_into();
     textarea.set_value("Ship it\non Friday");
@@ -203,10 +203,10 @@ async fn free_text_is_typed_and_sent_with_enter() {
 async fn other_row_opens_a_labelled_textarea() {
     let (el, submitted, _, _h) = mount(databases());
     settle().await;
-    assert!(all(&el, "textarea").is_empty());
+    assert!(all(&el, "textarea.askuser-other").is_empty());
     press(&dialog(&el), "0");
     settle().await;
-    let area = all(&el, "textarea").pop().expect("Other opens the textarea");
+    let area = all(&el, "textarea.askuser-other").pop().expect("Other opens the textarea");
     assert!(checked(&find(&el, "radio", "Other")) || area.is_connected());
     let textarea: web_sys::HtmlTextAreaElement = area.clone().unchecked_into();
     textarea.set_value("CockroachDB");
@@ -310,32 +310,31 @@ async fn long_lists_show_how_many_more() {
 }
 
 #[wasm_bindgen_test]
-async fn previews_render_only_in_a_sandboxed_frame() {
-    let req = request(json!({"questions": [{
-        "question": "Which layout?",
-        "options": [
-            {"label": "Cards", "preview": "<div id=\"agent-preview\"><b>Cards</b><script>parent.__previewRan = 1</script></div>"},
-            {"label": "Table", "preview": "<table id=\"agent-table\"><tr><td>1</td></tr></table>"}
-        ]
-    }]}));
-    let (el, _, _, _h) = mount(req);
-    settle().await;
-    let frames = all(&el, "iframe");
-    assert_eq!(frames.len(), 1);
-    let frame = &frames[0];
-    assert_eq!(frame.get_attribute("sandbox").as_deref(), Some(""), "an empty sandbox: no scripts, no same origin");
-    assert!(frame.get_attribute("srcdoc").unwrap().contains("agent-preview"));
-    assert!(frame.get_attribute("title").unwrap().contains("Cards"));
-    assert!(document().get_element_by_id("agent-preview").is_none(), "agent HTML never enters the page");
-    assert!(all(&el, "b").is_empty() && all(&el, "script").is_empty());
+async fn previews_are_text_in_a_monospace_box_for_single_and_multi_select() {
+    for multi in [false, true] {
+        let req = request(json!({"questions": [{
+            "question": "Which layout?", "multiSelect": multi,
+            "options": [
+                {"label": "Cards", "preview": "<div id=\"agent-preview\"><b>Cards</b><script>parent.__previewRan = 1</script></div>"},
+                {"label": "Table", "preview": "+---+---+\n| a | b |\n+---+---+"}
+            ]
+        }]}));
+        let (el, _, _, _h) = mount(req);
+        settle().await;
+        let boxes = all(&el, "pre.askuser-preview");
+        assert_eq!(boxes.len(), 1, "multi={multi}");
+        assert!(boxes[0].text_content().unwrap().contains("<script>parent.__previewRan = 1</script>"), "the preview's text, as text");
+        assert!(boxes[0].get_attribute("aria-label").unwrap().contains("Cards"));
+        assert!(document().get_element_by_id("agent-preview").is_none(), "agent HTML never becomes markup");
+        assert!(all(&el, "b").is_empty() && all(&el, "script").is_empty() && all(&el, "iframe").is_empty());
 
-    press(&dialog(&el), "ArrowDown");
-    settle().await;
-    let frame = all(&el, "iframe").pop().unwrap();
-    assert!(frame.get_attribute("srcdoc").unwrap().contains("agent-table"), "the focused option's preview");
-    assert!(document().get_element_by_id("agent-table").is_none());
-    let ran = js_sys::Reflect::get(&web_sys::window().unwrap(), &"__previewRan".into()).unwrap();
-    assert!(ran.is_undefined());
+        press(&dialog(&el), "ArrowDown");
+        settle().await;
+        let shown = all(&el, "pre.askuser-preview").pop().unwrap().text_content().unwrap();
+        assert_eq!(shown, "+---+---+\n| a | b |\n+---+---+", "the focused option's preview keeps its lines");
+        let ran = js_sys::Reflect::get(&web_sys::window().unwrap(), &"__previewRan".into()).unwrap();
+        assert!(ran.is_undefined());
+    }
 }
 
 #[wasm_bindgen_test]
@@ -504,18 +503,22 @@ async fn the_page_follows_bridge_events() {
     let live = all(&el, "[aria-live=\"polite\"]").pop().unwrap();
     assert_eq!(live.text_content().unwrap(), "New question from claude-code: Run the migrations?");
 
-    // Answered in another window: said, not answerable, then moved on.
+    // Answered in another window: it steps aside for the next one and says what was answered.
     let answered = json!({"type": "answered", "id": "q-1", "by": "c-2", "result": {
         "id": "q-1", "status": "answered", "answered": true, "answeredAt": now,
         "answers": [{"question": "Deploy to staging?", "answer": "Yes", "selectedOptions": ["Yes"], "custom": null, "wasCustom": false}]
     }});
     events::dispatch_message(&answered.to_string()).unwrap();
     settle().await;
-    assert!(el.text_content().unwrap().contains("Answered in another window."));
-    assert!(by_role(&el, "dialog").is_empty(), "no longer answerable");
-    buttons(&el, "Next question").unchecked_into::<HtmlElement>().click();
+    assert!(
+        el.text_content().unwrap().contains("“Deploy to staging?” was answered in another window: Yes."),
+        "{}",
+        el.text_content().unwrap()
+    );
+    assert!(dialog(&el).text_content().unwrap().contains("Run the migrations?"), "the session's next question comes first, at once");
+    buttons(&el, "OK").unchecked_into::<HtmlElement>().click();
     settle().await;
-    assert!(dialog(&el).text_content().unwrap().contains("Run the migrations?"), "the session's next question comes first");
+    assert!(!el.text_content().unwrap().contains("was answered in another window"));
     press(&dialog(&el), "]");
     settle().await;
     assert!(dialog(&el).text_content().unwrap().contains("Use the cached index?"));
@@ -523,8 +526,8 @@ async fn the_page_follows_bridge_events() {
     // Withdrawn while active.
     events::dispatch_message(&json!({"type": "withdrawn", "id": "q-2", "status": "withdrawn"}).to_string()).unwrap();
     settle().await;
-    assert!(el.text_content().unwrap().contains("The agent withdrew this question."));
-    assert!(buttons(&el, "History (2)").is_connected());
+    assert!(el.text_content().unwrap().contains("The agent withdrew “Use the cached index?”."), "{}", el.text_content().unwrap());
+    assert!(buttons(&el, "History").is_connected());
     drop(handle);
 }
 
@@ -585,14 +588,15 @@ fn the_token_moves_from_the_address_to_session_storage() {
 #[wasm_bindgen_test]
 async fn offline_answers_are_queued_and_reconnects_are_announced() {
     let (conn, _c) = capture("askuser:connection");
-    let session = web_sys::window().unwrap().session_storage().unwrap().unwrap();
+    // localStorage: an answer given offline outlives the tab (and goes out from the next one).
+    let storage = web_sys::window().unwrap().local_storage().unwrap().unwrap();
     // Nothing listens on port 9: the socket fails and the client retries.
     let bridge = askuser_web::bridge::Bridge::start("ws://127.0.0.1:9/v1/ui?token=x".into());
     assert!(!bridge.answer("q-1", vec![Selection::option("Yes")]), "not sent while offline");
     assert_eq!(bridge.queued(), 1);
     // One outbox per bridge address (never with the token in its key).
     let key = "askuser:outbox:ws://127.0.0.1:9/v1/ui";
-    let stored = session.get_item(key).unwrap().expect("the outbox survives a reload");
+    let stored = storage.get_item(key).unwrap().expect("the outbox survives a reload");
     assert!(stored.contains("\\\"type\\\":\\\"answer\\\"") && stored.contains("q-1"), "{stored}");
     sleep(1200).await;
     let states: Vec<(String, f64)> =
@@ -601,5 +605,118 @@ async fn offline_answers_are_queued_and_reconnects_are_announced() {
     assert!(states.iter().any(|(s, a)| s == "reconnecting" && *a >= 1.0), "{states:?}");
     bridge.stop();
     assert_eq!(get(conn.borrow().last().unwrap(), &["state"]).as_string().as_deref(), Some("closed"));
-    session.remove_item(key).unwrap();
+    storage.remove_item(key).unwrap();
+}
+
+// ----- mouse and touch: every action has a button -----
+
+fn click(el: &Element) {
+    el.dyn_ref::<HtmlElement>().expect("an HTML element").click();
+}
+
+/// Mounts a dialog and records each decline's `chat` flag.
+fn mount_recording(req: Request) -> (HtmlElement, Submitted, Rc<RefCell<Vec<bool>>>, askuser_web::DialogHandle) {
+    let el = container();
+    let submitted: Submitted = Rc::default();
+    let declined: Rc<RefCell<Vec<bool>>> = Rc::default();
+    let (s, d) = (submitted.clone(), declined.clone());
+    let handle = mount_dialog(el.clone(), req, move |a| s.borrow_mut().push(a), move |chat| d.borrow_mut().push(chat));
+    (el, submitted, declined, handle)
+}
+
+#[wasm_bindgen_test]
+async fn a_lone_multi_select_is_sent_by_mouse_with_a_note() {
+    let options: Vec<serde_json::Value> = (1..=10).map(|i| json!({"label": format!("Feature {i}")})).collect();
+    let (el, submitted, _, _h) =
+        mount_recording(request(json!({"questions": [{"question": "Which features?", "multiSelect": true, "options": options}]})));
+    settle().await;
+    click(&find(&el, "checkbox", "Feature 2"));
+    settle().await;
+    // Options past the visible rows are reached by clicking "↓ N more".
+    let more = all(&el, "button.askuser-more").pop().expect("a ↓ more button");
+    assert!(more.text_content().unwrap().starts_with('↓'));
+    for _ in 0..4 {
+        if let Some(more) = all(&el, "button.askuser-more").into_iter().find(|b| b.text_content().unwrap().starts_with('↓')) {
+            click(&more);
+            settle().await;
+        }
+    }
+    click(&find(&el, "checkbox", "Feature 10"));
+    settle().await;
+    let notes = el.query_selector("textarea[data-notes]").unwrap().expect("a notes field");
+    notes.unchecked_ref::<web_sys::HtmlTextAreaElement>().set_value("ship 10 last");
+    notes
+        .dispatch_event(
+            &web_sys::Event::new_with_event_init_dict("input", &{
+                let i = web_sys::EventInit::new();
+                i.set_bubbles(true);
+                i
+            })
+            .unwrap(),
+        )
+        .unwrap();
+    assert!(!press(&notes, "1"), "keys in the notes field only type");
+    settle().await;
+    click(&buttons(&el, "Submit"));
+    settle().await;
+    let sent = submitted.borrow();
+    assert_eq!(sent.len(), 1, "Submit sends without a key");
+    assert_eq!(sent[0][0].selected, ["Feature 2", "Feature 10"]);
+    assert_eq!(sent[0][0].notes.as_deref(), Some("ship 10 last"));
+}
+
+#[wasm_bindgen_test]
+async fn decline_and_chat_about_this_are_buttons_and_ask_first_when_something_is_chosen() {
+    let (el, _, declined, _h) = mount_recording(databases());
+    settle().await;
+    click(&buttons(&el, "Decline"));
+    settle().await;
+    assert_eq!(*declined.borrow(), [false]);
+
+    // (A lone single-select question is sent by its click, so choose in a two-question set.)
+    let (el, _, declined2, _h2) = mount_recording(request(json!({"questions": [
+        {"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]},
+        {"question": "Name?"}
+    ]})));
+    settle().await;
+    click(&find(&el, "radio", "SQLite"));
+    settle().await;
+    click(&buttons(&el, "Chat about this"));
+    settle().await;
+    assert!(declined2.borrow().is_empty(), "something was chosen: ask first");
+    let prompt = by_role(&el, "alertdialog").pop().expect("a prompt");
+    assert!(prompt.text_content().unwrap().contains("talk it over instead"));
+    click(&buttons(&el, "Yes"));
+    settle().await;
+    assert_eq!(*declined2.borrow(), [true]);
+}
+
+// ----- keyboard and screen readers -----
+
+#[wasm_bindgen_test]
+async fn rows_and_tabs_follow_the_aria_practices() {
+    let (el, _, _, _h) = mount(request(json!({"questions": [
+        {"question": "Which database?", "options": [{"label": "PostgreSQL", "description": "Relational"}, {"label": "SQLite"}]},
+        {"question": "Name?"}
+    ]})));
+    settle().await;
+    let radios = by_role(&el, "radio");
+    let reachable: Vec<_> = radios.iter().filter(|r| r.get_attribute("tabindex").as_deref() == Some("0")).collect();
+    assert_eq!(reachable.len(), 1, "one row in the Tab order (roving tabindex)");
+    assert_eq!(radios[0].get_attribute("aria-setsize").as_deref(), Some("3"));
+    assert_eq!(radios[1].get_attribute("aria-posinset").as_deref(), Some("2"));
+    let label = document().get_element_by_id(&radios[0].get_attribute("aria-labelledby").unwrap()).unwrap();
+    assert_eq!(label.text_content().unwrap(), "PostgreSQL", "the description is not part of the name");
+    let described = document().get_element_by_id(&radios[0].get_attribute("aria-describedby").unwrap()).unwrap();
+    assert_eq!(described.text_content().unwrap(), "Relational");
+    let tabs = by_role(&el, "tab");
+    assert_eq!(tabs.iter().filter(|t| t.get_attribute("tabindex").as_deref() == Some("0")).count(), 1);
+    // Tab walks the questions, then leaves the dialog: no trap.
+    assert!(press(&dialog(&el), "Tab"), "Tab goes to the next question");
+    settle().await;
+    let free = all(&el, "textarea.askuser-other").pop().expect("the free-text field");
+    assert_eq!(free.get_attribute("aria-label").as_deref(), Some("Your answer"), "a free-text question has no \"Other\"");
+    assert!(press(&dialog(&el), "Tab"), "then to the review");
+    settle().await;
+    assert!(!press(&dialog(&el), "Tab"), "on the review, Tab is the browser's: focus leaves the dialog");
 }
