@@ -1,13 +1,43 @@
-//! Embeds the web UI that Trunk built into `dist/` (at the workspace root, or
-//! `$ASKUSER_UI_DIST`) so one binary is all a user needs. Without a built UI the
-//! bridge serves a page that says how to build it.
+//! Embeds the web UI the crate ships in `ui/` (built from `crates/askuser-web` by
+//! `scripts/build-ui`, checked against its sources by `scripts/test`), or the one in
+//! `$ASKUSER_UI_DIST`, so one binary is all a user needs and building it needs only
+//! cargo. Without a built UI the bridge serves a page that says how to build it.
 
 use std::path::{Path, PathBuf};
 use std::{env, fs};
 
+/// The git revision this binary is built from (`askuser --version`), or "no git
+/// revision" when built from a package.
+fn git_revision() {
+    let git = |args: &[&str]| {
+        std::process::Command::new("git")
+            .args(args)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .output()
+            .ok()
+            .filter(|o| o.status.success())
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+    };
+    let revision = match git(&["rev-parse", "--short=12", "HEAD"]) {
+        Some(rev) => {
+            let dirty = git(&["status", "--porcelain", "--untracked-files=no"]).is_some_and(|s| !s.is_empty());
+            format!("{rev}{}", if dirty { "-modified" } else { "" })
+        }
+        None => "no git revision".into(),
+    };
+    println!("cargo:rustc-env=ASKUSER_REVISION={revision}");
+    if let Some(dir) = git(&["rev-parse", "--absolute-git-dir"]) {
+        println!("cargo:rerun-if-changed={dir}/HEAD");
+        println!("cargo:rerun-if-changed={dir}/index");
+        if let Some(reference) = git(&["symbolic-ref", "-q", "HEAD"]) {
+            println!("cargo:rerun-if-changed={dir}/{reference}");
+        }
+    }
+}
+
 fn main() {
-    let dist =
-        env::var_os("ASKUSER_UI_DIST").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../dist"));
+    git_revision();
+    let dist = env::var_os("ASKUSER_UI_DIST").map(PathBuf::from).unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("ui"));
     println!("cargo:rerun-if-env-changed=ASKUSER_UI_DIST");
     println!("cargo:rerun-if-changed={}", dist.display());
     let mut files = Vec::new();
