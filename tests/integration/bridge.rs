@@ -396,3 +396,34 @@ async fn finished_agent_sessions_are_forgotten() {
     assert_eq!(now, ["s-busy"], "the finished session is forgotten, the waiting one kept");
     waiting.abort();
 }
+
+/// A snapshot comes in parts of at most 100 questions, read from the store part by part:
+/// the agents in the first, every pending question once, oldest first; one answered
+/// between two parts is simply not in the later one.
+#[tokio::test]
+async fn a_snapshot_is_read_part_by_part() {
+    let bridge = Bridge::new(Store::open_in_memory().unwrap(), Settings::default());
+    for i in 0..250 {
+        bridge.ask(&json!({"id": format!("q-{i:03}"), "question": "Go?", "agent": {"name": "bot", "sessionId": "s-1"}})).unwrap();
+    }
+    let questions = |part: &BrowserEvent| match part {
+        BrowserEvent::Snapshot { questions, agents, more, .. } => {
+            (questions.iter().map(|q| q.id.clone()).collect::<Vec<_>>(), agents.len(), *more)
+        }
+        other => panic!("a snapshot part, got {other:?}"),
+    };
+    let mut cursor = bridge.snapshot_cursor();
+    let (first, agents, more) = questions(&bridge.snapshot_part("c-1", &mut cursor).unwrap().unwrap());
+    assert_eq!((first.len(), agents, more), (100, 1, true));
+    assert_eq!(first[0], "q-000");
+    bridge.answer("q-150", &[askuser_core::Selection::custom("done")], None).unwrap();
+    let mut rest = Vec::new();
+    while let Some(part) = bridge.snapshot_part("c-1", &mut cursor).unwrap() {
+        let (ids, agents, _) = questions(&part);
+        assert_eq!(agents, 0, "the agents come once, in the first part");
+        rest.extend(ids);
+    }
+    assert_eq!(rest.len(), 149, "q-100 to q-249 but the one answered meanwhile");
+    assert!(!rest.contains(&"q-150".to_owned()) && rest.windows(2).all(|w| w[0] < w[1]), "oldest first, each once");
+    assert!(bridge.snapshot_part("c-1", &mut cursor).unwrap().is_none(), "done stays done");
+}

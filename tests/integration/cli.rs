@@ -95,8 +95,12 @@ impl Server {
     }
 
     fn start_with(dir: &Path, extra: &[&str]) -> Server {
+        Server::start_at(dir, "127.0.0.1:0", extra)
+    }
+
+    fn start_at(dir: &Path, addr: &str, extra: &[&str]) -> Server {
         let mut child = askuser()
-            .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+            .args(["serve", "--addr", addr, "--data-dir"])
             .arg(dir)
             .args(extra)
             .stderr(Stdio::piped())
@@ -104,8 +108,10 @@ impl Server {
             .spawn()
             .unwrap();
         let mut lines = BufReader::new(child.stderr.take().unwrap()).lines();
-        let line = lines.next().expect("serve prints where to open").unwrap();
-        let open = line.strip_prefix("askuser: open ").unwrap_or_else(|| panic!("unexpected first line {line:?}"));
+        // Log lines may come first (say, the integrity check after a crash).
+        let line =
+            lines.by_ref().take(20).map(Result::unwrap).find(|l| l.starts_with("askuser: open ")).expect("serve prints where to open");
+        let open = line.strip_prefix("askuser: open ").unwrap();
         let (url, token) = open.split_once("/#token=").unwrap();
         // Keep draining stderr so the server never blocks on a full pipe.
         std::thread::spawn(move || for _ in lines {});
@@ -367,6 +373,20 @@ fn agent_text_cannot_drive_the_terminal() {
 
 /// Two bridges on one data directory would each keep their own waiting agents: the
 /// second refuses and says who holds the directory.
+/// A bridge on IPv6 loopback announces an address the terminal commands can reach.
+#[test]
+fn the_terminal_commands_reach_a_bridge_on_ipv6() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start_at(dir.path(), "[::1]:0", &[]);
+    assert!(server.url.starts_with("http://[::1]:"), "{}", server.url);
+    let asked = run(askuser().args(["ask", "--no-wait", "--id", "v6-1", "--question", "Over IPv6?", "--data-dir"]).arg(dir.path()), None);
+    assert!(asked.status.success(), "{}", text(&asked.stderr));
+    let out = run(askuser().args(["pending", "--data-dir"]).arg(dir.path()), None);
+    assert!(out.status.success() && text(&out.stdout).contains("v6-1"), "{}{}", text(&out.stdout), text(&out.stderr));
+    let out = run(askuser().args(["answer", "v6-1", "yes", "--data-dir"]).arg(dir.path()), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
 #[test]
 fn a_second_bridge_on_the_same_data_directory_refuses() {
     let dir = tempfile::tempdir().unwrap();

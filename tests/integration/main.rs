@@ -1,9 +1,11 @@
 //! askuser's one integration test binary: the command line and a real bridge, over
 //! real HTTP and WebSockets on 127.0.0.1 with a real store on disk.
 
+mod asserted;
 mod bridge;
 mod browser;
 mod cli;
 mod hardening;
 mod mcp;
+mod setup;
 mod support;

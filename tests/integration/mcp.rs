@@ -2,7 +2,7 @@
 //! waiting question when the host goes away (EOF, SIGTERM, SIGKILL), and how a later
 //! call picks the answer up. The official SDKs' view is in tests/mcp (Python, TypeScript).
 
-use crate::support::{bridge, next_asked, next_event, TestBridge, TOKEN};
+use crate::support::{bridge, bridge_at, next_asked, next_event, TestBridge, TOKEN};
 use askuser_core::protocol::BrowserEvent;
 use serde_json::{json, Value};
 use std::process::Stdio;
@@ -15,6 +15,8 @@ struct Host {
     child: Child,
     stdin: Option<ChildStdin>,
     stdout: Lines<BufReader<ChildStdout>>,
+    /// Its stderr, shown when a test fails on it.
+    log: tempfile::NamedTempFile,
 }
 
 impl Host {
@@ -23,19 +25,21 @@ impl Host {
     }
 
     async fn with(b: &TestBridge, extra: &[&str], capabilities: Value) -> Host {
+        let log = tempfile::NamedTempFile::new().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_askuser"))
             .args(["mcp", "--url", &b.url, "--token", TOKEN, "--data-dir"])
             .arg(b.dir.path())
             .args(extra)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::null())
+            .stderr(log.reopen().unwrap())
+            .env("RUST_LOG", "askuser=debug")
             .kill_on_drop(true)
             .spawn()
             .expect("askuser mcp starts");
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
-        let mut host = Host { child, stdin, stdout };
+        let mut host = Host { child, stdin, stdout, log };
         let init =
             json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "test-host", "version": "1"}});
         host.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})).await;
@@ -64,14 +68,23 @@ impl Host {
     async fn next(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
         let read = async {
             loop {
-                let line = self.stdout.next_line().await.unwrap().expect("askuser mcp is still writing");
+                let Some(line) = self.stdout.next_line().await.unwrap() else {
+                    panic!("askuser mcp closed its stdout; its log:\n{}", std::fs::read_to_string(self.log.path()).unwrap_or_default())
+                };
                 let message: Value = serde_json::from_str(&line).expect("stdout carries only JSON-RPC");
                 if wanted(&message) {
                     return message;
                 }
             }
         };
-        tokio::time::timeout(Duration::from_secs(10), read).await.expect("the message within 10 s")
+        match tokio::time::timeout(Duration::from_secs(10), read).await {
+            Ok(message) => message,
+            Err(_) => panic!(
+                "no such message within 10 s; askuser mcp's log ({:?}):\n{}",
+                self.log.path(),
+                std::fs::read_to_string(self.log.path()).unwrap_or_default()
+            ),
+        }
     }
 
     async fn signal(&mut self, name: &str) {
@@ -192,6 +205,18 @@ async fn max_wait_returns_still_waiting_with_the_id_to_resume() {
     assert_eq!(host.reply(2).await["result"]["structuredContent"]["answers"][0]["answer"], "billing");
 }
 
+/// Waits until question `id` is in the bridge: a task exists at once, and its question
+/// reaches the bridge just after.
+async fn stored(b: &TestBridge, id: &str) {
+    for _ in 0..200 {
+        if b.get(&format!("/v1/questions/{id}")).send().await.unwrap().status() == 200 {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    panic!("question {id} never reached the bridge");
+}
+
 /// Tasks (revision 2025-11-25), raw: created at once, polled, the result after the answer.
 #[tokio::test]
 async fn a_task_is_created_at_once_and_gives_the_answer_when_it_comes() {
@@ -202,6 +227,7 @@ async fn a_task_is_created_at_once_and_gives_the_answer_when_it_comes() {
     let task = host.reply(1).await["result"]["task"].clone();
     assert_eq!(task["status"], "working", "{task}");
     let id = task["taskId"].as_str().unwrap().to_owned();
+    stored(&b, &id).await;
     host.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": id}})).await;
     assert_eq!(host.reply(2).await["result"]["status"], "working");
     host.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": id}})).await;
@@ -216,6 +242,32 @@ async fn a_task_is_created_at_once_and_gives_the_answer_when_it_comes() {
     let mut again = Host::start(&b, &[]).await;
     again.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tasks/get", "params": {"taskId": id}})).await;
     assert_eq!(again.reply(1).await["result"]["status"], "completed");
+}
+
+/// A task outlives a restart of the bridge: its id is its question's id in the store, and
+/// `askuser mcp` re-attaches to the restarted bridge while the host polls.
+#[tokio::test]
+async fn a_task_survives_a_bridge_restart() {
+    let b = bridge().await;
+    let addr = b.running().addr.to_string();
+    let mut host = Host::start(&b, &[]).await;
+    let params = json!({"name": "ask_user", "arguments": {"question": "Migrate now?", "choices": ["Yes", "No"]}, "task": {"ttl": 60000}});
+    host.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})).await;
+    let id = host.reply(1).await["result"]["task"]["taskId"].as_str().unwrap().to_owned();
+    stored(&b, &id).await;
+
+    let b = bridge_at(b.stop().await, &addr).await;
+    host.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get", "params": {"taskId": id}})).await;
+    assert_eq!(host.reply(2).await["result"]["status"], "working", "the task waits on through the restart");
+    host.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tasks/result", "params": {"taskId": id}})).await;
+    let record: Value = b.get(&format!("/v1/questions/{id}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(record["status"], "pending", "the restarted bridge still has the question");
+    let answered = b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["No"]})).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    let result = host.reply(3).await["result"].clone();
+    assert_eq!(result["structuredContent"]["answers"][0]["answer"], "No", "{result}");
+    host.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tasks/get", "params": {"taskId": id}})).await;
+    assert_eq!(host.reply(4).await["result"]["status"], "completed");
 }
 
 /// A host with its own dialog (elicitation) is asked there and in the inbox at once;

@@ -27,8 +27,13 @@ pub async fn bridge() -> TestBridge {
 }
 
 pub async fn bridge_in(dir: tempfile::TempDir) -> TestBridge {
+    bridge_at(dir, "127.0.0.1:0").await
+}
+
+/// A bridge on `addr`: a restart on the address clients already know.
+pub async fn bridge_at(dir: tempfile::TempDir, addr: &str) -> TestBridge {
     let mut opts = ServeOptions::new(dir.path().to_path_buf());
-    opts.addr = "127.0.0.1:0".into();
+    opts.addr = addr.into();
     opts.token = Some(TOKEN.into());
     let running = start(opts).await.expect("the bridge starts");
     let url = running.url.clone();

@@ -173,32 +173,20 @@ fn history_page() -> usize {
 /// many questions wait (a socket's write buffer keeps the size of its largest frame).
 pub const SNAPSHOT_PART: usize = 100;
 
-impl BrowserEvent {
-    /// The snapshot of `questions` and `agents` as parts of at most [`SNAPSHOT_PART`]
-    /// questions; the agents go in the first part. Always at least one part.
-    pub fn snapshot_parts(client: &str, questions: Vec<QuestionRecord>, agents: Vec<AgentPresence>) -> Vec<BrowserEvent> {
-        let mut parts = Vec::with_capacity(questions.len() / SNAPSHOT_PART + 1);
-        let mut agents = Some(agents);
-        let mut rest = questions.into_iter().peekable();
-        loop {
-            let questions: Vec<QuestionRecord> = rest.by_ref().take(SNAPSHOT_PART).collect();
-            let more = rest.peek().is_some();
-            parts.push(BrowserEvent::Snapshot { client: client.to_owned(), questions, agents: agents.take().unwrap_or_default(), more });
-            if !more {
-                return parts;
-            }
-        }
-    }
-}
+/// A `snapshot` part also ends once its questions' stored JSON passes this many bytes
+/// (a part holds at least one question), so a tab's snapshot of big questions never
+/// sits in memory whole.
+pub const SNAPSHOT_PART_BYTES: usize = 512 * 1024;
 
 /// From the bridge to every browser.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum BrowserEvent {
     /// Sent first on every connection (and to resync a browser that fell behind): every
-    /// pending question, oldest first, in parts of at most [`SNAPSHOT_PART`] questions.
+    /// pending question, oldest first, in parts of at most [`SNAPSHOT_PART`] questions
+    /// (fewer once they pass [`SNAPSHOT_PART_BYTES`]).
     /// Every part but the last has `more: true`; a client concatenates the parts'
-    /// `questions` and `agents` (see [`BrowserEvent::snapshot_parts`]).
+    /// `questions` and `agents`.
     Snapshot {
         /// This connection's id, as named in `answered.by`.
         client: String,
@@ -468,40 +456,6 @@ mod tests {
             "browser_history",
             BrowserEvent::History { reference: Some("r-2".into()), records: vec![answered], offset: 0, more: true }
         );
-    }
-
-    #[test]
-    fn a_snapshot_comes_in_parts_of_at_most_a_hundred() {
-        let agents = vec![AgentPresence { session_id: "s-1".into(), name: "a".into(), parent_session_id: None, connected: true }];
-        let many = |n: usize| (0..n).map(|i| QuestionRecord { id: format!("q-{i}"), ..record() }).collect::<Vec<_>>();
-        let shape = |parts: &[BrowserEvent]| {
-            parts
-                .iter()
-                .map(|p| match p {
-                    BrowserEvent::Snapshot { client, questions, agents, more } => {
-                        assert_eq!(client, "c-1");
-                        (questions.len(), agents.len(), *more)
-                    }
-                    other => panic!("{other:?}"),
-                })
-                .collect::<Vec<_>>()
-        };
-        assert_eq!(shape(&BrowserEvent::snapshot_parts("c-1", vec![], agents.clone())), [(0, 1, false)]);
-        assert_eq!(shape(&BrowserEvent::snapshot_parts("c-1", many(100), agents.clone())), [(100, 1, false)]);
-        let parts = BrowserEvent::snapshot_parts("c-1", many(250), agents);
-        assert_eq!(shape(&parts), [(100, 1, true), (100, 0, true), (50, 0, false)]);
-        let ids: Vec<String> = parts
-            .into_iter()
-            .flat_map(|p| match p {
-                BrowserEvent::Snapshot { questions, .. } => questions.into_iter().map(|q| q.id).collect::<Vec<_>>(),
-                _ => vec![],
-            })
-            .collect();
-        assert_eq!(ids, many(250).into_iter().map(|q| q.id).collect::<Vec<_>>(), "in order, each once");
-        let first = serde_json::to_value(&BrowserEvent::snapshot_parts("c-1", many(101), vec![])[0]).unwrap();
-        assert_eq!(first["more"], true);
-        let last = serde_json::to_value(&BrowserEvent::snapshot_parts("c-1", many(1), vec![])[0]).unwrap();
-        assert!(last.get("more").is_none(), "a whole snapshot reads as before: {last}");
     }
 
     #[test]

@@ -104,6 +104,10 @@ pub enum Command {
     Completions { shell: clap_complete::Shell },
     /// Print the manual page (e.g. `askuser man > ~/.local/share/man/man1/askuser.1`).
     Man,
+    /// Set a host up to run `askuser mcp`: Claude Code, Claude Desktop, Codex, Gemini CLI, Cursor, or any (json).
+    Setup(crate::setup::SetupArgs),
+    /// Check the data directory, the token, the bridge, the web UI and each host's configuration.
+    Doctor(crate::doctor::DoctorArgs),
 }
 
 /// How a client command finds the bridge.
@@ -218,6 +222,15 @@ pub struct ServeArgs {
     /// Open the page in the default browser.
     #[arg(long)]
     pub open: bool,
+    /// The most connections open at once (tabs, agents and requests together); one more
+    /// gets a 503. Kept below the open-file limit.
+    #[arg(long, value_name = "N", default_value_t = crate::listen::Limits::default().max_connections, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u64).range(1..), |n| n as usize))]
+    pub max_connections: usize,
+    /// Start even though the question store was found damaged (truncated, a damaged
+    /// write-ahead log, or failing SQLite's integrity check), with what can still be read.
+    /// Keep a copy of the data directory first.
+    #[arg(long)]
+    pub accept_damaged_store: bool,
     /// Run this command (no shell) when a question is answered after its agent left;
     /// {id} {session} {parent} {agent} {status} {answer} in it are replaced, and it gets the
     /// result JSON on stdin and ASKUSER_ID, ASKUSER_SESSION_ID in its environment.
@@ -237,6 +250,8 @@ impl ServeArgs {
         opts.addr = self.addr.clone();
         opts.token = self.token.clone();
         opts.allow_origins = self.allow_origins.clone();
+        opts.limits.max_connections = self.max_connections;
+        opts.accept_damaged_store = self.accept_damaged_store;
         opts.durability = match self.durability {
             DurabilityArg::Normal => Durability::Normal,
             DurabilityArg::Full => Durability::Full,
@@ -318,6 +333,8 @@ pub fn run(cli: Cli) -> ExitCode {
             out!("cancelled {id}");
             Ok(())
         }),
+        Command::Setup(args) => crate::setup::run(&args),
+        Command::Doctor(args) => crate::doctor::run(&args),
     }
 }
 

@@ -11,7 +11,7 @@
 
 use crate::store::{Durability, Filter, Finished, Inserted, Store, StoreError};
 use askuser_core::dialect::normalize;
-use askuser_core::protocol::{AgentPresence, BrowserEvent, ErrorBody, ErrorCode, QuestionRecord};
+use askuser_core::protocol::{AgentPresence, BrowserEvent, ErrorBody, ErrorCode, QuestionRecord, SNAPSHOT_PART, SNAPSHOT_PART_BYTES};
 use askuser_core::{resolve, AskResult, Invalid, Limits, Selection, Status, Warning};
 use serde_json::Value;
 use std::collections::HashMap;
@@ -105,7 +105,7 @@ pub enum BridgeError {
     TooMany(String),
     #[error("the bridge is shutting down; ask again with the same id to resume")]
     ShuttingDown,
-    #[error("the question store failed: {0}")]
+    #[error(transparent)]
     Store(#[from] StoreError),
 }
 
@@ -146,6 +146,14 @@ struct Waiting {
     /// When the last waiter left (or the question arrived with none), in ms.
     detached_since: Option<u64>,
     session: Option<String>,
+}
+
+/// Where a snapshot being sent has got to (see [`Bridge::snapshot_cursor`]).
+#[derive(Debug)]
+pub struct SnapshotCursor {
+    after: i64,
+    agents: Option<Vec<AgentPresence>>,
+    done: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -309,13 +317,18 @@ impl Bridge {
         request.id = Some(id.clone());
         if let Some(sid) = request.agent.as_ref().and_then(|a| a.session_id.as_deref()) {
             let pending = self.waiting.lock().unwrap().values().filter(|w| w.session.as_deref() == Some(sid)).count();
-            if pending >= self.settings.max_pending_per_session {
-                if let Ok(Some(existing)) = self.store.get(&id) {
-                    return Ok(Asked { record: existing, resumed: true, warnings: normalized.warnings });
-                }
-                return Err(BridgeError::TooMany(format!(
-                    "agent session {sid:?} already has {pending} pending questions (the limit); wait for answers first"
-                )));
+            let limit = self.settings.max_pending_per_session;
+            if pending >= limit {
+                // A resume is not a new question, but it is checked like one.
+                return match self.store.get(&id)? {
+                    Some(existing) if existing.request.questions == request.questions => {
+                        Ok(Asked { record: existing, resumed: true, warnings: normalized.warnings })
+                    }
+                    Some(_) => Err(BridgeError::Store(StoreError::Conflict { id })),
+                    None => Err(BridgeError::TooMany(format!(
+                        "agent session {sid:?} already has {pending} pending questions (at most {limit}); wait for answers first"
+                    ))),
+                };
             }
         }
         let now = self.now_ms();
@@ -464,12 +477,35 @@ impl Bridge {
         self.events.subscribe()
     }
 
-    /// Every pending question and agent, as `snapshot` parts (see
-    /// [`BrowserEvent::snapshot_parts`]).
-    pub fn snapshot(&self, client: &str) -> Result<Vec<BrowserEvent>, BridgeError> {
-        let questions = self.store.list(Filter::Pending, usize::MAX)?;
+    /// A snapshot to read part by part with [`Bridge::snapshot_part`]: the agents now,
+    /// the pending questions from the store as each part is asked for, so memory holds
+    /// one part at a time (however big and many the questions).
+    pub fn snapshot_cursor(&self) -> SnapshotCursor {
         let agents = self.sessions.lock().unwrap().values().map(|s| s.presence.clone()).collect();
-        Ok(BrowserEvent::snapshot_parts(client, questions, agents))
+        SnapshotCursor { after: 0, agents: Some(agents), done: false }
+    }
+
+    /// The next `snapshot` part (the agents go in the first), or None after the last.
+    /// Questions answered between parts are simply not in the later ones, and new ones
+    /// may come both in a part and as an `asked` event; a client keys questions by id.
+    pub fn snapshot_part(&self, client: &str, cursor: &mut SnapshotCursor) -> Result<Option<BrowserEvent>, BridgeError> {
+        if cursor.done {
+            return Ok(None);
+        }
+        let (questions, last, more) = self.store.pending_page(cursor.after, SNAPSHOT_PART, SNAPSHOT_PART_BYTES)?;
+        cursor.after = last;
+        cursor.done = !more;
+        Ok(Some(BrowserEvent::Snapshot { client: client.to_owned(), questions, agents: cursor.agents.take().unwrap_or_default(), more }))
+    }
+
+    /// Every part of a snapshot at once (tests and the benchmark).
+    pub fn snapshot(&self, client: &str) -> Result<Vec<BrowserEvent>, BridgeError> {
+        let mut cursor = self.snapshot_cursor();
+        let mut parts = Vec::new();
+        while let Some(part) = self.snapshot_part(client, &mut cursor)? {
+            parts.push(part);
+        }
+        Ok(parts)
     }
 
     /// A new id for a browser connection.

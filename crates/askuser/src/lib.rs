@@ -8,13 +8,17 @@
 //! - [`cli`]: the command line (clap) and what each subcommand does.
 //! - [`config`]: the data directory, the token, `bridge.json`, finding a bridge.
 //! - [`store`]: the durable question store (SQLite).
+//! - [`damage`]: refusing a truncated, damaged or half-written store before it loses anything.
 //! - [`hub`]: the bridge's state: store, waiting agents, browser events, timeouts.
 //! - [`http`]: routes and the guard (host, token, origin) every request passes.
 //! - [`ws`]: the agent and browser WebSockets.
 //! - [`assets`]: the embedded web UI.
+//! - [`listen`]: accepting connections under a cap and a header timeout.
 //! - [`serve`]: starting and stopping a bridge.
 //! - [`client`]: the terminal commands' HTTP client.
 //! - [`ask`]: the `ask`, `result` and `mcp` commands.
+//! - [`setup`]: writes a host's MCP configuration for `askuser mcp`.
+//! - [`doctor`]: checks the data directory, the bridge and each host's configuration.
 //! - [`agent`]: asking a bridge resumably, for `askuser mcp` and `askuser ask`.
 //! - [`mcp`]: the `ask_user` MCP server over stdio.
 //! - [`late`]: the command run for answers that arrive after their agent left.
@@ -30,12 +34,16 @@ pub mod assets;
 pub mod cli;
 pub mod client;
 pub mod config;
+pub mod damage;
+pub mod doctor;
 pub mod http;
 pub mod hub;
 pub mod input;
 pub mod late;
+pub mod listen;
 pub mod mcp;
 pub mod serve;
+pub mod setup;
 pub mod store;
 pub mod term;
 pub mod ws;

@@ -25,6 +25,10 @@ pub struct ServeOptions {
     pub durability: Durability,
     /// Write `bridge.json` so other commands find this bridge.
     pub announce: bool,
+    /// Connections at once, and how long one may take to send a request head.
+    pub limits: crate::listen::Limits,
+    /// Start even on a store found damaged, with what SQLite can still read.
+    pub accept_damaged_store: bool,
 }
 
 impl ServeOptions {
@@ -37,6 +41,8 @@ impl ServeOptions {
             settings: Settings::default(),
             durability: Durability::default(),
             announce: true,
+            limits: crate::listen::Limits::default(),
+            accept_damaged_store: false,
         }
     }
 }
@@ -52,6 +58,8 @@ pub struct Running {
     server: JoinHandle<std::io::Result<()>>,
     /// This bridge's claim on its data directory, released when it stops.
     _lock: std::fs::File,
+    data_dir: PathBuf,
+    store_state: crate::damage::State,
 }
 
 impl Running {
@@ -65,6 +73,10 @@ impl Running {
         self.bridge.shut_down();
         let _ = self.stop.send(true);
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), self.server).await;
+        let clean = crate::damage::State { clean: true, ..self.store_state };
+        if let Err(e) = crate::damage::write_state(&self.data_dir, clean) {
+            tracing::warn!("cannot record the clean shutdown: {e:#}");
+        }
         if let Some(path) = self.bridge_file {
             remove_if_ours(&path);
         }
@@ -147,7 +159,13 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     config::ensure_dir(&opts.data_dir)?;
     let lock = lock_dir(&opts.data_dir)?;
     let token = config::token(opts.token.as_deref(), &opts.data_dir)?;
-    let db = opts.data_dir.join("askuser.db");
+    let db = opts.data_dir.join(crate::damage::DB);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let (store_state, clean) = crate::damage::before_open(&opts.data_dir, now, opts.accept_damaged_store)?;
+    if !clean {
+        tracing::info!("the last bridge on {} did not stop cleanly; checking the store's integrity", opts.data_dir.display());
+    }
+    crate::damage::check(crate::store::Store::check(&db, !clean), !clean, &opts.data_dir, opts.accept_damaged_store)?;
     private_store_files(&db)?;
     let bridge = Bridge::open(&db, opts.durability, opts.settings.clone())?;
     bridge.start_background()?;
@@ -166,22 +184,10 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     }
     let security = Security::new(token.clone(), addr, &opts.allow_origins);
     let app = App { bridge: bridge.clone(), security: Arc::new(security) };
-    let (stop, mut stopped) = watch::channel(false);
+    let (stop, stopped) = watch::channel(false);
     let router = http::router(app);
-    // Small frames go out at once: with Nagle, a second frame waits for the peer's
-    // delayed ACK and every round trip costs 40 ms (BENCHMARKS.md).
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let server = tokio::spawn(async move {
-        axum::serve(listener, router)
-            .with_graceful_shutdown(async move {
-                let _ = stopped.wait_for(|s| *s).await;
-            })
-            .await
-    });
-    let host = if addr.ip().is_unspecified() || addr.ip().is_loopback() { "127.0.0.1".to_owned() } else { addr.ip().to_string() };
-    let url = format!("http://{host}:{}", addr.port());
+    let server = tokio::spawn(crate::listen::serve(listener, router, opts.limits, stopped));
+    let url = format!("http://{}", reachable(addr));
     let bridge_file = if opts.announce {
         let path = config::bridge_file(&opts.data_dir);
         let file = BridgeFile { url: url.clone(), token: token.clone(), pid: std::process::id() };
@@ -190,21 +196,45 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     } else {
         None
     };
-    Ok(Running { addr, url, token, bridge, bridge_file, stop, server, _lock: lock })
+    Ok(Running { addr, url, token, bridge, bridge_file, stop, server, _lock: lock, data_dir: opts.data_dir, store_state })
 }
 
-/// Resolves when SIGINT or SIGTERM arrives.
-pub async fn terminated() {
+/// The address a client on this machine uses for a bridge listening on `addr`: a
+/// wildcard becomes the loopback of its family, IPv6 gets its brackets.
+fn reachable(addr: SocketAddr) -> String {
+    use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+    let ip = match addr.ip() {
+        IpAddr::V4(ip) if ip.is_unspecified() => IpAddr::V4(Ipv4Addr::LOCALHOST),
+        IpAddr::V6(ip) if ip.is_unspecified() => IpAddr::V6(Ipv6Addr::LOCALHOST),
+        ip => ip,
+    };
+    SocketAddr::new(ip, addr.port()).to_string()
+}
+
+/// A future that resolves when SIGINT or SIGTERM arrives. The handlers are in place as
+/// soon as this returns, so a signal sent right after the bridge says where it is
+/// (as a test or a supervisor may) stops it cleanly instead of killing it.
+pub fn terminated() -> impl std::future::Future<Output = ()> {
     #[cfg(unix)]
     {
-        let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()).expect("SIGTERM handler");
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
+        use tokio::signal::unix::{signal, SignalKind};
+        let handlers = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()));
+        async move {
+            match handlers {
+                (Ok(mut term), Ok(mut int)) => {
+                    tokio::select! {
+                        _ = term.recv() => {}
+                        _ = int.recv() => {}
+                    }
+                }
+                _ => std::future::pending().await,
+            }
         }
     }
     #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
+    async {
+        let _ = tokio::signal::ctrl_c().await;
+    }
 }
 
 /// Opens `url` in the default browser, if there is one.
@@ -219,6 +249,7 @@ pub fn open_browser(url: &str) {
 
 /// `askuser serve`.
 pub async fn serve(opts: ServeOptions, open: bool) -> anyhow::Result<()> {
+    let stop = terminated();
     let running = start(opts).await?;
     eprintln!("askuser: open {}", running.open_url());
     if !crate::assets::has_ui() {
@@ -227,8 +258,22 @@ pub async fn serve(opts: ServeOptions, open: bool) -> anyhow::Result<()> {
     if open {
         open_browser(&running.open_url());
     }
-    terminated().await;
+    stop.await;
     eprintln!("askuser: shutting down");
     running.stop().await;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reachable;
+
+    #[test]
+    fn clients_reach_a_bridge_by_its_own_family() {
+        assert_eq!(reachable("127.0.0.1:7823".parse().unwrap()), "127.0.0.1:7823");
+        assert_eq!(reachable("0.0.0.0:7823".parse().unwrap()), "127.0.0.1:7823");
+        assert_eq!(reachable("[::1]:7823".parse().unwrap()), "[::1]:7823");
+        assert_eq!(reachable("[::]:7823".parse().unwrap()), "[::1]:7823");
+        assert_eq!(reachable("192.168.1.5:80".parse().unwrap()), "192.168.1.5:80");
+    }
 }

@@ -180,6 +180,29 @@ impl Store {
         Ok(Store::with(conn))
     }
 
+    /// SQLite's own check of the store file at `path`, on a read-only connection of its
+    /// own so nothing is written first: `integrity_check` when `full`, else the faster
+    /// `quick_check`. `["ok"]` when sound (or when there is no store yet), else what it found.
+    pub fn check(path: &Path, full: bool) -> Result<Vec<String>, String> {
+        let sound = || Ok(vec!["ok".to_owned()]);
+        if std::fs::metadata(path).map_or(true, |m| !m.is_file() || m.len() == 0) {
+            return sound(); // nothing to check: opening says what is wrong, if anything
+        }
+        let sql = if full { "PRAGMA integrity_check" } else { "PRAGMA quick_check" };
+        let run = || -> rusqlite::Result<Vec<String>> {
+            let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX)?;
+            let mut stmt = conn.prepare(sql)?;
+            let rows = stmt.query_map([], |r| r.get::<_, String>(0))?;
+            rows.collect()
+        };
+        match run() {
+            Ok(rows) => Ok(rows),
+            // Not a database at all: opening it says so, with what to do.
+            Err(e) if e.sqlite_error_code() == Some(rusqlite::ErrorCode::NotADatabase) => sound(),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
     /// Opens an empty store that lives in memory only, for tests and benchmarks.
     pub fn open_in_memory() -> Result<Store, StoreError> {
         let memory = Path::new(":memory:");
@@ -315,6 +338,37 @@ impl Store {
         raw.into_iter().map(RawRecord::into_record).collect()
     }
 
+    /// Pending questions after `after_seq` (0: from the first), oldest first: at most
+    /// `max_count`, and no more once their stored text passes `max_bytes` (at least one
+    /// is returned, however big). Returns them, the last one's position for the next call,
+    /// and whether more follow. A snapshot is read this way, part by part, so a tab's
+    /// snapshot never holds every pending question in memory at once.
+    pub fn pending_page(&self, after_seq: i64, max_count: usize, max_bytes: usize) -> Result<(Vec<QuestionRecord>, i64, bool), StoreError> {
+        const SQL: &str =
+            concat!("SELECT seq, ", record_columns!(), " FROM questions WHERE status = 'pending' AND seq > ?1 ORDER BY seq LIMIT ?2");
+        let fail = |e| db_error("cannot list pending questions".into(), e);
+        let (mut raw, mut last, mut more, mut bytes) = (Vec::new(), after_seq, false, 0usize);
+        {
+            let conn = self.lock();
+            let mut stmt = conn.prepare_cached(SQL).map_err(fail)?;
+            let limit = i64::try_from(max_count.saturating_add(1)).unwrap_or(i64::MAX);
+            let mut rows = stmt.query(rusqlite::params![after_seq, limit]).map_err(fail)?;
+            while let Some(row) = rows.next().map_err(fail)? {
+                if raw.len() == max_count.max(1) || (!raw.is_empty() && bytes >= max_bytes) {
+                    more = true;
+                    break;
+                }
+                let seq: i64 = row.get(0).map_err(fail)?;
+                let record = RawRecord::from_row_at(row, 1).map_err(fail)?;
+                bytes += record.request.len() + record.result.as_ref().map_or(0, String::len);
+                last = seq;
+                raw.push(record);
+            }
+        }
+        let records = raw.into_iter().map(RawRecord::into_record).collect::<Result<_, _>>()?;
+        Ok((records, last, more))
+    }
+
     /// Final questions, most recently finished first, from `offset`; with `search`, only
     /// those whose request or result contains it (ASCII case ignored, as SQLite's LIKE).
     pub fn history(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<QuestionRecord>, StoreError> {
@@ -402,14 +456,19 @@ struct RawRecord {
 impl RawRecord {
     /// Reads the columns named by `record_columns!`, in that order.
     fn from_row(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
+        RawRecord::from_row_at(row, 0)
+    }
+
+    /// The same, starting at column `at`.
+    fn from_row_at(row: &Row<'_>, at: usize) -> rusqlite::Result<RawRecord> {
         Ok(RawRecord {
-            id: row.get(0)?,
-            status: row.get(1)?,
-            created_at: row.get(2)?,
-            answered_at: row.get(3)?,
-            answered_by: row.get(4)?,
-            request: row.get(5)?,
-            result: row.get(6)?,
+            id: row.get(at)?,
+            status: row.get(at + 1)?,
+            created_at: row.get(at + 2)?,
+            answered_at: row.get(at + 3)?,
+            answered_by: row.get(at + 4)?,
+            request: row.get(at + 5)?,
+            result: row.get(at + 6)?,
         })
     }
 
@@ -450,6 +509,9 @@ fn db_error(context: String, e: rusqlite::Error) -> StoreError {
             "; another process holds the store locked (is a second bridge using this data directory?)"
         }
         Some(rusqlite::ErrorCode::ReadOnly) => "; the file or its directory is no longer writable",
+        Some(rusqlite::ErrorCode::DatabaseCorrupt | rusqlite::ErrorCode::NotADatabase) => {
+            "; the store is damaged: stop the bridge, keep a copy of the data directory and see docs/reliability.md#a-damaged-store"
+        }
         _ => "",
     };
     StoreError::Db(format!("{context}: {e}{hint}"))
@@ -584,6 +646,25 @@ mod tests {
         assert_eq!(ids(store.history(Some("CACHE"), 0, 10).unwrap()), ["q-1"], "ignoring case");
         assert_eq!(ids(store.history(Some("100%_"), 0, 10).unwrap()), ["q-2"], "% and _ are literal");
         assert_eq!(ids(store.history(Some("%"), 0, 10).unwrap()), ["q-2"]);
+    }
+
+    #[test]
+    fn pending_pages_are_bounded_by_count_and_bytes() {
+        let store = Store::open_in_memory().unwrap();
+        for i in 0..5 {
+            store.insert(&pending(&format!("q-{i}"), 1_000 + i)).unwrap();
+        }
+        store.finish("q-1", &answer("q-1", "SQLite", 2_000), None).unwrap();
+        let ids = |r: &[QuestionRecord]| r.iter().map(|r| r.id.clone()).collect::<Vec<_>>();
+        let (page, last, more) = store.pending_page(0, 2, usize::MAX).unwrap();
+        assert_eq!((ids(&page), more), (vec!["q-0".to_owned(), "q-2".to_owned()], true), "answered ones are skipped");
+        let (page, _, more) = store.pending_page(last, 2, usize::MAX).unwrap();
+        assert_eq!((ids(&page), more), (vec!["q-3".to_owned(), "q-4".to_owned()], false));
+        let (page, last, more) = store.pending_page(0, 100, 1).unwrap();
+        assert_eq!((ids(&page), more), (vec!["q-0".to_owned()], true), "one per page when each passes the byte budget");
+        let (page, _, _) = store.pending_page(last, 100, 1).unwrap();
+        assert_eq!(ids(&page), ["q-2"]);
+        assert_eq!(store.pending_page(i64::MAX, 10, 10).unwrap(), (vec![], i64::MAX, false));
     }
 
     #[test]

@@ -131,13 +131,21 @@ async fn send(sink: &mut (impl SinkExt<Message> + Unpin), msg: Message, within: 
 
 /// Sends a fresh snapshot, part by part; false if the store failed or the browser is gone.
 async fn send_snapshot(bridge: &Bridge, client: &str, sink: &mut (impl SinkExt<Message> + Unpin), within: Duration) -> bool {
-    let Ok(parts) = bridge.snapshot(client) else { return false };
-    for part in parts {
-        if !send(sink, text(&part), within).await {
-            return false;
+    let mut cursor = bridge.snapshot_cursor();
+    loop {
+        match bridge.snapshot_part(client, &mut cursor) {
+            Ok(Some(part)) => {
+                if !send(sink, text(&part), within).await {
+                    return false;
+                }
+            }
+            Ok(None) => return true,
+            Err(e) => {
+                tracing::warn!(%client, "cannot read the snapshot: {e}");
+                return false;
+            }
         }
     }
-    true
 }
 
 fn binary_refused() -> ErrorBody {

@@ -52,7 +52,15 @@ async function bridge(t) {
     }
     throw new Error("no pending question appeared");
   };
-  const answer = async (id, answers) => assert.equal((await http("POST", `/v1/questions/${id}/answer`, { answers })).status, 200);
+  /** Answers question `id`, once it is in the bridge (a task exists before its question is stored). */
+  const answer = async (id, answers) => {
+    for (let i = 0; i < 100; i++) {
+      const r = await http("POST", `/v1/questions/${id}/answer`, { answers });
+      if (r.status !== 404) return assert.equal(r.status, 200, JSON.stringify(r.body));
+      await sleep(50);
+    }
+    assert.fail(`question ${id} never reached the bridge`);
+  };
   const status = async (id) => (await http("GET", `/v1/questions/${id}`)).body.status;
   return { dir, url, token, http, pending, answer, status };
 }

@@ -21,6 +21,8 @@ mod elicit;
 mod rpc;
 mod tasks;
 
+pub use tasks::iso8601;
+
 use crate::agent::{AskError, Asker};
 use askuser_core::dialect::normalize;
 use askuser_core::{AskResult, Format, Limits, Question};
@@ -194,6 +196,9 @@ struct State {
     /// Questions whose call the host gave up on (it timed out), by the questions' JSON:
     /// the same questions asked again resume them.
     given_up: HashMap<String, String>,
+    /// What each waiting `tools/call` (by JSON id) waits on: the question's id and its
+    /// questions' JSON, so a timeout can be noted before the host's retry is read.
+    calls: HashMap<String, (String, Option<String>)>,
 }
 
 /// What a `tools/call` waits for: a new question (`body`) or one asked before.
@@ -311,7 +316,15 @@ impl Server {
         }
         let Some(request) = params.get("requestId") else { return };
         let reason = params.get("reason").and_then(Value::as_str).unwrap_or("no reason given").to_owned();
-        if let Some(tx) = self.state.lock().unwrap().running.remove(&request.to_string()) {
+        let mut state = self.state.lock().unwrap();
+        // Noted here, not in the call's own task: a host that timed out often asks again at
+        // once, and that next line must already find the question to resume.
+        if is_timeout(&reason) {
+            if let Some((id, Some(key))) = state.calls.get(&request.to_string()).cloned() {
+                state.given_up.insert(key, id);
+            }
+        }
+        if let Some(tx) = state.running.remove(&request.to_string()) {
             let _ = tx.send(reason);
         }
     }
@@ -346,7 +359,7 @@ impl Server {
         let me = self.clone();
         tokio::spawn(async move {
             let reply = match method.as_str() {
-                "tools/call" => me.tools_call(&params, cancelled).await,
+                "tools/call" => me.tools_call(&key, &params, cancelled).await,
                 "tasks/get" => me.task(&params).await.map(|task| me.tasks.get(&task)),
                 "tasks/cancel" => me.cancel_task(&params).await,
                 _ => tokio::select! {
@@ -400,7 +413,7 @@ impl Server {
         tool
     }
 
-    async fn tools_call(self: &Arc<Self>, params: &Value, cancelled: oneshot::Receiver<String>) -> Reply {
+    async fn tools_call(self: &Arc<Self>, request: &str, params: &Value, cancelled: oneshot::Receiver<String>) -> Reply {
         let Some(p) = params.as_object() else {
             return Err(invalid(format!(
                 "tools/call: expected params {{\"name\": \"{TOOL}\", \"arguments\": {{…}}}}, got {}",
@@ -431,7 +444,11 @@ impl Server {
                 None => std::future::pending().await,
             }
         };
-        self.state.lock().unwrap().waiting.insert(call.id.clone());
+        {
+            let mut state = self.state.lock().unwrap();
+            state.waiting.insert(call.id.clone());
+            state.calls.insert(request.to_owned(), (call.id.clone(), call.key.clone()));
+        }
         let reply = tokio::select! {
             outcome = self.wait(&call) => Some(self.outcome(outcome)),
             _ = self.progress(token) => unreachable!("progress never ends"),
@@ -442,7 +459,11 @@ impl Server {
                 None
             }
         };
-        self.state.lock().unwrap().waiting.remove(&call.id);
+        {
+            let mut state = self.state.lock().unwrap();
+            state.waiting.remove(&call.id);
+            state.calls.remove(request);
+        }
         Ok(reply)
     }
 
@@ -524,9 +545,6 @@ impl Server {
                 %id,
                 "the host gave up waiting ({reason}); the question stays open: ask_user with the same questions, or with {{\"id\": \"{id}\"}}, picks up the answer"
             );
-            if let Some(key) = &call.key {
-                self.state.lock().unwrap().given_up.insert(key.clone(), id.clone());
-            }
         } else {
             tracing::info!(%id, "the host cancelled the call ({reason}); withdrawing the question");
             self.asker.withdraw(id).await;

@@ -1,0 +1,436 @@
+//! `askuser doctor`: checks what askuser needs, one line each (ok, warn, fail, or info
+//! for a host that is simply not set up), with what to do for each that is not ok. Exit
+//! code 1 when anything failed.
+//!
+//! It only looks: it creates, changes and starts nothing, and never prints the token.
+//! Everything it prints from files or the bridge goes through [`crate::term`].
+
+use crate::cli::BridgeArgs;
+use crate::config::{self, BridgeFile};
+use crate::setup::{self, Host, Installed, Part, DAY_MS};
+use crate::term::out;
+use clap::Args;
+use reqwest::StatusCode;
+use std::fmt::Display;
+use std::fs;
+use std::path::Path;
+use std::process::ExitCode;
+use std::time::Duration;
+
+#[derive(Debug, Clone, Args)]
+pub struct DoctorArgs {
+    #[command(flatten)]
+    pub bridge: BridgeArgs,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Level {
+    Ok,
+    Info,
+    Warn,
+    Fail,
+}
+
+/// The lines printed so far, counted.
+#[derive(Debug, Default)]
+struct Report {
+    ok: usize,
+    warn: usize,
+    fail: usize,
+}
+
+impl Report {
+    fn line(&mut self, level: Level, what: impl Display, todo: Option<String>) {
+        let tag = match level {
+            Level::Ok => {
+                self.ok += 1;
+                "ok  "
+            }
+            Level::Info => "info",
+            Level::Warn => {
+                self.warn += 1;
+                "warn"
+            }
+            Level::Fail => {
+                self.fail += 1;
+                "fail"
+            }
+        };
+        out!("{tag}  {what}");
+        if let Some(t) = todo.filter(|_| level != Level::Ok) {
+            out!("      → {t}");
+        }
+    }
+
+    fn ok(&mut self, what: impl Display) {
+        self.line(Level::Ok, what, None);
+    }
+
+    fn warn(&mut self, what: impl Display, todo: impl Into<String>) {
+        self.line(Level::Warn, what, Some(todo.into()));
+    }
+
+    fn fail(&mut self, what: impl Display, todo: impl Into<String>) {
+        self.line(Level::Fail, what, Some(todo.into()));
+    }
+}
+
+const START: &str = "start one with `askuser serve` (it prints the address to open), or let `askuser mcp` start one";
+
+/// `askuser doctor`.
+pub fn run(args: &DoctorArgs) -> ExitCode {
+    let mut r = Report::default();
+    crate::cli::runtime().block_on(check(&args.bridge, &mut r));
+    out!("{} ok, {} to look at, {} failing", r.ok, r.warn, r.fail);
+    if r.fail == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::FAILURE
+    }
+}
+
+async fn check(args: &BridgeArgs, r: &mut Report) {
+    match config::data_dir(args.data_dir.as_deref()) {
+        Ok(dir) => {
+            data_dir(r, &dir);
+            token_file(r, &dir);
+            bridge(r, args, &dir).await;
+        }
+        Err(e) => r.fail(format!("{e:#}"), "pass --data-dir DIR"),
+    }
+    for host in Host::ALL {
+        host_config(r, host);
+    }
+}
+
+#[cfg(unix)]
+fn mode(meta: &fs::Metadata) -> Option<u32> {
+    Some(std::os::unix::fs::PermissionsExt::mode(&meta.permissions()) & 0o7777)
+}
+
+#[cfg(not(unix))]
+fn mode(_: &fs::Metadata) -> Option<u32> {
+    None
+}
+
+fn data_dir(r: &mut Report, dir: &Path) {
+    match fs::metadata(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            r.warn(format!("data directory {} does not exist yet", dir.display()), format!("a bridge creates it when it starts: {START}"))
+        }
+        Err(e) => {
+            r.fail(format!("cannot read the data directory {}: {e}", dir.display()), "check the permissions of the directories above it")
+        }
+        Ok(meta) if !meta.is_dir() => r.fail(
+            format!("the data directory {} is not a directory", dir.display()),
+            "move it away, or pass --data-dir with a directory of your own",
+        ),
+        // It exists, so ensure_dir only checks owner and mode: it creates and changes nothing.
+        Ok(meta) => match config::ensure_dir(dir) {
+            Ok(()) => {
+                let mode = mode(&meta).map(|m| format!(" (mode {m:o})")).unwrap_or_default();
+                r.ok(format!("data directory {} is yours and nobody else can write it{mode}", dir.display()))
+            }
+            Err(e) => r.line(Level::Fail, format!("{e:#}"), None),
+        },
+    }
+}
+
+fn token_file(r: &mut Report, dir: &Path) {
+    let path = dir.join("token");
+    let meta = match fs::symlink_metadata(&path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            return r.warn(
+                format!("no token file {}", path.display()),
+                "a bridge creates it when it first starts without --token or $ASKUSER_TOKEN: `askuser serve`",
+            );
+        }
+        Err(e) => return r.fail(format!("cannot read {}: {e}", path.display()), "check the data directory's permissions"),
+    };
+    if !meta.is_file() {
+        return r.fail(format!("{} is not a plain file", path.display()), "remove it: the bridge creates a private one");
+    }
+    match mode(&meta) {
+        Some(m) if m & 0o077 != 0 => {
+            r.fail(format!("the token file {} can be read by others (mode {m:o})", path.display()), format!("chmod 600 {}", path.display()))
+        }
+        m => match fs::read_to_string(&path) {
+            Ok(t) if t.trim().len() >= 16 => {
+                r.ok(format!("token file {} is private{}", path.display(), m.map(|m| format!(" (mode {m:o})")).unwrap_or_default()))
+            }
+            Ok(_) => r.warn(format!("the token in {} is too short", path.display()), "remove it: the next bridge writes a new one"),
+            Err(e) => r.fail(format!("cannot read {}: {e}", path.display()), "check its permissions"),
+        },
+    }
+}
+
+/// Where the token `find_bridge` picked came from, for the message when it is refused.
+fn token_source(args: &BridgeArgs) -> &'static str {
+    if args.token.as_deref().is_some_and(|t| !t.is_empty()) {
+        "the --token given"
+    } else if std::env::var(config::ENV_TOKEN).is_ok_and(|t| !t.is_empty()) {
+        "$ASKUSER_TOKEN"
+    } else {
+        "bridge.json"
+    }
+}
+
+async fn bridge(r: &mut Report, args: &BridgeArgs, dir: &Path) {
+    let endpoint = match config::find_bridge(args.url.as_deref(), args.token.as_deref(), dir) {
+        Ok(e) => e,
+        Err(e) => {
+            let file = config::bridge_file(dir);
+            if file.exists() {
+                r.fail(format!("{e:#}"), format!("remove {} and {START}", file.display()));
+            } else {
+                r.fail(format!("no bridge runs for the data directory {} (it has no bridge.json)", dir.display()), START);
+            }
+            return default_port(r);
+        }
+    };
+    let file: Option<BridgeFile> = fs::read_to_string(config::bridge_file(dir)).ok().and_then(|t| serde_json::from_str(&t).ok());
+    let url = endpoint.url.as_str();
+    let http = match reqwest::Client::builder().timeout(Duration::from_secs(5)).build() {
+        Ok(c) => c,
+        Err(e) => return r.fail(format!("cannot make an HTTP client: {e}"), "report this"),
+    };
+    let health = http.get(format!("{url}/v1/health")).bearer_auth(&endpoint.token).header("x-askuser-client", "cli").send().await;
+    let response = match health {
+        Ok(resp) => resp,
+        Err(e) => {
+            let why = if e.is_timeout() { "does not answer within 5 s" } else { "does not answer" };
+            let stale = file
+                .filter(|f| f.url.trim_end_matches('/') == url)
+                .map(|f| format!(" (bridge.json names it, from pid {}, which has stopped?)", f.pid));
+            return r.fail(format!("the bridge at {url} {why}{}", stale.unwrap_or_default()), START);
+        }
+    };
+    let status = response.status();
+    let body: serde_json::Value = response.json().await.unwrap_or_default();
+    match status {
+        StatusCode::OK => {
+            let version = body["version"].as_str().unwrap_or("?");
+            r.ok(format!("the bridge at {url} answers with the token (askuser {version}, {} pending)", body["pending"]));
+            if version != env!("CARGO_PKG_VERSION") {
+                r.warn(
+                    format!("the bridge runs askuser {version}, this is {}", env!("CARGO_PKG_VERSION")),
+                    "restart the bridge to run this version",
+                );
+            }
+        }
+        StatusCode::UNAUTHORIZED => {
+            let source = token_source(args);
+            let todo = match source {
+                "bridge.json" => "another bridge took the port; stop it, or pass --url and --token for it".to_owned(),
+                _ => format!(
+                    "{source} is not this bridge's token: use the one `askuser serve` printed, or unset it so bridge.json's is used"
+                ),
+            };
+            r.fail(format!("the bridge at {url} refused the token from {source} (401 Unauthorized)"), todo);
+        }
+        other => {
+            let message = body["message"].as_str().unwrap_or("");
+            return r.fail(format!("the bridge at {url} answered {other} {message}"), "check --url: is it an askuser bridge?");
+        }
+    }
+    port(r, url);
+    page(r, &http, url).await;
+}
+
+/// The port the bridge listens on.
+fn port(r: &mut Report, url: &str) {
+    let Ok(u) = reqwest::Url::parse(url) else {
+        return r.warn(format!("cannot read the bridge's address {url}"), "check --url or bridge.json");
+    };
+    let host = u.host_str().unwrap_or("");
+    let port = u.port_or_known_default().unwrap_or(0);
+    let loopback = host == "localhost" || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
+    let default = config::DEFAULT_ADDR.rsplit(':').next().unwrap_or("");
+    if !loopback {
+        r.warn(
+            format!("the bridge listens on {host}:{port}, not on this machine's loopback"),
+            "serve on 127.0.0.1 (the default) unless others on the network are meant to reach it",
+        );
+    } else if port.to_string() == default {
+        r.ok(format!("port {port} on {host} (the default)"));
+    } else {
+        r.ok(format!("port {port} on {host} (not the default {default}: clients find it through bridge.json)"));
+    }
+}
+
+/// No bridge: can one start on the default address?
+fn default_port(r: &mut Report) {
+    let Ok(addr) = config::DEFAULT_ADDR.parse::<std::net::SocketAddr>() else { return };
+    if std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok() {
+        r.warn(
+            format!("something listens on {addr}, but this data directory has no bridge.json"),
+            "if it is an askuser bridge with another data directory, pass that --data-dir; otherwise serve on another port: `askuser serve --addr 127.0.0.1:7824`",
+        );
+    } else {
+        r.ok(format!("port {} is free for a bridge", addr.port()));
+    }
+}
+
+/// The web UI: GET / returns the page.
+async fn page(r: &mut Report, http: &reqwest::Client, url: &str) {
+    let response = match http.get(format!("{url}/")).send().await {
+        Ok(resp) => resp,
+        Err(e) => return r.fail(format!("the page at {url}/ does not load: {e}"), "restart the bridge"),
+    };
+    let status = response.status();
+    let html =
+        response.headers().get(reqwest::header::CONTENT_TYPE).and_then(|v| v.to_str().ok()).is_some_and(|c| c.starts_with("text/html"));
+    let body = response.text().await.unwrap_or_default().to_ascii_lowercase();
+    if status != StatusCode::OK || !html {
+        r.fail(format!("the page at {url}/ answered {status} without HTML"), "restart the bridge; check --url")
+    } else if body.contains("built without the web ui") {
+        r.warn(
+            format!("the page at {url}/ loads, but this askuser was built without the web UI"),
+            "answer with `askuser pending` and `askuser answer`, or build with `scripts/run`",
+        )
+    } else if body.contains("<html") {
+        r.ok(format!("the page at {url}/ loads"))
+    } else {
+        r.warn(format!("the page at {url}/ is HTML but not askuser's"), "check --url")
+    }
+}
+
+/// Whether `command` names a file this user can run, directly or through PATH.
+fn runnable(command: &str) -> bool {
+    let executable = |p: &Path| fs::metadata(p).is_ok_and(|m| m.is_file() && mode(&m).is_none_or(|m| m & 0o111 != 0));
+    let path = Path::new(command);
+    if path.is_absolute() || path.components().count() > 1 {
+        return executable(path);
+    }
+    std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|d| executable(&d.join(command))))
+}
+
+/// A host's config file: is askuser set up there, and does the host wait for a person?
+fn host_config(r: &mut Report, host: Host) {
+    let name = host.id();
+    let setup = format!("`askuser setup {name}`");
+    let targets = match setup::targets(host, None, None) {
+        Ok(t) => t,
+        Err(e) => return r.line(Level::Info, format!("{name}: {e:#}"), None),
+    };
+    let Some(main) = targets.iter().find(|t| t.part != Part::ClaudeSettings) else { return };
+    let path = main.path.display();
+    let bytes = match setup::read(&main.path) {
+        Ok(Some(b)) => b,
+        Ok(None) => return r.line(Level::Info, format!("{name}: not set up ({path} does not exist)"), Some(format!("to use it: {setup}"))),
+        Err(e) => return r.warn(format!("{name}: {e:#}"), "check the file's permissions"),
+    };
+    let found = setup::text(&main.path, &bytes).and_then(|t| setup::installed(main, t));
+    let found = match found {
+        Ok(Some(f)) => f,
+        Ok(None) => return r.line(Level::Info, format!("{name}: askuser is not set up in {path}"), Some(format!("to use it: {setup}"))),
+        Err(e) => {
+            return r.warn(
+                format!("{name}: {e:#}"),
+                format!("fix it, or add askuser's entry by hand (`askuser setup {name} --print` shows it)"),
+            )
+        }
+    };
+    let command = found.command.clone().unwrap_or_default();
+    let runs = setup::shell_words(std::iter::once(&command).chain(&found.args));
+    let scope = found.project.as_deref().map(|p| format!(" (for the project {p} only)")).unwrap_or_default();
+    if !runnable(&command) {
+        r.fail(
+            format!("{name}: askuser is set up in {path}{scope}, but {command:?} cannot be run"),
+            format!("{setup} writes this askuser's path"),
+        );
+    } else if found.args.first().map(String::as_str) != Some("mcp") {
+        r.warn(format!("{name}: askuser in {path} runs `{runs}`, not `askuser mcp`"), setup.clone());
+    } else {
+        r.ok(format!("{name}: askuser is set up in {path}{scope}: `{runs}`"));
+    }
+    let mut settings_timeout = None;
+    if host == Host::ClaudeCode {
+        settings_timeout = claude_settings(r, &targets);
+    }
+    timeout(r, host, &found, settings_timeout);
+}
+
+/// Claude Code's settings.json: AskUserQuestion, and `MCP_TOOL_TIMEOUT` (there or in the environment).
+fn claude_settings(r: &mut Report, targets: &[setup::Target]) -> Option<(u64, String)> {
+    let settings = targets.iter().find(|t| t.part == Part::ClaudeSettings)?;
+    let path = settings.path.display();
+    let read = setup::read(&settings.path).and_then(|b| match b {
+        Some(b) => setup::text(&settings.path, &b).and_then(|t| setup::claude_settings(&settings.path, t)),
+        None => Ok((None, false)),
+    });
+    let (timeout, denied) = match read {
+        Ok(v) => v,
+        Err(e) => {
+            r.warn(format!("claude-code: {e:#}"), "fix it, or add the settings by hand (`askuser setup claude-code --print` shows them)");
+            (None, false)
+        }
+    };
+    if denied {
+        r.ok(format!("claude-code: AskUserQuestion is denied in {path}, so headless runs ask through askuser"));
+    } else {
+        r.line(
+            Level::Info,
+            "claude-code: Claude Code's own AskUserQuestion is allowed; in a headless run (`claude -p`) it cannot wait for an answer",
+            Some("`askuser setup claude-code` denies it, or pass `--disallowedTools AskUserQuestion` to `claude -p`".to_owned()),
+        );
+    }
+    let from_env = std::env::var("MCP_TOOL_TIMEOUT").ok().and_then(|v| v.trim().parse().ok()).map(|v| (v, "$MCP_TOOL_TIMEOUT".to_owned()));
+    from_env.or(timeout.map(|v| (v, format!("MCP_TOOL_TIMEOUT in {path}"))))
+}
+
+/// Whether the host waits long enough for a person, or askuser returns before it gives up.
+fn timeout(r: &mut Report, host: Host, found: &Installed, settings: Option<(u64, String)>) {
+    let name = host.id();
+    let title = host.title();
+    // (the setting, its name, how long the host waits without it)
+    let (setting, default_ms) = match host {
+        Host::ClaudeCode => (settings, 60_000),
+        Host::Codex => (found.timeout_ms.map(|ms| (ms, "tool_timeout_sec".to_owned())), 60_000),
+        Host::GeminiCli => (found.timeout_ms.map(|ms| (ms, "timeout".to_owned())), 600_000),
+        _ => (None, 60_000),
+    };
+    let waits = setting.as_ref().map_or(default_ms, |(ms, _)| *ms);
+    let todo = format!("`askuser setup {name}`");
+    match (setting, found.max_wait()) {
+        (Some((ms, what)), _) if ms >= DAY_MS => r.ok(format!("{name}: {what} lets {title} wait {}", human(ms))),
+        (_, Some(s)) if s.saturating_mul(1000) < waits => {
+            r.ok(format!("{name}: askuser mcp returns after --max-wait {s} s, before {title} gives up (after {})", human(waits)))
+        }
+        (Some((ms, what)), _) => {
+            r.warn(format!("{name}: {what} lets {title} wait only {}: a question open longer fails the call", human(ms)), todo)
+        }
+        (None, _) if matches!(host, Host::ClaudeDesktop | Host::Cursor) => r.warn(
+            format!("{name}: {title} gives up on a tool call after about a minute, and askuser mcp has no --max-wait"),
+            format!("{todo} adds --max-wait {}", setup::SHORT_WAIT),
+        ),
+        (None, _) => r.warn(format!("{name}: no tool-call timeout set: {title} gives up after {}", human(default_ms)), todo),
+    }
+}
+
+/// "60 s", "10 min", "24 h".
+fn human(ms: u64) -> String {
+    match ms / 1000 {
+        s if s < 120 => format!("{s} s"),
+        s if s < 7200 => format!("{} min", s / 60),
+        s => format!("{} h", s / 3600),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn durations_read_as_a_person_says_them() {
+        assert_eq!([human(60_000), human(600_000), human(DAY_MS)], ["60 s", "10 min", "24 h"]);
+    }
+
+    #[test]
+    fn commands_are_found_by_path_or_through_path() {
+        assert!(runnable(std::env::current_exe().unwrap().to_str().unwrap()));
+        assert!(!runnable("/nonexistent/askuser"));
+        assert!(!runnable("askuser-surely-not-on-path"));
+    }
+}

@@ -1,0 +1,207 @@
+//! Accepting connections so that no client can hold the bridge. A connection that sends
+//! no complete request head within [`Limits::header_timeout`] (silent, trickling
+//! headers, or idle between requests) is closed before it ever reaches a handler; at most
+//! [`Limits::max_connections`] are open at once (a WebSocket counts as long as it
+//! lives), and the one over the cap gets a plain 503 at once instead of waiting in the
+//! kernel's backlog. At start-up the soft descriptor limit is raised to the hard one,
+//! and the cap is kept below it, so descriptors never run out first.
+
+use axum::Router;
+use hyper_util::rt::{TokioIo, TokioTimer};
+use hyper_util::service::TowerToHyperService;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::net::{TcpListener, TcpStream};
+use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
+use tokio::task::JoinSet;
+
+#[derive(Debug, Clone, Copy)]
+pub struct Limits {
+    /// Connections open at once (HTTP and WebSocket together).
+    pub max_connections: usize,
+    /// How long a connection may take to send a request head, and may sit idle between
+    /// requests.
+    pub header_timeout: Duration,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Limits { max_connections: 4096, header_timeout: Duration::from_secs(10) }
+    }
+}
+
+/// Descriptors kept free beyond the connections: the store, its WAL, the listener, logs.
+const SPARE_DESCRIPTORS: u64 = 64;
+
+/// Raises the soft descriptor limit to the hard limit; returns the soft limit now in force.
+pub fn raise_descriptor_limit() -> Option<u64> {
+    #[cfg(unix)]
+    {
+        use rustix::process::{getrlimit, setrlimit, Resource};
+        let mut limit = getrlimit(Resource::Nofile);
+        if limit.current < limit.maximum {
+            let before = limit.current;
+            limit.current = limit.maximum;
+            match setrlimit(Resource::Nofile, limit) {
+                Ok(()) => tracing::debug!(?before, now = ?limit.current, "raised the open-file limit"),
+                Err(e) => {
+                    tracing::debug!("cannot raise the open-file limit: {e}");
+                    limit.current = before;
+                }
+            }
+        }
+        limit.current
+    }
+    #[cfg(not(unix))]
+    None
+}
+
+/// The cap that fits the descriptors this process may open.
+pub fn effective_cap(wanted: usize, descriptors: Option<u64>) -> usize {
+    match descriptors {
+        Some(d) => wanted.min(usize::try_from(d.saturating_sub(SPARE_DESCRIPTORS)).unwrap_or(usize::MAX)).max(1),
+        None => wanted.max(1),
+    }
+}
+
+/// Serves `router` on `listener` until `stopped` turns true, then lets the requests in
+/// flight finish.
+pub async fn serve(listener: TcpListener, router: Router, limits: Limits, mut stopped: watch::Receiver<bool>) -> io::Result<()> {
+    let cap = effective_cap(limits.max_connections, raise_descriptor_limit());
+    if cap < limits.max_connections {
+        tracing::warn!("at most {cap} connections at once: the open-file limit allows no more");
+    }
+    let permits = Arc::new(Semaphore::new(cap));
+    let mut connections = JoinSet::new();
+    // Warnings at most once a second, however fast connections come.
+    let (mut last_accept_error, mut last_refusal_log, mut refused) = (None::<tokio::time::Instant>, None::<tokio::time::Instant>, 0u64);
+    loop {
+        tokio::select! {
+            accepted = listener.accept() => {
+                let tcp = match accepted {
+                    Ok((tcp, _)) => tcp,
+                    Err(e) => {
+                        // Out of descriptors (or a connection reset before accept): wait a
+                        // little instead of spinning, and say so once a second at most.
+                        if last_accept_error.is_none_or(|t| t.elapsed() > Duration::from_secs(1)) {
+                            tracing::warn!("cannot accept a connection: {e}");
+                            last_accept_error = Some(tokio::time::Instant::now());
+                        }
+                        tokio::time::sleep(Duration::from_millis(50)).await;
+                        continue;
+                    }
+                };
+                // Small frames go out at once: with Nagle, a second frame waits for the
+                // peer's delayed ACK and every round trip costs 40 ms (BENCHMARKS.md).
+                let _ = tcp.set_nodelay(true);
+                match permits.clone().try_acquire_owned() {
+                    Ok(permit) => {
+                        connections.spawn(connection(Counted { tcp, _permit: permit }, router.clone(), limits.header_timeout, stopped.clone()));
+                    }
+                    Err(_) => {
+                        refused += 1;
+                        if last_refusal_log.is_none_or(|t| t.elapsed() > Duration::from_secs(1)) {
+                            tracing::warn!("refused {refused} connection(s) so far: {cap} are open, the most this bridge allows (--max-connections)");
+                            last_refusal_log = Some(tokio::time::Instant::now());
+                        }
+                        connections.spawn(refuse(tcp, cap));
+                    }
+                }
+            }
+            Some(_) = connections.join_next(), if !connections.is_empty() => {}
+            _ = until_stopped(&mut stopped) => break,
+        }
+    }
+    drop(listener);
+    while connections.join_next().await.is_some() {}
+    Ok(())
+}
+
+async fn connection(io: Counted, router: Router, header_timeout: Duration, mut stopped: watch::Receiver<bool>) {
+    let service = TowerToHyperService::new(router);
+    let mut builder = hyper::server::conn::http1::Builder::new();
+    builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
+    let conn = builder.serve_connection(TokioIo::new(io), service).with_upgrades();
+    tokio::pin!(conn);
+    let outcome = tokio::select! {
+        outcome = conn.as_mut() => outcome,
+        _ = until_stopped(&mut stopped) => {
+            conn.as_mut().graceful_shutdown();
+            conn.await
+        }
+    };
+    if let Err(e) = outcome {
+        tracing::debug!("connection closed: {e}");
+    }
+}
+
+async fn until_stopped(stopped: &mut watch::Receiver<bool>) {
+    let _ = stopped.wait_for(|s| *s).await;
+}
+
+/// The answer to a connection over the cap: a 503 that says why, then close.
+async fn refuse(mut tcp: TcpStream, cap: usize) {
+    let body = format!("askuser: too many connections ({cap} open, the most this bridge allows); try again shortly\n");
+    let response = format!(
+        "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain; charset=utf-8\r\nContent-Length: {}\r\nRetry-After: 5\r\n\
+         X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'none'\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        let _ = tcp.write_all(response.as_bytes()).await;
+        let _ = tcp.shutdown().await;
+    })
+    .await;
+}
+
+/// A connection holding its place under the cap for as long as it lives, upgraded
+/// (WebSocket) or not.
+struct Counted {
+    tcp: TcpStream,
+    _permit: OwnedSemaphorePermit,
+}
+
+impl AsyncRead for Counted {
+    fn poll_read(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &mut ReadBuf<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for Counted {
+    fn poll_write(mut self: Pin<&mut Self>, cx: &mut Context<'_>, buf: &[u8]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.tcp).poll_shutdown(cx)
+    }
+
+    fn poll_write_vectored(mut self: Pin<&mut Self>, cx: &mut Context<'_>, bufs: &[io::IoSlice<'_>]) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.tcp).poll_write_vectored(cx, bufs)
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        self.tcp.is_write_vectored()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cap_leaves_descriptors_to_spare() {
+        assert_eq!(effective_cap(4096, Some(1024)), 960);
+        assert_eq!(effective_cap(4096, Some(1_048_576)), 4096);
+        assert_eq!(effective_cap(100, None), 100);
+        assert_eq!(effective_cap(4096, Some(10)), 1, "never zero");
+    }
+}

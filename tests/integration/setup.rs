@@ -1,0 +1,424 @@
+//! `askuser setup HOST` and `askuser doctor`, run as a person runs them, with HOME set to a
+//! temporary directory so a developer's real configuration is never touched. The sample
+//! files in `hosts/` are each host's documented format, with other servers, comments and
+//! unusual keys that must survive.
+
+use crate::support::{bridge, TOKEN};
+use serde_json::{json, Value};
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The binary with HOME (and nothing else of the developer's) as its world.
+fn askuser(home: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_askuser"));
+    c.env("HOME", home);
+    for var in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "MCP_TOOL_TIMEOUT"] {
+        c.env_remove(var);
+    }
+    c.env_remove("ASKUSER_URL").env_remove("ASKUSER_TOKEN").env_remove("ASKUSER_DATA_DIR");
+    c
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+fn sample(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../tests/integration/hosts").join(name)
+}
+
+/// The path `askuser mcp` is written with: the binary itself.
+fn exe() -> String {
+    std::fs::canonicalize(env!("CARGO_BIN_EXE_askuser")).unwrap().to_str().unwrap().to_owned()
+}
+
+fn desktop_file() -> &'static str {
+    if cfg!(target_os = "macos") {
+        "Library/Application Support/Claude/claude_desktop_config.json"
+    } else {
+        ".config/Claude/claude_desktop_config.json"
+    }
+}
+
+/// One host: its command-line name, and each file it edits (under HOME) with its sample.
+struct Case {
+    host: &'static str,
+    files: Vec<(&'static str, &'static str)>,
+}
+
+fn cases() -> Vec<Case> {
+    vec![
+        Case { host: "claude-code", files: vec![(".claude.json", "claude.json"), (".claude/settings.json", "claude-settings.json")] },
+        Case { host: "claude-desktop", files: vec![(desktop_file(), "claude_desktop_config.json")] },
+        Case { host: "codex", files: vec![(".codex/config.toml", "codex-config.toml")] },
+        Case { host: "gemini-cli", files: vec![(".gemini/settings.json", "gemini-settings.json")] },
+        Case { host: "cursor", files: vec![(".cursor/mcp.json", "cursor-mcp.json")] },
+        // The generic JSON goes wherever --config says (a project's .mcp.json, say).
+        Case { host: "json", files: vec![("project/.mcp.json", "mcp.json")] },
+    ]
+}
+
+impl Case {
+    fn run(&self, home: &Path, extra: &[&str]) -> Output {
+        let mut c = askuser(home);
+        c.args(["setup", self.host]);
+        if self.host == "json" {
+            c.arg("--config").arg(home.join(self.files[0].0));
+        }
+        c.args(extra).output().unwrap()
+    }
+
+    /// askuser's entry as this host must have it after a fresh setup.
+    fn expected(&self) -> Value {
+        match self.host {
+            "claude-code" => json!({"type": "stdio", "command": exe(), "args": ["mcp"], "env": {}}),
+            "claude-desktop" | "cursor" => json!({"command": exe(), "args": ["mcp", "--max-wait", "50"]}),
+            "gemini-cli" => json!({"command": exe(), "args": ["mcp"], "timeout": 86400000}),
+            "json" => json!({"command": exe(), "args": ["mcp"]}),
+            other => panic!("{other} is not JSON"),
+        }
+    }
+}
+
+fn read_json(path: &Path) -> Value {
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+}
+
+fn toml_doc(path: &Path) -> toml_edit::DocumentMut {
+    std::fs::read_to_string(path).unwrap().parse().unwrap()
+}
+
+/// Every file under `dir`, relative.
+fn files(dir: &Path) -> Vec<String> {
+    let mut out = vec![];
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else {
+                out.push(p.strip_prefix(dir).unwrap().display().to_string());
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// Backups beside `path`.
+fn backups(path: &Path) -> Vec<String> {
+    let name = path.file_name().unwrap().to_str().unwrap().to_owned() + ".askuser-backup";
+    let mut b: Vec<String> = std::fs::read_dir(path.parent().unwrap())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.starts_with(&name))
+        .collect();
+    b.sort();
+    b
+}
+
+#[cfg(unix)]
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn setup_writes_a_fresh_file_for_each_host() {
+    for case in cases() {
+        let home = tempfile::tempdir().unwrap();
+        let out = case.run(home.path(), &[]);
+        assert!(out.status.success(), "{}: {}", case.host, text(&out.stderr));
+        let said = text(&out.stdout);
+        assert!(said.contains("created") && said.contains("Next: "), "{}: {said}", case.host);
+        let path = home.path().join(case.files[0].0);
+        match case.host {
+            "codex" => {
+                let doc = toml_doc(&path);
+                let server = &doc["mcp_servers"]["askuser"];
+                assert_eq!(server["command"].as_str(), Some(exe().as_str()));
+                let args: Vec<&str> = server["args"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+                assert_eq!(args, ["mcp"]);
+                assert_eq!(server["tool_timeout_sec"].as_integer(), Some(86400));
+            }
+            _ => assert_eq!(read_json(&path), json!({"mcpServers": {"askuser": case.expected()}}), "{}", case.host),
+        }
+        if case.host == "claude-code" {
+            let settings = read_json(&home.path().join(".claude/settings.json"));
+            assert_eq!(settings, json!({"env": {"MCP_TOOL_TIMEOUT": "86400000"}, "permissions": {"deny": ["AskUserQuestion"]}}));
+        }
+        // A new config file is the user's alone (it may hold keys), and nothing else is left behind.
+        #[cfg(unix)]
+        assert_eq!(mode(&path), 0o600, "{}", case.host);
+        let expected: Vec<String> = {
+            let mut f: Vec<String> = case.files.iter().map(|(p, _)| p.to_string()).collect();
+            f.sort();
+            f
+        };
+        assert_eq!(files(home.path()), expected, "{}: no backup, no temporary file", case.host);
+    }
+}
+
+/// The new file minus what askuser added is the old one: same values, same key order.
+fn assert_only_askuser_added(host: &str, old: &Value, new: &Value) {
+    let mut stripped = new.clone();
+    if let Some(servers) = stripped.get_mut("mcpServers").and_then(Value::as_object_mut) {
+        servers.shift_remove("askuser");
+    }
+    if host == "claude-code" {
+        if let Some(env) = stripped.get_mut("env").and_then(Value::as_object_mut) {
+            env.shift_remove("MCP_TOOL_TIMEOUT");
+        }
+        if let Some(deny) = stripped.pointer_mut("/permissions/deny").and_then(Value::as_array_mut) {
+            deny.retain(|r| r != "AskUserQuestion");
+        }
+    }
+    assert_eq!(&stripped, old, "{host}: everything else is kept");
+    assert_eq!(serde_json::to_string(&stripped).unwrap(), serde_json::to_string(old).unwrap(), "{host}: in its order");
+}
+
+#[test]
+fn setup_merges_into_existing_files_keeps_everything_else_and_backs_them_up() {
+    for case in cases() {
+        let home = tempfile::tempdir().unwrap();
+        let mut originals = vec![];
+        for (rel, name) in &case.files {
+            let path = home.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::copy(sample(name), &path).unwrap();
+            #[cfg(unix)]
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o640)).unwrap();
+            originals.push((path, std::fs::read(sample(name)).unwrap()));
+        }
+        let out = case.run(home.path(), &[]);
+        assert!(out.status.success(), "{}: {}", case.host, text(&out.stderr));
+        let said = text(&out.stdout);
+        assert!(said.contains("updated") && said.contains("askuser-backup"), "{}: {said}", case.host);
+
+        for (path, old) in &originals {
+            // The backup holds the original bytes; the file keeps its permissions.
+            assert_eq!(backups(path).len(), 1, "{}", path.display());
+            let mut backup = path.as_os_str().to_owned();
+            backup.push(".askuser-backup");
+            assert_eq!(&std::fs::read(PathBuf::from(backup)).unwrap(), old, "{}: the backup is the original", path.display());
+            #[cfg(unix)]
+            assert_eq!(mode(path), 0o640, "{}: permissions kept", path.display());
+            if case.host == "codex" {
+                // Comments, layout and every other table stay byte for byte: askuser's table is inserted.
+                let new = std::fs::read_to_string(path).unwrap();
+                let block = format!(
+                    "[mcp_servers.askuser]\ncommand = {:?}\nargs = [\"mcp\"]\ntool_timeout_sec = 86400  # a person may take hours to answer\n\n",
+                    exe()
+                );
+                assert_eq!(new.replacen(&block, "", 1), text(old), "{new}");
+                let doc = toml_doc(path);
+                assert_eq!(doc["mcp_servers"]["context7"]["env"]["CONTEXT7_API_KEY"].as_str(), Some("ctx7-xyz"));
+                continue;
+            }
+            let (old, new): (Value, Value) = (serde_json::from_slice(old).unwrap(), read_json(path));
+            assert_only_askuser_added(case.host, &old, &new);
+            if path.ends_with("settings.json") && case.host == "claude-code" {
+                assert_eq!(new["env"]["MCP_TOOL_TIMEOUT"], "86400000");
+                assert_eq!(new["permissions"]["deny"], json!(["Read(./.env)", "Bash(curl:*)", "AskUserQuestion"]));
+            } else {
+                assert_eq!(new["mcpServers"]["askuser"], case.expected(), "{}", case.host);
+                let names: Vec<&String> = new["mcpServers"].as_object().unwrap().keys().collect();
+                assert_eq!(names.last().map(|n| n.as_str()), Some("askuser"), "{}: added after the others", case.host);
+            }
+        }
+
+        // Again: already set up, not a byte changed, no second backup.
+        let before: Vec<Vec<u8>> = originals.iter().map(|(p, _)| std::fs::read(p).unwrap()).collect();
+        let out = case.run(home.path(), &[]);
+        assert!(out.status.success(), "{}: {}", case.host, text(&out.stderr));
+        assert!(text(&out.stdout).contains("already set up"), "{}: {}", case.host, text(&out.stdout));
+        for ((path, _), bytes) in originals.iter().zip(&before) {
+            assert_eq!(&std::fs::read(path).unwrap(), bytes, "{}", path.display());
+            assert_eq!(backups(path).len(), 1, "{}: no second backup", path.display());
+        }
+    }
+}
+
+#[test]
+fn setup_updates_a_different_askuser_entry_and_says_what_changed() {
+    let home = tempfile::tempdir().unwrap();
+    let case = &cases()[1]; // claude-desktop
+    let path = home.path().join(case.files[0].0);
+    assert!(case.run(home.path(), &[]).status.success());
+    // Another --max-wait, a name and a data directory: the args change, and only they.
+    let out = case.run(home.path(), &["--max-wait", "20", "--agent-name", "Desk top", "--data-dir", "rel/data"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    let data = std::path::absolute("rel/data").unwrap().display().to_string();
+    let want = json!(["mcp", "--agent-name", "Desk top", "--max-wait", "20", "--data-dir", data]);
+    assert!(said.contains(&format!("mcpServers.askuser.args: [\"mcp\",\"--max-wait\",\"50\"] → {want}")), "{said}");
+    assert!(said.contains("'Desk top'"), "the command is shown as a shell reads it: {said}");
+    assert_eq!(read_json(&path)["mcpServers"]["askuser"]["args"], want);
+    // Each change keeps its own backup: the first one is never overwritten.
+    let first = std::fs::read(path.with_extension("json.askuser-backup")).unwrap();
+    assert!(case.run(home.path(), &["--max-wait", "30"]).status.success());
+    assert_eq!(backups(&path), ["claude_desktop_config.json.askuser-backup", "claude_desktop_config.json.askuser-backup.2"]);
+    assert_eq!(std::fs::read(path.with_extension("json.askuser-backup")).unwrap(), first);
+    assert_eq!(read_json(&path)["mcpServers"]["askuser"]["args"], json!(["mcp", "--max-wait", "30"]));
+}
+
+#[test]
+fn setup_refuses_a_file_that_does_not_parse_and_changes_nothing() {
+    let broken_json = "{\n  \"mcpServers\": {\n    \"a\": {\"command\": \"a\",}\n  }\n}\n";
+    let broken_toml = "model = \"o3\"\n[mcp_servers.a]\ncommand = \"a\nargs = []\n";
+    for case in cases() {
+        let home = tempfile::tempdir().unwrap();
+        // For Claude Code the second file is the broken one: the first, fine, stays untouched too.
+        let mut written = vec![];
+        for (i, (rel, name)) in case.files.iter().enumerate() {
+            let path = home.path().join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            let last = i + 1 == case.files.len();
+            let bytes = match (last, case.host) {
+                (true, "codex") => broken_toml.as_bytes().to_vec(),
+                (true, _) => broken_json.as_bytes().to_vec(),
+                (false, _) => std::fs::read(sample(name)).unwrap(),
+            };
+            std::fs::write(&path, &bytes).unwrap();
+            written.push((path, bytes));
+        }
+        let out = case.run(home.path(), &[]);
+        assert_eq!(out.status.code(), Some(1), "{}", case.host);
+        let said = text(&out.stderr);
+        let broken = &written.last().unwrap().0;
+        let at = if case.host == "codex" {
+            format!("{}:3:13: not valid TOML: invalid basic string", broken.display())
+        } else {
+            format!("{}:3:26: not valid JSON: trailing comma", broken.display())
+        };
+        assert!(said.contains(&at), "{}: expected {at:?} in {said}", case.host);
+        assert!(said.contains("nothing was changed"), "{said}");
+        for (path, bytes) in &written {
+            assert_eq!(&std::fs::read(path).unwrap(), bytes, "{} is untouched", path.display());
+        }
+        let expected: Vec<String> = {
+            let mut f: Vec<String> = case.files.iter().map(|(p, _)| p.to_string()).collect();
+            f.sort();
+            f
+        };
+        assert_eq!(files(home.path()), expected, "{}: no backup, no temporary file", case.host);
+    }
+}
+
+#[test]
+fn setup_print_writes_nothing() {
+    for case in cases() {
+        let home = tempfile::tempdir().unwrap();
+        let out = case.run(home.path(), &["--print"]);
+        assert!(out.status.success(), "{}: {}", case.host, text(&out.stderr));
+        let printed = text(&out.stdout);
+        match case.host {
+            "codex" => {
+                let doc: toml_edit::DocumentMut = printed.parse().unwrap();
+                assert_eq!(doc["mcp_servers"]["askuser"]["tool_timeout_sec"].as_integer(), Some(86400));
+            }
+            "claude-code" => {
+                let docs: Vec<Value> = serde_json::Deserializer::from_str(&printed).into_iter().map(Result::unwrap).collect();
+                assert_eq!(docs[0]["mcpServers"]["askuser"], case.expected());
+                assert_eq!(docs[1]["env"]["MCP_TOOL_TIMEOUT"], "86400000");
+            }
+            _ => assert_eq!(serde_json::from_str::<Value>(&printed).unwrap()["mcpServers"]["askuser"], case.expected(), "{}", case.host),
+        }
+        assert!(text(&out.stderr).contains(case.files[0].0), "{}: says where it goes: {}", case.host, text(&out.stderr));
+        assert!(files(home.path()).is_empty(), "{}: --print wrote {:?}", case.host, files(home.path()));
+    }
+    // `json` without --config prints the generic snippet, as --print does.
+    let home = tempfile::tempdir().unwrap();
+    let out = askuser(home.path()).args(["setup", "json"]).output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        serde_json::from_slice::<Value>(&out.stdout).unwrap(),
+        json!({"mcpServers": {"askuser": {"command": exe(), "args": ["mcp"]}}})
+    );
+    assert!(files(home.path()).is_empty());
+}
+
+#[cfg(unix)]
+#[test]
+fn setup_follows_a_symlinked_config_file() {
+    let home = tempfile::tempdir().unwrap();
+    let dotfiles = home.path().join("dotfiles");
+    std::fs::create_dir_all(&dotfiles).unwrap();
+    std::fs::create_dir_all(home.path().join(".codex")).unwrap();
+    std::fs::copy(sample("codex-config.toml"), dotfiles.join("codex.toml")).unwrap();
+    let link = home.path().join(".codex/config.toml");
+    std::os::unix::fs::symlink(dotfiles.join("codex.toml"), &link).unwrap();
+    let out = askuser(home.path()).args(["setup", "codex"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+    assert_eq!(toml_doc(&dotfiles.join("codex.toml"))["mcp_servers"]["askuser"]["tool_timeout_sec"].as_integer(), Some(86400));
+}
+
+async fn doctor(home: &Path, args: &[&std::ffi::OsStr]) -> (Option<i32>, String) {
+    let mut c = askuser(home);
+    c.arg("doctor").args(args);
+    let out = tokio::process::Command::from(c).output().await.unwrap();
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    (out.status.code(), text(&out.stdout))
+}
+
+#[tokio::test]
+async fn doctor_checks_a_running_bridge_and_the_hosts() {
+    let b = bridge().await;
+    let home = tempfile::tempdir().unwrap();
+    assert!(askuser(home.path()).args(["setup", "codex"]).output().unwrap().status.success());
+    let dir: OsString = b.dir.path().into();
+    let (code, said) = doctor(home.path(), &["--data-dir".as_ref(), &dir]).await;
+    assert_eq!(code, Some(0), "{said}");
+    for line in [
+        format!("ok    data directory {}", b.dir.path().display()),
+        format!("ok    the bridge at {} answers with the token", b.url),
+        format!("ok    the page at {}/ loads", b.url),
+        "ok    codex: askuser is set up in".to_owned(),
+        "ok    codex: tool_timeout_sec lets Codex wait 24 h".to_owned(),
+        "info  cursor: not set up".to_owned(),
+        "→ to use it: `askuser setup cursor`".to_owned(),
+    ] {
+        assert!(said.contains(&line), "expected {line:?} in:\n{said}");
+    }
+    assert!(!said.contains("fail  "), "{said}");
+    assert!(!said.contains(TOKEN), "doctor never prints the token");
+
+    // A token that is not the bridge's: the 401 is a failure, and says what to do.
+    let (code, said) = doctor(home.path(), &["--data-dir".as_ref(), &dir, "--token".as_ref(), "wrong-token-0123456789".as_ref()]).await;
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains(&format!("fail  the bridge at {} refused the token from the --token given (401 Unauthorized)", b.url)), "{said}");
+    assert!(said.contains("→ the --token given is not this bridge's token"), "{said}");
+    assert!(!said.contains("wrong-token-0123456789"), "nor a wrong one");
+
+    // A host whose timeout is too short, and one whose file does not parse.
+    std::fs::create_dir_all(home.path().join(".gemini")).unwrap();
+    std::fs::copy(sample("gemini-settings.json"), home.path().join(".gemini/settings.json")).unwrap();
+    let exe = exe();
+    let short = json!({"mcpServers": {"askuser": {"command": exe, "args": ["mcp"], "timeout": 15000}}});
+    std::fs::write(home.path().join(".gemini/settings.json"), short.to_string()).unwrap();
+    std::fs::create_dir_all(home.path().join(".cursor")).unwrap();
+    std::fs::write(home.path().join(".cursor/mcp.json"), "{\"mcpServers\": {,}}").unwrap();
+    let (code, said) = doctor(home.path(), &["--data-dir".as_ref(), &dir]).await;
+    assert_eq!(code, Some(0), "warnings are not failures: {said}");
+    assert!(said.contains("warn  gemini-cli: timeout lets Gemini CLI wait only 15 s"), "{said}");
+    assert!(said.contains("→ `askuser setup gemini-cli`"), "{said}");
+    assert!(said.contains("warn  cursor: ") && said.contains("mcp.json:1:17: not valid JSON: key must be a string"), "{said}");
+    b.stop().await;
+}
+
+#[tokio::test]
+async fn doctor_without_a_bridge_says_how_to_start_one() {
+    let home = tempfile::tempdir().unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let (code, said) = doctor(home.path(), &["--data-dir".as_ref(), data.path().as_os_str()]).await;
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains(&format!("fail  no bridge runs for the data directory {}", data.path().display())), "{said}");
+    assert!(said.contains("→ start one with `askuser serve`"), "{said}");
+    // A data directory that does not exist yet is only a warning: the bridge creates it.
+    let (_, said) = doctor(home.path(), &["--data-dir".as_ref(), data.path().join("new").as_os_str()]).await;
+    assert!(said.contains("warn  data directory") && said.contains("does not exist yet"), "{said}");
+    assert!(!data.path().join("new").exists(), "doctor creates nothing");
+}
