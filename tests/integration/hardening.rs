@@ -1048,6 +1048,47 @@ fn serve_in(data: &Path, extra: &[&str], wrap: Option<&str>) -> (Option<i32>, St
     }
 }
 
+/// `/v1/health` is not "ok" while the store cannot take writes (an outside test saw "ok"
+/// with the disk full): here no file may grow past ~100 KB, so asks start failing.
+#[tokio::test]
+async fn health_says_when_the_store_cannot_take_writes() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let script = format!(
+        "trap '' XFSZ; ulimit -f 200; exec {} serve --addr 127.0.0.1:{port} --data-dir {} --token {TOKEN}",
+        env!("CARGO_BIN_EXE_askuser"),
+        dir.path().display()
+    );
+    let mut child = tokio::process::Command::new("sh").arg("-c").arg(script).stderr(Stdio::null()).kill_on_drop(true).spawn().unwrap();
+    let (http, url) = (reqwest::Client::new(), format!("http://127.0.0.1:{port}"));
+    let health = || http.get(format!("{url}/v1/health")).bearer_auth(TOKEN).send();
+    for _ in 0..100 {
+        if health().await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(health().await.unwrap().status(), 200);
+    let mut refused = None;
+    for i in 0..2000 {
+        let q = json!({"id": format!("f-{i}"), "question": format!("{i}: {}?", "x".repeat(3000))});
+        let r = http.post(format!("{url}/v1/ask?wait=false")).bearer_auth(TOKEN).json(&q).send().await.unwrap();
+        if r.status() != 202 {
+            refused = Some((i, r.status()));
+            break;
+        }
+    }
+    let (i, status) = refused.expect("the store stops taking writes");
+    assert_eq!(status, 500, "ask {i}");
+    let r = health().await.unwrap();
+    assert_eq!(r.status(), 503);
+    let body: Value = r.json().await.unwrap();
+    assert_eq!(body["ok"], false);
+    let error = body["error"].as_str().unwrap();
+    assert!(error.starts_with("the last write to the question store failed"), "{error}");
+    let _ = child.kill().await;
+}
+
 #[test]
 fn an_unusable_data_directory_is_a_clear_error_not_a_panic() {
     let dir = tempfile::tempdir().unwrap();

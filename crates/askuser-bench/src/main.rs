@@ -6,7 +6,7 @@
 //! ```sh
 //! scripts/bench            # release build, full run (figures in BENCHMARKS.md)
 //! scripts/bench --smoke    # seconds; keeps the harness working, asserts no timings
-//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,startup,browser,sizes] [--bridges 0,1,2]
+//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,browser,sizes] [--bridges 0,1,2]
 //! BENCH_TRACE=1 askuser-bench …   # every browser prints what it receives (debugging)
 //! ```
 //!
@@ -52,6 +52,9 @@ struct Counts {
     load_browsers: usize,
     probes: usize,
     snapshots: usize,
+    /// Pending questions of ~1 MB each, and tabs that open on them at once.
+    big_questions: usize,
+    big_tabs: usize,
     startups: usize,
     warmup: usize,
     browser: browser::Counts,
@@ -69,6 +72,8 @@ const FULL: Counts = Counts {
     load_browsers: 10,
     probes: 200,
     snapshots: 5,
+    big_questions: 100,
+    big_tabs: 5,
     startups: 20,
     warmup: 50,
     browser: browser::Counts { asks: 30, keys: 5, pending: 1_000, agents: 100, loads: 10 },
@@ -85,6 +90,8 @@ const SMOKE: Counts = Counts {
     load_browsers: 3,
     probes: 10,
     snapshots: 2,
+    big_questions: 3,
+    big_tabs: 2,
     startups: 2,
     warmup: 2,
     browser: browser::Counts { asks: 2, keys: 2, pending: 20, agents: 4, loads: 2 },
@@ -124,7 +131,7 @@ fn parse_args() -> anyhow::Result<Args> {
                 );
             }
             "-h" | "--help" => {
-                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,startup,browser,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
+                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,browser,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?}; see --help"),
@@ -599,6 +606,86 @@ fn load_table(loads: &[Load], floor_p50: Option<Duration>) -> String {
     t
 }
 
+/// Big pending questions, then tabs opening at once: what the bridge's memory does.
+struct Big {
+    questions: usize,
+    bytes: usize,
+    tabs: usize,
+    per_tab: usize,
+    took: Duration,
+    before: ProcSample,
+    peak: ProcSample,
+    after: ProcSample,
+}
+
+/// A question of about 1 MiB (the body limit): 50 options with long descriptions and previews.
+fn big_request(id: &str) -> serde_json::Value {
+    let options: Vec<serde_json::Value> = (0..50)
+        .map(|j| serde_json::json!({"label": format!("option {j}"), "description": "d".repeat(1_900), "preview": "p".repeat(19_000)}))
+        .collect();
+    serde_json::json!({"id": id, "questions": [{"question": format!("Big question {id}?"), "options": options}]})
+}
+
+async fn big(args: &Args, c: &Counts) -> anyhow::Result<Big> {
+    let bridge = Bridge::start(Mode::Binary, &args.bin, Durability::Normal).await?;
+    let (http, ticks) = (reqwest::Client::new(), stats::clock_ticks());
+    let mut bytes = 0;
+    for i in 0..c.big_questions {
+        let body = serde_json::to_vec(&big_request(&format!("big-{i}")))?;
+        bytes = body.len();
+        let r = http
+            .post(format!("{}/v1/ask?wait=false", bridge.url))
+            .bearer_auth(bridge::TOKEN)
+            .header("content-type", "application/json")
+            .body(body)
+            .send()
+            .await?;
+        if r.status() != 202 {
+            bail!("big question {i}: {}", r.status());
+        }
+    }
+    reset_peak(bridge.pid);
+    let before = sample(bridge.pid, ticks)?;
+    let ws = bridge.ws_url("");
+    let t0 = Instant::now();
+    let tabs: Vec<_> = (0..c.big_tabs)
+        .map(|_| {
+            let (base, ws) = (bridge.url.clone(), ws.clone());
+            tokio::spawn(async move { clients::snapshot_once(&base, &ws).await })
+        })
+        .collect();
+    let mut per_tab = 0;
+    for t in tabs {
+        let (_, size, questions) = t.await??;
+        if questions != c.big_questions {
+            bail!("a tab's snapshot held {questions} of {} questions", c.big_questions);
+        }
+        per_tab = size;
+    }
+    let took = t0.elapsed();
+    let peak = sample(bridge.pid, ticks)?;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let after = sample(bridge.pid, ticks)?;
+    bridge.stop().await;
+    Ok(Big { questions: c.big_questions, bytes, tabs: c.big_tabs, per_tab, took, before, peak, after })
+}
+
+fn big_table(b: &Big) -> String {
+    format!(
+        "## {} pending questions of {} bytes, {} tabs opening at once\n\n\
+         | snapshot per tab | all tabs took | RSS before MiB | peak RSS MiB | RSS after MiB |\n|--:|--:|--:|--:|--:|\n\
+         | {:.1} MB | {} ms | {} | {} | {} |\n",
+        b.questions,
+        b.bytes,
+        b.tabs,
+        b.per_tab as f64 / 1e6,
+        ms(b.took),
+        mib(b.before.rss_kib),
+        mib(b.peak.hwm_kib),
+        mib(b.after.rss_kib)
+    )
+}
+
 fn startup_table(s: &[Startup]) -> String {
     let mut t = String::from("| what | n | p50 ms | p90 ms | max ms |\n|---|--:|--:|--:|--:|\n");
     for x in s {
@@ -725,6 +812,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
             c.load_browsers
         );
         out.push_str(&load_table(&loads, floor1.map(|f| rows[f].latency.p50)));
+        out.push('\n');
+    }
+
+    if args.wants("big") {
+        let b = tokio::time::timeout(c.limit, big(&args, &c)).await.map_err(limit("big"))??;
+        out.push_str(&big_table(&b));
         out.push('\n');
     }
 

@@ -416,12 +416,22 @@ async fn withdraw(State(app): State<App>, Path(id): Path<String>) -> Response {
     }
 }
 
+/// `ok` only when the store answers and can take writes: a full disk is not healthy.
 async fn health(State(app): State<App>) -> Response {
-    match app.bridge.store().counts() {
-        Ok((pending, done)) => Json(serde_json::json!({
-            "ok": true, "version": env!("CARGO_PKG_VERSION"), "pending": pending, "final": done
-        }))
-        .into_response(),
+    let store = app.bridge.store();
+    match store.counts() {
+        Ok((pending, done)) => {
+            let mut body = serde_json::json!({"ok": true, "version": env!("CARGO_PKG_VERSION"), "pending": pending, "final": done});
+            match store.health() {
+                Ok(()) => Json(body).into_response(),
+                Err(problem) => {
+                    tracing::warn!("unhealthy: {problem}");
+                    body["ok"] = false.into();
+                    body["error"] = problem.into();
+                    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
+                }
+            }
+        }
         Err(e) => bridge_error(e.into()),
     }
 }

@@ -73,7 +73,15 @@ pub struct Store {
     /// Large reads ([`Store::list`]) copy the rows' text under the lock and parse the
     /// JSON after releasing it.
     conn: Mutex<Connection>,
+    /// The directory holding the file (none in memory), for the free space it has.
+    dir: Option<PathBuf>,
+    /// Why the last write failed, until one succeeds (the bridge's health says it).
+    write_failure: Mutex<Option<String>>,
 }
+
+/// Below this much free space on the store's disk the bridge reports itself unhealthy:
+/// a question of up to 1 MiB, its WAL frames and the checkpoint need room.
+pub const MIN_FREE_BYTES: u64 = 8 * 1024 * 1024;
 
 /// How hard a write tries to survive a crash. Every mode uses a write-ahead log (WAL).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -177,7 +185,7 @@ impl Store {
         };
         conn.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
         migrate(&mut conn, path)?;
-        Ok(Store::with(conn))
+        Ok(Store::with(conn, path.parent().map(Path::to_path_buf)))
     }
 
     /// SQLite's own check of the store file at `path`, on a read-only connection of its
@@ -209,12 +217,37 @@ impl Store {
         let fail = |e: rusqlite::Error| StoreError::Open { path: memory.to_owned(), message: open_message(&e, memory) };
         let mut conn = Connection::open_in_memory().map_err(fail)?;
         migrate(&mut conn, memory)?;
-        Ok(Store::with(conn))
+        Ok(Store::with(conn, None))
     }
 
-    fn with(conn: Connection) -> Store {
+    fn with(conn: Connection, dir: Option<PathBuf>) -> Store {
         conn.set_prepared_statement_cache_capacity(32);
-        Store { conn: Mutex::new(conn) }
+        Store { conn: Mutex::new(conn), dir, write_failure: Mutex::new(None) }
+    }
+
+    /// Remembers how a write went, for [`Store::health`].
+    fn noted<T>(&self, outcome: Result<T, StoreError>) -> Result<T, StoreError> {
+        let failure = match &outcome {
+            Err(StoreError::Db(message)) => Some(message.clone()),
+            _ => None,
+        };
+        *self.write_failure.lock().unwrap_or_else(PoisonError::into_inner) = failure;
+        outcome
+    }
+
+    /// Whether the store can take writes: the last one failed (say, the disk is full),
+    /// or its disk has less than [`MIN_FREE_BYTES`] free. `Err` says which.
+    pub fn health(&self) -> Result<(), String> {
+        if let Some(failure) = self.write_failure.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+            return Err(format!("the last write to the question store failed: {failure}"));
+        }
+        match self.dir.as_deref().and_then(free_bytes) {
+            Some(free) if free < MIN_FREE_BYTES => Err(format!(
+                "the disk holding the question store has {free} bytes free (askuser needs {MIN_FREE_BYTES}); new questions and \
+                 answers may not be stored until space is freed"
+            )),
+            _ => Ok(()),
+        }
     }
 
     /// The connection. A panic while it was held (nothing in this module panics on
@@ -229,6 +262,10 @@ impl Store {
     /// resume and returns `Ok(Inserted::Existing(stored record))`, changing nothing; with
     /// different questions it returns [`StoreError::Conflict`], changing nothing.
     pub fn insert(&self, record: &QuestionRecord) -> Result<Inserted, StoreError> {
+        self.noted(self.insert_unnoted(record))
+    }
+
+    fn insert_unnoted(&self, record: &QuestionRecord) -> Result<Inserted, StoreError> {
         let context = |e| db_error(format!("cannot store question {:?}", record.id), e);
         let request = to_json(&record.request, "request", &record.id)?;
         let result = record.result.as_ref().map(|r| to_json(r, "result", &record.id)).transpose()?;
@@ -275,6 +312,10 @@ impl Store {
     /// and changes nothing. An unknown id is [`StoreError::NotFound`]; a `result` whose
     /// status is `pending` is refused with [`StoreError::Db`].
     pub fn finish(&self, id: &str, result: &AskResult, by: Option<&str>) -> Result<Finished, StoreError> {
+        self.noted(self.finish_unnoted(id, result, by))
+    }
+
+    fn finish_unnoted(&self, id: &str, result: &AskResult, by: Option<&str>) -> Result<Finished, StoreError> {
         if !result.status.is_final() {
             return Err(StoreError::Db(format!("cannot finish question {id:?} with status \"pending\"; a final status is needed")));
         }
@@ -500,6 +541,20 @@ fn to_json<T: serde::Serialize>(value: &T, what: &str, id: &str) -> Result<Strin
 
 fn to_sql_ms(ms: u64, what: &str, id: &str) -> Result<i64, StoreError> {
     i64::try_from(ms).map_err(|_| StoreError::Db(format!("question {id:?}: {what} {ms} is out of range")))
+}
+
+/// The bytes an unprivileged user may still write on the file system holding `dir`.
+fn free_bytes(dir: &Path) -> Option<u64> {
+    #[cfg(unix)]
+    {
+        let stat = rustix::fs::statvfs(dir).ok()?;
+        Some(stat.f_bavail.saturating_mul(stat.f_frsize))
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = dir;
+        None
+    }
 }
 
 fn db_error(context: String, e: rusqlite::Error) -> StoreError {
