@@ -7,6 +7,8 @@ import init, {
   type DialogState, type Effect, type KeyOutcome, type MountedDialog, type Selection, type Validated,
   type AskedDetail, type ClaudeResult,
 } from "../../target/embed-pkg/askuser.js";
+// @ts-expect-error: wasm-streams' stream adapters (linked by Leptos) are not askuser's API
+import type { IntoUnderlyingSource } from "../../target/embed-pkg/askuser.js";
 
 export async function ide(panel: HTMLElement): Promise<void> {
   await init();

@@ -113,7 +113,7 @@ async fn two_browsers_race_and_exactly_one_wins() {
             match next_event(ws).await {
                 BrowserEvent::Answered { .. } => seen_answered += 1,
                 BrowserEvent::Ack { .. } => mine = Some(true),
-                BrowserEvent::Error { error, .. } => {
+                BrowserEvent::Error(askuser_core::protocol::Refused { error, .. }) => {
                     assert_eq!(error.code, askuser_core::protocol::ErrorCode::Conflict);
                     mine = Some(false);
                 }

@@ -67,12 +67,12 @@ impl Bridge {
                 opts.durability = durability;
                 opts.announce = false;
                 opts.settings = unthrottled();
-                // On its own thread and runtime, as `askuser serve` runs (`cli::runtime`),
+                // On its own thread and runtime, as `askuser serve` runs (`serve::runtime`),
                 // apart from the clients on the harness's runtime.
                 let (url_tx, url_rx) = oneshot::channel::<anyhow::Result<String>>();
                 let (stop, stopped) = oneshot::channel::<()>();
                 let thread = std::thread::spawn(move || {
-                    askuser::cli::runtime().block_on(async move {
+                    askuser::serve::runtime().block_on(async move {
                         match start(opts).await {
                             Ok(running) => {
                                 let _ = url_tx.send(Ok(running.url.clone()));

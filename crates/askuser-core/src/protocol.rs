@@ -116,13 +116,26 @@ pub enum AgentEvent {
     },
     /// The final result, in the format the ask chose.
     Result { id: String, status: Status, result: Value },
-    Error {
-        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
-        reference: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        id: Option<String>,
-        error: ErrorBody,
-    },
+    /// A message was refused (see [`Refused`]).
+    Error(Refused),
+}
+
+/// A refusal, the same on both sockets: the `ref` of the message refused (if it had
+/// one), the question it was about (if any), and why.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Refused {
+    #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub error: ErrorBody,
+}
+
+impl Refused {
+    /// A refusal of no message and no question in particular.
+    pub fn of(error: ErrorBody) -> Refused {
+        Refused { reference: None, id: None, error }
+    }
 }
 
 /// From a browser to the bridge.
@@ -230,13 +243,8 @@ pub enum BrowserEvent {
         reference: String,
         id: String,
     },
-    Error {
-        #[serde(rename = "ref", default, skip_serializing_if = "Option::is_none")]
-        reference: Option<String>,
-        #[serde(default, skip_serializing_if = "Option::is_none")]
-        id: Option<String>,
-        error: ErrorBody,
-    },
+    /// A message was refused (see [`Refused`]).
+    Error(Refused),
 }
 
 /// The body of an HTTP answer: `{"answers": ...}` where answers are, in question order,
@@ -410,11 +418,11 @@ mod tests {
         );
         insta::assert_json_snapshot!(
             "agent_error",
-            AgentEvent::Error {
+            AgentEvent::Error(Refused {
                 reference: Some("2".into()),
                 id: None,
                 error: ErrorBody::invalid(Invalid::one("questions[0].question", "must not be empty")),
-            }
+            })
         );
     }
 

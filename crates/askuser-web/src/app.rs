@@ -10,7 +10,7 @@ use crate::events;
 use crate::history::HistoryPanel;
 use crate::inbox::{agent_name, first_rows, waited, Fate, Inbox, Notice};
 use crate::notify;
-use askuser_core::protocol::BrowserEvent;
+use askuser_core::protocol::{BrowserEvent, Refused};
 use askuser_core::Selection;
 use leptos::callback::UnsyncCallback;
 use leptos::prelude::*;
@@ -67,7 +67,7 @@ pub fn App() -> impl IntoView {
             let Some(msg) = events::detail::<BrowserEvent>(&ev) else { return };
             match &msg {
                 BrowserEvent::Snapshot { .. } => _ = snapshot_seen.try_set(true),
-                BrowserEvent::Error { error, .. } => say(format!("The bridge refused: {}", error.message)),
+                BrowserEvent::Error(Refused { error, .. }) => say(format!("The bridge refused: {}", error.message)),
                 _ => {}
             }
             // What this window had typed for a question that closed elsewhere.

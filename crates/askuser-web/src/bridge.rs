@@ -13,7 +13,7 @@
 //! removed from the address bar), or from `sessionStorage` after a reload.
 
 use crate::events;
-use askuser_core::protocol::{BrowserEvent, BrowserMessage};
+use askuser_core::protocol::{BrowserEvent, BrowserMessage, Refused};
 use askuser_core::Selection;
 use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
@@ -399,7 +399,9 @@ fn detach(ws: &WebSocket) {
 fn settles(event: &BrowserEvent, out: &Outgoing) -> bool {
     match event {
         BrowserEvent::Ack { reference, .. } => *reference == out.reference,
-        BrowserEvent::Error { reference, id, .. } => reference.as_deref() == Some(&out.reference) || id.as_deref() == Some(&out.id),
+        BrowserEvent::Error(Refused { reference, id, .. }) => {
+            reference.as_deref() == Some(&out.reference) || id.as_deref() == Some(&out.id)
+        }
         BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. } => *id == out.id,
         _ => false,
     }

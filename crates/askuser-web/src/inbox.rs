@@ -2,7 +2,7 @@
 //! and agent presence. Plain data updated by
 //! [`Inbox::apply`] from [`BrowserEvent`]s; no DOM, no clock (the time is passed in).
 
-use askuser_core::protocol::{AgentPresence, BrowserEvent, QuestionRecord};
+use askuser_core::protocol::{AgentPresence, BrowserEvent, QuestionRecord, Refused};
 use askuser_core::Status;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -166,7 +166,7 @@ impl Inbox {
             BrowserEvent::Agent { agent } => {
                 self.agents.insert(agent.session_id.clone(), agent);
             }
-            BrowserEvent::Error { id: Some(ref id), .. } => {
+            BrowserEvent::Error(Refused { id: Some(ref id), .. }) => {
                 // The bridge refused our answer: offer the question again if it is still open.
                 if self.sent.remove(id) {
                     if let Some(item) = self.get_mut(id) {
@@ -176,7 +176,7 @@ impl Inbox {
                     }
                 }
             }
-            BrowserEvent::Error { .. } | BrowserEvent::Ack { .. } | BrowserEvent::History { .. } => {}
+            BrowserEvent::Error(_) | BrowserEvent::Ack { .. } | BrowserEvent::History { .. } => {}
         }
         self.ensure_active();
         notices

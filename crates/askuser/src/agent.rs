@@ -5,6 +5,7 @@
 
 use crate::client::Refused;
 use crate::config::{self, Endpoint};
+use crate::lock;
 use crate::serve::{self, Running, ServeOptions};
 use askuser_core::protocol::{ErrorBody, ErrorCode, QuestionRecord};
 use askuser_core::AskResult;
@@ -48,18 +49,18 @@ impl Asker {
     }
 
     pub fn endpoint(&self) -> Endpoint {
-        self.endpoint.lock().unwrap().clone()
+        lock(&self.endpoint).clone()
     }
 
     pub fn set_endpoint(&self, endpoint: Endpoint) {
-        *self.endpoint.lock().unwrap() = endpoint;
+        *lock(&self.endpoint) = endpoint;
     }
 
     /// Re-reads `bridge.json`, for a bridge that restarted on another port or token.
     pub fn refresh(&self) {
         let Some(dir) = &self.rediscover else { return };
         if let Ok(found) = config::find_bridge(None, None, dir) {
-            *self.endpoint.lock().unwrap() = found;
+            *lock(&self.endpoint) = found;
         }
     }
 

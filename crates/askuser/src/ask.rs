@@ -2,21 +2,88 @@
 
 use crate::agent::Host;
 use crate::agent::{AskError, Asker};
-use crate::cli::{fail, print_json, runtime, AskArgs, BridgeArgs, McpArgs, EXIT_INVALID};
+use crate::client::BridgeArgs;
 use crate::config::{self, Endpoint};
 use crate::input::read_text;
 use crate::mcp::McpOptions;
-use crate::term::{err, out};
+use crate::serve::runtime;
+use crate::term::{err, fail, out, print_json};
 use askuser_core::dialect::normalize;
 use askuser_core::{AskResult, Format, Limits, Status};
+use clap::Args;
 use serde_json::{json, Value};
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+/// Exit code for input that is not valid.
+pub const EXIT_INVALID: u8 = 2;
 pub const EXIT_CANCELLED: u8 = 3;
 pub const EXIT_NOT_ANSWERED: u8 = 4;
 pub const EXIT_PENDING: u8 = 5;
+
+#[derive(Debug, Clone, Args)]
+pub struct AskArgs {
+    #[command(flatten)]
+    pub bridge: BridgeArgs,
+    /// A request in any dialect (a JSON file, or `-` for standard input). Or use --question.
+    pub file: Option<PathBuf>,
+    /// The question text (instead of a file).
+    #[arg(long, conflicts_with = "file")]
+    pub question: Option<String>,
+    /// A short header chip for --question.
+    #[arg(long, requires = "question")]
+    pub header: Option<String>,
+    /// An option for --question, as LABEL or LABEL=DESCRIPTION; repeatable.
+    #[arg(long = "option", value_name = "LABEL[=DESCRIPTION]", requires = "question")]
+    pub options: Vec<String>,
+    /// Let the person choose several options.
+    #[arg(long, requires = "question")]
+    pub multi: bool,
+    /// An id makes the ask resumable: asking again with it waits on the same question.
+    #[arg(long)]
+    pub id: Option<String>,
+    /// Give up after this many seconds (the result is then `timed_out`).
+    #[arg(long, value_name = "SECONDS")]
+    pub timeout: Option<u64>,
+    /// Who is asking, as shown in the inbox.
+    #[arg(long, default_value = "askuser ask")]
+    pub agent_name: String,
+    /// Store the question, print its id, and exit; get the answer later with `askuser result ID`.
+    #[arg(long)]
+    pub no_wait: bool,
+    #[arg(long, short, default_value = "canonical")]
+    pub format: Format,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct McpArgs {
+    #[command(flatten)]
+    pub bridge: BridgeArgs,
+    /// The agent's name in the inbox (default: the MCP client's name).
+    #[arg(long)]
+    pub agent_name: Option<String>,
+    /// This server runs for a sub-agent of this session, so the inbox shows whose helper asks.
+    #[arg(long, value_name = "ID")]
+    pub parent_session: Option<String>,
+    /// The tool result's text: the Claude Code sentence, a one-line summary, or JSON.
+    #[arg(long, default_value = "claude")]
+    pub result_format: Format,
+    /// Seconds between progress notifications while waiting.
+    #[arg(long, default_value_t = 10)]
+    pub progress_seconds: u64,
+    /// Open the page in the default browser when this process starts the bridge.
+    #[arg(long)]
+    pub open: bool,
+    /// After this many seconds without an answer, return "not answered yet, call again with
+    /// this id" instead of waiting on (for hosts that fail a tool call after a fixed time).
+    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
+    pub max_wait: Option<u64>,
+    /// Ask only in the browser inbox, never also in the host's own dialog (MCP elicitation).
+    #[arg(long)]
+    pub no_elicitation: bool,
+}
 
 /// The exit code that tells a script how the ask ended.
 pub fn exit_code(status: Status) -> ExitCode {

@@ -1,13 +1,15 @@
 //! The command line. Each subcommand is a small function returning an exit code;
 //! errors are printed to stderr as one clear line each.
 
-use crate::client::{Client, Refused};
+use crate::ask::{AskArgs, McpArgs, EXIT_INVALID};
+use crate::client::{BridgeArgs, Client, Refused};
 use crate::config;
 use crate::hub::Settings;
 use crate::input::read_text;
+use crate::serve::runtime;
 use crate::serve::{serve, ServeOptions};
 use crate::store::Durability;
-use crate::term::{err, out};
+use crate::term::{err, fail, out, print_json};
 use askuser_core::dialect::normalize_str;
 use askuser_core::protocol::{AnswerBody, AnswerItem, AnswerSet, QuestionRecord};
 use askuser_core::{AskResult, Format, Limits};
@@ -15,9 +17,6 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
-
-/// Exit code for input that is not valid.
-pub const EXIT_INVALID: u8 = 2;
 
 /// `askuser --version`: the crate's version and the git revision it was built from.
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (", env!("ASKUSER_REVISION"), ")");
@@ -108,89 +107,6 @@ pub enum Command {
     Setup(crate::setup::SetupArgs),
     /// Check the data directory, the token, the bridge, the web UI and each host's configuration.
     Doctor(crate::doctor::DoctorArgs),
-}
-
-/// How a client command finds the bridge.
-#[derive(Debug, Clone, Args)]
-pub struct BridgeArgs {
-    /// The bridge's URL (default: $ASKUSER_URL, else bridge.json in the data directory).
-    #[arg(long)]
-    pub url: Option<String>,
-    /// The bridge's token (default: $ASKUSER_TOKEN, else bridge.json).
-    #[arg(long)]
-    pub token: Option<String>,
-    /// Where askuser keeps its files (default: $ASKUSER_DATA_DIR, else the platform's data directory).
-    #[arg(long)]
-    pub data_dir: Option<PathBuf>,
-}
-
-impl BridgeArgs {
-    pub fn client(&self) -> anyhow::Result<Client> {
-        let dir = config::data_dir(self.data_dir.as_deref())?;
-        Ok(Client::new(config::find_bridge(self.url.as_deref(), self.token.as_deref(), &dir)?))
-    }
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct AskArgs {
-    #[command(flatten)]
-    pub bridge: BridgeArgs,
-    /// A request in any dialect (a JSON file, or `-` for standard input). Or use --question.
-    pub file: Option<PathBuf>,
-    /// The question text (instead of a file).
-    #[arg(long, conflicts_with = "file")]
-    pub question: Option<String>,
-    /// A short header chip for --question.
-    #[arg(long, requires = "question")]
-    pub header: Option<String>,
-    /// An option for --question, as LABEL or LABEL=DESCRIPTION; repeatable.
-    #[arg(long = "option", value_name = "LABEL[=DESCRIPTION]", requires = "question")]
-    pub options: Vec<String>,
-    /// Let the person choose several options.
-    #[arg(long, requires = "question")]
-    pub multi: bool,
-    /// An id makes the ask resumable: asking again with it waits on the same question.
-    #[arg(long)]
-    pub id: Option<String>,
-    /// Give up after this many seconds (the result is then `timed_out`).
-    #[arg(long, value_name = "SECONDS")]
-    pub timeout: Option<u64>,
-    /// Who is asking, as shown in the inbox.
-    #[arg(long, default_value = "askuser ask")]
-    pub agent_name: String,
-    /// Store the question, print its id, and exit; get the answer later with `askuser result ID`.
-    #[arg(long)]
-    pub no_wait: bool,
-    #[arg(long, short, default_value = "canonical")]
-    pub format: Format,
-}
-
-#[derive(Debug, Clone, Args)]
-pub struct McpArgs {
-    #[command(flatten)]
-    pub bridge: BridgeArgs,
-    /// The agent's name in the inbox (default: the MCP client's name).
-    #[arg(long)]
-    pub agent_name: Option<String>,
-    /// This server runs for a sub-agent of this session, so the inbox shows whose helper asks.
-    #[arg(long, value_name = "ID")]
-    pub parent_session: Option<String>,
-    /// The tool result's text: the Claude Code sentence, a one-line summary, or JSON.
-    #[arg(long, default_value = "claude")]
-    pub result_format: Format,
-    /// Seconds between progress notifications while waiting.
-    #[arg(long, default_value_t = 10)]
-    pub progress_seconds: u64,
-    /// Open the page in the default browser when this process starts the bridge.
-    #[arg(long)]
-    pub open: bool,
-    /// After this many seconds without an answer, return "not answered yet, call again with
-    /// this id" instead of waiting on (for hosts that fail a tool call after a fixed time).
-    #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
-    pub max_wait: Option<u64>,
-    /// Ask only in the browser inbox, never also in the host's own dialog (MCP elicitation).
-    #[arg(long)]
-    pub no_elicitation: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -347,14 +263,6 @@ pub fn init_logging() {
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).with_ansi(colour).try_init();
 }
 
-/// One thread: a question's hops (agent socket → store → browser sockets → answer →
-/// agent) then never wake another thread. On this 2-core VM that took the bridge's
-/// round trip from 0.93 to 0.57 ms p50 and its CPU from 660 to 430 µs per question
-/// (BENCHMARKS.md, finding 5); 5,000 asks/s on one core is far beyond what people answer.
-pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime starts")
-}
-
 fn client_command<F, Fut>(bridge: &BridgeArgs, f: F) -> ExitCode
 where
     F: FnOnce(Client) -> Fut,
@@ -433,15 +341,6 @@ fn print_record(r: &QuestionRecord, now: u64) {
         }
     }
     println!();
-}
-
-pub fn fail(message: impl std::fmt::Display) -> ExitCode {
-    err!("askuser: {message}");
-    ExitCode::FAILURE
-}
-
-pub fn print_json(value: &impl serde::Serialize) {
-    println!("{}", crate::term::safe_json(&serde_json::to_string_pretty(value).expect("JSON values always serialize")));
 }
 
 fn validate(file: Option<PathBuf>, profile: LimitsProfile) -> ExitCode {

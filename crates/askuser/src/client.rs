@@ -1,11 +1,34 @@
 //! A client of a running bridge over HTTP, for the terminal commands.
 
-use crate::config::Endpoint;
+use crate::config::{self, Endpoint};
 use anyhow::{anyhow, Context};
 use askuser_core::protocol::{AnswerBody, ErrorBody, QuestionRecord};
 use askuser_core::AskResult;
+use clap::Args;
 use reqwest::{Method, RequestBuilder, Response};
 use serde::de::DeserializeOwned;
+use std::path::PathBuf;
+
+/// How a client command finds the bridge.
+#[derive(Debug, Clone, Args)]
+pub struct BridgeArgs {
+    /// The bridge's URL (default: $ASKUSER_URL, else bridge.json in the data directory).
+    #[arg(long)]
+    pub url: Option<String>,
+    /// The bridge's token (default: $ASKUSER_TOKEN, else bridge.json).
+    #[arg(long)]
+    pub token: Option<String>,
+    /// Where askuser keeps its files (default: $ASKUSER_DATA_DIR, else the platform's data directory).
+    #[arg(long)]
+    pub data_dir: Option<PathBuf>,
+}
+
+impl BridgeArgs {
+    pub fn client(&self) -> anyhow::Result<Client> {
+        let dir = config::data_dir(self.data_dir.as_deref())?;
+        Ok(Client::new(config::find_bridge(self.url.as_deref(), self.token.as_deref(), &dir)?))
+    }
+}
 
 pub struct Client {
     http: reqwest::Client,

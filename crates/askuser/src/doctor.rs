@@ -5,7 +5,7 @@
 //! It only looks: it creates, changes and starts nothing, and never prints the token.
 //! Everything it prints from files or the bridge goes through [`crate::term`].
 
-use crate::cli::BridgeArgs;
+use crate::client::BridgeArgs;
 use crate::config::{self, BridgeFile};
 use crate::setup::{self, Host, Installed, Part, DAY_MS};
 use crate::term::out;
@@ -80,7 +80,7 @@ const START: &str = "start one with `askuser serve` (it prints the address to op
 /// `askuser doctor`.
 pub fn run(args: &DoctorArgs) -> ExitCode {
     let mut r = Report::default();
-    crate::cli::runtime().block_on(check(&args.bridge, &mut r));
+    crate::serve::runtime().block_on(check(&args.bridge, &mut r));
     out!("{} ok, {} to look at, {} failing", r.ok, r.warn, r.fail);
     if r.fail == 0 {
         ExitCode::SUCCESS

@@ -95,18 +95,37 @@ fn error(status: StatusCode, body: ErrorBody) -> Response {
     (status, Json(body)).into_response()
 }
 
-fn bridge_error(e: BridgeError) -> Response {
-    let status = match &e {
-        BridgeError::Invalid(_) => StatusCode::BAD_REQUEST,
-        BridgeError::Conflict(_) => StatusCode::CONFLICT,
-        BridgeError::NotFound(_) => StatusCode::NOT_FOUND,
-        BridgeError::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
-        BridgeError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
-        BridgeError::Store(crate::store::StoreError::Conflict { .. }) => StatusCode::CONFLICT,
-        BridgeError::Store(crate::store::StoreError::NotFound { .. }) => StatusCode::NOT_FOUND,
-        BridgeError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
-    };
-    error(status, e.body())
+/// Why a request was refused, as the response that says so: handlers return
+/// [`Reply`] and refuse with `?`.
+pub struct Refusal(Response);
+
+type Reply = Result<Response, Refusal>;
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        self.0
+    }
+}
+
+impl From<BridgeError> for Refusal {
+    fn from(e: BridgeError) -> Refusal {
+        let status = match &e {
+            BridgeError::Invalid(_) => StatusCode::BAD_REQUEST,
+            BridgeError::Conflict(_) => StatusCode::CONFLICT,
+            BridgeError::NotFound(_) => StatusCode::NOT_FOUND,
+            BridgeError::TooMany(_) => StatusCode::TOO_MANY_REQUESTS,
+            BridgeError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
+            BridgeError::Store(crate::store::StoreError::Conflict { .. }) => StatusCode::CONFLICT,
+            BridgeError::Store(crate::store::StoreError::NotFound { .. }) => StatusCode::NOT_FOUND,
+            BridgeError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        };
+        Refusal(error(status, e.body()))
+    }
+}
+
+/// A 400 `invalid` that names the field.
+fn invalid(message: String) -> Refusal {
+    Refusal(error(StatusCode::BAD_REQUEST, ErrorBody::new(ErrorCode::Invalid, message)))
 }
 
 /// The token from `Authorization: Bearer`, or (browsers cannot set headers on a
@@ -214,15 +233,20 @@ fn refusal(sec: &Security, req: &Request) -> Option<Response> {
 
 /// A query string or body axum could not read, as the protocol's error object
 /// (axum's own rejections are plain text).
-fn rejected(status: StatusCode, what: &str, detail: impl std::fmt::Display) -> Response {
+fn rejected(status: StatusCode, what: &str, detail: impl std::fmt::Display) -> Refusal {
     if status == StatusCode::PAYLOAD_TOO_LARGE {
-        return error(status, ErrorBody::new(ErrorCode::TooMany, format!("the {what} is larger than the limit of {MAX_BODY} bytes")));
+        let body = ErrorBody::new(ErrorCode::TooMany, format!("the {what} is larger than the limit of {MAX_BODY} bytes"));
+        return Refusal(error(status, body));
     }
-    error(status, ErrorBody::new(ErrorCode::Invalid, format!("{what}: {detail}")))
+    Refusal(error(status, ErrorBody::new(ErrorCode::Invalid, format!("{what}: {detail}"))))
 }
 
-fn body_or_error(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Response> {
+fn read_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, Refusal> {
     body.map_err(|e| rejected(e.status(), "body", e.body_text()))
+}
+
+fn read_query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, Refusal> {
+    query.map(|Query(q)| q).map_err(|e| rejected(StatusCode::BAD_REQUEST, "query", e.body_text()))
 }
 
 #[derive(Deserialize)]
@@ -232,20 +256,17 @@ struct AskParams {
     wait: Option<bool>,
 }
 
-fn parse_format(f: Option<&str>) -> Result<Format, Response> {
-    f.unwrap_or("canonical")
-        .parse()
-        .map_err(|e: String| error(StatusCode::BAD_REQUEST, ErrorBody::new(ErrorCode::Invalid, format!("format: {e}"))))
+fn parse_format(f: Option<&str>) -> Result<Format, Refusal> {
+    f.unwrap_or("canonical").parse().map_err(|e: String| invalid(format!("format: {e}")))
 }
 
-fn parse_json(body: &[u8]) -> Result<serde_json::Value, Response> {
+fn parse_json(body: &[u8]) -> Result<serde_json::Value, Refusal> {
     serde_json::from_slice(body).map_err(|e| {
-        let msg = if std::str::from_utf8(body).is_err() {
+        invalid(if std::str::from_utf8(body).is_err() {
             "expected UTF-8 JSON, got invalid UTF-8".to_owned()
         } else {
             format!("expected JSON: {e}")
-        };
-        error(StatusCode::BAD_REQUEST, ErrorBody::new(ErrorCode::Invalid, msg))
+        })
     })
 }
 
@@ -265,35 +286,17 @@ pub fn result_response(result: &askuser_core::AskResult, format: Format) -> Resp
 }
 
 /// `POST /v1/ask`: store, then block until the question is final (unless `wait=false`).
-async fn ask(State(app): State<App>, p: Result<Query<AskParams>, QueryRejection>, body: Result<Bytes, BytesRejection>) -> Response {
-    let p = match p {
-        Ok(Query(p)) => p,
-        Err(e) => return rejected(StatusCode::BAD_REQUEST, "query", e.body_text()),
-    };
-    let body = match body_or_error(body) {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    let format = match parse_format(p.format.as_deref()) {
-        Ok(f) => f,
-        Err(r) => return r,
-    };
-    let input = match parse_json(&body) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let asked = match app.bridge.ask(&input) {
-        Ok(a) => a,
-        Err(e) => return bridge_error(e),
-    };
+async fn ask(State(app): State<App>, p: Result<Query<AskParams>, QueryRejection>, body: Result<Bytes, BytesRejection>) -> Reply {
+    let p = read_query(p)?;
+    let body = read_body(body)?;
+    let format = parse_format(p.format.as_deref())?;
+    let asked = app.bridge.ask(&parse_json(&body)?)?;
     if p.wait == Some(false) {
         let status = if asked.resumed { StatusCode::OK } else { StatusCode::ACCEPTED };
-        return (status, Json(asked.record)).into_response();
+        return Ok((status, Json(asked.record)).into_response());
     }
-    match app.bridge.wait(&asked.record.id).await {
-        Ok(result) => result_response(&result, format),
-        Err(e) => bridge_error(e),
-    }
+    let result = app.bridge.wait(&asked.record.id).await?;
+    Ok(result_response(&result, format))
 }
 
 #[derive(Deserialize)]
@@ -303,39 +306,25 @@ struct ListParams {
 }
 
 /// `GET /v1/questions?status=pending|answered|cancelled|timed_out|withdrawn|final|all`.
-async fn list(State(app): State<App>, p: Result<Query<ListParams>, QueryRejection>) -> Response {
-    let p = match p {
-        Ok(Query(p)) => p,
-        Err(e) => return rejected(StatusCode::BAD_REQUEST, "query", e.body_text()),
-    };
-    let wanted = p.status.as_deref().unwrap_or("pending");
-    let (filter, only) = match wanted {
+async fn list(State(app): State<App>, p: Result<Query<ListParams>, QueryRejection>) -> Reply {
+    let p = read_query(p)?;
+    let (filter, only) = match p.status.as_deref().unwrap_or("pending") {
         "all" => (Filter::All, None),
         "final" => (Filter::Final, None),
         "pending" => (Filter::Pending, None),
-        other => match other.parse::<Status>() {
-            Ok(s) => (Filter::Final, Some(s)),
-            Err(e) => return error(StatusCode::BAD_REQUEST, ErrorBody::new(ErrorCode::Invalid, format!("status: {e}, final or all"))),
-        },
+        other => (Filter::Final, Some(other.parse::<Status>().map_err(|e| invalid(format!("status: {e}, final or all")))?)),
     };
     let limit = p.limit.unwrap_or(1000).min(100_000);
-    match app.bridge.list(filter, if only.is_some() { usize::MAX } else { limit }) {
-        Ok(mut records) => {
-            if let Some(s) = only {
-                records.retain(|r| r.status == s);
-                records.truncate(limit);
-            }
-            Json(records).into_response()
-        }
-        Err(e) => bridge_error(e),
+    let mut records = app.bridge.list(filter, if only.is_some() { usize::MAX } else { limit })?;
+    if let Some(s) = only {
+        records.retain(|r| r.status == s);
+        records.truncate(limit);
     }
+    Ok(Json(records).into_response())
 }
 
-async fn get_one(State(app): State<App>, Path(id): Path<String>) -> Response {
-    match app.bridge.get(&id) {
-        Ok(r) => Json(r).into_response(),
-        Err(e) => bridge_error(e),
-    }
+async fn get_one(State(app): State<App>, Path(id): Path<String>) -> Reply {
+    Ok(Json(app.bridge.get(&id)?).into_response())
 }
 
 /// Who answered over HTTP: `X-Askuser-Client` if given (the terminal sends `cli`).
@@ -343,97 +332,53 @@ fn client_name(headers: &HeaderMap) -> String {
     headers.get("x-askuser-client").and_then(|v| v.to_str().ok()).filter(|v| !v.is_empty() && v.len() <= 64).unwrap_or("http").to_owned()
 }
 
-async fn answer(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
-    let body = match body_or_error(body) {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
-    let value = match parse_json(&body) {
-        Ok(v) => v,
-        Err(r) => return r,
-    };
-    let body: AnswerBody = match serde_json::from_value(value) {
-        Ok(b) => b,
-        Err(e) => {
-            return error(
-                StatusCode::BAD_REQUEST,
-                ErrorBody::new(
-                    ErrorCode::Invalid,
-                    format!("expected {{\"answers\": [...]}} with one answer per question (text, or {{\"selected\": [labels], \"custom\": text}}), or {{\"answers\": {{\"<question>\": \"<answer>\"}}}}: {e}"),
-                ),
-            )
-        }
-    };
-    let record = match app.bridge.get(&id) {
-        Ok(r) => r,
-        Err(e) => return bridge_error(e),
-    };
-    let selections = match body.answers.selections(&record.request.questions) {
-        Ok(s) => s,
-        Err(invalid) => return bridge_error(BridgeError::Invalid(invalid)),
-    };
-    match app.bridge.answer(&id, &selections, Some(&client_name(&headers))) {
-        Ok(result) => Json(result).into_response(),
-        Err(e) => bridge_error(e),
-    }
+async fn answer(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Reply {
+    let value = parse_json(&read_body(body)?)?;
+    let body: AnswerBody = serde_json::from_value(value).map_err(|e| {
+        invalid(format!(
+            "expected {{\"answers\": [...]}} with one answer per question (text, or {{\"selected\": [labels], \"custom\": text}}), or \
+             {{\"answers\": {{\"<question>\": \"<answer>\"}}}}: {e}"
+        ))
+    })?;
+    let record = app.bridge.get(&id)?;
+    let selections = body.answers.selections(&record.request.questions).map_err(BridgeError::Invalid)?;
+    Ok(Json(app.bridge.answer(&id, &selections, Some(&client_name(&headers)))?).into_response())
 }
 
 /// A person declines. An optional body `{"chat": true}` says they would rather talk
 /// the questions over with the agent ("Chat about this").
-async fn cancel(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Response {
-    let body = match body_or_error(body) {
-        Ok(b) => b,
-        Err(r) => return r,
-    };
+async fn cancel(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Reply {
+    let body = read_body(body)?;
     let chat = if body.iter().all(u8::is_ascii_whitespace) {
         false
     } else {
-        let value = match parse_json(&body) {
-            Ok(v) => v,
-            Err(r) => return r,
-        };
-        match value.get("chat") {
+        match parse_json(&body)?.get("chat") {
             None => false,
             Some(serde_json::Value::Bool(b)) => *b,
-            Some(other) => {
-                return error(
-                    StatusCode::BAD_REQUEST,
-                    ErrorBody::new(ErrorCode::Invalid, format!("chat: expected true or false, got {other}")),
-                )
-            }
+            Some(other) => return Err(invalid(format!("chat: expected true or false, got {other}"))),
         }
     };
-    match app.bridge.decline(&id, chat, Some(&client_name(&headers))) {
-        Ok(result) => Json(result).into_response(),
-        Err(e) => bridge_error(e),
-    }
+    Ok(Json(app.bridge.decline(&id, chat, Some(&client_name(&headers)))?).into_response())
 }
 
-async fn withdraw(State(app): State<App>, Path(id): Path<String>) -> Response {
-    match app.bridge.close(&id, Status::Withdrawn, None) {
-        Ok(result) => Json(result).into_response(),
-        Err(e) => bridge_error(e),
-    }
+async fn withdraw(State(app): State<App>, Path(id): Path<String>) -> Reply {
+    Ok(Json(app.bridge.close(&id, Status::Withdrawn, None)?).into_response())
 }
 
 /// `ok` only when the store answers and can take writes: a full disk is not healthy.
-async fn health(State(app): State<App>) -> Response {
+async fn health(State(app): State<App>) -> Reply {
     let store = app.bridge.store();
-    match store.counts() {
-        Ok((pending, done)) => {
-            let mut body = serde_json::json!({"ok": true, "version": env!("CARGO_PKG_VERSION"), "pending": pending, "final": done});
-            match store.health() {
-                Ok(()) => Json(body).into_response(),
-                Err(problem) => {
-                    tracing::warn!("unhealthy: {problem}");
-                    body["ok"] = false.into();
-                    body["error"] = problem.into();
-                    (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
-                }
-            }
+    let (pending, done) = store.counts().map_err(BridgeError::from)?;
+    let mut body = serde_json::json!({"ok": true, "version": env!("CARGO_PKG_VERSION"), "pending": pending, "final": done});
+    Ok(match store.health() {
+        Ok(()) => Json(body).into_response(),
+        Err(problem) => {
+            tracing::warn!("unhealthy: {problem}");
+            body["ok"] = false.into();
+            body["error"] = problem.into();
+            (StatusCode::SERVICE_UNAVAILABLE, Json(body)).into_response()
         }
-        Err(e) => bridge_error(e.into()),
-    }
+    })
 }
 
 /// Messages are small and connections many: tungstenite's default 128 KiB read buffer

@@ -9,6 +9,7 @@
 //! The waiter map uses a std `Mutex`: it is held for a few map operations and never
 //! across an `.await`.
 
+use crate::lock;
 use crate::store::{Durability, Filter, Finished, Inserted, Store, StoreError};
 use askuser_core::dialect::normalize;
 use askuser_core::protocol::{AgentPresence, BrowserEvent, ErrorBody, ErrorCode, QuestionRecord, SNAPSHOT_PART, SNAPSHOT_PART_BYTES};
@@ -50,6 +51,11 @@ impl Default for Clock {
     }
 }
 
+/// A client that cannot take a message within this time is disconnected.
+pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
+/// How often an idle socket is pinged, so half-open connections are noticed.
+pub const PING_EVERY: Duration = Duration::from_secs(30);
+
 /// How the bridge behaves; every field has a default that needs no configuration.
 #[derive(Debug, Clone)]
 pub struct Settings {
@@ -84,8 +90,8 @@ impl Default for Settings {
             retention: Duration::from_secs(30 * 24 * 3600),
             max_pending_per_session: 1_000,
             on_late_answer: vec![],
-            send_timeout: crate::ws::SEND_TIMEOUT,
-            ping_every: crate::ws::PING_EVERY,
+            send_timeout: SEND_TIMEOUT,
+            ping_every: PING_EVERY,
             messages_per_second: 50,
             message_burst: 100,
         }
@@ -240,14 +246,14 @@ impl Bridge {
     /// Starts tracking a pending question: its waiter entry and its timeout.
     fn track(self: &Arc<Self>, record: &QuestionRecord, now: u64) {
         let session = record.request.agent.as_ref().and_then(|a| a.session_id.clone());
-        self.waiting.lock().unwrap().entry(record.id.clone()).or_insert_with(|| Waiting {
+        lock(&self.waiting).entry(record.id.clone()).or_insert_with(|| Waiting {
             detached_since: Some(now),
             session,
             ..Waiting::default()
         });
         if let Some(agent) = &record.request.agent {
             if let Some(sid) = &agent.session_id {
-                self.sessions.lock().unwrap().entry(sid.clone()).or_insert_with(|| Session {
+                lock(&self.sessions).entry(sid.clone()).or_insert_with(|| Session {
                     presence: AgentPresence {
                         session_id: sid.clone(),
                         name: agent.name.clone(),
@@ -287,10 +293,7 @@ impl Bridge {
     fn sweep(&self) {
         let now = self.now_ms();
         let grace = self.settings.grace.as_millis() as u64;
-        let expired: Vec<String> = self
-            .waiting
-            .lock()
-            .unwrap()
+        let expired: Vec<String> = lock(&self.waiting)
             .iter()
             .filter(|(_, w)| w.senders.is_empty() && w.detached_since.is_some_and(|t| now.saturating_sub(t) >= grace))
             .map(|(id, _)| id.clone())
@@ -305,8 +308,8 @@ impl Bridge {
     /// Forgets agent sessions that are not connected and have nothing pending, so they
     /// leave every new tab's snapshot (a busy bridge saw thousands of finished sessions).
     fn forget_idle_sessions(&self) {
-        let busy: std::collections::HashSet<String> = self.waiting.lock().unwrap().values().filter_map(|w| w.session.clone()).collect();
-        self.sessions.lock().unwrap().retain(|sid, s| s.attached > 0 || busy.contains(sid));
+        let busy: std::collections::HashSet<String> = lock(&self.waiting).values().filter_map(|w| w.session.clone()).collect();
+        lock(&self.sessions).retain(|sid, s| s.attached > 0 || busy.contains(sid));
     }
 
     /// Stores a question from an agent (any dialect), or finds the one it resumes.
@@ -316,7 +319,7 @@ impl Bridge {
         let id = request.id.clone().unwrap_or_else(|| format!("q-{}", crate::config::random_hex(8)));
         request.id = Some(id.clone());
         if let Some(sid) = request.agent.as_ref().and_then(|a| a.session_id.as_deref()) {
-            let pending = self.waiting.lock().unwrap().values().filter(|w| w.session.as_deref() == Some(sid)).count();
+            let pending = lock(&self.waiting).values().filter(|w| w.session.as_deref() == Some(sid)).count();
             let limit = self.settings.max_pending_per_session;
             if pending >= limit {
                 // A resume is not a new question, but it is checked like one.
@@ -357,7 +360,7 @@ impl Bridge {
         let (tx, rx) = oneshot::channel();
         let key = self.next.fetch_add(1, Ordering::Relaxed);
         let attached = {
-            let mut waiting = self.waiting.lock().unwrap();
+            let mut waiting = lock(&self.waiting);
             match waiting.get_mut(id) {
                 Some(w) => {
                     w.senders.push((key, tx));
@@ -390,7 +393,7 @@ impl Bridge {
 
     fn set_attached(&self, sid: &str, delta: isize) {
         let changed = {
-            let mut sessions = self.sessions.lock().unwrap();
+            let mut sessions = lock(&self.sessions);
             let Some(s) = sessions.get_mut(sid) else { return };
             let before = s.attached > 0;
             s.attached = s.attached.saturating_add_signed(delta);
@@ -444,7 +447,7 @@ impl Bridge {
                 )));
             }
         }
-        let waiting = self.waiting.lock().unwrap().remove(&id);
+        let waiting = lock(&self.waiting).remove(&id);
         let mut delivered = false;
         if let Some(w) = waiting {
             for (_, tx) in w.senders {
@@ -481,7 +484,7 @@ impl Bridge {
     /// the pending questions from the store as each part is asked for, so memory holds
     /// one part at a time (however big and many the questions).
     pub fn snapshot_cursor(&self) -> SnapshotCursor {
-        let agents = self.sessions.lock().unwrap().values().map(|s| s.presence.clone()).collect();
+        let agents = lock(&self.sessions).values().map(|s| s.presence.clone()).collect();
         SnapshotCursor { after: 0, agents: Some(agents), done: false }
     }
 
@@ -539,7 +542,7 @@ struct Detach<'a> {
 impl Drop for Detach<'_> {
     fn drop(&mut self) {
         let now = self.bridge.now_ms();
-        if let Some(w) = self.bridge.waiting.lock().unwrap().get_mut(self.id) {
+        if let Some(w) = lock(&self.bridge.waiting).get_mut(self.id) {
             w.senders.retain(|(k, _)| *k != self.key);
             if w.senders.is_empty() {
                 w.detached_since = Some(now);

@@ -47,3 +47,11 @@ pub mod setup;
 pub mod store;
 pub mod term;
 pub mod ws;
+
+/// Every lock in askuser is taken this way. A lock is poisoned when a thread panicked
+/// while holding it; nothing here panics on purpose, and every critical section leaves
+/// its data consistent between statements (the store's open transaction rolls back when
+/// dropped), so the data is used as it is rather than failing every later caller.
+pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
+}

@@ -47,6 +47,14 @@ impl ServeOptions {
     }
 }
 
+/// One thread: a question's hops (agent socket → store → browser sockets → answer →
+/// agent) then never wake another thread. On this 2-core VM that took the bridge's
+/// round trip from 0.93 to 0.57 ms p50 and its CPU from 660 to 430 µs per question
+/// (BENCHMARKS.md, finding 5); 5,000 asks/s on one core is far beyond what people answer.
+pub fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime starts")
+}
+
 /// A bridge running in this process.
 pub struct Running {
     pub addr: SocketAddr,

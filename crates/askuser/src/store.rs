@@ -11,12 +11,13 @@
 //! The store is synchronous. The server keeps one [`Store`] in an `Arc` and calls it
 //! directly from async code: each call takes microseconds and never awaits.
 
+use crate::lock;
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::{AskResult, Status};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
 use std::fmt;
 use std::path::{Path, PathBuf};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The schema version this code writes, kept in SQLite's `user_version` pragma: one
@@ -231,14 +232,14 @@ impl Store {
             Err(StoreError::Db(message)) => Some(message.clone()),
             _ => None,
         };
-        *self.write_failure.lock().unwrap_or_else(PoisonError::into_inner) = failure;
+        *lock(&self.write_failure) = failure;
         outcome
     }
 
     /// Whether the store can take writes: the last one failed (say, the disk is full),
     /// or its disk has less than [`MIN_FREE_BYTES`] free. `Err` says which.
     pub fn health(&self) -> Result<(), String> {
-        if let Some(failure) = self.write_failure.lock().unwrap_or_else(PoisonError::into_inner).clone() {
+        if let Some(failure) = lock(&self.write_failure).clone() {
             return Err(format!("the last write to the question store failed: {failure}"));
         }
         match self.dir.as_deref().and_then(free_bytes) {
@@ -250,10 +251,9 @@ impl Store {
         }
     }
 
-    /// The connection. A panic while it was held (nothing in this module panics on
-    /// purpose) leaves it usable: an open transaction is rolled back when dropped.
+    /// The connection (see [`crate::lock`]: an open transaction is rolled back when dropped).
     fn lock(&self) -> MutexGuard<'_, Connection> {
-        self.conn.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.conn)
     }
 
     /// Stores a new question (normally pending; the record is stored as given).

@@ -43,6 +43,17 @@ macro_rules! err {
 
 pub(crate) use {err, out};
 
+/// Says what went wrong on stderr (as `askuser: …`) and fails.
+pub fn fail(message: impl std::fmt::Display) -> std::process::ExitCode {
+    err!("askuser: {message}");
+    std::process::ExitCode::FAILURE
+}
+
+/// Prints JSON on stdout, with dangerous characters as JSON escapes.
+pub fn print_json(value: &impl serde::Serialize) {
+    println!("{}", crate::term::safe_json(&serde_json::to_string_pretty(value).expect("JSON values always serialize")));
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

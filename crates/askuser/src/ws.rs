@@ -7,7 +7,7 @@
 //!
 //! Browser socket: subscribe to events first, then send the snapshot, so nothing falls
 //! in between. A browser that falls behind the event buffer gets a fresh snapshot; one
-//! that stops reading is dropped after `Settings::send_timeout` ([`SEND_TIMEOUT`] by
+//! that stops reading is dropped after `Settings::send_timeout` ([`crate::hub::SEND_TIMEOUT`] by
 //! default), and never stalls the others.
 //!
 //! Both sockets: every connection has a token bucket (`Settings::messages_per_second`,
@@ -17,21 +17,16 @@
 
 use crate::hub::{Bridge, BridgeError};
 use askuser_core::protocol::{
-    decode_agent, decode_browser, AgentEvent, AgentMessage, BrowserEvent, BrowserMessage, ErrorBody, ErrorCode, HISTORY_PAGE,
+    decode_agent, decode_browser, AgentEvent, AgentMessage, BrowserEvent, BrowserMessage, ErrorBody, ErrorCode, Refused, HISTORY_PAGE,
 };
 use askuser_core::Status;
-use axum::extract::ws::{CloseFrame, Message, WebSocket};
+use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
 use tokio::task::JoinSet;
-
-/// A client that cannot take a message within this time is disconnected.
-pub const SEND_TIMEOUT: Duration = Duration::from_secs(10);
-/// How often an idle socket is pinged, so half-open connections are noticed.
-pub const PING_EVERY: Duration = Duration::from_secs(30);
 
 const GOING_AWAY: u16 = 1001;
 const POLICY_VIOLATION: u16 = 1008;
@@ -148,6 +143,35 @@ async fn send_snapshot(bridge: &Bridge, client: &str, sink: &mut (impl SinkExt<M
     }
 }
 
+/// What a frame from either socket amounts to, once the rate limit and its type are
+/// applied.
+enum Incoming {
+    Text(Utf8Bytes),
+    /// Refused (over the rate limit, or binary); the connection goes on.
+    Refused(ErrorBody),
+    /// Over the rate limit for a whole burst: the connection must close.
+    Flooding,
+    Closed,
+    /// A ping or pong.
+    Nothing,
+}
+
+fn incoming(frame: Message, bucket: &mut Bucket) -> Incoming {
+    if matches!(frame, Message::Text(_) | Message::Binary(_)) {
+        match bucket.admit() {
+            Admit::Yes => {}
+            Admit::TooMany => return Incoming::Refused(too_many(bucket)),
+            Admit::Close => return Incoming::Flooding,
+        }
+    }
+    match frame {
+        Message::Text(t) => Incoming::Text(t),
+        Message::Binary(_) => Incoming::Refused(binary_refused()),
+        Message::Close(_) => Incoming::Closed,
+        Message::Ping(_) | Message::Pong(_) => Incoming::Nothing,
+    }
+}
+
 fn binary_refused() -> ErrorBody {
     ErrorBody::new(ErrorCode::BadMessage, "binary frames are not accepted; send JSON text messages")
 }
@@ -188,31 +212,19 @@ pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket) {
         };
         let Some(Ok(frame)) = frame else { break };
         alive.heard();
-        if matches!(frame, Message::Text(_) | Message::Binary(_)) {
-            match bucket.admit() {
-                Admit::Yes => {}
-                Admit::TooMany => {
-                    let event = AgentEvent::Error { reference: None, id: None, error: too_many(&bucket) };
-                    if tx.send(text(&event)).await.is_err() {
-                        break;
-                    }
-                    continue;
-                }
-                Admit::Close => {
-                    tracing::warn!("agent socket kept flooding; closed");
-                    let _ = tx.send(flooding()).await;
-                    break;
-                }
-            }
-        }
-        let reply = match frame {
-            Message::Text(t) => match decode_agent(t.as_str()) {
+        let reply = match incoming(frame, &mut bucket) {
+            Incoming::Text(t) => match decode_agent(t.as_str()) {
                 Ok(msg) => on_agent_message(&bridge, msg, &tx, &mut waits),
-                Err(error) => Some(AgentEvent::Error { reference: None, id: None, error }),
+                Err(error) => Some(AgentEvent::Error(Refused::of(error))),
             },
-            Message::Binary(_) => Some(AgentEvent::Error { reference: None, id: None, error: binary_refused() }),
-            Message::Close(_) => break,
-            Message::Ping(_) | Message::Pong(_) => None,
+            Incoming::Refused(error) => Some(AgentEvent::Error(Refused::of(error))),
+            Incoming::Flooding => {
+                tracing::warn!("agent socket kept flooding; closed");
+                let _ = tx.send(flooding()).await;
+                break;
+            }
+            Incoming::Closed => break,
+            Incoming::Nothing => None,
         };
         if let Some(event) = reply {
             if tx.send(text(&event)).await.is_err() {
@@ -229,14 +241,14 @@ pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket) {
 fn on_agent_message(bridge: &Arc<Bridge>, msg: AgentMessage, tx: &mpsc::Sender<Message>, waits: &mut JoinSet<()>) -> Option<AgentEvent> {
     match msg {
         AgentMessage::Ask { reference, request, format } => match bridge.ask(&request) {
-            Err(e) => Some(AgentEvent::Error { reference, id: None, error: e.body() }),
+            Err(e) => Some(AgentEvent::Error(Refused { reference, id: None, error: e.body() })),
             Ok(asked) => {
                 let id = asked.record.id.clone();
                 let (bridge, tx, wait_id) = (bridge.clone(), tx.clone(), id.clone());
                 waits.spawn(async move {
                     let event = match bridge.wait(&wait_id).await {
                         Ok(result) => AgentEvent::Result { id: wait_id, status: result.status, result: result.to_json(format) },
-                        Err(e) => AgentEvent::Error { reference: None, id: Some(wait_id), error: e.body() },
+                        Err(e) => AgentEvent::Error(Refused { reference: None, id: Some(wait_id), error: e.body() }),
                     };
                     let _ = tx.send(text(&event)).await;
                 });
@@ -245,7 +257,7 @@ fn on_agent_message(bridge: &Arc<Bridge>, msg: AgentMessage, tx: &mpsc::Sender<M
         },
         AgentMessage::Withdraw { id } => match bridge.close(&id, Status::Withdrawn, None) {
             Ok(_) => None,
-            Err(e) => Some(AgentEvent::Error { reference: None, id: Some(id), error: e.body() }),
+            Err(e) => Some(AgentEvent::Error(Refused { reference: None, id: Some(id), error: e.body() })),
         },
     }
 }
@@ -279,31 +291,19 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
             frame = stream.next() => {
                 let Some(Ok(frame)) = frame else { break };
                 alive.heard();
-                if matches!(frame, Message::Text(_) | Message::Binary(_)) {
-                    match bucket.admit() {
-                        Admit::Yes => {}
-                        Admit::TooMany => {
-                            let event = BrowserEvent::Error { reference: None, id: None, error: too_many(&bucket) };
-                            if !send(&mut sink, text(&event), within).await {
-                                break;
-                            }
-                            continue;
-                        }
-                        Admit::Close => {
-                            tracing::warn!(%client, "browser socket kept flooding; closed");
-                            let _ = send(&mut sink, flooding(), within).await;
-                            break;
-                        }
-                    }
-                }
-                let reply = match frame {
-                    Message::Text(t) => match decode_browser(t.as_str()) {
+                let reply = match incoming(frame, &mut bucket) {
+                    Incoming::Text(t) => match decode_browser(t.as_str()) {
                         Ok(msg) => on_browser_message(&bridge, msg, &client),
-                        Err(error) => Some(BrowserEvent::Error { reference: None, id: None, error }),
+                        Err(error) => Some(BrowserEvent::Error(Refused::of(error))),
                     },
-                    Message::Binary(_) => Some(BrowserEvent::Error { reference: None, id: None, error: binary_refused() }),
-                    Message::Close(_) => break,
-                    Message::Ping(_) | Message::Pong(_) => None,
+                    Incoming::Refused(error) => Some(BrowserEvent::Error(Refused::of(error))),
+                    Incoming::Flooding => {
+                        tracing::warn!(%client, "browser socket kept flooding; closed");
+                        let _ = send(&mut sink, flooding(), within).await;
+                        break;
+                    }
+                    Incoming::Closed => break,
+                    Incoming::Nothing => None,
                 };
                 match reply {
                     Some(r) => text(&r),
@@ -342,7 +342,7 @@ fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str) -> Opt
                     records.truncate(limit);
                     BrowserEvent::History { reference, records, offset, more }
                 }
-                Err(e) => BrowserEvent::Error { reference, id: None, error: BridgeError::from(e).body() },
+                Err(e) => BrowserEvent::Error(Refused { reference, id: None, error: BridgeError::from(e).body() }),
             });
         }
         BrowserMessage::Answer { reference, id, answers } => {
@@ -356,6 +356,6 @@ fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str) -> Opt
     };
     match outcome {
         Ok(_) => reference.map(|reference| BrowserEvent::Ack { reference, id }),
-        Err(e) => Some(BrowserEvent::Error { reference, id: Some(id), error: e.body() }),
+        Err(e) => Some(BrowserEvent::Error(Refused { reference, id: Some(id), error: e.body() })),
     }
 }

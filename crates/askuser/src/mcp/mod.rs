@@ -24,6 +24,7 @@ mod tasks;
 pub use tasks::iso8601;
 
 use crate::agent::{AskError, Asker};
+use crate::lock;
 use askuser_core::dialect::normalize;
 use askuser_core::{AskResult, Format, Limits, Question};
 use rpc::{Incoming, INVALID_PARAMS, METHOD_NOT_FOUND};
@@ -301,7 +302,7 @@ impl Server {
         match rpc::parse(line) {
             Err(reply) => self.send(reply),
             Ok(Incoming::Response { id, outcome }) => {
-                if let Some(tx) = self.state.lock().unwrap().replies.remove(&id.to_string()) {
+                if let Some(tx) = lock(&self.state).replies.remove(&id.to_string()) {
                     let _ = tx.send(outcome);
                 }
             }
@@ -316,7 +317,7 @@ impl Server {
         }
         let Some(request) = params.get("requestId") else { return };
         let reason = params.get("reason").and_then(Value::as_str).unwrap_or("no reason given").to_owned();
-        let mut state = self.state.lock().unwrap();
+        let mut state = lock(&self.state);
         // Noted here, not in the call's own task: a host that timed out often asks again at
         // once, and that next line must already find the question to resume.
         if is_timeout(&reason) {
@@ -355,7 +356,7 @@ impl Server {
     fn spawn(self: &Arc<Self>, id: Value, method: String, params: Value) {
         let (cancel, cancelled) = oneshot::channel();
         let key = id.to_string();
-        self.state.lock().unwrap().running.insert(key.clone(), cancel);
+        lock(&self.state).running.insert(key.clone(), cancel);
         let me = self.clone();
         tokio::spawn(async move {
             let reply = match method.as_str() {
@@ -367,7 +368,7 @@ impl Server {
                     Ok(_) = cancelled => Ok(None),
                 },
             };
-            me.state.lock().unwrap().running.remove(&key);
+            lock(&me.state).running.remove(&key);
             me.reply(id, reply);
         });
     }
@@ -380,7 +381,7 @@ impl Server {
         let elicits =
             params.pointer("/capabilities/elicitation").and_then(Value::as_object).is_some_and(|e| e.is_empty() || e.contains_key("form"));
         {
-            let mut state = self.state.lock().unwrap();
+            let mut state = lock(&self.state);
             state.client = params.pointer("/clientInfo/name").and_then(Value::as_str).map(str::to_owned);
             state.version = version;
             state.tasks = tasks;
@@ -407,7 +408,7 @@ impl Server {
             "outputSchema": output_schema(),
             "annotations": {"readOnlyHint": true, "openWorldHint": false}
         });
-        if self.state.lock().unwrap().tasks {
+        if lock(&self.state).tasks {
             tool["execution"] = json!({"taskSupport": "optional"});
         }
         tool
@@ -445,7 +446,7 @@ impl Server {
             }
         };
         {
-            let mut state = self.state.lock().unwrap();
+            let mut state = lock(&self.state);
             state.waiting.insert(call.id.clone());
             state.calls.insert(request.to_owned(), (call.id.clone(), call.key.clone()));
         }
@@ -460,7 +461,7 @@ impl Server {
             }
         };
         {
-            let mut state = self.state.lock().unwrap();
+            let mut state = lock(&self.state);
             state.waiting.remove(&call.id);
             state.calls.remove(request);
         }
@@ -483,9 +484,9 @@ impl Server {
         // Exactly what the model sent, so errors name only its own keys.
         let normalized = normalize(&Value::Object(args.clone()), &Limits::default()).map_err(|e| format!("{INVALID}\n{e}"))?;
         let key = serde_json::to_string(&normalized.request.questions).expect("questions serialize");
-        let resumed = self.state.lock().unwrap().given_up.get(&key).cloned();
+        let resumed = lock(&self.state).given_up.get(&key).cloned();
         let id = explicit.or(resumed).unwrap_or_else(|| format!("{}-{}", self.session, self.calls.fetch_add(1, Ordering::Relaxed) + 1));
-        let client = self.state.lock().unwrap().client.clone();
+        let client = lock(&self.state).client.clone();
         let name = self.opts.agent_name.clone().or(client).unwrap_or_else(|| "MCP agent".into());
         let mut agent = json!({"name": name, "sessionId": self.session});
         if let Some(parent) = &self.opts.parent_session {
@@ -508,7 +509,7 @@ impl Server {
     fn outcome(&self, outcome: Result<AskResult, AskError>) -> Value {
         match outcome {
             Ok(result) => {
-                self.state.lock().unwrap().given_up.retain(|_, id| *id != result.id);
+                lock(&self.state).given_up.retain(|_, id| *id != result.id);
                 json!({
                     "content": text(result.to_text(self.opts.result_format)),
                     "structuredContent": result.to_json(Format::Canonical),
@@ -555,7 +556,7 @@ impl Server {
     fn ask_host(&self, method: &str, params: Value) -> (Value, oneshot::Receiver<Result<Value, Value>>) {
         let (tx, rx) = oneshot::channel();
         let id = {
-            let mut state = self.state.lock().unwrap();
+            let mut state = lock(&self.state);
             state.sent += 1;
             let id = Value::from(format!("askuser-{}", state.sent));
             state.replies.insert(id.to_string(), tx);
@@ -571,7 +572,7 @@ impl Server {
     /// (answered in the browser), dropping this withdraws the host's dialog.
     async fn elicit(&self, call: &Call) {
         let (version, elicits) = {
-            let state = self.state.lock().unwrap();
+            let state = lock(&self.state);
             (state.version, state.elicits)
         };
         if !elicits || call.questions.is_empty() {
@@ -717,7 +718,7 @@ impl Server {
             Left::Signal(name) => (*name).to_owned(),
             Left::Error(e) => format!("reading stdin failed: {e}"),
         };
-        let mut ids: Vec<String> = self.state.lock().unwrap().waiting.iter().cloned().collect();
+        let mut ids: Vec<String> = lock(&self.state).waiting.iter().cloned().collect();
         ids.extend(
             self.tasks.list().into_iter().filter(|t| t["status"] == "working").filter_map(|t| t["taskId"].as_str().map(str::to_owned)),
         );
@@ -746,7 +747,7 @@ struct Withdraw<'a> {
 impl Drop for Withdraw<'_> {
     fn drop(&mut self) {
         let Some(request) = self.request.take() else { return };
-        self.server.state.lock().unwrap().replies.remove(&request.to_string());
+        lock(&self.server.state).replies.remove(&request.to_string());
         let params =
             json!({"requestId": request, "reason": "askuser no longer needs this answer: it was given in the inbox, or the call ended"});
         self.server.send(rpc::notification("notifications/cancelled", params));

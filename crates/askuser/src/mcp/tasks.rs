@@ -5,6 +5,7 @@
 //! bridge is the task's state: a task this process does not know (after a restart of
 //! the host's `askuser mcp`) is found again in the bridge.
 
+use crate::lock;
 use serde_json::{json, Value};
 use std::sync::Mutex;
 use tokio::sync::watch;
@@ -79,7 +80,7 @@ pub enum CancelRefused {
 impl Tasks {
     /// Starts tracking a working task, or returns the one with this id.
     pub fn create(&self, id: &str, ttl: Option<u64>, message: String, now: u64) -> (Value, bool) {
-        let mut entries = self.entries.lock().unwrap();
+        let mut entries = lock(&self.entries);
         if let Some(e) = entries.iter().find(|e| e.id == id) {
             return (e.json(), false);
         }
@@ -106,14 +107,14 @@ impl Tasks {
     }
 
     pub fn set_abort(&self, id: &str, abort: AbortHandle) {
-        if let Some(e) = self.entries.lock().unwrap().iter_mut().find(|e| e.id == id) {
+        if let Some(e) = lock(&self.entries).iter_mut().find(|e| e.id == id) {
             e.abort = Some(abort);
         }
     }
 
     /// Makes a working task final; the task's new state, or None if it already was.
     pub fn finish(&self, id: &str, status: Status, result: Value, message: Option<String>, now: u64) -> Option<Value> {
-        let mut entries = self.entries.lock().unwrap();
+        let mut entries = lock(&self.entries);
         let e = entries.iter_mut().find(|e| e.id == id && e.status == Status::Working)?;
         e.status = status;
         e.result = Some(result);
@@ -125,24 +126,24 @@ impl Tasks {
     }
 
     pub fn get(&self, id: &str) -> Option<Value> {
-        self.entries.lock().unwrap().iter().find(|e| e.id == id).map(Entry::json)
+        lock(&self.entries).iter().find(|e| e.id == id).map(Entry::json)
     }
 
     pub fn list(&self) -> Vec<Value> {
-        self.entries.lock().unwrap().iter().map(Entry::json).collect()
+        lock(&self.entries).iter().map(Entry::json).collect()
     }
 
     /// Waits until task `id` is final and returns its result (None: unknown task).
     pub async fn result(&self, id: &str) -> Option<Value> {
-        let mut done = self.entries.lock().unwrap().iter().find(|e| e.id == id)?.done.subscribe();
+        let mut done = lock(&self.entries).iter().find(|e| e.id == id)?.done.subscribe();
         let _ = done.wait_for(|d| *d).await;
-        self.entries.lock().unwrap().iter().find(|e| e.id == id).and_then(|e| e.result.clone())
+        lock(&self.entries).iter().find(|e| e.id == id).and_then(|e| e.result.clone())
     }
 
     /// Cancels a working task: stops its wait and returns its new state.
     pub fn cancel(&self, id: &str, result: Value, now: u64) -> Result<Value, CancelRefused> {
         let abort = {
-            let entries = self.entries.lock().unwrap();
+            let entries = lock(&self.entries);
             let e = entries.iter().find(|e| e.id == id).ok_or(CancelRefused::Unknown)?;
             if e.status != Status::Working {
                 return Err(CancelRefused::Final(e.status.as_str()));
