@@ -6,6 +6,7 @@ mod bridge;
 mod browser;
 mod cli;
 mod hardening;
+mod input;
 mod mcp;
 mod setup;
 mod support;

@@ -135,6 +135,19 @@ pub async fn browser(width: u32, height: u32) -> Browser {
 
 /// [`browser`] with more Chromium flags (e.g. `--force-dark-mode`).
 pub async fn browser_with(width: u32, height: u32, flags: &[&str]) -> Browser {
+    browser_options(width, height, flags, serde_json::json!({})).await
+}
+
+/// A phone: Chromium's device emulation with a touch screen (`pointer: coarse`, touch
+/// events) at `width` × `height`.
+pub async fn touch_browser(width: u32, height: u32) -> Browser {
+    let emulation =
+        serde_json::json!({"mobileEmulation": {"deviceMetrics": {"width": width, "height": height, "pixelRatio": 1.0, "touch": true}}});
+    browser_options(width, height, &[], emulation).await
+}
+
+/// [`browser_with`] with more `goog:chromeOptions`.
+async fn browser_options(width: u32, height: u32, flags: &[&str], options: serde_json::Value) -> Browser {
     assert!(askuser::assets::has_ui(), "this build has no web UI: run scripts/build-ui (scripts/test does) before the tests");
     let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -160,7 +173,9 @@ pub async fn browser_with(width: u32, height: u32, flags: &[&str]) -> Browser {
     .collect();
     args.push(format!("--window-size={width},{height}"));
     let mut caps = serde_json::Map::new();
-    caps.insert("goog:chromeOptions".into(), serde_json::json!({ "args": args }));
+    let mut chrome = serde_json::json!({ "args": args });
+    chrome.as_object_mut().unwrap().extend(options.as_object().cloned().unwrap_or_default());
+    caps.insert("goog:chromeOptions".into(), chrome);
     let connector = hyper_util::client::legacy::connect::HttpConnector::new();
     let mut last = None;
     for _ in 0..50 {

@@ -15,8 +15,8 @@
 //! disagree with what is shown. After [`Effect::Submitted`] or [`Effect::Cancelled`] the
 //! dialog is done and ignores every further event.
 //!
-//! With 2+ questions there is a final Submit tab (a review); ← and → wrap around, Tab
-//! and Shift+Tab stop at the ends so the keyboard can leave the dialog. Focus
+//! With 2+ questions there is a final Submit tab (a review); ← and → switch questions
+//! and wrap around; Tab is left to the front end (a browser moves the focus on). Focus
 //! in an option list clamps at both ends. Nothing here panics on any event sequence.
 
 use crate::answer::{resolve, Selection};
@@ -481,10 +481,9 @@ impl Dialog {
         let event = match key {
             "Enter" => Event::Enter,
             "Escape" => Event::Escape,
-            // Tab walks the questions and then leaves the dialog (no keyboard trap);
-            // ← and → wrap around.
-            "Tab" if tabs && self.tab + 1 < self.tab_count() => Event::NextTab,
-            "Shift+Tab" if tabs && self.tab > 0 => Event::PrevTab,
+            // Tab is never the dialog's: it moves the focus on to the next control (the
+            // note, the buttons, the inbox), as the WAI-ARIA practices have it for radio
+            // and checkbox groups. ← and → switch questions, wrapping around.
             _ if self.is_editing() => return None,
             "ArrowRight" if tabs => Event::NextTab,
             "ArrowLeft" if tabs => Event::PrevTab,
@@ -878,9 +877,6 @@ impl Dialog {
                 let question = &self.questions[q];
                 parts.push(if question.multi_select && !question.is_free_text() { "Enter confirm" } else { "Enter submit" }.into());
                 parts.push("Shift+Enter new line".into());
-                if tabs {
-                    parts.push("Tab switch".into());
-                }
                 return finish(parts, if question.is_free_text() { "Esc cancel" } else { "Esc back" });
             }
             Some(q) => {
@@ -897,7 +893,7 @@ impl Dialog {
             }
         };
         if tabs {
-            parts.push("Tab/←→ switch".into());
+            parts.push("←→ switch".into());
         }
         finish(parts, escape)
     }
@@ -1243,7 +1239,7 @@ mod tests {
     #[test]
     fn answering_moves_to_the_next_unanswered_then_to_submit() {
         let mut d = dialog(vec![db(), features(), name()]);
-        keys(&mut d, &["Tab"]);
+        keys(&mut d, &["ArrowRight"]);
         assert_eq!(d.tab, 1);
         keys(&mut d, &["1", "Enter"]);
         assert_eq!(d.tab, 2, "forward first");
@@ -1270,7 +1266,7 @@ mod tests {
     #[test]
     fn submit_with_unanswered_questions_names_them_and_jumps() {
         let mut d = dialog(vec![db(), features(), name()]);
-        keys(&mut d, &["Tab", "1", "Enter"]);
+        keys(&mut d, &["ArrowRight", "1", "Enter"]);
         d.apply(Event::GoTab { index: 3 });
         let v = d.state();
         assert_eq!(v.review[1].answer.as_deref(), Some("Auth"));
@@ -1282,19 +1278,21 @@ mod tests {
     }
 
     #[test]
-    fn tabs_wrap_and_leave_editing() {
+    fn tabs_wrap_and_tab_is_never_the_dialogs() {
         let mut d = dialog(vec![db(), features()]);
-        assert!(!d.key("Shift+Tab").handled, "Shift+Tab on the first question leaves the dialog");
+        for k in ["Tab", "Shift+Tab"] {
+            assert!(!d.key(k).handled, "{k}: the focus moves on to the next control");
+        }
         keys(&mut d, &["ArrowLeft"]);
         assert_eq!(d.tab, 2, "← wraps to Submit");
-        assert!(!d.key("Tab").handled, "Tab on the Submit tab leaves the dialog");
+        assert!(!d.key("Tab").handled);
         keys(&mut d, &["ArrowRight"]);
         assert_eq!(d.tab, 0);
         keys(&mut d, &["o"]);
         assert!(d.is_editing());
-        assert!(d.key("Tab").handled);
-        assert!(!d.is_editing() && d.tab == 1);
-        keys(&mut d, &["ArrowLeft"]);
+        assert!(!d.key("Tab").handled, "while editing too");
+        assert!(d.is_editing() && d.tab == 0);
+        keys(&mut d, &["Escape", "ArrowRight", "ArrowLeft"]);
         assert_eq!(d.tab, 0);
         assert!(!d.is_editing(), "coming back does not resume editing");
     }
@@ -1432,7 +1430,8 @@ mod tests {
         assert_eq!(d.key_event("End"), Some(Event::Last));
         assert_eq!(d.key_event("7"), Some(Event::Quick { number: 7 }));
         assert_eq!(d.key_event("o"), Some(Event::Other));
-        assert_eq!(d.key_event("Tab"), Some(Event::NextTab));
+        assert_eq!(d.key_event("Tab"), None);
+        assert_eq!(d.key_event("ArrowRight"), Some(Event::NextTab));
         assert_eq!(d.key_event("ArrowLeft"), Some(Event::PrevTab));
         d.apply(Event::NextTab);
         assert_eq!(d.key_event(" "), Some(Event::Toggle), "Space toggles in multi select");
@@ -1456,8 +1455,8 @@ mod tests {
         }
         assert_eq!(d.key_event("Enter"), Some(Event::Enter));
         assert_eq!(d.key_event("Escape"), Some(Event::Escape));
-        assert_eq!(d.key_event("Shift+Tab"), None, "the first question: Shift+Tab leaves");
-        assert_eq!(d.key_event("Tab"), Some(Event::NextTab));
+        assert_eq!(d.key_event("Shift+Tab"), None);
+        assert_eq!(d.key_event("Tab"), None);
         let d = dialog(vec![name()]);
         assert_eq!(d.key_event("Tab"), None);
     }
@@ -1481,13 +1480,13 @@ mod tests {
         keys(&mut d, &["o"]);
         assert_eq!(d.state().footer, "Enter submit • Shift+Enter new line • Esc back");
         let mut d = dialog(vec![features(), name()]);
-        assert_eq!(d.state().footer, "↑↓ navigate • Space toggle • Enter confirm • Tab/←→ switch • Esc cancel");
+        assert_eq!(d.state().footer, "↑↓ navigate • Space toggle • Enter confirm • ←→ switch • Esc cancel");
         keys(&mut d, &["o"]);
-        assert_eq!(d.state().footer, "Enter confirm • Shift+Enter new line • Tab switch • Esc back");
-        keys(&mut d, &["Tab"]);
-        assert_eq!(d.state().footer, "Enter submit • Shift+Enter new line • Tab switch • Esc cancel");
-        keys(&mut d, &["Tab"]);
-        assert_eq!(d.state().footer, "Enter submit • Tab/←→ switch • Esc cancel");
+        assert_eq!(d.state().footer, "Enter confirm • Shift+Enter new line • Esc back");
+        keys(&mut d, &["Escape", "ArrowRight"]);
+        assert_eq!(d.state().footer, "Enter submit • Shift+Enter new line • Esc cancel");
+        d.apply(Event::NextTab);
+        assert_eq!(d.state().footer, "Enter submit • ←→ switch • Esc cancel");
         keys(&mut d, &["ArrowRight", "1", "Enter", "Escape"]);
         assert_eq!(d.state().footer, "y yes • n/Enter/Esc no");
     }

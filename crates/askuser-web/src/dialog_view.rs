@@ -80,14 +80,39 @@ pub fn DialogView(
     };
     let apply = move |event: Event| perform(dialog.try_update(|d| d.apply(event)).unwrap_or_default());
 
+    // Whether the keyboard is on the question tabs: then ←/→/Home/End move between tabs
+    // and the focus stays on the tabs (the WAI-ARIA tabs pattern), even on a free-text
+    // question whose arrows would otherwise move the caret.
+    let on_tabs = StoredValue::new(false);
     let on_keydown = move |ev: web_sys::KeyboardEvent| {
+        let target = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok());
         // The notes field is the person's own: keys there only type.
-        let in_notes = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()).is_some_and(|e| e.has_attribute("data-notes"));
-        if in_notes {
+        if target.as_ref().is_some_and(|e| e.has_attribute("data-notes")) {
             return;
         }
         let timing = crate::perf::begin();
         let Some(key) = key_name(&ev) else { return };
+        let on_a_tab = target.as_ref().is_some_and(|e| e.get_attribute("role").as_deref() == Some("tab"));
+        let tab_event = match key.as_str() {
+            _ if !on_a_tab => None,
+            "ArrowRight" => Some(Event::NextTab),
+            "ArrowLeft" => Some(Event::PrevTab),
+            "Home" => Some(Event::GoTab { index: 0 }),
+            "End" => Some(Event::GoTab { index: view.with_untracked(|v| v.tabs.len().saturating_sub(1)) }),
+            _ => None,
+        };
+        if let Some(event) = tab_event {
+            ev.prevent_default();
+            on_tabs.set_value(true);
+            apply(event);
+            return;
+        }
+        // Enter and Space on a button or a summary are the browser's: they press it (the
+        // Decline button declines rather than confirming the question).
+        let pressable = target.as_ref().is_some_and(|e| matches!(e.tag_name().as_str(), "BUTTON" | "SUMMARY"));
+        if pressable && (key == "Enter" || key == " ") {
+            return;
+        }
         let outcome = dialog.try_update(|d| d.key(&key)).unwrap_or_default();
         if outcome.handled {
             ev.prevent_default();
@@ -123,6 +148,8 @@ pub fn DialogView(
         first.set_value(false);
         let selector = if v.done.is_some() {
             return;
+        } else if on_tabs.get_value() && v.prompt.is_none() {
+            "[role=tab][aria-selected=true]".to_owned()
         } else if v.prompt.is_some() {
             "[data-default]".to_owned()
         } else if v.editing {
@@ -233,6 +260,37 @@ pub fn DialogView(
         ev.prevent_default();
         apply(Event::Focus { index });
     };
+    // A finger swiping on the list scrolls it a row per row height it travels (the list
+    // shows a window of rows, so the browser has nothing to scroll natively).
+    let swipe = StoredValue::new(None::<(i32, f64)>);
+    let on_pointerdown = move |ev: web_sys::PointerEvent| {
+        if ev.pointer_type() == "touch" {
+            swipe.set_value(Some((ev.pointer_id(), f64::from(ev.client_y()))));
+        }
+    };
+    let on_pointermove = move |ev: web_sys::PointerEvent| {
+        let Some((id, from)) = swipe.get_value() else { return };
+        if ev.pointer_id() != id {
+            return;
+        }
+        const ROW: f64 = 40.0;
+        let dy = f64::from(ev.client_y()) - from;
+        if dy.abs() < ROW {
+            return;
+        }
+        let (above, below) = window.get_untracked();
+        // Finger up: later rows come into view.
+        let index = if dy < 0.0 && below > 0 {
+            last_visible() + 1
+        } else if dy > 0.0 && above > 0 {
+            first_visible().saturating_sub(1)
+        } else {
+            return;
+        };
+        swipe.set_value(Some((id, from + ROW * dy.signum())));
+        apply(Event::Focus { index });
+    };
+    let end_swipe = move |_: web_sys::PointerEvent| swipe.set_value(None);
     let multi = Memo::new(move |_| view.with(|v| v.question.as_ref().is_some_and(|q| q.multi_select)));
     let row = move |(q, i): (usize, usize)| {
         let (label, description, number, count) = view.with_untracked(|v| {
@@ -270,7 +328,8 @@ pub fn DialogView(
             question.with(|q| q.as_ref().is_some_and(|q| !q.free_text)).then(|| {
                 view! {
                     <div class="askuser-list" role=move || if multi.get() { "group" } else { "radiogroup" }
-                        aria-labelledby=text_id.clone() on:wheel=on_wheel>
+                        aria-labelledby=text_id.clone() on:wheel=on_wheel on:pointerdown=on_pointerdown
+                        on:pointermove=on_pointermove on:pointerup=end_swipe on:pointercancel=end_swipe>
                         {move || (window.get().0 > 0).then(|| view! {
                             <button type="button" class="askuser-more" tabindex="-1"
                                 on:click=move |_| apply(Event::Focus { index: first_visible().saturating_sub(1) })>
@@ -430,7 +489,9 @@ pub fn DialogView(
     view! {
         <div class="askuser-dialog" role="dialog" aria-label="Question"
             aria-describedby=move || question.with(|q| q.is_some()).then(|| text_id.clone())
-            node_ref=root on:keydown=on_keydown>
+            node_ref=root on:keydown=on_keydown
+            on:focusin=move |ev| on_tabs.set_value(
+                ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()).is_some_and(|e| e.get_attribute("role").as_deref() == Some("tab")))>
             {tab_bar}
             <div role=move || has_tabs().then_some("tabpanel") id=panel_id aria-labelledby=panel_label
                 class="askuser-panel" class:with-preview=move || preview.with(Option::is_some)>

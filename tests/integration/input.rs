@@ -1,0 +1,255 @@
+//! Every flow by keyboard only, by mouse only and by touch only, at 1280 px and at
+//! 360 px, in a real headless Chromium against a real bridge: three questions (a long
+//! multi-select with a note, a single select, free text) answered and reviewed, a
+//! question declined, and one declined to "chat about this". The agent must get exactly
+//! what the person chose each time.
+
+use crate::support::{bridge, browser, touch_browser, Browser, TestBridge, TOKEN};
+use fantoccini::actions::{InputSource, PointerAction, TouchActions, WheelAction, WheelActions, MOUSE_BUTTON_LEFT};
+use fantoccini::elements::Element;
+use fantoccini::key::Key;
+use fantoccini::Locator;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Input {
+    Keyboard,
+    Mouse,
+    Touch,
+}
+
+async fn person(input: Input, width: u32) -> Browser {
+    let height = if width < 600 { 740 } else { 800 };
+    match input {
+        Input::Touch => touch_browser(width, height).await,
+        _ => browser(width, height).await,
+    }
+}
+
+/// Whether the focused element matches `css`.
+async fn focused(browser: &Browser, css: &str) -> bool {
+    browser.execute("return document.activeElement.matches(arguments[0])", vec![json!(css)]).await.unwrap() == json!(true)
+}
+
+async fn press(browser: &Browser, key: Key) {
+    browser.keys(&key.to_string()).await;
+}
+
+/// Tab (forward) until the focus is on `css`: the keyboard reaches every control.
+async fn tab_to(browser: &Browser, css: &str) {
+    for _ in 0..20 {
+        if focused(browser, css).await {
+            return;
+        }
+        press(browser, Key::Tab).await;
+    }
+    panic!("Tab never reached {css}");
+}
+
+/// A tap: a touch pointer down and up on the element's centre.
+async fn tap(browser: &Browser, element: &Element) {
+    let touch = TouchActions::new("finger".into())
+        .then(PointerAction::MoveToElement { element: element.clone(), duration: None, x: 0.0, y: 0.0 })
+        .then(PointerAction::Down { button: MOUSE_BUTTON_LEFT })
+        .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
+    browser.perform_actions(touch).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}
+
+/// A click or a tap, as `input` does it.
+async fn point(browser: &Browser, input: Input, element: &Element) {
+    match input {
+        Input::Touch => tap(browser, element).await,
+        _ => {
+            element.click().await.unwrap();
+            tokio::time::sleep(Duration::from_millis(80)).await;
+        }
+    }
+}
+
+/// Scrolls the option list one notch down: the wheel for a mouse, a swipe up for a finger.
+async fn scroll_list(browser: &Browser, input: Input) {
+    let list = browser.wait_css(".askuser-list").await;
+    match input {
+        Input::Touch => {
+            let swipe = TouchActions::new("finger".into())
+                .then(PointerAction::MoveToElement { element: list, duration: None, x: 0.0, y: 60.0 })
+                .then(PointerAction::Down { button: MOUSE_BUTTON_LEFT })
+                .then(PointerAction::MoveBy { duration: Some(Duration::from_millis(250)), x: 0.0, y: -150.0 })
+                .then(PointerAction::Up { button: MOUSE_BUTTON_LEFT });
+            browser.perform_actions(swipe).await.unwrap();
+        }
+        _ => {
+            // The wheel turns where the pointer is: over the list, in the viewport.
+            browser.execute("arguments[0].scrollIntoView({block: 'center'})", vec![serde_json::to_value(&list).unwrap()]).await.unwrap();
+            let rect = browser
+                .execute(
+                    "const r = arguments[0].getBoundingClientRect(); return [r.x, r.y, r.width, r.height]",
+                    vec![serde_json::to_value(&list).unwrap()],
+                )
+                .await
+                .unwrap();
+            let [x, y, w, h] = [0, 1, 2, 3].map(|i| rect[i].as_f64().unwrap());
+            let (x, y) = ((x + w / 2.0) as i64, (y + h / 2.0) as i64);
+            let wheel = WheelActions::new("wheel".into()).then(WheelAction::Scroll { duration: None, x, y, delta_x: 0, delta_y: 120 });
+            browser.perform_actions(wheel).await.unwrap();
+        }
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+}
+
+/// The row named `name`, scrolling the list (by `input`) until it is shown.
+async fn reach(browser: &Browser, input: Input, role: &str, name: &str) -> Element {
+    for _ in 0..20 {
+        for e in browser.find_all(Locator::Css(&format!("[role={role}]"))).await.unwrap() {
+            if e.text().await.unwrap_or_default().trim_start().trim_start_matches(|c: char| c.is_ascii_digit() || c == '.').trim() == name
+                && e.is_displayed().await.unwrap()
+            {
+                return e;
+            }
+        }
+        scroll_list(browser, input).await;
+    }
+    panic!("{input:?}: the list never showed {name:?}");
+}
+
+async fn result_of(asking: tokio::task::JoinHandle<reqwest::Response>) -> Value {
+    tokio::time::timeout(Duration::from_secs(10), asking).await.expect("the agent gets its answer").unwrap().json().await.unwrap()
+}
+
+fn three_questions() -> Value {
+    let features: Vec<Value> = (1..=10).map(|i| json!({"label": format!("Feature {i}")})).collect();
+    json!({"questions": [
+        {"question": "Which features?", "header": "Features", "multiSelect": true, "options": features},
+        {"question": "Which database?", "header": "Database",
+         "options": [{"label": "PostgreSQL", "preview": "CREATE TABLE t (id int);"}, {"label": "SQLite"}]},
+        {"question": "What should the service be called?", "header": "Name"}
+    ], "agent": {"name": "input-test", "sessionId": "i-1"}})
+}
+
+/// Answers the three questions with `input` alone.
+async fn answer_three(b: &Browser, input: Input) {
+    b.row("checkbox", "Feature 1").await;
+    if input == Input::Keyboard {
+        press(b, Key::Down).await;
+        b.keys(" ").await; // Feature 2
+        for _ in 0..8 {
+            press(b, Key::Down).await;
+        }
+        b.keys(" ").await; // Feature 10
+        tab_to(b, "details.askuser-notes summary").await;
+        press(b, Key::Enter).await;
+        press(b, Key::Tab).await;
+        assert!(focused(b, "textarea[data-notes]").await, "the note field follows its summary");
+        b.keys("10 can wait").await;
+        tab_to(b, "[data-action=enter]").await;
+        press(b, Key::Enter).await; // Next
+        b.row("radio", "SQLite").await;
+        press(b, Key::Down).await;
+        press(b, Key::Enter).await; // SQLite, on to the name
+        b.wait_css("textarea.askuser-other").await;
+        // Back to the question tabs: ← and → move between them there, even from a
+        // free-text question, and the focus stays on the tabs.
+        for _ in 0..20 {
+            if focused(b, "[role=tab]").await {
+                break;
+            }
+            b.keys(&format!("{}{}{}", Key::Shift, Key::Tab, Key::Null)).await;
+        }
+        assert!(focused(b, "[role=tab][aria-selected=true]").await, "Shift+Tab reaches the active tab");
+        press(b, Key::Left).await;
+        assert!(focused(b, "[role=tab][aria-selected=true]").await && b.row("radio", "SQLite").await.is_displayed().await.unwrap());
+        press(b, Key::Right).await;
+        assert!(focused(b, "[role=tab][aria-selected=true]").await);
+        press(b, Key::Tab).await;
+        assert!(focused(b, "textarea.askuser-other").await, "Tab goes from the tabs into the question");
+        b.keys("billing").await;
+        press(b, Key::Enter).await; // on to the review
+        b.wait_css("[data-submit]").await;
+        press(b, Key::Enter).await;
+        return;
+    }
+    let feature2 = reach(b, input, "checkbox", "Feature 2").await;
+    point(b, input, &feature2).await;
+    let feature10 = reach(b, input, "checkbox", "Feature 10").await;
+    point(b, input, &feature10).await;
+    point(b, input, &b.wait_css("details.askuser-notes summary").await).await;
+    b.wait_css("textarea[data-notes]").await.send_keys("10 can wait").await.unwrap();
+    point(b, input, &b.wait_css("[data-action=enter]").await).await; // Next
+    point(b, input, &b.row("radio", "SQLite").await).await; // picked: on to the name
+    let name = b.wait_css("textarea.askuser-other").await;
+    point(b, input, &name).await;
+    name.send_keys("billing").await.unwrap();
+    point(b, input, &b.wait_css("[data-action=enter]").await).await; // on to the review
+    point(b, input, &b.wait_css("[data-submit]").await).await;
+}
+
+/// Declines (or, with `chat`, declines to talk it over) with `input` alone.
+async fn decline(b: &Browser, input: Input, chat: bool) {
+    b.row("radio", "Yes").await;
+    let button = if chat { "[data-action=chat]" } else { "[data-action=decline]" };
+    match input {
+        Input::Keyboard if !chat => press(b, Key::Escape).await,
+        Input::Keyboard => {
+            tab_to(b, button).await;
+            press(b, Key::Enter).await;
+        }
+        _ => point(b, input, &b.wait_css(button).await).await,
+    }
+}
+
+async fn every_flow(input: Input, width: u32) {
+    let bridge: TestBridge = bridge().await;
+    let b = person(input, width).await;
+    b.goto(&format!("{}/#token={TOKEN}", bridge.url)).await.unwrap();
+
+    let asking = bridge.ask(three_questions(), "canonical");
+    answer_three(&b, input).await;
+    let result = result_of(asking).await;
+    let what = format!("{input:?} at {width} px: {result}");
+    assert_eq!(result["status"], "answered", "{what}");
+    assert_eq!(result["answers"][0]["answer"], json!(["Feature 2", "Feature 10"]), "{what}");
+    assert_eq!(result["answers"][0]["notes"], "10 can wait", "{what}");
+    assert_eq!(result["answers"][1]["answer"], "SQLite", "{what}");
+    assert_eq!(result["answers"][2]["answer"], "billing", "{what}");
+
+    for chat in [false, true] {
+        let asking = bridge.ask(json!({"question": "Deploy now?", "choices": ["Yes", "No"]}), "canonical");
+        decline(&b, input, chat).await;
+        let result = result_of(asking).await;
+        assert_eq!(result["status"], "cancelled", "{input:?} at {width} px, chat {chat}: {result}");
+        assert_eq!(result.get("chat").and_then(Value::as_bool).unwrap_or(false), chat, "{input:?} at {width} px: {result}");
+    }
+    b.close().await;
+}
+
+#[tokio::test]
+async fn every_flow_by_keyboard_alone_at_1280_px() {
+    every_flow(Input::Keyboard, 1280).await;
+}
+
+#[tokio::test]
+async fn every_flow_by_keyboard_alone_at_360_px() {
+    every_flow(Input::Keyboard, 360).await;
+}
+
+#[tokio::test]
+async fn every_flow_by_mouse_alone_at_1280_px() {
+    every_flow(Input::Mouse, 1280).await;
+}
+
+#[tokio::test]
+async fn every_flow_by_mouse_alone_at_360_px() {
+    every_flow(Input::Mouse, 360).await;
+}
+
+#[tokio::test]
+async fn every_flow_by_touch_alone_at_1280_px() {
+    every_flow(Input::Touch, 1280).await;
+}
+
+#[tokio::test]
+async fn every_flow_by_touch_alone_at_360_px() {
+    every_flow(Input::Touch, 360).await;
+}
