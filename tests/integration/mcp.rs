@@ -66,6 +66,7 @@ impl Host {
 
     /// The next message `wanted` picks (others skipped), within 10 seconds.
     async fn next(&mut self, wanted: impl Fn(&Value) -> bool) -> Value {
+        let mut skipped = Vec::new();
         let read = async {
             loop {
                 let Some(line) = self.stdout.next_line().await.unwrap() else {
@@ -75,13 +76,13 @@ impl Host {
                 if wanted(&message) {
                     return message;
                 }
+                skipped.push(message);
             }
         };
         match tokio::time::timeout(Duration::from_secs(10), read).await {
             Ok(message) => message,
             Err(_) => panic!(
-                "no such message within 10 s; askuser mcp's log ({:?}):\n{}",
-                self.log.path(),
+                "no such message within 10 s; it sent {skipped:?} meanwhile; its log:\n{}",
                 std::fs::read_to_string(self.log.path()).unwrap_or_default()
             ),
         }

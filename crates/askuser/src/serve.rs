@@ -113,7 +113,17 @@ fn lock_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     let mut file = options.open(&path).with_context(|| format!("cannot open {}", path.display()))?;
-    match file.try_lock() {
+    // A bridge that is stopping, or a child process forked at that moment and not yet
+    // exec'd (it shares the lock until then), holds it a little longer: wait up to 1 s.
+    let mut locked = file.try_lock();
+    for _ in 0..20 {
+        if !matches!(locked, Err(std::fs::TryLockError::WouldBlock)) {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        locked = file.try_lock();
+    }
+    match locked {
         Ok(()) => {
             let pid = std::process::id();
             (|| -> std::io::Result<()> {

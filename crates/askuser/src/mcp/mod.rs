@@ -195,12 +195,19 @@ struct State {
     /// Questions that `tools/call`s are waiting on now.
     waiting: HashSet<String>,
     /// Questions whose call the host gave up on (it timed out), by the questions' JSON:
-    /// the same questions asked again resume them.
+    /// the next call with the same questions resumes them (once; later ones ask anew).
     given_up: HashMap<String, String>,
     /// What each waiting `tools/call` (by JSON id) waits on: the question's id and its
     /// questions' JSON, so a timeout can be noted before the host's retry is read.
     calls: HashMap<String, (String, Option<String>)>,
+    /// The same for the last calls that ended: an answer can end a call just as the host
+    /// gives up on it, and the host then never sees that reply; its retry must still find
+    /// the answered question instead of asking the person again.
+    ended: std::collections::VecDeque<(String, (String, Option<String>))>,
 }
+
+/// How many ended calls [`State::ended`] remembers.
+const ENDED: usize = 64;
 
 /// What a `tools/call` waits for: a new question (`body`) or one asked before.
 struct Call {
@@ -306,8 +313,14 @@ impl Server {
                     let _ = tx.send(outcome);
                 }
             }
-            Ok(Incoming::Notification { method, params }) => self.notified(&method, &params),
-            Ok(Incoming::Request { id, method, params }) => self.request(id, method, params),
+            Ok(Incoming::Notification { method, params }) => {
+                tracing::debug!(%method, "notification");
+                self.notified(&method, &params)
+            }
+            Ok(Incoming::Request { id, method, params }) => {
+                tracing::debug!(%id, %method, "request");
+                self.request(id, method, params)
+            }
         }
     }
 
@@ -320,12 +333,14 @@ impl Server {
         let mut state = lock(&self.state);
         // Noted here, not in the call's own task: a host that timed out often asks again at
         // once, and that next line must already find the question to resume.
+        let request = request.to_string();
         if is_timeout(&reason) {
-            if let Some((id, Some(key))) = state.calls.get(&request.to_string()).cloned() {
+            let call = state.calls.get(&request).or_else(|| state.ended.iter().find(|(r, _)| *r == request).map(|(_, c)| c)).cloned();
+            if let Some((id, Some(key))) = call {
                 state.given_up.insert(key, id);
             }
         }
-        if let Some(tx) = state.running.remove(&request.to_string()) {
+        if let Some(tx) = state.running.remove(&request) {
             let _ = tx.send(reason);
         }
     }
@@ -463,7 +478,12 @@ impl Server {
         {
             let mut state = lock(&self.state);
             state.waiting.remove(&call.id);
-            state.calls.remove(request);
+            if let Some(c) = state.calls.remove(request) {
+                if state.ended.len() == ENDED {
+                    state.ended.pop_front();
+                }
+                state.ended.push_back((request.to_owned(), c));
+            }
         }
         Ok(reply)
     }
@@ -484,7 +504,7 @@ impl Server {
         // Exactly what the model sent, so errors name only its own keys.
         let normalized = normalize(&Value::Object(args.clone()), &Limits::default()).map_err(|e| format!("{INVALID}\n{e}"))?;
         let key = serde_json::to_string(&normalized.request.questions).expect("questions serialize");
-        let resumed = lock(&self.state).given_up.get(&key).cloned();
+        let resumed = lock(&self.state).given_up.remove(&key);
         let id = explicit.or(resumed).unwrap_or_else(|| format!("{}-{}", self.session, self.calls.fetch_add(1, Ordering::Relaxed) + 1));
         let client = lock(&self.state).client.clone();
         let name = self.opts.agent_name.clone().or(client).unwrap_or_else(|| "MCP agent".into());
@@ -509,7 +529,6 @@ impl Server {
     fn outcome(&self, outcome: Result<AskResult, AskError>) -> Value {
         match outcome {
             Ok(result) => {
-                lock(&self.state).given_up.retain(|_, id| *id != result.id);
                 json!({
                     "content": text(result.to_text(self.opts.result_format)),
                     "structuredContent": result.to_json(Format::Canonical),
