@@ -73,7 +73,7 @@ pub fn effective_cap(wanted: usize, descriptors: Option<u64>) -> usize {
 pub async fn serve(listener: TcpListener, router: Router, limits: Limits, mut stopped: watch::Receiver<bool>) -> io::Result<()> {
     let cap = effective_cap(limits.max_connections, raise_descriptor_limit());
     if cap < limits.max_connections {
-        tracing::warn!("at most {cap} connections at once: the open-file limit allows no more");
+        tracing::debug!("at most {cap} connections at once: the open-file limit allows no more");
     }
     let permits = Arc::new(Semaphore::new(cap));
     let mut connections = JoinSet::new();

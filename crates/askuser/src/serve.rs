@@ -181,7 +181,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
     let (store_state, clean) = crate::damage::before_open(&opts.data_dir, now, opts.accept_damaged_store)?;
     if !clean {
-        tracing::info!("the last bridge on {} did not stop cleanly; checking the store's integrity", opts.data_dir.display());
+        tracing::debug!("the last bridge on {} did not stop cleanly; checking the store's integrity", opts.data_dir.display());
     }
     crate::damage::check(crate::store::Store::check(&db, !clean), !clean, &opts.data_dir, opts.accept_damaged_store)?;
     private_store_files(&db)?;
