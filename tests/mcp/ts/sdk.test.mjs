@@ -31,8 +31,11 @@ async function bridge(t) {
   lines.on("line", () => {});
   assert.match(first, /^askuser: open /);
   const [url, token] = first.replace("askuser: open ", "").split("/#token=");
-  t.after(() => {
+  t.after(async () => {
+    // The bridge writes its last files as it stops: remove the directory after that.
+    const exited = new Promise((resolve) => (proc.exitCode !== null ? resolve() : proc.once("exit", resolve)));
     proc.kill("SIGTERM");
+    await exited;
     rmSync(dir, { recursive: true, force: true });
   });
   const http = async (method, path, body) => {
