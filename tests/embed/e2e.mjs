@@ -74,7 +74,13 @@ const watchdog = setTimeout(() => {
 
 async function cleanup() {
   await browser?.close().catch(() => {});
-  bridge?.child.kill("SIGTERM");
+  const child = bridge?.child;
+  if (child && child.exitCode === null && child.signalCode === null) {
+    // The bridge writes its last files as it stops: remove the directory after that.
+    const exited = new Promise((resolve) => child.once("exit", resolve));
+    child.kill("SIGTERM");
+    await exited;
+  }
   server.close();
   rmSync(dataDir, { recursive: true, force: true });
 }

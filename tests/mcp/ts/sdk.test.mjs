@@ -36,7 +36,12 @@ async function bridge(t) {
     const exited = new Promise((resolve) => (proc.exitCode !== null ? resolve() : proc.once("exit", resolve)));
     proc.kill("SIGTERM");
     await exited;
-    rmSync(dir, { recursive: true, force: true });
+    // Never throw here: a failing hook would skip the others (and leave hosts running).
+    try {
+      rmSync(dir, { recursive: true, force: true });
+    } catch (e) {
+      console.error(`could not remove ${dir}: ${e}`);
+    }
   });
   const http = async (method, path, body) => {
     const r = await fetch(url + path, {
