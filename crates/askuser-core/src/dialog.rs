@@ -816,11 +816,10 @@ impl Dialog {
             return vec![];
         }
         let answers: Vec<Selection> = (0..self.questions.len()).map(|i| self.selection(i)).collect();
-        if let Err(e) = resolve(&self.questions, &answers) {
-            // Unreachable while `is_valid` matches `resolve`; refuse rather than send a bad answer.
-            self.hint = Some(e.to_string());
-            return vec![];
-        }
+        // `is_answered` matches `resolve` (the property tests check every submit), and the
+        // bridge resolves every answer again. Checked in debug builds only: in the web
+        // app's release build `resolve` would cost 10 KB gzip (Unicode case tables).
+        debug_assert!(resolve(&self.questions, &answers).is_ok(), "a submitted answer must resolve");
         self.done = Some(Done::Submitted);
         vec![Effect::Submitted { answers }]
     }
