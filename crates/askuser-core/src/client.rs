@@ -368,7 +368,8 @@ mod tests {
         frame(&mut c, json!({"type": "error", "ref": "s-1", "error": {"code": "conflict", "message": "x"}}));
         frame(&mut c, json!({"type": "withdrawn", "id": "q2", "status": "withdrawn"}));
         assert_eq!(c.queued(), 1);
-        frame(&mut c, json!({"type": "answered", "id": "q3", "result": {"id": "q3", "status": "answered", "answered": true, "answers": []}}));
+        let result = json!({"id": "q3", "status": "answered", "answered": true, "answers": [], "answeredAt": 5});
+        frame(&mut c, json!({"type": "answered", "id": "q3", "result": result}));
         assert_eq!(c.queued(), 0);
     }
 
@@ -426,7 +427,8 @@ mod tests {
     fn snapshot_parts_become_one_snapshot() {
         let mut c = open();
         let agent = json!({"sessionId": "a", "name": "bot", "connected": true});
-        let effects = frame(&mut c, json!({"type": "snapshot", "client": "c-1", "questions": [record("q1")], "agents": [agent], "more": true}));
+        let effects =
+            frame(&mut c, json!({"type": "snapshot", "client": "c-1", "questions": [record("q1")], "agents": [agent], "more": true}));
         assert!(events(&effects).is_empty());
         frame(&mut c, json!({"type": "snapshot", "client": "c-1", "questions": [record("q2")], "agents": [], "more": true}));
         let effects = frame(&mut c, json!({"type": "snapshot", "client": "c-1", "questions": [record("q3")], "agents": []}));
@@ -528,9 +530,10 @@ mod tests {
         Open,
         /// The network drops the socket.
         Drop,
-        /// The bridge reads the next frame in flight; its reply is lost if `lose_reply`.
+        /// The bridge reads the next frame in flight; with `lose_reply`, the socket drops
+        /// before the reply reaches the client.
         Deliver { lose_reply: bool },
-        /// A frame in flight is lost with the socket's failure (only with a Drop after).
+        /// The reconnect timer fires.
         Tick,
         /// The tab reloads: a new client from the saved outbox.
         Reload,
@@ -548,6 +551,54 @@ mod tests {
         ]
     }
 
+    /// A client, its socket and the frames in flight, as the front end would run them.
+    struct Net {
+        client: Client,
+        saved: Option<String>,
+        in_flight: std::collections::VecDeque<String>,
+        socket_open: bool,
+        wants_socket: bool,
+    }
+
+    impl Net {
+        fn new(seed: &str, saved: Option<String>) -> Net {
+            let (client, effects) = Client::new(seed, saved.as_deref());
+            let mut net = Net { client, saved, in_flight: Default::default(), socket_open: false, wants_socket: false };
+            net.run(effects);
+            net
+        }
+
+        fn input(&mut self, input: Input<'_>) {
+            let effects = self.client.handle(input);
+            self.run(effects);
+        }
+
+        /// Carries out effects; a token check is answered "not refused" at once.
+        fn run(&mut self, effects: Vec<Effect>) {
+            for e in effects {
+                match e {
+                    Effect::Connect => self.wants_socket = true,
+                    Effect::Send(t) if self.socket_open => self.in_flight.push_back(t),
+                    Effect::CheckToken => self.input(Input::TokenChecked { refused: false }),
+                    Effect::SaveOutbox(s) => self.saved = s,
+                    _ => {}
+                }
+            }
+        }
+
+        fn open(&mut self) {
+            self.wants_socket = false;
+            self.socket_open = true;
+            self.input(Input::Opened);
+        }
+
+        fn drop_socket(&mut self) {
+            self.socket_open = false;
+            self.in_flight.clear();
+            self.input(Input::Closed);
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig { cases: 300, ..Default::default() })]
 
@@ -557,91 +608,51 @@ mod tests {
         fn offline_answers_land_exactly_once(steps in proptest::collection::vec(step(), 0..60)) {
             let mut bridge = FakeBridge::default();
             let mut given: std::collections::BTreeMap<String, serde_json::Value> = Default::default();
-            let (mut c, mut pending) = Client::new("a", None);
-            let mut saved: Option<String> = None;
-            let mut in_flight: std::collections::VecDeque<String> = Default::default();
-            let mut socket_open = false;
-            let mut wants_socket = false;
+            let mut net = Net::new("a", None);
             let mut reloads = 0;
-            let mut run = |c: &mut Client, effects: Vec<Effect>, in_flight: &mut std::collections::VecDeque<String>, socket_open: &mut bool, wants_socket: &mut bool, saved: &mut Option<String>| {
-                let mut queue = effects;
-                while !queue.is_empty() {
-                    let mut next = Vec::new();
-                    for e in queue {
-                        match e {
-                            Effect::Connect => *wants_socket = true,
-                            Effect::Send(t) => if *socket_open { in_flight.push_back(t) },
-                            Effect::CheckToken => next.extend(c.handle(Input::TokenChecked { refused: false })),
-                            Effect::SaveOutbox(s) => *saved = s,
-                            _ => {}
-                        }
-                    }
-                    queue = next;
-                }
-            };
-            run(&mut c, std::mem::take(&mut pending), &mut in_flight, &mut socket_open, &mut wants_socket, &mut saved);
             for s in steps {
-                let effects = match s {
+                match s {
                     Step::Answer(n) => {
                         let id = format!("q{n}");
                         if given.contains_key(&id) { continue; }
                         let answer = vec![Selection::custom(format!("answer {n}"))];
                         given.insert(id.clone(), serde_json::to_value(&answer).unwrap());
-                        c.handle(Input::Answer { id: &id, answers: answer })
+                        net.input(Input::Answer { id: &id, answers: answer });
                     }
-                    Step::Open if wants_socket && !socket_open => {
-                        wants_socket = false;
-                        socket_open = true;
-                        c.handle(Input::Opened)
+                    Step::Open if net.wants_socket && !net.socket_open => net.open(),
+                    Step::Drop if net.socket_open => net.drop_socket(),
+                    Step::Deliver { lose_reply } if net.socket_open => {
+                        let Some(frame) = net.in_flight.pop_front() else { continue };
+                        match bridge.receive(&frame) {
+                            Some(reply) if !lose_reply => net.input(Input::Frame(&reply.to_string())),
+                            _ => net.drop_socket(),
+                        }
                     }
-                    Step::Drop if socket_open => {
-                        socket_open = false;
-                        in_flight.clear();
-                        c.handle(Input::Closed)
-                    }
-                    Step::Deliver { lose_reply } if socket_open => match in_flight.pop_front() {
-                        Some(frame) => match bridge.receive(&frame) {
-                            Some(reply) if !lose_reply => c.handle(Input::Frame(&reply.to_string())),
-                            _ => continue,
-                        },
-                        None => continue,
-                    },
-                    Step::Tick => c.handle(Input::Tick),
+                    Step::Tick => net.input(Input::Tick),
                     Step::Reload if reloads < 3 => {
                         reloads += 1;
-                        socket_open = false;
-                        wants_socket = false;
-                        in_flight.clear();
-                        let (fresh, effects) = Client::new(format!("r{reloads}"), saved.as_deref());
-                        c = fresh;
-                        effects
+                        net = Net::new(&format!("r{reloads}"), net.saved.take());
                     }
-                    _ => continue,
-                };
-                run(&mut c, effects, &mut in_flight, &mut socket_open, &mut wants_socket, &mut saved);
+                    _ => {}
+                }
             }
             // Then the network behaves: connect, deliver everything, every reply arrives.
             for _ in 0..20 {
-                if !socket_open {
-                    let effects = c.handle(Input::Tick);
-                    run(&mut c, effects, &mut in_flight, &mut socket_open, &mut wants_socket, &mut saved);
-                    if wants_socket {
-                        wants_socket = false;
-                        socket_open = true;
-                        let effects = c.handle(Input::Opened);
-                        run(&mut c, effects, &mut in_flight, &mut socket_open, &mut wants_socket, &mut saved);
+                if !net.socket_open {
+                    net.input(Input::Tick);
+                    if net.wants_socket {
+                        net.open();
                     }
                 }
-                while let Some(frame) = in_flight.pop_front() {
+                while let Some(frame) = net.in_flight.pop_front() {
                     if let Some(reply) = bridge.receive(&frame) {
-                        let effects = c.handle(Input::Frame(&reply.to_string()));
-                        run(&mut c, effects, &mut in_flight, &mut socket_open, &mut wants_socket, &mut saved);
+                        net.input(Input::Frame(&reply.to_string()));
                     }
                 }
-                if c.queued() == 0 { break; }
+                if net.client.queued() == 0 { break; }
             }
-            proptest::prop_assert_eq!(c.queued(), 0, "the outbox empties");
-            proptest::prop_assert_eq!(saved, None, "and so does what is kept across reloads");
+            proptest::prop_assert_eq!(net.client.queued(), 0, "the outbox empties");
+            proptest::prop_assert_eq!(net.saved, None, "and so does what is kept across reloads");
             proptest::prop_assert_eq!(&bridge.stored, &given, "every answer landed, as given");
             proptest::prop_assert_eq!(bridge.stores, given.len(), "each exactly once");
         }

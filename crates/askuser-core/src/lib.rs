@@ -15,8 +15,11 @@
 //! - [`dialog`]: the whole dialog (focus, tabs, Other text, confirmations, submit) as a
 //!   pure state machine driven by events.
 //! - [`protocol`]: the messages between agents, the bridge and browsers.
+//! - [`client`]: a front end's bridge client (outbox, acknowledgements, snapshot
+//!   parts, reconnecting) as a pure state machine.
 
 pub mod answer;
+pub mod client;
 pub mod dialect;
 pub mod dialog;
 pub mod error;

@@ -70,7 +70,7 @@ impl Connection {
 pub fn connect(url: &str, token: &str, target: Option<web_sys::EventTarget>) -> Result<Connection, JsValue> {
     let socket = socket_url(url, token)?;
     let target = target.unwrap_or_else(events::window_target);
-    Ok(Connection { bridge: Bridge::start_on(socket, target), closed: false })
+    Ok(Connection { bridge: Bridge::start_on(socket, events::dom_relay(target)), closed: false })
 }
 
 /// The browser socket's address: `ws(s)://HOST/v1/ui?token=TOKEN`. The token is never

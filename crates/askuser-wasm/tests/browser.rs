@@ -441,7 +441,8 @@ async fn connect_fires_events_on_the_target_and_queues_answers() {
 
     // This connection's events go to its target only: another client's (the page's, on
     // window) never reach it.
-    askuser_web::events::dispatch_message(r#"{"type":"asked","question":{"id":"q-1"}}"#).unwrap();
+    let asked = r#"{"type":"asked","question":{"id":"q-1","request":{"questions":[{"question":"Q?"}]},"status":"pending","createdAt":1}}"#;
+    askuser_web::events::dispatch_message(asked).unwrap();
     assert!(!seen.borrow().iter().any(|(n, _)| n == "askuser:asked"), "window's events stay on window");
 
     assert!(!conn.answer("q-1", js(json!([{"selected": ["SQLite"]}]))).unwrap(), "queued while offline");

@@ -1,29 +1,23 @@
 //! The whole page: the inbox of pending question sets grouped by agent session, the
 //! active one as a [`DialogView`], connection state, notifications and history.
 //!
-//! The page state ([`Inbox`]) changes only from `askuser:*` events on `window`, never
-//! from the socket directly; [`Bridge`] fires those events and carries answers back.
+//! The page state ([`Inbox`]) changes only from the bridge client's [`FromBridge`]s
+//! ([`crate::events`]), never from the socket directly; [`Bridge`] carries answers back.
+//! Each region is a small component over the same few signals ([`Page`]).
 
 use crate::bridge::{self, Bridge};
 use crate::dialog_view::DialogView;
-use crate::events;
+use crate::events::{self, FromBridge};
 use crate::history::HistoryPanel;
 use crate::inbox::{agent_name, first_rows, waited, Fate, Inbox, Notice};
 use crate::notify;
+use askuser_core::client::State;
 use askuser_core::protocol::{BrowserEvent, Refused};
 use askuser_core::Selection;
 use leptos::callback::UnsyncCallback;
 use leptos::prelude::*;
-use serde::Deserialize;
 use std::time::Duration;
 use wasm_bindgen::JsCast;
-
-#[derive(Debug, Clone, PartialEq, Deserialize)]
-struct Connection {
-    state: String,
-    #[serde(default)]
-    attempt: u32,
-}
 
 const SWITCH_HELP: &str = "[ ] or Alt+↑/↓ other questions";
 
@@ -34,22 +28,29 @@ fn now_ms() -> u64 {
     js_sys::Date::now() as u64
 }
 
-#[component]
-pub fn App() -> impl IntoView {
-    let inbox = RwSignal::new(Inbox::default());
-    let conn = RwSignal::new(Connection { state: "connecting".into(), attempt: 0 });
-    let now = RwSignal::new(now_ms());
-    let toast = RwSignal::new(None::<String>);
-    let live = RwSignal::new(String::new());
-    let show_history = RwSignal::new(false);
-    let drawer = RwSignal::new(false);
-    let permission = RwSignal::new(notify::permission());
-    let sound = RwSignal::new(notify::sound_enabled());
-    let snapshot_seen = RwSignal::new(false);
+/// The page's state, shared by its regions (every field is a `Copy` signal handle).
+#[derive(Clone, Copy)]
+struct Page {
+    inbox: RwSignal<Inbox>,
+    connection: RwSignal<(State, u32)>,
+    /// Now, in ms, refreshed every few seconds for the waiting times.
+    now: RwSignal<u64>,
+    toast: RwSignal<Option<String>>,
+    /// What a screen reader announces (new questions).
+    live: RwSignal<String>,
+    show_history: RwSignal<bool>,
+    /// The inbox drawer on narrow screens.
+    drawer: RwSignal<bool>,
+    sound: RwSignal<bool>,
+    snapshot_seen: RwSignal<bool>,
+    has_token: bool,
+    bridge: StoredValue<Option<Bridge>, LocalStorage>,
+}
 
-    set_interval(move || _ = now.try_set(now_ms()), Duration::from_secs(5));
-
-    let say = move |text: String| {
+impl Page {
+    /// Shows `text` for five seconds.
+    fn say(self, text: String) {
+        let toast = self.toast;
         toast.set(Some(text.clone()));
         set_timeout(
             move || {
@@ -59,69 +60,101 @@ pub fn App() -> impl IntoView {
             },
             Duration::from_secs(5),
         );
-    };
+    }
 
-    // Bridge messages, as window events.
-    for name in events::MESSAGE_EVENTS {
-        let handle = window_event_listener_untyped(name, move |ev| {
-            let Some(msg) = events::detail::<BrowserEvent>(&ev) else { return };
-            match &msg {
-                BrowserEvent::Snapshot { .. } => _ = snapshot_seen.try_set(true),
-                BrowserEvent::Error(Refused { error, .. }) => say(format!("The bridge refused: {}", error.message)),
-                _ => {}
+    /// Applies one update from the bridge client.
+    fn apply(self, update: &FromBridge) {
+        let msg = match update {
+            FromBridge::Connection { state, attempt } => {
+                _ = self.connection.try_set((*state, *attempt));
+                return;
             }
-            // What this window had typed for a question that closed elsewhere.
-            let closing = match &msg {
-                BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. } => Some(id.clone()),
-                _ => None,
-            };
-            let typed = closing.as_deref().and_then(crate::drafts::load).and_then(|d| {
-                let texts: Vec<String> = d
-                    .questions
-                    .iter()
-                    .flat_map(|q| [q.other_text.trim(), q.notes.trim()])
-                    .filter(|t| !t.is_empty())
-                    .map(str::to_owned)
-                    .collect();
-                (!texts.is_empty()).then(|| texts.join(" / "))
-            });
-            if let Some(id) = &closing {
-                crate::drafts::remove(id);
-            }
-            let notices = inbox
-                .try_update(|i| {
-                    let notices = i.apply(msg);
-                    if let Some(closed) = i.closed.as_mut().filter(|c| Some(&c.id) == closing.as_ref()) {
-                        closed.typed = typed;
-                    }
-                    notices
-                })
-                .unwrap_or_default();
-            for notice in notices {
-                let Notice::NewQuestion { agent, text } = notice;
-                _ = live.try_set(format!("New question from {agent}: {text}"));
-                if notify::hidden() {
-                    notify::notify(&format!("{agent} asks"), &text);
-                    if sound.try_get_untracked().unwrap_or(false) {
-                        notify::beep();
-                    }
+            FromBridge::Event(msg) => msg,
+        };
+        match msg {
+            BrowserEvent::Snapshot { .. } => _ = self.snapshot_seen.try_set(true),
+            BrowserEvent::Error(Refused { error, .. }) => self.say(format!("The bridge refused: {}", error.message)),
+            _ => {}
+        }
+        // What this window had typed for a question that closed elsewhere.
+        let closing = match msg {
+            BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. } => Some(id.clone()),
+            _ => None,
+        };
+        let typed = closing.as_deref().and_then(typed_in_draft);
+        if let Some(id) = &closing {
+            crate::drafts::remove(id);
+        }
+        let notices = self
+            .inbox
+            .try_update(|i| {
+                let notices = i.apply(msg.clone());
+                if let Some(closed) = i.closed.as_mut().filter(|c| Some(&c.id) == closing.as_ref()) {
+                    closed.typed = typed;
+                }
+                notices
+            })
+            .unwrap_or_default();
+        for Notice::NewQuestion { agent, text } in notices {
+            _ = self.live.try_set(format!("New question from {agent}: {text}"));
+            if notify::hidden() {
+                notify::notify(&format!("{agent} asks"), &text);
+                if self.sound.try_get_untracked().unwrap_or(false) {
+                    notify::beep();
                 }
             }
-        });
-        on_cleanup(move || handle.remove());
-    }
-    let handle = window_event_listener_untyped(events::CONNECTION, move |ev| {
-        if let Some(c) = events::detail::<Connection>(&ev) {
-            _ = conn.try_set(c);
         }
-    });
-    on_cleanup(move || handle.remove());
+    }
+
+    /// Sends an answer (`Ok`) or a decline (`Err(chat)`) and says what became of it.
+    fn send(self, id: &str, answers: Result<Vec<Selection>, bool>) {
+        let declined = answers.is_err();
+        let sent = self.bridge.with_value(|b| {
+            b.as_ref().map(|b| match answers {
+                Ok(a) => b.answer(id, a),
+                Err(chat) => b.cancel(id, chat),
+            })
+        });
+        self.inbox.update(|i| i.mark_sent(id));
+        self.say(match sent {
+            Some(true) if declined => "Declined: the agent was told not to assume an answer.".into(),
+            Some(true) => "Sent.".into(),
+            Some(false) => "Saved: it will be sent when the connection is back.".into(),
+            None => "Not sent: this page has no bridge token. Open the link `askuser serve` printed.".into(),
+        });
+    }
+}
+
+/// The other text and notes typed in this window for question `id`, if any.
+fn typed_in_draft(id: &str) -> Option<String> {
+    let draft = crate::drafts::load(id)?;
+    let texts: Vec<&str> = draft.questions.iter().flat_map(|q| [q.other_text.trim(), q.notes.trim()]).filter(|t| !t.is_empty()).collect();
+    (!texts.is_empty()).then(|| texts.join(" / "))
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    let token = bridge::take_token();
+    let page = Page {
+        inbox: RwSignal::new(Inbox::default()),
+        connection: RwSignal::new((if token.is_some() { State::Connecting } else { State::Closed }, 0)),
+        now: RwSignal::new(now_ms()),
+        toast: RwSignal::new(None),
+        live: RwSignal::new(String::new()),
+        show_history: RwSignal::new(false),
+        drawer: RwSignal::new(false),
+        sound: RwSignal::new(notify::sound_enabled()),
+        snapshot_seen: RwSignal::new(false),
+        has_token: token.is_some(),
+        bridge: StoredValue::new_local(None),
+    };
+    set_interval(move || _ = page.now.try_set(now_ms()), Duration::from_secs(5));
+
+    let subscription = events::subscribe(move |update| page.apply(update));
+    on_cleanup(move || drop(subscription));
 
     // The title counts pending question sets.
-    Effect::new(move |_| {
-        let pending = inbox.with(|i| i.pending_count());
-        notify::set_title(&notify::title(pending));
-    });
+    Effect::new(move |_| notify::set_title(&notify::title(page.inbox.with(|i| i.pending_count()))));
 
     // Switching question sets: [ and ] (outside text fields), Alt+↑ and Alt+↓ anywhere.
     let handle = window_event_listener(leptos::ev::keydown, move |ev| {
@@ -140,57 +173,132 @@ pub fn App() -> impl IntoView {
             _ => return,
         };
         ev.prevent_default();
-        inbox.update(|i| i.step(forward));
+        page.inbox.update(|i| i.step(forward));
     });
     on_cleanup(move || handle.remove());
 
-    // Connect last, so no message can arrive before the listeners.
-    let token = bridge::take_token();
-    let has_token = token.is_some();
-    let bridge = StoredValue::new_local(token.and_then(|t| bridge::socket_url(&t)).map(Bridge::start));
-    if !has_token {
-        conn.set(Connection { state: "closed".into(), attempt: 0 });
+    // Connect last, so no update can come before the subscription.
+    page.bridge.set_value(token.and_then(|t| bridge::socket_url(&t)).map(Bridge::start));
+
+    let client = Signal::derive(move || page.inbox.with(|i| i.client.clone()));
+    let bridge = page.bridge;
+    view! {
+        <div class="askuser-app">
+            <Header page />
+            <Banner page />
+            <div class="askuser-sr" aria-live="polite">{move || page.live.get()}</div>
+            <div class="askuser-toast" role="status">{move || page.toast.get()}</div>
+            <div class="askuser-layout" class:inbox-open=move || page.drawer.get()>
+                <main class="askuser-active"><ClosedNotice page /><ActiveQuestion page /></main>
+                <nav class="askuser-inbox" id="askuser-inbox" aria-label="Pending questions"><InboxList page /></nav>
+            </div>
+            {move || page.show_history.get().then(|| view! { <HistoryPanel bridge client /> })}
+        </div>
     }
+}
 
-    // `Err(chat)`: the person declined (with chat: to talk it over instead).
-    let send = move |id: String, answers: Result<Vec<Selection>, bool>| {
-        let declined = answers.is_err();
-        let sent = bridge.with_value(|b| {
-            b.as_ref().map(|b| match answers {
-                Ok(a) => b.answer(&id, a),
-                Err(chat) => b.cancel(&id, chat),
-            })
-        });
-        inbox.update(|i| i.mark_sent(&id));
-        say(match sent {
-            Some(true) if declined => "Declined: the agent was told not to assume an answer.".into(),
-            Some(true) => "Sent.".into(),
-            Some(false) => "Saved: it will be sent when the connection is back.".into(),
-            None => "Not sent: this page has no bridge token. Open the link `askuser serve` printed.".into(),
-        });
+/// The title, the connection, and the page's buttons.
+#[component]
+fn Header(page: Page) -> impl IntoView {
+    let permission = RwSignal::new(notify::permission());
+    let label = move || match page.connection.get().0 {
+        State::Open => "connected",
+        State::Connecting => "connecting…",
+        State::Reconnecting => "reconnecting…",
+        State::Unauthorized => "wrong token",
+        State::Closed => "offline",
     };
+    let pressed = |on: bool| if on { "true" } else { "false" };
+    view! {
+        <header class="askuser-top">
+            <h1 class="askuser-title">"askuser"</h1>
+            <span class=move || format!("askuser-conn {}", page.connection.get().0.as_str())>{label}</span>
+            <span class="askuser-spacer"></span>
+            {move || (permission.get() == "default").then(|| view! {
+                <button type="button" on:click=move |_| notify::request_permission(move |p| _ = permission.try_set(p))>
+                    "Enable notifications"
+                </button>
+            })}
+            <button type="button" aria-pressed=move || pressed(page.sound.get())
+                on:click=move |_| {
+                    let on = !page.sound.get_untracked();
+                    if on {
+                        notify::unlock_audio();
+                        notify::beep();
+                    }
+                    notify::set_sound_enabled(on);
+                    page.sound.set(on);
+                }>
+                "Sound"
+            </button>
+            // On a narrow screen the inbox is a drawer behind this button.
+            <button type="button" class="askuser-drawer-toggle" aria-controls="askuser-inbox"
+                aria-expanded=move || pressed(page.drawer.get())
+                on:click=move |_| page.drawer.update(|d| *d = !*d)>
+                {move || format!("Waiting ({})", page.inbox.with(|i| i.pending_count()))}
+            </button>
+            <button type="button" aria-pressed=move || pressed(page.show_history.get())
+                on:click=move |_| page.show_history.update(|h| *h = !*h)>
+                "History"
+            </button>
+        </header>
+    }
+}
 
-    // A question that closed elsewhere while shown: said beside the next one, with the
-    // answer given and anything typed here.
-    let closed = Memo::new(move |_| inbox.with(|i| i.closed.clone()));
-    let closed_notice = move || {
+/// What is wrong with the connection, and what to do about it.
+#[component]
+fn Banner(page: Page) -> impl IntoView {
+    let link = || view! { "Open the link " <code>"askuser serve"</code> " printed (it ends in " <code>"#token=…"</code> ")." };
+    move || {
+        let (state, attempt) = page.connection.get();
+        let text = if !page.has_token {
+            view! { "No bridge token. " {link()} }.into_any()
+        } else {
+            match state {
+                State::Reconnecting => view! {
+                    {format!("Reconnecting… (attempt {attempt})")}
+                    " Answers you give now are kept and sent when the connection is back."
+                }
+                .into_any(),
+                State::Unauthorized => {
+                    view! { "The bridge refused this page's token (was it restarted with a new data directory?). " {link()} }.into_any()
+                }
+                State::Closed => view! { "Disconnected from the bridge." }.into_any(),
+                State::Connecting | State::Open => return None,
+            }
+        };
+        Some(view! { <div class="askuser-banner" role="alert">{text}</div> })
+    }
+}
+
+/// A question that closed elsewhere while shown: said beside the next one, with the
+/// answer given and anything typed here.
+#[component]
+fn ClosedNotice(page: Page) -> impl IntoView {
+    let closed = Memo::new(move |_| page.inbox.with(|i| i.closed.clone()));
+    move || {
         closed.get().map(|c| {
             view! {
                 <div class="askuser-closed" role="status">
                     <p>{c.text}</p>
                     {c.typed.map(|t| view! { <p class="askuser-muted">"What you had typed here: " {t}</p> })}
-                    <button type="button" on:click=move |_| inbox.update(|i| i.dismiss())>"OK"</button>
+                    <button type="button" on:click=move |_| page.inbox.update(|i| i.dismiss())>"OK"</button>
                 </div>
             }
         })
-    };
+    }
+}
 
+/// The active question set: who asks, since when, and its dialog.
+#[component]
+fn ActiveQuestion(page: Page) -> impl IntoView {
+    let inbox = page.inbox;
     let active_id = Memo::new(move |_| inbox.with(|i| i.active.clone()));
-    let active_panel = move || {
+    move || {
         let Some(id) = active_id.get() else {
             return view! {
                 <div class="askuser-empty">
-                    <p>{move || if snapshot_seen.get() { "No questions waiting." } else { "Waiting for the bridge…" }}</p>
+                    <p>{move || if page.snapshot_seen.get() { "No questions waiting." } else { "Waiting for the bridge…" }}</p>
                     <p class="askuser-muted">"When an agent asks, its question appears here."</p>
                 </div>
             }
@@ -207,27 +315,22 @@ pub fn App() -> impl IntoView {
             let record = record.clone();
             Memo::new(move |_| inbox.with(|i| i.agent_waiting(&record)) == Some(false))
         };
-        let request = record.request.clone();
+        let request = record.request;
         let body = move || {
-            let id = id.clone();
-            match fate.get() {
-                Some(Fate::Pending) => {
-                    let (a, c) = (id.clone(), id.clone());
-                    view! {
-                        <DialogView request=request.clone() draft_id=id footer_extra=SWITCH_HELP
-                            on_submit=UnsyncCallback::new(move |answers| send(a.clone(), Ok(answers)))
-                            on_cancel=UnsyncCallback::new(move |chat| send(c.clone(), Err(chat))) />
-                    }
-                    .into_any()
+            (fate.get() == Some(Fate::Pending)).then(|| {
+                let (a, c) = (id.clone(), id.clone());
+                view! {
+                    <DialogView request=request.clone() draft_id=id.clone() footer_extra=SWITCH_HELP
+                        on_submit=UnsyncCallback::new(move |answers| page.send(&a, Ok(answers)))
+                        on_cancel=UnsyncCallback::new(move |chat| page.send(&c, Err(chat))) />
                 }
-                _ => ().into_any(),
-            }
+            })
         };
         view! {
             <section class="askuser-current" aria-label=format!("Question from {agent}")>
                 <p class="askuser-from">
                     <span class="askuser-agent">{agent.clone()}</span>
-                    <span class="askuser-muted">{move || format!(" asks · waiting {}", waited(now.get().saturating_sub(created)))}</span>
+                    <span class="askuser-muted">{move || format!(" asks · waiting {}", waited(page.now.get().saturating_sub(created)))}</span>
                 </p>
                 {move || nobody_waits.get().then(|| view! {
                     <p class="askuser-nobody" role="note">
@@ -240,153 +343,69 @@ pub fn App() -> impl IntoView {
             </section>
         }
         .into_any()
-    };
-
-    // At most LISTED rows, keyed: an event re-creates only the rows it changed, and a
-    // thousand waiting questions cost what a hundred do.
-    let listed = Memo::new(move |_| inbox.with(|i| first_rows(i.groups(), LISTED)));
-    let inbox_row = move |id: String| {
-        let (record, _) = inbox.with_untracked(|i| i.get(&id).map(|x| (x.record.clone(), x.fate)))?;
-        let first = record.request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default();
-        let more = record.request.questions.len().saturating_sub(1);
-        let created = record.created_at;
-        let state = {
-            let id = id.clone();
-            Memo::new(move |_| inbox.with(|i| (i.active.as_deref() == Some(id.as_str()), i.get(&id).map_or(Fate::Sent, |x| x.fate))))
-        };
-        let current = move || state.get().0;
-        Some(view! {
-            <li>
-                <button type="button" class="askuser-item" class:current=current
-                    aria-current=move || current().then_some("true") disabled=move || state.get().1 == Fate::Sent
-                    on:click=move |_| inbox.update(|i| i.select(&id))>
-                    <span class="askuser-item-text">{first}</span>
-                    {(more > 0).then(|| view! { <span class="askuser-muted">{format!(" +{more} more")}</span> })}
-                    // A ticking "waiting N s" is not part of the button's name.
-                    <span class="askuser-item-meta" aria-hidden="true">
-                        {move || match state.get().1 {
-                            Fate::Sent => "sending…".to_owned(),
-                            Fate::Pending => format!("waiting {}", waited(now.get().saturating_sub(created))),
-                        }}
-                    </span>
-                </button>
-            </li>
-        })
-    };
-    let inbox_list = move || {
-        view! {
-            <h2 class="askuser-h">"Waiting " <span class="askuser-count">{move || inbox.with(|i| i.pending_count())}</span></h2>
-            <For each=move || listed.with(|l| l.0.clone()) key=|g| (g.session.clone(), g.name.clone(), g.connected, g.depth) let(g)>
-                {
-                    let status = g.connected.map(|c| if c { "connected" } else { "disconnected" });
-                    let session = g.session.clone();
-                    let ids = move || listed.with(|(gs, _)| gs.iter().find(|x| x.session == session).map(|x| x.items.clone()).unwrap_or_default());
-                    view! {
-                        <section class="askuser-group" data-depth=g.depth.to_string()>
-                            <h3 class="askuser-group-h">
-                                {(g.depth > 0).then_some("↳ ")}{g.name}
-                                {status.map(|s| view! { <span class=format!("askuser-presence {s}")>{s}</span> })}
-                            </h3>
-                            <ul><For each=ids key=|id| id.clone() children=inbox_row /></ul>
-                        </section>
-                    }
-                }
-            </For>
-            {move || {
-                let hidden = listed.with(|l| l.1);
-                (hidden > 0).then(|| view! { <p class="askuser-muted">{format!("… and {hidden} more waiting (] goes on to them)")}</p> })
-            }}
-        }
-    };
-
-    let client = Signal::derive(move || inbox.with(|i| i.client.clone()));
-    let history = move || show_history.get().then(|| view! { <HistoryPanel bridge client /> });
-
-    let banner =
-        move || {
-            let c = conn.get();
-            if !has_token {
-                return Some(view! {
-                <div class="askuser-banner" role="alert">
-                    "No bridge token. Open the link " <code>"askuser serve"</code> " printed (it ends in " <code>"#token=…"</code> ")."
-                </div>
-            }
-            .into_any());
-            }
-            match c.state.as_str() {
-                "reconnecting" => Some(
-                    view! {
-                        <div class="askuser-banner" role="alert">
-                            {format!("Reconnecting… (attempt {})", c.attempt)}
-                            " Answers you give now are kept and sent when the connection is back."
-                        </div>
-                    }
-                    .into_any(),
-                ),
-                "unauthorized" => Some(
-                    view! {
-                        <div class="askuser-banner" role="alert">
-                            "The bridge refused this page's token (was it restarted with a new data directory?). Open the link "
-                            <code>"askuser serve"</code> " printed (it ends in " <code>"#token=…"</code> ")."
-                        </div>
-                    }
-                    .into_any(),
-                ),
-                "closed" => Some(view! { <div class="askuser-banner" role="alert">"Disconnected from the bridge."</div> }.into_any()),
-                _ => None,
-            }
-        };
-
-    let conn_label = move || match conn.get().state.as_str() {
-        "open" => "connected",
-        "connecting" => "connecting…",
-        "reconnecting" => "reconnecting…",
-        "unauthorized" => "wrong token",
-        _ => "offline",
-    };
-
-    view! {
-        <div class="askuser-app">
-            <header class="askuser-top">
-                <h1 class="askuser-title">"askuser"</h1>
-                <span class=move || format!("askuser-conn {}", conn.get().state)>{conn_label}</span>
-                <span class="askuser-spacer"></span>
-                {move || (permission.get() == "default").then(|| view! {
-                    <button type="button" on:click=move |_| notify::request_permission(move |p| _ = permission.try_set(p))>
-                        "Enable notifications"
-                    </button>
-                })}
-                <button type="button" aria-pressed=move || if sound.get() { "true" } else { "false" }
-                    on:click=move |_| {
-                        let on = !sound.get_untracked();
-                        if on {
-                            notify::unlock_audio();
-                            notify::beep();
-                        }
-                        notify::set_sound_enabled(on);
-                        sound.set(on);
-                    }>
-                    "Sound"
-                </button>
-                // On a narrow screen the inbox is a drawer behind this button.
-                <button type="button" class="askuser-drawer-toggle" aria-controls="askuser-inbox"
-                    aria-expanded=move || if drawer.get() { "true" } else { "false" }
-                    on:click=move |_| drawer.update(|d| *d = !*d)>
-                    {move || format!("Waiting ({})", inbox.with(|i| i.pending_count()))}
-                </button>
-                <button type="button" aria-pressed=move || if show_history.get() { "true" } else { "false" }
-                    on:click=move |_| show_history.update(|h| *h = !*h)>
-                    "History"
-                </button>
-            </header>
-            {banner}
-            <div class="askuser-sr" aria-live="polite">{move || live.get()}</div>
-            <div class="askuser-toast" role="status">{move || toast.get()}</div>
-            <div class="askuser-layout" class:inbox-open=move || drawer.get()>
-                <main class="askuser-active">{closed_notice}{active_panel}</main>
-                <nav class="askuser-inbox" id="askuser-inbox" aria-label="Pending questions">{inbox_list}</nav>
-            </div>
-            {history}
-        </div>
     }
+}
+
+/// Every waiting question set, grouped by agent session (sub-agents under parents).
+/// At most [`LISTED`] rows, keyed: an event re-creates only the rows it changed, and a
+/// thousand waiting questions cost what a hundred do.
+#[component]
+fn InboxList(page: Page) -> impl IntoView {
+    let inbox = page.inbox;
+    let listed = Memo::new(move |_| inbox.with(|i| first_rows(i.groups(), LISTED)));
+    view! {
+        <h2 class="askuser-h">"Waiting " <span class="askuser-count">{move || inbox.with(|i| i.pending_count())}</span></h2>
+        <For each=move || listed.with(|l| l.0.clone()) key=|g| (g.session.clone(), g.name.clone(), g.connected, g.depth) let(g)>
+            {
+                let status = g.connected.map(|c| if c { "connected" } else { "disconnected" });
+                let session = g.session.clone();
+                let ids = move || listed.with(|(gs, _)| gs.iter().find(|x| x.session == session).map(|x| x.items.clone()).unwrap_or_default());
+                view! {
+                    <section class="askuser-group" data-depth=g.depth.to_string()>
+                        <h3 class="askuser-group-h">
+                            {(g.depth > 0).then_some("↳ ")}{g.name}
+                            {status.map(|s| view! { <span class=format!("askuser-presence {s}")>{s}</span> })}
+                        </h3>
+                        <ul><For each=ids key=|id| id.clone() let(id)><InboxItem page id /></For></ul>
+                    </section>
+                }
+            }
+        </For>
+        {move || {
+            let hidden = listed.with(|l| l.1);
+            (hidden > 0).then(|| view! { <p class="askuser-muted">{format!("… and {hidden} more waiting (] goes on to them)")}</p> })
+        }}
+    }
+}
+
+/// One question set in the inbox.
+#[component]
+fn InboxItem(page: Page, id: String) -> impl IntoView {
+    let inbox = page.inbox;
+    let (record, _) = inbox.with_untracked(|i| i.get(&id).map(|x| (x.record.clone(), x.fate)))?;
+    let first = record.request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default();
+    let more = record.request.questions.len().saturating_sub(1);
+    let created = record.created_at;
+    let state = {
+        let id = id.clone();
+        Memo::new(move |_| inbox.with(|i| (i.active.as_deref() == Some(id.as_str()), i.get(&id).map_or(Fate::Sent, |x| x.fate))))
+    };
+    let current = move || state.get().0;
+    Some(view! {
+        <li>
+            <button type="button" class="askuser-item" class:current=current
+                aria-current=move || current().then_some("true") disabled=move || state.get().1 == Fate::Sent
+                on:click=move |_| inbox.update(|i| i.select(&id))>
+                <span class="askuser-item-text">{first}</span>
+                {(more > 0).then(|| view! { <span class="askuser-muted">{format!(" +{more} more")}</span> })}
+                // A ticking "waiting N s" is not part of the button's name.
+                <span class="askuser-item-meta" aria-hidden="true">
+                    {move || match state.get().1 {
+                        Fate::Sent => "sending…".to_owned(),
+                        Fate::Pending => format!("waiting {}", waited(page.now.get().saturating_sub(created))),
+                    }}
+                </span>
+            </button>
+        </li>
+    })
 }

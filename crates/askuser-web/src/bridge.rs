@@ -1,35 +1,22 @@
-//! The browser's connection to the bridge: one WebSocket to
-//! `ws(s)://{location.host}/v1/ui?token=TOKEN`, reconnecting with exponential backoff
-//! (0.5 s doubling to 10 s).
-//!
-//! Incoming frames are not interpreted for the UI here: each is fired as an
-//! `askuser:*` event on `window` (see [`crate::events`]). This module only reads them
-//! to keep its outbox: every answer or cancel carries a `ref` and stays queued (and in
-//! `sessionStorage`, across a reload) until the bridge acks that ref, refuses it, or
-//! announces the question final. Everything queued is resent on each (re)connect; the
-//! bridge treats an identical resend as success, so each answer lands exactly once.
+//! The browser's connection to the bridge: drives [`askuser_core::client::Client`]
+//! (outbox, acknowledgements, snapshot parts, backoff: all decided there) with a
+//! WebSocket to `ws(s)://HOST/v1/ui?token=TOKEN`, a timer, `localStorage` for the
+//! outbox and a `fetch` for the token check. What the client reports goes out as
+//! [`FromBridge`]s ([`crate::events`]).
 //!
 //! The token comes from `#token=...` in the address (then kept in `sessionStorage` and
 //! removed from the address bar), or from `sessionStorage` after a reload.
 
-use crate::events;
-use askuser_core::protocol::{BrowserEvent, BrowserMessage, Refused};
+use crate::events::{self, FromBridge};
+use askuser_core::client::{Client, Effect, Input};
 use askuser_core::Selection;
-use serde::{Deserialize, Serialize};
 use std::cell::RefCell;
 use std::rc::Rc;
-use std::time::Duration;
 use wasm_bindgen::prelude::*;
-use web_sys::{CloseEvent, MessageEvent, WebSocket};
+use web_sys::{MessageEvent, WebSocket};
 
 const TOKEN_KEY: &str = "askuser:token";
 const OUTBOX_KEY: &str = "askuser:outbox";
-
-/// The delay before reconnect attempt `attempt` (1-based): 0.5 s, 1 s, 2 s, ... 10 s.
-pub fn backoff(attempt: u32) -> Duration {
-    let ms = 500u64.saturating_mul(1u64 << attempt.saturating_sub(1).min(10));
-    Duration::from_millis(ms.min(10_000))
-}
 
 /// Reads the token from `#token=...` (then remembers it in `sessionStorage` and removes it
 /// from the address bar), else from `sessionStorage`.
@@ -64,31 +51,21 @@ pub fn socket_url(token: &str) -> Option<String> {
     Some(format!("{scheme}://{}/v1/ui?token={token}", location.host().ok()?))
 }
 
-/// A message waiting for the bridge's word.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-struct Outgoing {
-    reference: String,
-    id: String,
-    text: String,
-}
-
 struct Inner {
+    client: Client,
     url: String,
-    /// Where the `askuser:*` events are fired (`window` for the app).
-    target: web_sys::EventTarget,
+    /// Who hears what the client reports.
+    sink: Rc<dyn Fn(&FromBridge)>,
     ws: Option<WebSocket>,
-    open: bool,
-    attempt: u32,
-    outbox: Vec<Outgoing>,
-    counter: u32,
-    // Kept alive while their socket lives.
+    /// The socket's handlers, kept alive while it lives (and the last socket's, until the
+    /// next is closed: a handler may be running when its socket is closed).
     handlers: Vec<Closure<dyn FnMut(JsValue)>>,
-    /// The parts of a snapshot received so far (see [`Bridge::reassemble`]).
-    partial: Option<(JsValue, Option<crate::perf::Timing>)>,
-    /// The token check's callbacks (see [`Bridge::check_token`]); kept past `stop`, as the
-    /// fetch may still answer.
+    retired: Vec<Closure<dyn FnMut(JsValue)>>,
+    /// When the first part of a snapshot still being collected arrived (`?perf` only).
+    first_part: Option<crate::perf::Timing>,
+    /// The token check's callbacks; kept past `stop`, as the fetch may still answer.
     checking: Vec<Closure<dyn FnMut(JsValue)>>,
-    stopped: bool,
+    timer: Option<i32>,
 }
 
 /// A running connection; cheap to clone.
@@ -98,285 +75,225 @@ pub struct Bridge {
 }
 
 impl Bridge {
-    /// Starts connecting to `url`, firing `askuser:connection` as the state changes.
+    /// Starts connecting to `url`, publishing what happens to the page's subscribers
+    /// ([`events::publish`]).
     pub fn start(url: String) -> Bridge {
-        Bridge::start_on(url, events::window_target())
+        Bridge::start_on(url, events::publish)
     }
 
-    /// [`Bridge::start`], firing every event on `target` instead of `window`.
-    pub fn start_on(url: String, target: web_sys::EventTarget) -> Bridge {
-        let outbox = load_outbox(&url);
+    /// [`Bridge::start`], handing what happens to `sink` instead (the embed package:
+    /// [`events::dom_relay`]).
+    pub fn start_on(url: String, sink: impl Fn(&FromBridge) + 'static) -> Bridge {
+        // Refs must be unique across reloads and tabs: a time and a random number.
+        let seed = format!("r{:x}-{:x}", js_sys::Date::now() as u64, (js_sys::Math::random() * 1e12) as u64);
+        let saved = local().and_then(|s| s.get_item(&outbox_key(&url)).ok().flatten());
+        let (client, effects) = Client::new(seed, saved.as_deref());
         let bridge = Bridge {
             inner: Rc::new(RefCell::new(Inner {
-                target,
+                client,
                 url,
+                sink: Rc::new(sink),
                 ws: None,
-                open: false,
-                attempt: 0,
-                outbox,
-                counter: 0,
                 handlers: vec![],
-                partial: None,
+                retired: vec![],
+                first_part: None,
                 checking: vec![],
-                stopped: false,
+                timer: None,
             })),
         };
-        bridge.connect();
+        bridge.run(effects, None);
         bridge
     }
 
     /// Whether the socket is open now.
     pub fn is_open(&self) -> bool {
-        self.inner.borrow().open
+        self.inner.borrow().client.state() == askuser_core::client::State::Open
     }
 
-    /// How many answers wait for the bridge.
+    /// How many answers and declines wait for the bridge.
     pub fn queued(&self) -> usize {
-        self.inner.borrow().outbox.len()
+        self.inner.borrow().client.queued()
     }
 
     /// Sends (or queues) an answer. Returns whether it went out at once.
     pub fn answer(&self, id: &str, answers: Vec<Selection>) -> bool {
-        let reference = self.next_ref();
-        let msg = BrowserMessage::Answer { reference: Some(reference.clone()), id: id.to_owned(), answers };
-        self.enqueue(reference, id, &msg)
+        self.handle_sent(Input::Answer { id, answers })
     }
 
     /// Sends (or queues) a decline; with `chat`, the person would rather talk it over.
     /// Returns whether it went out at once.
     pub fn cancel(&self, id: &str, chat: bool) -> bool {
-        let reference = self.next_ref();
-        let msg = BrowserMessage::Cancel { reference: Some(reference.clone()), id: id.to_owned(), chat };
-        self.enqueue(reference, id, &msg)
+        self.handle_sent(Input::Decline { id, chat })
     }
 
-    /// Asks the bridge for a page of its history (answered by an `askuser:history` event).
-    /// Not queued: returns false when the socket is not open.
+    /// Asks the bridge for a page of its history (it comes as an `askuser:history`
+    /// event). Not queued: returns false when the socket is not open.
     pub fn history(&self, search: Option<String>, offset: usize, limit: usize) -> bool {
-        let msg = BrowserMessage::History { reference: None, search, offset, limit };
-        let Ok(text) = serde_json::to_string(&msg) else { return false };
-        let inner = self.inner.borrow();
-        match (&inner.ws, inner.open) {
-            (Some(ws), true) => ws.send_with_str(&text).is_ok(),
-            _ => false,
-        }
+        self.handle_sent(Input::History { search, offset, limit })
     }
 
     /// Closes the socket and stops reconnecting.
     pub fn stop(&self) {
-        let mut inner = self.inner.borrow_mut();
-        inner.stopped = true;
-        if let Some(ws) = inner.ws.take() {
-            detach(&ws);
-            let _ = ws.close();
-        }
-        inner.handlers.clear();
-        let target = inner.target.clone();
-        drop(inner);
-        events::dispatch_connection_on(&target, "closed", 0);
+        self.handle(Input::Stop);
     }
 
-    fn next_ref(&self) -> String {
-        let mut inner = self.inner.borrow_mut();
-        inner.counter += 1;
-        let random = (js_sys::Math::random() * 1e9) as u64;
-        format!("r{}-{random:x}-{}", js_sys::Date::now() as u64, inner.counter)
+    /// Handles `input`; whether it sent a frame.
+    fn handle_sent(&self, input: Input<'_>) -> bool {
+        let effects = self.inner.borrow_mut().client.handle(input);
+        let sent = effects.iter().any(|e| matches!(e, Effect::Send(_)));
+        self.run(effects, None);
+        sent
     }
 
-    fn enqueue(&self, reference: String, id: &str, msg: &BrowserMessage) -> bool {
-        let Ok(text) = serde_json::to_string(msg) else { return false };
-        let mut inner = self.inner.borrow_mut();
-        inner.outbox.push(Outgoing { reference, id: id.to_owned(), text: text.clone() });
-        save_outbox(&inner.url, &inner.outbox);
-        match (&inner.ws, inner.open) {
-            (Some(ws), true) => ws.send_with_str(&text).is_ok(),
-            _ => false,
+    fn handle(&self, input: Input<'_>) {
+        let effects = self.inner.borrow_mut().client.handle(input);
+        self.run(effects, None);
+    }
+
+    /// A text frame arrived; `timing` marks when (`?perf` only).
+    fn frame(&self, text: &str, timing: Option<crate::perf::Timing>) {
+        let effects = self.inner.borrow_mut().client.handle(Input::Frame(text));
+        let published = effects.iter().any(|e| matches!(e, Effect::Event(_)));
+        if !published {
+            // A snapshot's part: its timing runs from the first part.
+            let mut inner = self.inner.borrow_mut();
+            if inner.first_part.is_none() {
+                inner.first_part = timing;
+            }
+            drop(inner);
+            return self.run(effects, None);
         }
+        let timing = self.inner.borrow_mut().first_part.take().or(timing);
+        self.run(effects, timing);
+    }
+
+    /// Carries out the client's effects, in order. Never called with `inner` borrowed:
+    /// publishing runs the page's listeners, which may answer (and so call back in).
+    /// `timing` measures the event this produces, from when its frame arrived.
+    fn run(&self, effects: Vec<Effect>, mut timing: Option<crate::perf::Timing>) {
+        for effect in effects {
+            match effect {
+                Effect::Connect => self.connect(),
+                Effect::Send(text) => {
+                    if let Some(ws) = &self.inner.borrow().ws {
+                        let _ = ws.send_with_str(&text);
+                    }
+                }
+                Effect::Close => self.close_socket(),
+                Effect::After(delay) => self.after(delay),
+                Effect::CheckToken => self.check_token(),
+                Effect::ForgetToken => {
+                    if let Some(s) = web_sys::window().and_then(|w| w.session_storage().ok().flatten()) {
+                        let _ = s.remove_item(TOKEN_KEY);
+                    }
+                }
+                Effect::SaveOutbox(saved) => {
+                    let key = outbox_key(&self.inner.borrow().url);
+                    if let Some(s) = local() {
+                        let _ = match saved {
+                            Some(text) => s.set_item(&key, &text),
+                            None => s.remove_item(&key),
+                        };
+                    }
+                }
+                Effect::Connection { state, attempt } => self.publish(&FromBridge::Connection { state, attempt }),
+                Effect::Event(event) => {
+                    let name = events::name_of(&event);
+                    self.publish(&FromBridge::Event(event));
+                    if let Some(timing) = timing.take() {
+                        timing.end(name);
+                    }
+                }
+            }
+        }
+    }
+
+    fn publish(&self, update: &FromBridge) {
+        let sink = self.inner.borrow().sink.clone();
+        sink(update);
     }
 
     fn connect(&self) {
-        let (url, attempt, target) = {
-            let inner = self.inner.borrow();
-            if inner.stopped {
-                return;
+        self.close_socket();
+        let url = self.inner.borrow().url.clone();
+        let Ok(ws) = WebSocket::new(&url) else {
+            return self.handle(Input::Closed);
+        };
+        let handler = |this: &Bridge, f: fn(&Bridge, JsValue)| {
+            let this = this.clone();
+            Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| f(&this, ev))
+        };
+        let on_open = handler(self, |b, _| b.handle(Input::Opened));
+        let on_message = handler(self, |b, ev| {
+            let timing = crate::perf::begin();
+            if let Some(text) = ev.unchecked_into::<MessageEvent>().data().as_string() {
+                b.frame(&text, timing);
             }
-            (inner.url.clone(), inner.attempt, inner.target.clone())
-        };
-        events::dispatch_connection_on(&target, if attempt == 0 { "connecting" } else { "reconnecting" }, attempt);
-        let ws = match WebSocket::new(&url) {
-            Ok(ws) => ws,
-            Err(_) => {
-                self.schedule_reconnect();
-                return;
-            }
-        };
-        let on_open = {
-            let this = self.clone();
-            Closure::<dyn FnMut(JsValue)>::new(move |_| this.opened())
-        };
-        let on_message = {
-            let this = self.clone();
-            Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-                let timing = crate::perf::begin();
-                let data = ev.unchecked_into::<MessageEvent>().data();
-                if data.is_string() {
-                    this.received(&data, timing);
-                }
-            })
-        };
-        let on_close = {
-            let this = self.clone();
-            Closure::<dyn FnMut(JsValue)>::new(move |ev: JsValue| {
-                let _ = ev.unchecked_into::<CloseEvent>();
-                this.closed();
-            })
-        };
+        });
+        let on_close = handler(self, |b, _| {
+            b.inner.borrow_mut().ws = None;
+            b.handle(Input::Closed);
+        });
         ws.set_onopen(Some(on_open.as_ref().unchecked_ref()));
         ws.set_onmessage(Some(on_message.as_ref().unchecked_ref()));
         ws.set_onclose(Some(on_close.as_ref().unchecked_ref()));
         let mut inner = self.inner.borrow_mut();
         inner.ws = Some(ws);
-        inner.open = false;
-        inner.partial = None;
         inner.handlers = vec![on_open, on_message, on_close];
     }
 
-    fn opened(&self) {
+    fn close_socket(&self) {
         let mut inner = self.inner.borrow_mut();
-        inner.open = true;
-        inner.attempt = 0;
-        if let Some(ws) = &inner.ws {
-            for out in &inner.outbox {
-                let _ = ws.send_with_str(&out.text);
-            }
+        if let Some(ws) = inner.ws.take() {
+            ws.set_onopen(None);
+            ws.set_onmessage(None);
+            ws.set_onclose(None);
+            let _ = ws.close();
         }
-        let target = inner.target.clone();
-        drop(inner);
-        events::dispatch_connection_on(&target, "open", 0);
-    }
-
-    /// A text frame (`data`, a JS string) arrived.
-    fn received(&self, data: &JsValue, timing: Option<crate::perf::Timing>) {
-        // Only answers waiting for the bridge's word need the message decoded here.
-        let waiting = !self.inner.borrow().outbox.is_empty();
-        let decoded = waiting.then(|| data.as_string().and_then(|text| serde_json::from_str::<BrowserEvent>(&text).ok()));
-        if let Some(event) = decoded.flatten() {
-            let mut inner = self.inner.borrow_mut();
-            let before = inner.outbox.len();
-            inner.outbox.retain(|o| !settles(&event, o));
-            if inner.outbox.len() != before {
-                save_outbox(&inner.url, &inner.outbox);
-            }
-        }
-        let Ok((name, detail)) = events::parse_frame(data) else { return };
-        let (detail, timing) = if name == events::SNAPSHOT {
-            match self.reassemble(detail, timing) {
-                Some(whole) => whole,
-                None => return,
-            }
-        } else {
-            (detail, timing)
-        };
-        // Outside the borrow: listeners may send.
-        let target = self.inner.borrow().target.clone();
-        events::dispatch_on(&target, name, &detail);
-        if let Some(timing) = timing {
-            timing.end(name);
+        inner.retired = std::mem::take(&mut inner.handlers);
+        inner.first_part = None;
+        if let (Some(id), Some(w)) = (inner.timer.take(), web_sys::window()) {
+            w.clear_timeout_with_handle(id);
         }
     }
 
-    /// Collects a snapshot's parts (`more: true` on all but the last) into one message,
-    /// so listeners see one `askuser:snapshot` with everything. Returns it, with the
-    /// timing of its first part, once the last part is in.
-    fn reassemble(&self, part: JsValue, timing: Option<crate::perf::Timing>) -> Option<(JsValue, Option<crate::perf::Timing>)> {
-        let field = |obj: &JsValue, key: &str| js_sys::Reflect::get(obj, &JsValue::from_str(key)).unwrap_or(JsValue::UNDEFINED);
-        let more = field(&part, "more").is_truthy();
-        let mut inner = self.inner.borrow_mut();
-        let (whole, first_timing) = match inner.partial.take() {
-            Some((whole, first)) => {
-                for key in ["questions", "agents"] {
-                    if let (Ok(all), Ok(extra)) =
-                        (field(&whole, key).dyn_into::<js_sys::Array>(), field(&part, key).dyn_into::<js_sys::Array>())
-                    {
-                        let _ = js_sys::Reflect::set(&whole, &JsValue::from_str(key), &all.concat(&extra));
-                    }
-                }
-                (whole, first)
-            }
-            None => (part, timing),
-        };
-        if more {
-            inner.partial = Some((whole, first_timing));
-            return None;
-        }
-        let _ = js_sys::Reflect::delete_property(whole.unchecked_ref::<js_sys::Object>(), &JsValue::from_str("more"));
-        Some((whole, first_timing))
-    }
-
-    fn closed(&self) {
-        let never_opened = {
-            let mut inner = self.inner.borrow_mut();
-            let never_opened = !inner.open;
-            inner.open = false;
-            if let Some(ws) = inner.ws.take() {
-                detach(&ws);
-            }
-            if inner.stopped {
-                return;
-            }
-            never_opened
-        };
-        match never_opened.then(|| health_check(&self.inner.borrow().url)).flatten() {
-            Some((url, token)) => self.check_token(&url, &token),
-            None => self.schedule_reconnect(),
-        }
+    fn after(&self, delay: std::time::Duration) {
+        let this = self.clone();
+        let tick = Closure::once_into_js(move || {
+            this.inner.borrow_mut().timer = None;
+            this.handle(Input::Tick);
+        });
+        let id = web_sys::window().and_then(|w| {
+            w.set_timeout_with_callback_and_timeout_and_arguments_0(tick.unchecked_ref(), delay.as_millis().min(i32::MAX as u128) as i32)
+                .ok()
+        });
+        self.inner.borrow_mut().timer = id;
     }
 
     /// A socket that never opened says nothing about why (a browser hides the 401).
-    /// Asks `GET /v1/health` with the same token: a 401 means the token is wrong, and
-    /// retrying cannot help; anything else (no answer at all) means try again later.
-    fn check_token(&self, url: &str, token: &str) {
+    /// Asks `GET /v1/health` with the same token: a 401 means the token is wrong;
+    /// anything else (no answer at all) means try again later.
+    fn check_token(&self) {
+        let Some((url, token)) = health_check(&self.inner.borrow().url) else {
+            return self.handle(Input::TokenChecked { refused: false });
+        };
         let init = web_sys::RequestInit::new();
         if let Ok(headers) = web_sys::Headers::new() {
             let _ = headers.set("authorization", &format!("Bearer {token}"));
             init.set_headers(&headers);
         }
-        let promise = web_sys::window().map(|w| w.fetch_with_str_and_init(url, &init));
-        let Some(promise) = promise else { return self.schedule_reconnect() };
+        let Some(promise) = web_sys::window().map(|w| w.fetch_with_str_and_init(&url, &init)) else {
+            return self.handle(Input::TokenChecked { refused: false });
+        };
         let (this, other) = (self.clone(), self.clone());
         let on_response = Closure::<dyn FnMut(JsValue)>::new(move |res: JsValue| {
             let status = res.dyn_into::<web_sys::Response>().map_or(0, |r| r.status());
-            this.checked(status == 401);
+            this.handle(Input::TokenChecked { refused: status == 401 });
         });
-        let on_failure = Closure::<dyn FnMut(JsValue)>::new(move |_| other.checked(false));
+        let on_failure = Closure::<dyn FnMut(JsValue)>::new(move |_| other.handle(Input::TokenChecked { refused: false }));
         let _ = promise.then2(&on_response, &on_failure);
         // One of them runs, once, before the next check replaces them.
         self.inner.borrow_mut().checking = vec![on_response, on_failure];
-    }
-
-    fn checked(&self, refused: bool) {
-        if self.inner.borrow().stopped {
-            return;
-        }
-        if !refused {
-            return self.schedule_reconnect();
-        }
-        if let Some(s) = session() {
-            let _ = s.remove_item(TOKEN_KEY);
-        }
-        let target = self.inner.borrow().target.clone();
-        events::dispatch_connection_on(&target, "unauthorized", 0);
-    }
-
-    fn schedule_reconnect(&self) {
-        let (attempt, target) = {
-            let mut inner = self.inner.borrow_mut();
-            inner.attempt += 1;
-            (inner.attempt, inner.target.clone())
-        };
-        events::dispatch_connection_on(&target, "reconnecting", attempt);
-        let this = self.clone();
-        leptos::prelude::set_timeout(move || this.connect(), backoff(attempt));
     }
 }
 
@@ -388,29 +305,6 @@ fn health_check(url: &str) -> Option<(String, String)> {
     Some((format!("{}/v1/health", base.replacen("ws", "http", 1)), token))
 }
 
-fn detach(ws: &WebSocket) {
-    ws.set_onopen(None);
-    ws.set_onmessage(None);
-    ws.set_onclose(None);
-}
-
-/// Whether `event` ends the wait for `out`: its ack, its refusal, or its question
-/// becoming final.
-fn settles(event: &BrowserEvent, out: &Outgoing) -> bool {
-    match event {
-        BrowserEvent::Ack { reference, .. } => *reference == out.reference,
-        BrowserEvent::Error(Refused { reference, id, .. }) => {
-            reference.as_deref() == Some(&out.reference) || id.as_deref() == Some(&out.id)
-        }
-        BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. } => *id == out.id,
-        _ => false,
-    }
-}
-
-fn session() -> Option<web_sys::Storage> {
-    web_sys::window()?.session_storage().ok()?
-}
-
 /// One outbox per bridge (its URL without the token), so two connections never share one.
 fn outbox_key(url: &str) -> String {
     format!("{OUTBOX_KEY}:{}", url.split('?').next().unwrap_or(url))
@@ -420,41 +314,4 @@ fn outbox_key(url: &str) -> String {
 /// and goes out from the next tab of the page (a resend of the same answer is harmless).
 fn local() -> Option<web_sys::Storage> {
     web_sys::window()?.local_storage().ok()?
-}
-
-fn load_outbox(url: &str) -> Vec<Outgoing> {
-    local().and_then(|s| s.get_item(&outbox_key(url)).ok().flatten()).and_then(|t| serde_json::from_str(&t).ok()).unwrap_or_default()
-}
-
-fn save_outbox(url: &str, outbox: &[Outgoing]) {
-    let key = outbox_key(url);
-    if let (Some(s), Ok(text)) = (local(), serde_json::to_string(outbox)) {
-        let _ = if outbox.is_empty() { s.remove_item(&key) } else { s.set_item(&key, &text) };
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn out() -> Outgoing {
-        Outgoing { reference: "r1".into(), id: "q1".into(), text: String::new() }
-    }
-
-    #[test]
-    fn backoff_doubles_from_half_a_second_to_ten() {
-        let ms: Vec<u128> = (1..=8).map(|a| backoff(a).as_millis()).collect();
-        assert_eq!(ms, [500, 1000, 2000, 4000, 8000, 10_000, 10_000, 10_000]);
-        assert_eq!(backoff(u32::MAX).as_millis(), 10_000);
-    }
-
-    #[test]
-    fn the_outbox_lets_go_on_ack_refusal_or_a_final_question() {
-        let e = |v: serde_json::Value| serde_json::from_value::<BrowserEvent>(v).unwrap();
-        assert!(settles(&e(serde_json::json!({"type": "ack", "ref": "r1", "id": "q1"})), &out()));
-        assert!(!settles(&e(serde_json::json!({"type": "ack", "ref": "r2", "id": "q1"})), &out()));
-        assert!(settles(&e(serde_json::json!({"type": "error", "id": "q1", "error": {"code": "conflict", "message": "x"}})), &out()));
-        assert!(settles(&e(serde_json::json!({"type": "withdrawn", "id": "q1", "status": "withdrawn"})), &out()));
-        assert!(!settles(&e(serde_json::json!({"type": "withdrawn", "id": "q2", "status": "withdrawn"})), &out()));
-    }
 }

@@ -3,14 +3,19 @@
 //!
 //! Keys: the root element gets every `keydown` (from a row, the textarea or a button)
 //! and hands `KeyboardEvent.key` to [`Dialog::key`], calling `preventDefault` only when
-//! the dialog used it (so Shift+Enter still types a newline). Focus follows the dialog's
-//! focused row (roving focus), the textarea while editing, and the prompt's default button.
+//! the dialog used it (so Shift+Enter still types a newline). Tab is the browser's; on
+//! the question tabs, ←/→/Home/End move between them (the WAI-ARIA tabs pattern), and
+//! Enter or Space on a button presses it. Focus follows the dialog's focused row
+//! (roving focus), the textarea while editing, and the prompt's default button.
+//!
+//! Each region (tabs, question, options, text, note, preview, actions, review, prompt)
+//! is a small component over the same [`Ctx`].
 //!
 //! Agent text is only ever rendered as text nodes, an option's `preview` too (in a
 //! monospace box, as Claude Code shows it).
 
 use crate::text::{segments, Segment};
-use askuser_core::dialog::{Dialog, DialogOptions, Done, Draft, Effect as DialogEffect, Event, PromptKind};
+use askuser_core::dialog::{Dialog, DialogOptions, Done, Draft, Effect as DialogEffect, Event, PromptKind, RowView, View};
 use askuser_core::{Request, Selection};
 use leptos::callback::UnsyncCallback;
 use leptos::prelude::*;
@@ -27,6 +32,52 @@ pub fn key_name(ev: &web_sys::KeyboardEvent) -> Option<String> {
     }
     let key = ev.key();
     Some(if ev.shift_key() && (key == "Tab" || key == "Enter") { format!("Shift+{key}") } else { key })
+}
+
+/// What every region of one dialog shares: its state, how to change it, its ids.
+#[derive(Clone, Copy)]
+struct Ctx {
+    dialog: RwSignal<Dialog>,
+    view: Memo<View>,
+    on_submit: UnsyncCallback<Vec<Selection>>,
+    on_cancel: UnsyncCallback<bool>,
+    uid: StoredValue<String>,
+}
+
+impl Ctx {
+    /// Applies `event` and runs what it ends in (a submit or a decline).
+    fn apply(self, event: Event) {
+        self.perform(self.dialog.try_update(|d| d.apply(event)).unwrap_or_default());
+    }
+
+    fn perform(self, effects: Vec<DialogEffect>) {
+        for effect in effects {
+            match effect {
+                DialogEffect::Submitted { answers } => self.on_submit.run(answers),
+                DialogEffect::Cancelled { chat } => self.on_cancel.run(chat),
+            }
+        }
+    }
+
+    fn id(self, part: &str) -> String {
+        format!("{}-{part}", self.uid.get_value())
+    }
+
+    fn tab_id(self, i: usize) -> String {
+        self.id(&format!("tab{i}"))
+    }
+
+    fn has_tabs(self) -> bool {
+        self.view.with(|v| v.tabs.len() >= 2)
+    }
+}
+
+fn element(target: Option<web_sys::EventTarget>) -> Option<web_sys::Element> {
+    target.and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+}
+
+fn is_tab(e: &web_sys::Element) -> bool {
+    e.get_attribute("role").as_deref() == Some("tab")
 }
 
 /// One question set as an interactive dialog.
@@ -46,55 +97,35 @@ pub fn DialogView(
     #[prop(optional, into)] footer_extra: Option<String>,
     #[prop(default = true)] autofocus: bool,
 ) -> impl IntoView {
-    let uid = format!("askuser-d{}", NEXT_ID.fetch_add(1, Ordering::Relaxed));
-    let row_uid = StoredValue::new(uid.clone());
     let saved = draft_id.as_deref().and_then(crate::drafts::load);
     let dialog = RwSignal::new(match saved {
         Some(d) => Dialog::restore(&request, DialogOptions::default(), d),
         None => Dialog::new(&request, DialogOptions::default()),
     });
-    let view = Memo::new(move |_| dialog.with(|d| d.state()));
-    let draft_id = StoredValue::new(draft_id);
+    let ctx = Ctx {
+        dialog,
+        view: Memo::new(move |_| dialog.with(|d| d.state())),
+        on_submit,
+        on_cancel,
+        uid: StoredValue::new(format!("askuser-d{}", NEXT_ID.fetch_add(1, Ordering::Relaxed))),
+    };
+    let view = ctx.view;
+    keep_draft(dialog, draft_id);
     let root = NodeRef::<leptos::html::Div>::new();
 
-    // Persist the draft on every change; forget it once the dialog has ended.
-    let last_saved = StoredValue::new(None::<Draft>);
-    Effect::new(move |_| {
-        let (draft, done) = dialog.with(|d| (d.draft(), d.done()));
-        let Some(id) = draft_id.get_value() else { return };
-        if done.is_some() {
-            crate::drafts::remove(&id);
-        } else if last_saved.with_value(|l| l.as_ref() != Some(&draft)) {
-            crate::drafts::save(&id, &draft);
-            last_saved.set_value(Some(draft));
-        }
-    });
-
-    let perform = move |effects: Vec<DialogEffect>| {
-        for effect in effects {
-            match effect {
-                DialogEffect::Submitted { answers } => on_submit.run(answers),
-                DialogEffect::Cancelled { chat } => on_cancel.run(chat),
-            }
-        }
-    };
-    let apply = move |event: Event| perform(dialog.try_update(|d| d.apply(event)).unwrap_or_default());
-
     // Whether the keyboard is on the question tabs: then ←/→/Home/End move between tabs
-    // and the focus stays on the tabs (the WAI-ARIA tabs pattern), even on a free-text
-    // question whose arrows would otherwise move the caret.
+    // and the focus stays there, even on a free-text question whose arrows move the caret.
     let on_tabs = StoredValue::new(false);
     let on_keydown = move |ev: web_sys::KeyboardEvent| {
-        let target = ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok());
+        let target = element(ev.target());
         // The notes field is the person's own: keys there only type.
         if target.as_ref().is_some_and(|e| e.has_attribute("data-notes")) {
             return;
         }
         let timing = crate::perf::begin();
         let Some(key) = key_name(&ev) else { return };
-        let on_a_tab = target.as_ref().is_some_and(|e| e.get_attribute("role").as_deref() == Some("tab"));
         let tab_event = match key.as_str() {
-            _ if !on_a_tab => None,
+            _ if !target.as_ref().is_some_and(is_tab) => None,
             "ArrowRight" => Some(Event::NextTab),
             "ArrowLeft" => Some(Event::PrevTab),
             "Home" => Some(Event::GoTab { index: 0 }),
@@ -104,8 +135,7 @@ pub fn DialogView(
         if let Some(event) = tab_event {
             ev.prevent_default();
             on_tabs.set_value(true);
-            apply(event);
-            return;
+            return ctx.apply(event);
         }
         // Enter and Space on a button or a summary are the browser's: they press it (the
         // Decline button declines rather than confirming the question).
@@ -117,15 +147,68 @@ pub fn DialogView(
         if outcome.handled {
             ev.prevent_default();
         }
-        perform(outcome.effects);
+        ctx.perform(outcome.effects);
         if let Some(timing) = timing {
             timing.end("askuser:key");
         }
     };
+    follow_focus(view, root, on_tabs, autofocus);
 
-    // Focus follows the dialog: the prompt's default button, the textarea while editing,
-    // the Submit button on the review tab, else the focused row. It only moves focus that
-    // is already inside the dialog or nowhere (or on first render with `autofocus`).
+    let preview = Memo::new(move |_| view.with(|v| focused_preview(&v.rows)));
+    let hint = Memo::new(move |_| view.with(|v| v.hint.clone()));
+    let done = Memo::new(move |_| view.with(|v| v.done));
+    let footer = Memo::new(move |_| view.with(|v| v.footer.clone()));
+    let panel_label = move || ctx.has_tabs().then(|| ctx.tab_id(view.with(|v| v.active_tab)));
+    view! {
+        <div class="askuser-dialog" role="dialog" aria-label="Question"
+            aria-describedby=move || view.with(|v| v.question.is_some()).then(|| ctx.id("text"))
+            node_ref=root on:keydown=on_keydown
+            on:focusin=move |ev| on_tabs.set_value(element(ev.target()).is_some_and(|e| is_tab(&e)))>
+            <TabBar ctx />
+            <div role=move || ctx.has_tabs().then_some("tabpanel") id=ctx.id("panel") aria-labelledby=panel_label
+                class="askuser-panel" class:with-preview=move || preview.with(Option::is_some)>
+                <div class="askuser-main">
+                    <QuestionText ctx />
+                    <OptionList ctx />
+                    <AnswerText ctx />
+                    <Notes ctx />
+                    <Review ctx />
+                </div>
+                {move || preview.get().map(|(label, text)| view! {
+                    <pre class="askuser-preview" tabindex="0" role="region" aria-label=format!("Preview of {label}")>{text}</pre>
+                })}
+            </div>
+            <Prompt ctx />
+            <Actions ctx />
+            <p class="askuser-hint" role="status">{move || hint.get()}</p>
+            {move || done.get().map(|d| view! {
+                <p class="askuser-done" role="status">{match d { Done::Submitted => "Answer sent.", Done::Cancelled => "Declined." }}</p>
+            })}
+            <p class="askuser-footer">{move || footer.get()}{footer_extra.map(|f| format!(" • {f}"))}</p>
+        </div>
+    }
+}
+
+/// Persists the draft on every change; forgets it once the dialog has ended.
+fn keep_draft(dialog: RwSignal<Dialog>, draft_id: Option<String>) {
+    let Some(id) = draft_id else { return };
+    let last_saved = StoredValue::new(None::<Draft>);
+    Effect::new(move |_| {
+        let (draft, done) = dialog.with(|d| (d.draft(), d.done()));
+        if done.is_some() {
+            crate::drafts::remove(&id);
+        } else if last_saved.with_value(|l| l.as_ref() != Some(&draft)) {
+            crate::drafts::save(&id, &draft);
+            last_saved.set_value(Some(draft));
+        }
+    });
+}
+
+/// Focus follows the dialog: the active tab while the keyboard is on the tabs, the
+/// prompt's default button, the textarea while editing, the Submit button on the review
+/// tab, else the focused row. It only moves focus that is already inside the dialog or
+/// nowhere (or on first render with `autofocus`), and never out of the notes field.
+fn follow_focus(view: Memo<View>, root: NodeRef<leptos::html::Div>, on_tabs: StoredValue<bool>, autofocus: bool) {
     let first = StoredValue::new(autofocus);
     Effect::new(move |_| {
         let v = view.get();
@@ -134,15 +217,9 @@ pub fn DialogView(
         // A re-render can remove the focused element (a new tab's rows), which drops the
         // focus to <body>: that counts as the dialog's too.
         let body: Option<web_sys::Element> = document.body().map(Into::into);
-        let inside = match document.active_element() {
-            Some(a) => root.contains(Some(&a)) || Some(&a) == body.as_ref(),
-            None => true,
-        };
-        if !inside && !first.get_value() {
-            return;
-        }
-        // The notes field keeps the keyboard while the person writes there.
-        if document.active_element().is_some_and(|a| a.has_attribute("data-notes")) {
+        let active = document.active_element();
+        let inside = active.as_ref().is_none_or(|a| root.contains(Some(a)) || Some(a) == body.as_ref());
+        if (!inside && !first.get_value()) || active.is_some_and(|a| a.has_attribute("data-notes")) {
             return;
         }
         first.set_value(false);
@@ -170,71 +247,75 @@ pub fn DialogView(
             }
         }
     });
+}
 
-    let tabs = Memo::new(move |_| view.with(|v| (v.tabs.clone(), v.active_tab)));
-    let has_tabs = move || tabs.with(|(t, _)| t.len() >= 2);
-    let tab_id = {
-        let uid = uid.clone();
-        move |i: usize| format!("{uid}-tab{i}")
-    };
-    let panel_id = format!("{uid}-panel");
-    let text_id = format!("{uid}-text");
-    let prompt_id = format!("{uid}-prompt");
+/// The focused option's preview (else the first one's): (label, text).
+fn focused_preview(rows: &[RowView]) -> Option<(String, String)> {
+    let row = rows.iter().find(|r| r.focused && r.preview.is_some()).or_else(|| rows.iter().find(|r| r.preview.is_some()))?;
+    Some((row.label.clone(), row.preview.clone().unwrap_or_default()))
+}
 
-    let tab_bar = {
-        let panel_id = panel_id.clone();
-        let tab_id = tab_id.clone();
-        move || {
-            let (list, active) = tabs.get();
-            (list.len() >= 2).then(|| {
-                let buttons = list
-                    .into_iter()
-                    .enumerate()
-                    .map(|(i, t)| {
-                        let mark = if t.answered { "✓ " } else { "" };
-                        view! {
-                            <button type="button" role="tab" id=tab_id(i) class="askuser-tab"
-                                class:submit=t.is_submit class:answered=t.answered
-                                aria-selected=if i == active { "true" } else { "false" }
-                                aria-controls=panel_id.clone() tabindex=if i == active { "0" } else { "-1" }
-                                on:click=move |_| apply(Event::GoTab { index: i })>
-                                <span aria-hidden="true">{mark}</span>{t.label}
-                                {t.answered.then(|| view! { <span class="askuser-sr">" (answered)"</span> })}
-                            </button>
-                        }
-                    })
-                    .collect_view();
-                view! { <div role="tablist" class="askuser-tabs" aria-label="Questions">{buttons}</div> }
-            })
-        }
-    };
+/// The question tabs (with two or more questions), and Submit.
+#[component]
+fn TabBar(ctx: Ctx) -> impl IntoView {
+    let tabs = Memo::new(move |_| ctx.view.with(|v| (v.tabs.clone(), v.active_tab)));
+    move || {
+        let (list, active) = tabs.get();
+        (list.len() >= 2).then(|| {
+            let buttons = list
+                .into_iter()
+                .enumerate()
+                .map(|(i, t)| {
+                    let mark = if t.answered { "✓ " } else { "" };
+                    view! {
+                        <button type="button" role="tab" id=ctx.tab_id(i) class="askuser-tab"
+                            class:submit=t.is_submit class:answered=t.answered
+                            aria-selected=if i == active { "true" } else { "false" }
+                            aria-controls=ctx.id("panel") tabindex=if i == active { "0" } else { "-1" }
+                            on:click=move |_| ctx.apply(Event::GoTab { index: i })>
+                            <span aria-hidden="true">{mark}</span>{t.label}
+                            {t.answered.then(|| view! { <span class="askuser-sr">" (answered)"</span> })}
+                        </button>
+                    }
+                })
+                .collect_view();
+            view! { <div role="tablist" class="askuser-tabs" aria-label="Questions">{buttons}</div> }
+        })
+    }
+}
 
-    let question = Memo::new(move |_| view.with(|v| v.question.clone()));
-    let question_block = {
-        let text_id = text_id.clone();
-        move || {
-            question.get().map(|q| {
-                let kind = if q.free_text {
-                    "Free text"
-                } else if q.multi_select {
-                    "Choose any"
-                } else {
-                    "Choose one"
-                };
-                view! {
-                    <div class="askuser-question">
-                        <div class="askuser-meta">
-                            {q.header.map(|h| view! { <span class="askuser-chip">{h}</span> })}
-                            <span class="askuser-kind">{kind}</span>
-                        </div>
-                        <div class="askuser-text" id=text_id.clone()>{rich_text(&q.text)}</div>
+/// The question's chip, kind and text.
+#[component]
+fn QuestionText(ctx: Ctx) -> impl IntoView {
+    let question = Memo::new(move |_| ctx.view.with(|v| v.question.clone()));
+    move || {
+        question.get().map(|q| {
+            let kind = if q.free_text {
+                "Free text"
+            } else if q.multi_select {
+                "Choose any"
+            } else {
+                "Choose one"
+            };
+            view! {
+                <div class="askuser-question">
+                    <div class="askuser-meta">
+                        {q.header.map(|h| view! { <span class="askuser-chip">{h}</span> })}
+                        <span class="askuser-kind">{kind}</span>
                     </div>
-                }
-            })
-        }
-    };
+                    <div class="askuser-text" id=ctx.id("text")>{rich_text(&q.text)}</div>
+                </div>
+            }
+        })
+    }
+}
 
-    // Rows: keyed by (question, row), so focus and hover survive re-renders.
+/// The options: a window of rows that the keys, the wheel, a finger's swipe and the
+/// "↑/↓ N more" buttons move. Rows are keyed by (question, row), so focus and hover
+/// survive re-renders.
+#[component]
+fn OptionList(ctx: Ctx) -> impl IntoView {
+    let view = ctx.view;
     let visible = Memo::new(move |_| {
         view.with(|v| match &v.question {
             Some(q) if !q.free_text => {
@@ -245,23 +326,25 @@ pub fn DialogView(
         })
     });
     let window = Memo::new(move |_| view.with(|v| (v.window.above, v.window.below)));
-    let first_visible = move || view.with(|v| v.window.start);
-    let last_visible = move || view.with(|v| v.window.end.saturating_sub(1));
+    // The row to focus to scroll one row down (`true`) or up, if the list can move.
+    let step = move |down: bool| {
+        let (above, below) = window.get_untracked();
+        view.with_untracked(|v| match down {
+            true if below > 0 => Some(v.window.end),
+            false if above > 0 => Some(v.window.start.saturating_sub(1)),
+            _ => None,
+        })
+    };
     // The wheel (and a touchpad) scrolls the list a row at a time.
     let on_wheel = move |ev: web_sys::WheelEvent| {
-        let (above, below) = window.get_untracked();
-        let index = if ev.delta_y() > 0.0 && below > 0 {
-            last_visible() + 1
-        } else if ev.delta_y() < 0.0 && above > 0 {
-            first_visible().saturating_sub(1)
-        } else {
-            return;
-        };
-        ev.prevent_default();
-        apply(Event::Focus { index });
+        if let Some(index) = step(ev.delta_y() > 0.0).filter(|_| ev.delta_y() != 0.0) {
+            ev.prevent_default();
+            ctx.apply(Event::Focus { index });
+        }
     };
     // A finger swiping on the list scrolls it a row per row height it travels (the list
     // shows a window of rows, so the browser has nothing to scroll natively).
+    const ROW: f64 = 40.0;
     let swipe = StoredValue::new(None::<(i32, f64)>);
     let on_pointerdown = move |ev: web_sys::PointerEvent| {
         if ev.pointer_type() == "touch" {
@@ -269,126 +352,114 @@ pub fn DialogView(
         }
     };
     let on_pointermove = move |ev: web_sys::PointerEvent| {
-        let Some((id, from)) = swipe.get_value() else { return };
-        if ev.pointer_id() != id {
-            return;
-        }
-        const ROW: f64 = 40.0;
+        let Some((id, from)) = swipe.get_value().filter(|(id, _)| *id == ev.pointer_id()) else { return };
         let dy = f64::from(ev.client_y()) - from;
-        if dy.abs() < ROW {
-            return;
-        }
-        let (above, below) = window.get_untracked();
         // Finger up: later rows come into view.
-        let index = if dy < 0.0 && below > 0 {
-            last_visible() + 1
-        } else if dy > 0.0 && above > 0 {
-            first_visible().saturating_sub(1)
-        } else {
-            return;
-        };
-        swipe.set_value(Some((id, from + ROW * dy.signum())));
-        apply(Event::Focus { index });
+        if let Some(index) = step(dy < 0.0).filter(|_| dy.abs() >= ROW) {
+            swipe.set_value(Some((id, from + ROW * dy.signum())));
+            ctx.apply(Event::Focus { index });
+        }
     };
     let end_swipe = move |_: web_sys::PointerEvent| swipe.set_value(None);
     let multi = Memo::new(move |_| view.with(|v| v.question.as_ref().is_some_and(|q| q.multi_select)));
-    let row = move |(q, i): (usize, usize)| {
-        let (label, description, number, count) = view.with_untracked(|v| {
-            let count = v.rows.len();
-            v.rows.get(i).map(|r| (r.label.clone(), r.description.clone(), r.number, count)).unwrap_or_default()
-        });
-        let row_id = format!("{}-q{q}-r{i}", row_uid.get_value());
-        let (label_id, desc_id) = (format!("{row_id}-l"), format!("{row_id}-d"));
-        let described = description.is_some().then(|| desc_id.clone());
-        let is_multi = multi.get_untracked();
-        let flag = move |f: fn(&askuser_core::dialog::RowView) -> bool| {
-            move || view.with(|v| v.question.as_ref().is_some_and(|qv| qv.index == q) && v.rows.get(i).is_some_and(f))
-        };
-        let focused = flag(|r| r.focused);
-        let selected = flag(|r| r.selected);
-        view! {
-            <div role=if is_multi { "checkbox" } else { "radio" } class="askuser-row" data-row=i.to_string()
-                tabindex=move || if focused() { "0" } else { "-1" } aria-checked=move || if selected() { "true" } else { "false" }
-                // Radios may say where they sit in a long list; checkboxes may not (ARIA).
-                aria-setsize=(!is_multi).then(|| count.to_string()) aria-posinset=(!is_multi).then(|| (i + 1).to_string())
-                aria-labelledby=label_id.clone() aria-describedby=described
-                class:focused=focused class:selected=selected
-                on:click=move |_| apply(Event::Pick { index: i })
-                on:mouseenter=move |_| apply(Event::Focus { index: i })>
-                <span class="askuser-mark" aria-hidden="true"></span>
-                <span class="askuser-num" aria-hidden="true">{number.map(|n| format!("{n}."))}</span>
-                <span class="askuser-label" id=label_id.clone()>{label}</span>
-                {description.map(|d| view! { <span class="askuser-desc" id=desc_id>{d}</span> })}
-            </div>
-        }
-    };
-    let rows_block = {
-        let text_id = text_id.clone();
+    let listed = Memo::new(move |_| view.with(|v| v.question.as_ref().is_some_and(|q| !q.free_text)));
+    let more = move |down: bool| {
+        let count = move || if down { window.get().1 } else { window.get().0 };
         move || {
-            question.with(|q| q.as_ref().is_some_and(|q| !q.free_text)).then(|| {
+            (count() > 0).then(|| {
+                let arrow = if down { "↓" } else { "↑" };
                 view! {
-                    <div class="askuser-list" role=move || if multi.get() { "group" } else { "radiogroup" }
-                        aria-labelledby=text_id.clone() on:wheel=on_wheel on:pointerdown=on_pointerdown
-                        on:pointermove=on_pointermove on:pointerup=end_swipe on:pointercancel=end_swipe>
-                        {move || (window.get().0 > 0).then(|| view! {
-                            <button type="button" class="askuser-more" tabindex="-1"
-                                on:click=move |_| apply(Event::Focus { index: first_visible().saturating_sub(1) })>
-                                {format!("↑ {} more", window.get().0)}
-                            </button>
-                        })}
-                        <For each=move || visible.get() key=|k| *k children=row />
-                        {move || (window.get().1 > 0).then(|| view! {
-                            <button type="button" class="askuser-more" tabindex="-1"
-                                on:click=move |_| apply(Event::Focus { index: last_visible() + 1 })>
-                                {format!("↓ {} more", window.get().1)}
-                            </button>
-                        })}
-                    </div>
+                    <button type="button" class="askuser-more" tabindex="-1"
+                        on:click=move |_| if let Some(index) = step(down) { ctx.apply(Event::Focus { index }) }>
+                        {format!("{arrow} {} more", count())}
+                    </button>
                 }
             })
         }
     };
+    move || {
+        listed.get().then(|| {
+            view! {
+                <div class="askuser-list" role=move || if multi.get() { "group" } else { "radiogroup" }
+                    aria-labelledby=ctx.id("text") on:wheel=on_wheel on:pointerdown=on_pointerdown
+                    on:pointermove=on_pointermove on:pointerup=end_swipe on:pointercancel=end_swipe>
+                    {more(false)}
+                    <For each=move || visible.get() key=|k| *k let((q, i))><OptionRow ctx q i multi=multi.get_untracked() /></For>
+                    {more(true)}
+                </div>
+            }
+        })
+    }
+}
 
-    // The Other text: shown while editing, whenever it holds text, and always for free text.
-    let show_text = Memo::new(move |_| {
+/// Option `i` of question `q`: a radio or a checkbox.
+#[component]
+fn OptionRow(ctx: Ctx, q: usize, i: usize, multi: bool) -> impl IntoView {
+    let view = ctx.view;
+    let (label, description, number, count) = view.with_untracked(|v| {
+        let count = v.rows.len();
+        v.rows.get(i).map(|r| (r.label.clone(), r.description.clone(), r.number, count)).unwrap_or_default()
+    });
+    let row_id = ctx.id(&format!("q{q}-r{i}"));
+    let (label_id, desc_id) = (format!("{row_id}-l"), format!("{row_id}-d"));
+    let described = description.is_some().then(|| desc_id.clone());
+    let flag = move |f: fn(&RowView) -> bool| {
+        move || view.with(|v| v.question.as_ref().is_some_and(|qv| qv.index == q) && v.rows.get(i).is_some_and(f))
+    };
+    let focused = flag(|r| r.focused);
+    let selected = flag(|r| r.selected);
+    view! {
+        <div role=if multi { "checkbox" } else { "radio" } class="askuser-row" data-row=i.to_string()
+            tabindex=move || if focused() { "0" } else { "-1" } aria-checked=move || if selected() { "true" } else { "false" }
+            // Radios may say where they sit in a long list; checkboxes may not (ARIA).
+            aria-setsize=(!multi).then(|| count.to_string()) aria-posinset=(!multi).then(|| (i + 1).to_string())
+            aria-labelledby=label_id.clone() aria-describedby=described
+            class:focused=focused class:selected=selected
+            on:click=move |_| ctx.apply(Event::Pick { index: i })
+            on:mouseenter=move |_| ctx.apply(Event::Focus { index: i })>
+            <span class="askuser-mark" aria-hidden="true"></span>
+            <span class="askuser-num" aria-hidden="true">{number.map(|n| format!("{n}."))}</span>
+            <span class="askuser-label" id=label_id.clone()>{label}</span>
+            {description.map(|d| view! { <span class="askuser-desc" id=desc_id>{d}</span> })}
+        </div>
+    }
+}
+
+/// The typed answer: shown while editing, whenever it holds text, and always for free text.
+#[component]
+fn AnswerText(ctx: Ctx) -> impl IntoView {
+    let view = ctx.view;
+    let shown = Memo::new(move |_| {
         view.with(|v| {
             v.question.as_ref().is_some_and(|q| q.free_text || v.editing || v.rows.last().is_some_and(|r| r.is_other && r.selected))
         })
     });
-    let text_area = move || {
-        show_text.get().then(|| {
+    let free_text = Memo::new(move |_| view.with(|v| v.question.as_ref().is_some_and(|q| q.free_text)));
+    move || {
+        shown.get().then(|| {
             view! {
                 <textarea class="askuser-other" rows="3"
-                    aria-label=move || if question.with(|q| q.as_ref().is_some_and(|q| q.free_text)) { "Your answer" } else { "Your answer (Other)" }
+                    aria-label=move || if free_text.get() { "Your answer" } else { "Your answer (Other)" }
                     placeholder="Type your answer. Enter sends, Shift+Enter adds a line."
                     prop:value=move || view.with(|v| v.other_text.clone())
                     on:focus=move |_| {
                         if !view.with_untracked(|v| v.editing) {
-                            apply(Event::Other);
+                            ctx.apply(Event::Other);
                         }
                     }
-                    on:input=move |ev| apply(Event::SetText { text: event_target_value(&ev) })></textarea>
+                    on:input=move |ev| ctx.apply(Event::SetText { text: event_target_value(&ev) })></textarea>
             }
         })
-    };
+    }
+}
 
-    // The focused option's preview (else the first one's), beside the list on wide
-    // screens: its text, monospace, never markup.
-    let preview = Memo::new(move |_| {
-        view.with(|v| {
-            let row = v.rows.iter().find(|r| r.focused && r.preview.is_some()).or_else(|| v.rows.iter().find(|r| r.preview.is_some()))?;
-            Some((row.label.clone(), row.preview.clone().unwrap_or_default()))
-        })
-    });
-    let preview_block = move || {
-        preview.get().map(|(label, text)| {
-            view! { <pre class="askuser-preview" tabindex="0" role="region" aria-label=format!("Preview of {label}")>{text}</pre> }
-        })
-    };
-
-    // Notes for the agent about the current question (Claude Code's per-question notes).
-    let notes_block = move || {
-        question.with(|q| q.is_some()).then(|| {
+/// A note for the agent about the current question (Claude Code's per-question notes).
+#[component]
+fn Notes(ctx: Ctx) -> impl IntoView {
+    let view = ctx.view;
+    let has_question = Memo::new(move |_| view.with(|v| v.question.is_some()));
+    move || {
+        has_question.get().then(|| {
             let open = view.with_untracked(|v| !v.notes.is_empty());
             view! {
                 <details class="askuser-notes" open=open>
@@ -396,44 +467,50 @@ pub fn DialogView(
                     <textarea data-notes="" rows="2" aria-label="Note for the agent (optional)"
                         placeholder="Anything the agent should know about this answer"
                         prop:value=move || view.with(|v| v.notes.clone())
-                        on:input=move |ev| apply(Event::Notes { text: event_target_value(&ev) })></textarea>
+                        on:input=move |ev| ctx.apply(Event::Notes { text: event_target_value(&ev) })></textarea>
                 </details>
             }
         })
-    };
+    }
+}
 
-    // Every action has a button: the mouse and touch need no key.
-    let actions = Memo::new(move |_| view.with(|v| (v.done.is_none() && v.prompt.is_none(), v.on_submit_tab, v.tabs.len() >= 2)));
-    let actions_block = move || {
+/// Every action has a button: the mouse and touch need no key.
+#[component]
+fn Actions(ctx: Ctx) -> impl IntoView {
+    let actions = Memo::new(move |_| ctx.view.with(|v| (v.done.is_none() && v.prompt.is_none(), v.on_submit_tab, v.tabs.len() >= 2)));
+    move || {
         let (open, on_submit_tab, several) = actions.get();
         open.then(|| {
             let primary = (!on_submit_tab).then(|| {
                 let label = if several { "Next" } else { "Submit" };
-                view! { <button type="button" class="askuser-primary" data-action="enter" on:click=move |_| apply(Event::Enter)>{label}</button> }
+                view! { <button type="button" class="askuser-primary" data-action="enter" on:click=move |_| ctx.apply(Event::Enter)>{label}</button> }
             });
             view! {
                 <div class="askuser-actions">
                     {primary}
-                    <button type="button" data-action="decline" on:click=move |_| apply(Event::Decline)>"Decline"</button>
+                    <button type="button" data-action="decline" on:click=move |_| ctx.apply(Event::Decline)>"Decline"</button>
                     <button type="button" data-action="chat" title="Decline and talk the question over with the agent instead"
-                        on:click=move |_| apply(Event::Chat)>"Chat about this"</button>
+                        on:click=move |_| ctx.apply(Event::Chat)>"Chat about this"</button>
                 </div>
             }
         })
-    };
+    }
+}
 
-    let review = Memo::new(move |_| view.with(|v| v.on_submit_tab.then(|| (v.review.clone(), v.unanswered.clone()))));
-    let review_block = move || {
+/// The Submit tab: every answer, what is missing, and Submit.
+#[component]
+fn Review(ctx: Ctx) -> impl IntoView {
+    let review = Memo::new(move |_| ctx.view.with(|v| v.on_submit_tab.then(|| (v.review.clone(), v.unanswered.clone()))));
+    move || {
         review.get().map(|(items, unanswered)| {
             let list = items
                 .into_iter()
                 .map(|item| {
-                    let index = item.index;
-                    let answered = item.answer.is_some();
+                    let (index, unanswered) = (item.index, item.answer.is_none());
                     view! {
-                        <li class:unanswered=!answered>
+                        <li class:unanswered=unanswered>
                             <button type="button" class="askuser-link"
-                                on:click=move |_| apply(Event::GoTab { index })>{item.label}</button>
+                                on:click=move |_| ctx.apply(Event::GoTab { index })>{item.label}</button>
                             <span class="askuser-review-q">{item.question}</span>
                             <span class="askuser-review-a">{item.answer.unwrap_or_else(|| "Not answered".into())}</span>
                         </li>
@@ -449,69 +526,35 @@ pub fn DialogView(
                     <ul>{list}</ul>
                     {missing}
                     <button type="button" class="askuser-primary" data-submit=""
-                        on:click=move |_| apply(Event::Enter)>"Submit answers"</button>
+                        on:click=move |_| ctx.apply(Event::Enter)>"Submit answers"</button>
                 </div>
             }
         })
-    };
+    }
+}
 
-    let prompt = Memo::new(move |_| view.with(|v| v.prompt.clone()));
-    let prompt_block = {
-        let prompt_id = prompt_id.clone();
-        move || {
-            prompt.get().map(|p| {
-                let (yes_default, no_default) = (p.default_yes, !p.default_yes);
-                let kind = match p.kind {
-                    PromptKind::Discard { .. } => "discard",
-                    PromptKind::LongAnswer { .. } => "long",
-                };
-                view! {
-                    <div role="alertdialog" aria-modal="true" class="askuser-prompt" data-kind=kind
-                        aria-labelledby=prompt_id.clone()>
-                        <p id=prompt_id.clone()>{p.text}</p>
-                        <div class="askuser-buttons">
-                            <button type="button" class="askuser-primary" data-default=yes_default.then_some("")
-                                on:click=move |_| apply(Event::Confirm { yes: true })>"Yes"</button>
-                            <button type="button" data-default=no_default.then_some("")
-                                on:click=move |_| apply(Event::Confirm { yes: false })>"No"</button>
-                        </div>
+/// A confirmation ("Discard 2 answers?", "Answer is long…") with its two buttons.
+#[component]
+fn Prompt(ctx: Ctx) -> impl IntoView {
+    let prompt = Memo::new(move |_| ctx.view.with(|v| v.prompt.clone()));
+    move || {
+        prompt.get().map(|p| {
+            let kind = match p.kind {
+                PromptKind::Discard { .. } => "discard",
+                PromptKind::LongAnswer { .. } => "long",
+            };
+            view! {
+                <div role="alertdialog" aria-modal="true" class="askuser-prompt" data-kind=kind aria-labelledby=ctx.id("prompt")>
+                    <p id=ctx.id("prompt")>{p.text}</p>
+                    <div class="askuser-buttons">
+                        <button type="button" class="askuser-primary" data-default=p.default_yes.then_some("")
+                            on:click=move |_| ctx.apply(Event::Confirm { yes: true })>"Yes"</button>
+                        <button type="button" data-default=(!p.default_yes).then_some("")
+                            on:click=move |_| ctx.apply(Event::Confirm { yes: false })>"No"</button>
                     </div>
-                }
-            })
-        }
-    };
-
-    let hint = Memo::new(move |_| view.with(|v| v.hint.clone()));
-    let done = Memo::new(move |_| view.with(|v| v.done));
-    let footer = Memo::new(move |_| view.with(|v| v.footer.clone()));
-    let panel_label = move || if has_tabs() { Some(tab_id(tabs.with(|(_, a)| *a))) } else { None };
-
-    view! {
-        <div class="askuser-dialog" role="dialog" aria-label="Question"
-            aria-describedby=move || question.with(|q| q.is_some()).then(|| text_id.clone())
-            node_ref=root on:keydown=on_keydown
-            on:focusin=move |ev| on_tabs.set_value(
-                ev.target().and_then(|t| t.dyn_into::<web_sys::Element>().ok()).is_some_and(|e| e.get_attribute("role").as_deref() == Some("tab")))>
-            {tab_bar}
-            <div role=move || has_tabs().then_some("tabpanel") id=panel_id aria-labelledby=panel_label
-                class="askuser-panel" class:with-preview=move || preview.with(Option::is_some)>
-                <div class="askuser-main">
-                    {question_block}
-                    {rows_block}
-                    {text_area}
-                    {notes_block}
-                    {review_block}
                 </div>
-                {preview_block}
-            </div>
-            {prompt_block}
-            {actions_block}
-            <p class="askuser-hint" role="status">{move || hint.get()}</p>
-            {move || done.get().map(|d| view! {
-                <p class="askuser-done" role="status">{match d { Done::Submitted => "Answer sent.", Done::Cancelled => "Declined." }}</p>
-            })}
-            <p class="askuser-footer">{move || footer.get()}{footer_extra.map(|f| format!(" • {f}"))}</p>
-        </div>
+            }
+        })
     }
 }
 

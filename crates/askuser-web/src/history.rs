@@ -3,7 +3,7 @@
 //! reload and a restart. Pages come over the socket (`history` → `askuser:history`).
 
 use crate::bridge::Bridge;
-use crate::events;
+use crate::events::{self, FromBridge};
 use askuser_core::protocol::{BrowserEvent, QuestionRecord};
 use askuser_core::Status;
 use leptos::prelude::*;
@@ -70,22 +70,22 @@ pub fn HistoryPanel(bridge: StoredValue<Option<Bridge>, LocalStorage>, client: S
     };
     load(0);
 
-    let handle = window_event_listener_untyped(events::HISTORY, move |ev| {
-        let Some(BrowserEvent::History { records, offset, more, .. }) = events::detail::<BrowserEvent>(&ev) else { return };
-        _ = page.try_update(|p| {
-            if offset == 0 {
-                p.records = records;
-            } else if offset == p.records.len() {
-                p.records.extend(records);
-            }
-            p.more = more;
-        });
+    let subscription = events::subscribe(move |update| match update {
+        FromBridge::Event(BrowserEvent::History { records, offset, more, .. }) => {
+            _ = page.try_update(|p| {
+                if *offset == 0 {
+                    p.records = records.clone();
+                } else if *offset == p.records.len() {
+                    p.records.extend(records.iter().cloned());
+                }
+                p.more = *more;
+            });
+        }
+        // A question ended, or the connection came back: the first page again.
+        FromBridge::Event(BrowserEvent::Answered { .. } | BrowserEvent::Withdrawn { .. }) | FromBridge::Connection { .. } => load(0),
+        FromBridge::Event(_) => {}
     });
-    on_cleanup(move || handle.remove());
-    for name in [events::ANSWERED, events::WITHDRAWN, events::CONNECTION] {
-        let handle = window_event_listener_untyped(name, move |_| load(0));
-        on_cleanup(move || handle.remove());
-    }
+    on_cleanup(move || drop(subscription));
 
     let list = move || {
         let client = client.get();

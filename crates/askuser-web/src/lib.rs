@@ -11,9 +11,9 @@
 //! # Layout
 //! - [`dialog_view`]: [`DialogView`], one question set as an accessible dialog, and
 //!   [`mount_dialog`] to mount it alone (the embed package).
-//! - [`events`]: bridge messages as `askuser:*` `CustomEvent`s on `window`: the seam
-//!   between transport and UI.
-//! - [`bridge`]: the WebSocket (token, backoff, outbox of answers until acked).
+//! - [`events`]: the seam between transport and UI: typed updates for the page, and
+//!   the same as `askuser:*` `CustomEvent`s for embedding pages.
+//! - [`bridge`]: drives the core's bridge client with a WebSocket, a timer and storage.
 //! - [`inbox`]: pending question sets, grouping by agent session, history; plain data.
 //! - [`app`]: the page: inbox, active dialog, banners, notifications, history.
 //! - [`drafts`], [`notify`], [`text`]: draft storage, attention, code in question text.

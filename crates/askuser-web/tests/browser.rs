@@ -414,19 +414,34 @@ fn get(v: &JsValue, path: &[&str]) -> JsValue {
 }
 
 #[wasm_bindgen_test]
-fn bridge_messages_become_window_events() {
+fn bridge_updates_reach_subscribers_and_embedding_pages() {
+    use askuser_core::client::State;
+    use askuser_web::events::{dom_relay, FromBridge};
     let (asked, _a) = capture("askuser:asked");
     let (answered, _b) = capture("askuser:answered");
     let (conn, _c) = capture("askuser:connection");
+    let heard: Rc<RefCell<Vec<FromBridge>>> = Rc::default();
+    let h = heard.clone();
+    let subscription = events::subscribe(move |u| h.borrow_mut().push(u.clone()));
+
+    // The page's subscribers get the typed message; no DOM event fires for the page.
     let msg = json!({"type": "asked", "question": {"id": "q-9", "request": {"questions": [{"question": "Q?"}]}, "status": "pending", "createdAt": 1}});
     assert_eq!(events::dispatch_message(&msg.to_string()), Ok("askuser:asked"));
+    let [FromBridge::Event(askuser_core::protocol::BrowserEvent::Asked { question })] = &heard.borrow()[..] else {
+        panic!("{:?}", heard.borrow())
+    };
+    assert_eq!(question.id, "q-9");
+    assert!(asked.borrow().is_empty(), "the page fires no DOM events");
+
+    // An embedding page's relay fires each update as a CustomEvent with a plain object.
+    let relay = dom_relay(web_sys::window().unwrap().into());
+    relay(&heard.borrow()[0]);
     assert_eq!(asked.borrow().len(), 1);
     let detail = &asked.borrow()[0];
     assert_eq!(get(detail, &["type"]).as_string().as_deref(), Some("asked"));
     assert_eq!(get(detail, &["question", "id"]).as_string().as_deref(), Some("q-9"));
     assert!(answered.borrow().is_empty());
-
-    events::dispatch_connection("reconnecting", 3);
+    relay(&FromBridge::Connection { state: State::Reconnecting, attempt: 3 });
     assert_eq!(get(&conn.borrow()[0], &["state"]).as_string().as_deref(), Some("reconnecting"));
     assert_eq!(get(&conn.borrow()[0], &["attempt"]).as_f64(), Some(3.0));
 
@@ -441,6 +456,9 @@ fn bridge_messages_become_window_events() {
     ] {
         assert_eq!(events::event_name(kind), Some(name));
     }
+    drop(subscription);
+    events::dispatch_message(&msg.to_string()).unwrap();
+    assert_eq!(heard.borrow().len(), 1, "a dropped subscription hears nothing more");
 }
 
 // ----- the page -----
@@ -591,7 +609,8 @@ async fn offline_answers_are_queued_and_reconnects_are_announced() {
     // localStorage: an answer given offline outlives the tab (and goes out from the next one).
     let storage = web_sys::window().unwrap().local_storage().unwrap().unwrap();
     // Nothing listens on port 9: the socket fails and the client retries.
-    let bridge = askuser_web::bridge::Bridge::start("ws://127.0.0.1:9/v1/ui?token=x".into());
+    let relay = events::dom_relay(web_sys::window().unwrap().into());
+    let bridge = askuser_web::bridge::Bridge::start_on("ws://127.0.0.1:9/v1/ui?token=x".into(), relay);
     assert!(!bridge.answer("q-1", vec![Selection::option("Yes")]), "not sent while offline");
     assert_eq!(bridge.queued(), 1);
     // One outbox per bridge address (never with the token in its key).

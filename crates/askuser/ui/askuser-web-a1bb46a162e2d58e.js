@@ -130,10 +130,6 @@ function __wbg_get_imports() {
             const ret = arg0 === null;
             return ret;
         },
-        __wbg___wbindgen_is_string_fc456fee5d3317de: function(arg0) {
-            const ret = typeof(arg0) === 'string';
-            return ret;
-        },
         __wbg___wbindgen_is_undefined_be5b34249ff1fc15: function(arg0) {
             const ret = arg0 === undefined;
             return ret;
@@ -201,6 +197,9 @@ function __wbg_get_imports() {
         __wbg_clearMarks_c9ebba684ff8cbdf: function(arg0, arg1, arg2) {
             arg0.clearMarks(getStringFromWasm0(arg1, arg2));
         },
+        __wbg_clearTimeout_fd2c5dfcf4c67f84: function(arg0, arg1) {
+            arg0.clearTimeout(arg1);
+        },
         __wbg_clientY_3371139730cd6f74: function(arg0) {
             const ret = arg0.clientY;
             return ret;
@@ -216,15 +215,14 @@ function __wbg_get_imports() {
         __wbg_close_294d3f727cb7a844: function() { return handleError(function (arg0) {
             arg0.close();
         }, arguments); },
+        __wbg_close_5ee9c5fe4e8754a4: function() { return handleError(function (arg0) {
+            arg0.close();
+        }, arguments); },
         __wbg_close_bf94aa7e38b9a94b: function() { return handleError(function (arg0) {
             arg0.close();
         }, arguments); },
         __wbg_composedPath_99300fc960717ac7: function(arg0) {
             const ret = arg0.composedPath();
-            return ret;
-        },
-        __wbg_concat_a93602fe6b72cec9: function(arg0, arg1) {
-            const ret = arg0.concat(arg1);
             return ret;
         },
         __wbg_connect_744eb2f8329488e7: function() { return handleError(function (arg0, arg1) {
@@ -291,14 +289,6 @@ function __wbg_get_imports() {
             const ret = arg0.destination;
             return ret;
         },
-        __wbg_detail_2174ce1962cc649d: function(arg0) {
-            const ret = arg0.detail;
-            return ret;
-        },
-        __wbg_dispatchEvent_a2af00ffae37e129: function() { return handleError(function (arg0, arg1) {
-            const ret = arg0.dispatchEvent(arg1);
-            return ret;
-        }, arguments); },
         __wbg_document_3b5c3071b43e97ee: function(arg0) {
             const ret = arg0.document;
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
@@ -396,16 +386,6 @@ function __wbg_get_imports() {
             const ret = arg0.insertBefore(arg1, arg2);
             return ret;
         }, arguments); },
-        __wbg_instanceof_CustomEvent_c7fd5d1b316fdfb2: function(arg0) {
-            let result;
-            try {
-                result = arg0 instanceof CustomEvent;
-            } catch (_) {
-                result = false;
-            }
-            const ret = result;
-            return ret;
-        },
         __wbg_instanceof_Element_05dbb22ded594343: function(arg0) {
             let result;
             try {
@@ -454,10 +434,6 @@ function __wbg_get_imports() {
                 result = false;
             }
             const ret = result;
-            return ret;
-        },
-        __wbg_isArray_bcf1376d0d732d08: function(arg0) {
-            const ret = Array.isArray(arg0);
             return ret;
         },
         __wbg_isComposing_b1e74068b6ff27e2: function(arg0) {
@@ -547,10 +523,6 @@ function __wbg_get_imports() {
             const ret = new Uint8Array(arg0, arg1 >>> 0, arg2 >>> 0);
             return ret;
         },
-        __wbg_new_with_event_init_dict_afa9822926033490: function() { return handleError(function (arg0, arg1, arg2) {
-            const ret = new CustomEvent(getStringFromWasm0(arg0, arg1), arg2);
-            return ret;
-        }, arguments); },
         __wbg_new_with_options_bdb564c0b1ac6378: function() { return handleError(function (arg0, arg1, arg2) {
             const ret = new Notification(getStringFromWasm0(arg0, arg1), arg2);
             return ret;
@@ -563,10 +535,6 @@ function __wbg_get_imports() {
             const ret = arg0.parentNode;
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
         },
-        __wbg_parse_68bc1fb04ffa2d35: function() { return handleError(function (arg0) {
-            const ret = JSON.parse(arg0);
-            return ret;
-        }, arguments); },
         __wbg_pathname_19fb9627ab2b1180: function() { return handleError(function (arg0, arg1) {
             const ret = arg1.pathname;
             const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
@@ -700,9 +668,6 @@ function __wbg_get_imports() {
         __wbg_set_body_36d695514d0e1984: function(arg0, arg1, arg2) {
             arg0.body = getStringFromWasm0(arg1, arg2);
         },
-        __wbg_set_detail_bf911f4f40441e17: function(arg0, arg1) {
-            arg0.detail = arg1;
-        },
         __wbg_set_feb3714f475485ba: function(arg0, arg1, arg2) {
             arg0.set(getArrayU8FromWasm0(arg1, arg2));
         },
@@ -766,10 +731,6 @@ function __wbg_get_imports() {
         __wbg_stop_aefe8f3db1cbc06a: function() { return handleError(function (arg0, arg1) {
             arg0.stop(arg1);
         }, arguments); },
-        __wbg_stringify_0a0fbf2ef722380a: function() { return handleError(function (arg0) {
-            const ret = JSON.stringify(arg0);
-            return ret;
-        }, arguments); },
         __wbg_tagName_775bb05619a5c52f: function(arg0, arg1) {
             const ret = arg1.tagName;
             const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
@@ -812,27 +773,27 @@ function __wbg_get_imports() {
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
         },
         __wbindgen_generic_0000000000000001: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 141, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 139, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
             const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h40a7b3091017dec5);
             return ret;
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 190, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 183, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
             const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h0edbe95b176f7179);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 57, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 70, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
             const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h7a5d24b4d31147a6);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 190, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 183, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
             const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h0edbe95b176f7179_14);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 61, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 47, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
             const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h1512822e65892936);
             return ret;
         },
