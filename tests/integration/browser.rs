@@ -416,10 +416,23 @@ async fn dark_mode_keeps_the_preview_dark_and_beside_the_options() {
         .await
         .unwrap();
     browser.shot("dark-preview").await;
+    // On a phone the preview goes below the options.
+    browser.set_window_size(360, 740).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let below = browser
+        .execute(
+            "const list = document.querySelector('.askuser-list').getBoundingClientRect();
+             return document.querySelector('pre.askuser-preview').getBoundingClientRect().top >= list.bottom - 1;",
+            vec![],
+        )
+        .await
+        .unwrap();
+    browser.shot("phone-dark-preview").await;
     browser.close().await;
     let dark = |v: &Value| v.as_array().unwrap().iter().all(|c| c.as_u64().unwrap() < 80);
     assert!(dark(&colours["body"]) && dark(&colours["preview"]), "dark page and preview: {colours}");
     assert_eq!(colours["beside"], true, "{colours}");
+    assert_eq!(below, Value::Bool(true), "below the options on a narrow screen");
 }
 
 /// An answer given while the bridge is unreachable survives the tab closing: the next
