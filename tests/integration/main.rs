@@ -10,3 +10,4 @@ mod input;
 mod mcp;
 mod setup;
 mod support;
+mod terminal;

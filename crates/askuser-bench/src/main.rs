@@ -6,7 +6,7 @@
 //! ```sh
 //! scripts/bench            # release build, full run (figures in BENCHMARKS.md)
 //! scripts/bench --smoke    # seconds; keeps the harness working, asserts no timings
-//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,browser,sizes] [--bridges 0,1,2]
+//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,sizes] [--bridges 0,1,2]
 //! BENCH_TRACE=1 askuser-bench …   # every browser prints what it receives (debugging)
 //! ```
 //!
@@ -20,6 +20,7 @@
 //! - [`bridge`]: the bridge under test, in this process or as `askuser serve`; start-up timing.
 //! - [`clients`]: agents, browser tabs, the echo floor.
 //! - [`browser`]: the served page in headless Chromium: message and key to paint.
+//! - [`terminal`]: the terminal dialog: key to frame.
 //! - [`sizes`]: what a browser downloads (the app, the embed package), raw and gzip.
 //! - [`stats`]: percentiles and `/proc` samples.
 
@@ -28,6 +29,7 @@ mod browser;
 mod clients;
 mod sizes;
 mod stats;
+mod terminal;
 
 use anyhow::{bail, Context};
 use askuser::store::Durability;
@@ -58,6 +60,8 @@ struct Counts {
     startups: usize,
     warmup: usize,
     browser: browser::Counts,
+    /// Keys pressed in the terminal dialog.
+    terminal_keys: usize,
     /// Each scenario must finish within this.
     limit: Duration,
 }
@@ -77,6 +81,7 @@ const FULL: Counts = Counts {
     startups: 20,
     warmup: 50,
     browser: browser::Counts { asks: 30, keys: 5, pending: 1_000, agents: 100, loads: 10 },
+    terminal_keys: 2_000,
     limit: Duration::from_secs(300),
 };
 
@@ -95,6 +100,7 @@ const SMOKE: Counts = Counts {
     startups: 2,
     warmup: 2,
     browser: browser::Counts { asks: 2, keys: 2, pending: 20, agents: 4, loads: 2 },
+    terminal_keys: 20,
     limit: Duration::from_secs(60),
 };
 
@@ -131,7 +137,7 @@ fn parse_args() -> anyhow::Result<Args> {
                 );
             }
             "-h" | "--help" => {
-                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,browser,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
+                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?}; see --help"),
@@ -830,6 +836,11 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if args.wants("browser") {
         let b = tokio::time::timeout(c.limit, browser::run(&args.bin, &c.browser)).await.map_err(limit("browser"))??;
         out.push_str(&browser_table(&b));
+        out.push('\n');
+    }
+
+    if args.wants("terminal") {
+        out.push_str(&terminal::table(&terminal::run(50, c.terminal_keys)?));
         out.push('\n');
     }
 

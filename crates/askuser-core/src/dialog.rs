@@ -138,6 +138,16 @@ pub struct Draft {
     pub questions: Vec<QuestionDraft>,
 }
 
+impl Draft {
+    /// The text typed into it (every Other answer and note, joined with " / "), so a
+    /// front end can show it when the question closes elsewhere rather than lose it.
+    pub fn typed(&self) -> Option<String> {
+        let texts: Vec<&str> =
+            self.questions.iter().flat_map(|q| [q.other_text.trim(), q.notes.trim()]).filter(|t| !t.is_empty()).collect();
+        (!texts.is_empty()).then(|| texts.join(" / "))
+    }
+}
+
 /// One question's draft.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]

@@ -15,6 +15,8 @@
 //! - [`dialog`]: the whole dialog (focus, tabs, Other text, confirmations, submit) as a
 //!   pure state machine driven by events.
 //! - [`protocol`]: the messages between agents, the bridge and browsers.
+//! - [`inbox`]: every pending question set a front end knows of, grouped by agent.
+//! - [`text`]: agent text split into prose and code, never parsed as markup.
 //! - [`client`]: a front end's bridge client (outbox, acknowledgements, snapshot
 //!   parts, reconnecting) as a pure state machine.
 
@@ -24,8 +26,10 @@ pub mod dialect;
 pub mod dialog;
 pub mod error;
 pub mod format;
+pub mod inbox;
 pub mod model;
 pub mod protocol;
+pub mod text;
 pub mod validate;
 
 pub use answer::{resolve, Answer, AnswerValue, AskResult, Selection, Status};

@@ -9,9 +9,9 @@ use crate::bridge::{self, Bridge};
 use crate::dialog_view::DialogView;
 use crate::events::{self, FromBridge};
 use crate::history::HistoryPanel;
-use crate::inbox::{agent_name, first_rows, waited, Fate, Inbox, Notice};
 use crate::notify;
 use askuser_core::client::State;
+use askuser_core::inbox::{agent_name, first_rows, waited, Fate, Inbox, Notice};
 use askuser_core::protocol::{BrowserEvent, Refused};
 use askuser_core::Selection;
 use leptos::callback::UnsyncCallback;
@@ -81,7 +81,7 @@ impl Page {
             BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. } => Some(id.clone()),
             _ => None,
         };
-        let typed = closing.as_deref().and_then(typed_in_draft);
+        let typed = closing.as_deref().and_then(crate::drafts::load).and_then(|d| d.typed());
         if let Some(id) = &closing {
             crate::drafts::remove(id);
         }
@@ -123,13 +123,6 @@ impl Page {
             None => "Not sent: this page has no bridge token. Open the link `askuser serve` printed.".into(),
         });
     }
-}
-
-/// The other text and notes typed in this window for question `id`, if any.
-fn typed_in_draft(id: &str) -> Option<String> {
-    let draft = crate::drafts::load(id)?;
-    let texts: Vec<&str> = draft.questions.iter().flat_map(|q| [q.other_text.trim(), q.notes.trim()]).filter(|t| !t.is_empty()).collect();
-    (!texts.is_empty()).then(|| texts.join(" / "))
 }
 
 #[component]
@@ -383,7 +376,7 @@ fn InboxList(page: Page) -> impl IntoView {
 fn InboxItem(page: Page, id: String) -> impl IntoView {
     let inbox = page.inbox;
     let (record, _) = inbox.with_untracked(|i| i.get(&id).map(|x| (x.record.clone(), x.fate)))?;
-    let first = record.request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default();
+    let first = record.request.questions.first().map(|q| askuser_core::text::summary(&q.question)).unwrap_or_default();
     let more = record.request.questions.len().saturating_sub(1);
     let created = record.created_at;
     let state = {

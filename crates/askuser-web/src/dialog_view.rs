@@ -14,8 +14,8 @@
 //! Agent text is only ever rendered as text nodes, an option's `preview` too (in a
 //! monospace box, as Claude Code shows it).
 
-use crate::text::{segments, Segment};
 use askuser_core::dialog::{Dialog, DialogOptions, Done, Draft, Effect as DialogEffect, Event, PromptKind, RowView, View};
+use askuser_core::text::{segments, Segment};
 use askuser_core::{Request, Selection};
 use leptos::callback::UnsyncCallback;
 use leptos::prelude::*;

@@ -93,7 +93,7 @@ pub fn HistoryPanel(bridge: StoredValue<Option<Bridge>, LocalStorage>, client: S
             p.records
                 .iter()
                 .map(|r| {
-                    let agent = crate::inbox::agent_name(r);
+                    let agent = askuser_core::inbox::agent_name(r);
                     let status = status_label(r, client.as_deref());
                     let when = r.answered_at.map(|ms| {
                         js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(ms as f64))

@@ -14,9 +14,12 @@
 //! - [`events`]: the seam between transport and UI: typed updates for the page, and
 //!   the same as `askuser:*` `CustomEvent`s for embedding pages.
 //! - [`bridge`]: drives the core's bridge client with a WebSocket, a timer and storage.
-//! - [`inbox`]: pending question sets, grouping by agent session, history; plain data.
 //! - [`app`]: the page: inbox, active dialog, banners, notifications, history.
-//! - [`drafts`], [`notify`], [`text`]: draft storage, attention, code in question text.
+//! - [`drafts`], [`notify`]: draft storage, attention.
+//! - [`history`]: answered question sets kept in this browser.
+//!
+//! The inbox and the split of agent text into code and prose are the core's
+//! ([`askuser_core::inbox`], [`askuser_core::text`]), shared with the terminal.
 //! - [`perf`]: User Timing marks for the benchmark harness (only with `?perf`).
 //!
 //! Invariant: agent text reaches the DOM only as text nodes; agent HTML (an option's
@@ -28,10 +31,8 @@ pub mod dialog_view;
 pub mod drafts;
 pub mod events;
 pub mod history;
-pub mod inbox;
 pub mod notify;
 pub mod perf;
-pub mod text;
 
 pub use app::App;
 pub use dialog_view::{mount_dialog, DialogHandle, DialogView};

@@ -53,6 +53,10 @@ pub struct AskArgs {
     /// Store the question, print its id, and exit; get the answer later with `askuser result ID`.
     #[arg(long)]
     pub no_wait: bool,
+    /// On a terminal, also show the question here (inline, on stderr) while it waits in
+    /// the inbox; the first answer, here or there, wins.
+    #[arg(long, conflicts_with = "no_wait")]
+    pub here: bool,
     #[arg(long, short, default_value = "canonical")]
     pub format: Format,
 }
@@ -144,12 +148,15 @@ pub fn ask(args: AskArgs) -> ExitCode {
             return ExitCode::from(EXIT_INVALID);
         }
     };
-    if let Err(invalid) = normalize(&request, &Limits::default()) {
-        for e in &invalid.errors {
-            err!("{e}");
+    let normalized = match normalize(&request, &Limits::default()) {
+        Ok(n) => n,
+        Err(invalid) => {
+            for e in &invalid.errors {
+                err!("{e}");
+            }
+            return ExitCode::from(EXIT_INVALID);
         }
-        return ExitCode::from(EXIT_INVALID);
-    }
+    };
     let dir = match config::data_dir(args.bridge.data_dir.as_deref()) {
         Ok(d) => d,
         Err(e) => return fail(format!("{e:#}")),
@@ -178,7 +185,27 @@ pub fn ask(args: AskArgs) -> ExitCode {
         if !healthy(&endpoint).await {
             return fail(format!("cannot reach the bridge at {}; is `askuser serve` running?", endpoint.url));
         }
-        match asker.ask(&request, true, |p| err!("askuser: {p}; retrying")).await {
+        let asking = asker.ask(&request, true, |p| err!("askuser: {p}; retrying"));
+        let outcome = if args.here && on_a_terminal() {
+            let id = request["id"].as_str().unwrap_or_default().to_owned();
+            let here = crate::tui::inline::dialog(id, normalized.request, endpoint);
+            tokio::pin!(asking);
+            tokio::select! {
+                outcome = &mut asking => {
+                    err!("askuser: answered in the inbox");
+                    outcome
+                }
+                shown = here => {
+                    if let Err(e) = shown {
+                        err!("askuser: the dialog here failed ({e:#}); the question still waits in the inbox");
+                    }
+                    asking.await
+                }
+            }
+        } else {
+            asking.await
+        };
+        match outcome {
             Ok(result) => {
                 print_result(&result, args.format);
                 exit_code(result.status)
@@ -186,6 +213,12 @@ pub fn ask(args: AskArgs) -> ExitCode {
             Err(e) => ask_failed(e),
         }
     })
+}
+
+/// Whether a dialog can be shown here: keys come from stdin, the dialog goes to stderr.
+fn on_a_terminal() -> bool {
+    use std::io::IsTerminal;
+    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
 }
 
 fn ask_failed(e: AskError) -> ExitCode {

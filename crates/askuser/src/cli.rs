@@ -107,6 +107,8 @@ pub enum Command {
     Setup(crate::setup::SetupArgs),
     /// Check the data directory, the token, the bridge, the web UI and each host's configuration.
     Doctor(crate::doctor::DoctorArgs),
+    /// The inbox and the dialog in this terminal (for SSH, or no browser at hand).
+    Tui(crate::tui::TuiArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -251,6 +253,7 @@ pub fn run(cli: Cli) -> ExitCode {
         }),
         Command::Setup(args) => crate::setup::run(&args),
         Command::Doctor(args) => crate::doctor::run(&args),
+        Command::Tui(args) => crate::tui::run(&args),
     }
 }
 

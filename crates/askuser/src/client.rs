@@ -33,6 +33,8 @@ impl BridgeArgs {
 pub struct Client {
     http: reqwest::Client,
     pub endpoint: Endpoint,
+    /// Who answers through this client, as the bridge records it (`answeredBy`).
+    name: &'static str,
 }
 
 /// A refusal from the bridge, with its HTTP status.
@@ -45,14 +47,19 @@ pub struct Refused {
 
 impl Client {
     pub fn new(endpoint: Endpoint) -> Client {
-        Client { http: reqwest::Client::new(), endpoint }
+        Client { http: reqwest::Client::new(), endpoint, name: "cli" }
+    }
+
+    /// The same client, answering as `name` (the terminal dialog: "terminal").
+    pub fn named(self, name: &'static str) -> Client {
+        Client { name, ..self }
     }
 
     fn request(&self, method: Method, path: &str) -> RequestBuilder {
         self.http
             .request(method, format!("{}{path}", self.endpoint.url))
             .bearer_auth(&self.endpoint.token)
-            .header("x-askuser-client", "cli")
+            .header("x-askuser-client", self.name)
     }
 
     async fn json<T: DeserializeOwned>(&self, req: RequestBuilder) -> anyhow::Result<T> {
@@ -74,6 +81,12 @@ impl Client {
 
     pub async fn cancel(&self, id: &str) -> anyhow::Result<AskResult> {
         self.json(self.request(Method::POST, &format!("/v1/questions/{}/cancel", encode(id)))).await
+    }
+
+    /// A person declines question `id`; with `chat`, to talk it over instead.
+    pub async fn decline(&self, id: &str, chat: bool) -> anyhow::Result<AskResult> {
+        let body = serde_json::json!({"chat": chat});
+        self.json(self.request(Method::POST, &format!("/v1/questions/{}/cancel", encode(id))).json(&body)).await
     }
 
     pub async fn health(&self) -> anyhow::Result<serde_json::Value> {

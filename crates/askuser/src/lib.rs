@@ -24,6 +24,7 @@
 //! - [`late`]: the command run for answers that arrive after their agent left.
 //! - [`input`]: reads a request or result from a file or stdin.
 //! - [`term`]: prints agent text on a terminal without its control characters.
+//! - [`tui`]: `askuser tui` and `askuser ask --here`, the dialog in a terminal.
 //!
 //! Everything about questions themselves (dialects, validation, formats, protocol)
 //! lives in `askuser-core`; this crate only stores, transports and prints.
@@ -46,6 +47,7 @@ pub mod serve;
 pub mod setup;
 pub mod store;
 pub mod term;
+pub mod tui;
 pub mod ws;
 
 /// Every lock in askuser is taken this way. A lock is poisoned when a thread panicked

@@ -43,6 +43,11 @@ macro_rules! err {
 
 pub(crate) use {err, out};
 
+/// Text on one line: its lines joined with spaces.
+pub fn one_line(text: &str) -> String {
+    text.lines().collect::<Vec<_>>().join(" ")
+}
+
 /// Says what went wrong on stderr (as `askuser: …`) and fails.
 pub fn fail(message: impl std::fmt::Display) -> std::process::ExitCode {
     err!("askuser: {message}");

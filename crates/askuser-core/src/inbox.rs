@@ -2,8 +2,8 @@
 //! and agent presence. Plain data updated by
 //! [`Inbox::apply`] from [`BrowserEvent`]s; no DOM, no clock (the time is passed in).
 
-use askuser_core::protocol::{AgentPresence, BrowserEvent, QuestionRecord, Refused};
-use askuser_core::Status;
+use crate::protocol::{AgentPresence, BrowserEvent, QuestionRecord, Refused};
+use crate::Status;
 use std::collections::{BTreeMap, BTreeSet};
 
 /// Where a question set stands, as far as this window knows.

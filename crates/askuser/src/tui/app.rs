@@ -1,0 +1,446 @@
+//! The terminal dialog's state: the core's inbox and one core [`Dialog`] per question
+//! set (so what was chosen or typed survives reconnects and switching), the line
+//! editor for typed answers and notes, and what to tell the person. Keys and bridge
+//! updates go in; what to send to the bridge comes out. No terminal, no socket here.
+
+use super::editor::{Edit, Editor};
+use askuser_core::client::State;
+use askuser_core::dialog::{Dialog, DialogOptions, Effect, Event};
+use askuser_core::inbox::{agent_name, Inbox, Notice};
+use askuser_core::protocol::{BrowserEvent, Refused};
+use askuser_core::Selection;
+use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
+use std::collections::HashMap;
+
+/// What the terminal dialog asks of its driver.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Action {
+    Answer {
+        id: String,
+        answers: Vec<Selection>,
+    },
+    Decline {
+        id: String,
+        chat: bool,
+    },
+    /// Ring the terminal's bell (a new question).
+    Bell,
+    Quit,
+}
+
+/// Where the keys go besides the dialog.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Mode {
+    /// The dialog (and, while it edits, the typed answer).
+    Dialog,
+    /// A note for the agent about the current question, being written.
+    Note(Editor),
+}
+
+pub struct App {
+    pub inbox: Inbox,
+    pub connection: (State, u32),
+    dialogs: HashMap<String, Dialog>,
+    /// The typed answer of the active dialog, with its cursor.
+    pub editor: Editor,
+    pub mode: Mode,
+    /// The last thing said ("Sent.", "The bridge refused: …").
+    pub status: Option<String>,
+    pub bell: bool,
+    /// Rows the option list may show (from the terminal's height).
+    viewport: usize,
+}
+
+impl App {
+    pub fn new(bell: bool) -> App {
+        App {
+            inbox: Inbox::default(),
+            connection: (State::Connecting, 0),
+            dialogs: HashMap::new(),
+            editor: Editor::default(),
+            mode: Mode::Dialog,
+            status: None,
+            bell,
+            viewport: 7,
+        }
+    }
+
+    /// The active question set's dialog, made on first use.
+    pub fn dialog(&mut self) -> Option<(String, &mut Dialog)> {
+        let id = self.inbox.active.clone()?;
+        let record = &self.inbox.get(&id)?.record;
+        let viewport = self.viewport;
+        if !self.dialogs.contains_key(&id) {
+            let mut dialog = Dialog::new(&record.request, DialogOptions { viewport, ..DialogOptions::default() });
+            dialog.apply(Event::Resize { viewport });
+            self.dialogs.insert(id.clone(), dialog);
+        }
+        let dialog = self.dialogs.get_mut(&id)?;
+        Some((id, dialog))
+    }
+
+    /// The terminal's size changed: the option list shows `rows` rows.
+    pub fn resize(&mut self, rows: usize) {
+        let rows = rows.max(1);
+        if rows != self.viewport {
+            self.viewport = rows;
+            for d in self.dialogs.values_mut() {
+                d.apply(Event::Resize { viewport: rows });
+            }
+        }
+    }
+
+    /// An update from the bridge client.
+    pub fn on_event(&mut self, event: BrowserEvent) -> Vec<Action> {
+        if let BrowserEvent::Error(Refused { error, .. }) = &event {
+            self.status = Some(format!("The bridge refused: {}", error.message));
+        }
+        let before = self.inbox.active.clone();
+        // What was typed here for a question that closes elsewhere is shown, not lost.
+        let closing = match &event {
+            BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. } => Some(id.clone()),
+            _ => None,
+        };
+        let typed = closing.as_ref().and_then(|id| self.dialogs.get(id)).and_then(|d| d.draft().typed());
+        let notices = self.inbox.apply(event);
+        if let Some(closed) = self.inbox.closed.as_mut().filter(|c| Some(&c.id) == closing.as_ref()) {
+            closed.typed = typed;
+        }
+        // Forget the dialogs of question sets that are gone.
+        let inbox = &self.inbox;
+        self.dialogs.retain(|id, _| inbox.get(id).is_some());
+        if self.inbox.active != before {
+            self.sync_editor();
+        }
+        let new = notices.iter().any(|n| matches!(n, Notice::NewQuestion { .. }));
+        if new && self.bell {
+            vec![Action::Bell]
+        } else {
+            vec![]
+        }
+    }
+
+    /// Brings the editor to the active dialog's typed text.
+    fn sync_editor(&mut self) {
+        let text = self.dialog().map(|(_, d)| d.state().other_text).unwrap_or_default();
+        self.editor = Editor::new(&text);
+        self.mode = Mode::Dialog;
+    }
+
+    fn editing(&mut self) -> bool {
+        self.dialog().is_some_and(|(_, d)| d.is_editing())
+    }
+
+    /// Text pasted into the terminal.
+    pub fn on_paste(&mut self, text: &str) -> Vec<Action> {
+        if let Mode::Note(editor) = &mut self.mode {
+            editor.insert(text);
+        } else if self.editing() {
+            self.editor.insert(text);
+            self.push_text();
+        }
+        vec![]
+    }
+
+    pub fn on_key(&mut self, key: KeyEvent) -> Vec<Action> {
+        if key.kind == KeyEventKind::Release {
+            return vec![];
+        }
+        let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+        let alt = key.modifiers.contains(KeyModifiers::ALT);
+        if ctrl && matches!(key.code, KeyCode::Char('c') | KeyCode::Char('q')) {
+            return vec![Action::Quit];
+        }
+        // A notice about a question that closed elsewhere goes with the next key.
+        self.inbox.closed = None;
+        if let Mode::Note(editor) = &mut self.mode {
+            return match key.code {
+                KeyCode::Enter if !alt => {
+                    let text = editor.text();
+                    self.mode = Mode::Dialog;
+                    self.apply(Event::Notes { text })
+                }
+                KeyCode::Esc => {
+                    self.mode = Mode::Dialog;
+                    vec![]
+                }
+                _ => {
+                    edit(editor, key);
+                    vec![]
+                }
+            };
+        }
+        // Other question sets: [ and ] (not while typing), Alt+↑/↓ always.
+        let step = match key.code {
+            KeyCode::Up | KeyCode::Down if alt => Some(key.code == KeyCode::Down),
+            KeyCode::Char(c @ ('[' | ']')) if !self.editing() => Some(c == ']'),
+            _ => None,
+        };
+        if let Some(forward) = step {
+            self.inbox.step(forward);
+            self.sync_editor();
+            return vec![];
+        }
+        if self.dialog().is_none() {
+            return vec![];
+        }
+        // Tab and Shift+Tab switch questions, as in Claude Code's terminal dialog.
+        match key.code {
+            KeyCode::Tab => return self.apply(Event::NextTab),
+            KeyCode::BackTab => return self.apply(Event::PrevTab),
+            _ => {}
+        }
+        if self.editing() {
+            return self.on_editing_key(key, alt);
+        }
+        match key.code {
+            KeyCode::Char('n') if !ctrl && !self.prompting() => {
+                let notes = self.dialog().map(|(_, d)| d.state().notes).unwrap_or_default();
+                self.mode = Mode::Note(Editor::new(&notes));
+                vec![]
+            }
+            KeyCode::Char('c') if !ctrl && !self.prompting() => self.apply(Event::Chat),
+            _ => match key_name(key) {
+                Some(name) => self.key(&name),
+                None => vec![],
+            },
+        }
+    }
+
+    fn prompting(&mut self) -> bool {
+        self.dialog().is_some_and(|(_, d)| d.state().prompt.is_some())
+    }
+
+    fn on_editing_key(&mut self, key: KeyEvent, alt: bool) -> Vec<Action> {
+        let newline = matches!(key.code, KeyCode::Enter) && (alt || key.modifiers.contains(KeyModifiers::SHIFT))
+            || (key.code == KeyCode::Char('j') && key.modifiers.contains(KeyModifiers::CONTROL));
+        if newline {
+            self.editor.insert("\n");
+            self.push_text();
+            return vec![];
+        }
+        match key.code {
+            KeyCode::Enter => self.key("Enter"),
+            KeyCode::Esc => {
+                let actions = self.key("Escape");
+                self.sync_editor();
+                actions
+            }
+            _ => {
+                if edit(&mut self.editor, key) == Edit::Changed {
+                    self.push_text();
+                }
+                vec![]
+            }
+        }
+    }
+
+    /// Hands the editor's text to the dialog.
+    fn push_text(&mut self) {
+        let text = self.editor.text();
+        self.apply(Event::SetText { text });
+    }
+
+    fn key(&mut self, name: &str) -> Vec<Action> {
+        let Some((id, dialog)) = self.dialog() else { return vec![] };
+        let was_editing = dialog.is_editing();
+        let effects = dialog.key(name).effects;
+        let now_editing = dialog.is_editing();
+        if now_editing && !was_editing {
+            self.sync_editor();
+        }
+        self.finish(id, effects)
+    }
+
+    fn apply(&mut self, event: Event) -> Vec<Action> {
+        let Some((id, dialog)) = self.dialog() else { return vec![] };
+        let switching = matches!(event, Event::NextTab | Event::PrevTab | Event::GoTab { .. });
+        let effects = dialog.apply(event);
+        if switching {
+            self.editor = Editor::new(&self.dialog().map(|(_, d)| d.state().other_text).unwrap_or_default());
+        }
+        self.finish(id, effects)
+    }
+
+    /// Turns the dialog's effects into actions; a finished dialog leaves the inbox.
+    fn finish(&mut self, id: String, effects: Vec<Effect>) -> Vec<Action> {
+        let mut actions = Vec::new();
+        for effect in effects {
+            actions.push(match effect {
+                Effect::Submitted { answers } => Action::Answer { id: id.clone(), answers },
+                Effect::Cancelled { chat } => Action::Decline { id: id.clone(), chat },
+            });
+        }
+        if !actions.is_empty() {
+            self.inbox.mark_sent(&id);
+            self.dialogs.remove(&id);
+            self.sync_editor();
+        }
+        actions
+    }
+
+    /// Who asks the active question set.
+    pub fn asker(&self) -> Option<String> {
+        let id = self.inbox.active.as_ref()?;
+        Some(agent_name(&self.inbox.get(id)?.record))
+    }
+}
+
+/// The DOM key name the core's [`Dialog::key`] expects, for a key outside text editing.
+pub fn key_name(key: KeyEvent) -> Option<String> {
+    if key.modifiers.intersects(KeyModifiers::CONTROL | KeyModifiers::ALT) {
+        return None;
+    }
+    Some(match key.code {
+        KeyCode::Enter => "Enter".into(),
+        KeyCode::Esc => "Escape".into(),
+        KeyCode::Up => "ArrowUp".into(),
+        KeyCode::Down => "ArrowDown".into(),
+        KeyCode::Left => "ArrowLeft".into(),
+        KeyCode::Right => "ArrowRight".into(),
+        KeyCode::Home => "Home".into(),
+        KeyCode::End => "End".into(),
+        KeyCode::Char(c) => c.to_string(),
+        _ => return None,
+    })
+}
+
+/// A key in a text field: typing, moving and deleting.
+pub fn edit(editor: &mut Editor, key: KeyEvent) -> Edit {
+    let ctrl = key.modifiers.contains(KeyModifiers::CONTROL);
+    let alt = key.modifiers.contains(KeyModifiers::ALT);
+    match key.code {
+        KeyCode::Char('w') if ctrl => editor.delete_word_back(),
+        KeyCode::Char('u') if ctrl => editor.delete_to_start(),
+        KeyCode::Char('k') if ctrl => editor.delete_to_end(),
+        KeyCode::Char('a') if ctrl => editor.home(),
+        KeyCode::Char('e') if ctrl => editor.end(),
+        KeyCode::Char('b') if alt => editor.word_left(),
+        KeyCode::Char('f') if alt => editor.word_right(),
+        KeyCode::Char(_) if ctrl || alt => Edit::Ignored,
+        KeyCode::Char(c) => editor.insert(c.encode_utf8(&mut [0; 4])),
+        KeyCode::Backspace if ctrl || alt => editor.delete_word_back(),
+        KeyCode::Backspace => editor.backspace(),
+        KeyCode::Delete => editor.delete(),
+        KeyCode::Left if ctrl || alt => editor.word_left(),
+        KeyCode::Right if ctrl || alt => editor.word_right(),
+        KeyCode::Left => editor.left(),
+        KeyCode::Right => editor.right(),
+        KeyCode::Home => editor.home(),
+        KeyCode::End => editor.end(),
+        _ => Edit::Ignored,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn key(code: KeyCode) -> KeyEvent {
+        KeyEvent::new(code, KeyModifiers::NONE)
+    }
+
+    fn ch(c: char) -> KeyEvent {
+        key(KeyCode::Char(c))
+    }
+
+    fn snapshot(questions: serde_json::Value) -> BrowserEvent {
+        serde_json::from_value(json!({"type": "snapshot", "client": "c-1", "agents": [], "questions": questions})).unwrap()
+    }
+
+    fn record(id: &str, request: serde_json::Value) -> serde_json::Value {
+        json!({"id": id, "status": "pending", "createdAt": 1, "request": request})
+    }
+
+    fn app_with(questions: serde_json::Value) -> App {
+        let mut app = App::new(true);
+        app.on_event(snapshot(questions));
+        app
+    }
+
+    #[test]
+    fn pick_by_arrows_and_enter_answers_the_active_question() {
+        let db = json!({"questions": [{"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}]});
+        let mut app = app_with(json!([record("q1", db)]));
+        assert!(app.on_key(key(KeyCode::Down)).is_empty());
+        let actions = app.on_key(key(KeyCode::Enter));
+        assert_eq!(actions, [Action::Answer { id: "q1".into(), answers: vec![Selection::option("SQLite")] }]);
+        assert_eq!(app.inbox.pending_count(), 0, "sent: it leaves the inbox's count");
+    }
+
+    #[test]
+    fn other_text_is_edited_with_a_cursor_and_sent() {
+        let name = json!({"questions": [{"question": "Name?"}]});
+        let mut app = app_with(json!([record("q1", name)]));
+        for c in "order procesor".chars() {
+            app.on_key(ch(c));
+        }
+        for _ in 0..3 {
+            app.on_key(key(KeyCode::Left));
+        }
+        app.on_key(ch('s'));
+        app.on_key(KeyEvent::new(KeyCode::Char('w'), KeyModifiers::CONTROL));
+        assert_eq!(app.editor.text(), "order sor", "Ctrl+W deleted the word before the cursor");
+        app.on_paste("proces");
+        assert_eq!(app.editor.text(), "order processor");
+        let actions = app.on_key(key(KeyCode::Enter));
+        assert_eq!(actions, [Action::Answer { id: "q1".into(), answers: vec![Selection::custom("order processor")] }]);
+    }
+
+    #[test]
+    fn tab_switches_questions_and_notes_and_chat_have_keys() {
+        let two = json!({"questions": [
+            {"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]},
+            {"question": "Which features?", "multiSelect": true, "options": [{"label": "Auth"}, {"label": "Search"}]}
+        ]});
+        let mut app = app_with(json!([record("q1", two.clone()), record("q2", two)]));
+        app.on_key(ch('n'));
+        assert!(matches!(app.mode, Mode::Note(_)));
+        for c in "for now".chars() {
+            app.on_key(ch(c));
+        }
+        app.on_key(key(KeyCode::Enter));
+        app.on_key(ch('2')); // picks SQLite and moves on to Features
+        app.on_key(key(KeyCode::BackTab));
+        assert_eq!(app.dialog().unwrap().1.state().active_tab, 0, "Shift+Tab: back to Database");
+        app.on_key(key(KeyCode::Tab));
+        app.on_key(ch(' '));
+        app.on_key(key(KeyCode::Enter)); // to Submit
+        let actions = app.on_key(key(KeyCode::Enter));
+        let [Action::Answer { id, answers }] = &actions[..] else { panic!("{actions:?}") };
+        assert_eq!(id, "q1");
+        assert_eq!(answers[0].notes.as_deref(), Some("for now"));
+        assert_eq!(answers[1].selected, ["Auth"]);
+        // The next question set comes up; 'c' is "Chat about this".
+        assert_eq!(app.inbox.active.as_deref(), Some("q2"));
+        assert_eq!(app.on_key(ch('c')), [Action::Decline { id: "q2".into(), chat: true }]);
+    }
+
+    #[test]
+    fn a_new_question_rings_the_bell_unless_turned_off() {
+        let ask = |id: &str| -> BrowserEvent {
+            serde_json::from_value(json!({"type": "asked", "question": record(id, json!({"questions": [{"question": "Go?"}]}))})).unwrap()
+        };
+        let mut app = app_with(json!([]));
+        assert_eq!(app.on_event(ask("q1")), [Action::Bell]);
+        let mut quiet = App::new(false);
+        quiet.on_event(snapshot(json!([])));
+        assert!(quiet.on_event(ask("q1")).is_empty());
+    }
+
+    #[test]
+    fn a_dialog_keeps_its_state_while_another_is_shown_and_across_a_new_snapshot() {
+        let q = |t: &str| json!({"questions": [{"question": t, "options": [{"label": "A"}, {"label": "B"}, {"label": "C"}]}]});
+        let questions = json!([record("q1", q("One?")), record("q2", q("Two?"))]);
+        let mut app = app_with(questions.clone());
+        app.on_key(key(KeyCode::Down));
+        app.on_key(key(KeyCode::Down));
+        app.on_key(ch(']'));
+        assert_eq!(app.inbox.active.as_deref(), Some("q2"));
+        app.on_key(ch('['));
+        app.on_event(snapshot(questions)); // a reconnect
+        let focus = app.dialog().unwrap().1.state().rows.iter().position(|r| r.focused);
+        assert_eq!(focus, Some(2), "the cursor is where the person left it");
+    }
+}

@@ -1,0 +1,149 @@
+//! `askuser ask --here`: the terminal dialog inline, below the prompt, for the one
+//! question this command asks, while the same question waits in the bridge's inbox (as
+//! pi's ask_user does in its TUI mode). Whichever answers first wins: an answer here is
+//! sent to the bridge like any other, and an answer given elsewhere closes this one.
+//! It draws on stderr, so the result on stdout stays clean for a script.
+
+use super::app::{Action, App};
+use super::view::{self, Look};
+use crate::client::Client;
+use crate::config::Endpoint;
+use askuser_core::client::State;
+use askuser_core::protocol::{AnswerBody, AnswerItem, AnswerSet, BrowserEvent, QuestionRecord};
+use askuser_core::{Request, Status};
+use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::event::{self, Event as TermEvent};
+use ratatui::crossterm::{execute, terminal};
+use ratatui::{Terminal, TerminalOptions, Viewport};
+use std::io::{IsTerminal, Write};
+use std::os::fd::{AsFd, OwnedFd};
+use std::time::Duration;
+use tokio::sync::mpsc;
+
+/// Lines the inline dialog takes below the prompt.
+const HEIGHT: u16 = 18;
+
+/// Puts the terminal back: the dialog's lines cleared, then (as its fields drop) raw
+/// mode off and standard output where it was.
+struct Restore {
+    terminal: Terminal<CrosstermBackend<std::io::Stderr>>,
+    _raw: RawMode,
+    _stdout: SavedStdout,
+}
+
+impl Drop for Restore {
+    fn drop(&mut self) {
+        let _ = self.terminal.clear();
+        let _ = execute!(std::io::stderr(), event::DisableBracketedPaste);
+    }
+}
+
+struct RawMode;
+
+impl RawMode {
+    fn on() -> std::io::Result<RawMode> {
+        terminal::enable_raw_mode().map(|()| RawMode)
+    }
+}
+
+impl Drop for RawMode {
+    fn drop(&mut self) {
+        let _ = terminal::disable_raw_mode();
+    }
+}
+
+/// crossterm asks the terminal where the cursor is by writing to standard output, which
+/// a script has usually redirected (`answer=$(askuser ask --here …)`). While the dialog
+/// shows, standard output is the terminal too, and the original comes back on drop.
+/// Nothing else is printed to standard output meanwhile.
+struct SavedStdout(Option<OwnedFd>);
+
+impl SavedStdout {
+    fn to_terminal() -> std::io::Result<SavedStdout> {
+        if std::io::stdout().is_terminal() {
+            return Ok(SavedStdout(None));
+        }
+        std::io::stdout().flush()?;
+        let saved = rustix::io::dup(std::io::stdout().as_fd())?;
+        rustix::stdio::dup2_stdout(std::io::stderr().as_fd())?;
+        Ok(SavedStdout(Some(saved)))
+    }
+}
+
+impl Drop for SavedStdout {
+    fn drop(&mut self) {
+        if let Some(saved) = self.0.take() {
+            let _ = rustix::stdio::dup2_stdout(saved);
+        }
+    }
+}
+
+/// Shows the dialog for question `id` until the person answers or declines here (the
+/// answer then goes to the bridge: `true`) or leaves it with Ctrl+C (`false`: the
+/// question still waits in the inbox). Dropping the future (the question was answered
+/// elsewhere) puts the terminal back.
+pub async fn dialog(id: String, request: Request, endpoint: Endpoint) -> anyhow::Result<bool> {
+    let mut app = App::new(false);
+    app.connection = (State::Open, 0);
+    let record = QuestionRecord {
+        id: id.clone(),
+        request,
+        status: Status::Pending,
+        created_at: super::now_ms(),
+        answered_at: None,
+        result: None,
+        answered_by: None,
+    };
+    app.on_event(BrowserEvent::Snapshot { client: "here".into(), questions: vec![record], agents: vec![], more: false });
+
+    let stdout = SavedStdout::to_terminal()?;
+    let raw = RawMode::on()?;
+    let backend = CrosstermBackend::new(std::io::stderr());
+    let height = terminal::size().map_or(HEIGHT, |(_, h)| h.saturating_sub(1).min(HEIGHT));
+    let terminal = Terminal::with_options(backend, TerminalOptions { viewport: Viewport::Inline(height) })?;
+    let mut restore = Restore { terminal, _raw: raw, _stdout: stdout };
+    let _ = execute!(std::io::stderr(), event::EnableBracketedPaste);
+    let (tx, mut rx) = mpsc::unbounded_channel();
+    std::thread::spawn(move || {
+        // Polls, so the thread ends soon after the dialog does.
+        while !tx.is_closed() {
+            if event::poll(Duration::from_millis(100)).unwrap_or(false) {
+                match event::read() {
+                    Ok(ev) => {
+                        if tx.send(ev).is_err() {
+                            break;
+                        }
+                    }
+                    Err(_) => break,
+                }
+            }
+        }
+    });
+    let client = Client::new(endpoint).named("terminal");
+    loop {
+        let look = Look { color: super::color(), now: super::now_ms() };
+        restore.terminal.draw(|f| view::draw(f, &mut app, look))?;
+        let Some(ev) = rx.recv().await else { return Ok(false) };
+        let actions = match ev {
+            TermEvent::Key(key) => app.on_key(key),
+            TermEvent::Paste(text) => app.on_paste(&text),
+            _ => vec![],
+        };
+        for action in actions {
+            match action {
+                Action::Answer { id, answers } => {
+                    let items = answers.into_iter().map(AnswerItem::Selection).collect();
+                    client.answer(&id, &AnswerBody { answers: AnswerSet::InOrder(items) }).await?;
+                    return Ok(true);
+                }
+                Action::Decline { id, chat } => {
+                    client.decline(&id, chat).await?;
+                    return Ok(true);
+                }
+                // Ctrl+C: stop answering here; the question still waits in the inbox.
+                Action::Quit => return Ok(false),
+                Action::Bell => {}
+            }
+        }
+    }
+}
