@@ -268,12 +268,14 @@ impl Client {
     }
 
     fn save(&self) -> Effect {
-        Effect::SaveOutbox((!self.outbox.is_empty()).then(|| serde_json::to_string(&self.outbox).expect("the outbox serializes")))
+        Effect::SaveOutbox((!self.outbox.is_empty()).then(|| serde_json::to_string(&self.outbox).unwrap_or_default()))
     }
 }
 
+/// A message as a frame. These types always serialize (string keys only), so there is
+/// no error to handle (and no error formatting to ship in the page).
 fn to_text(message: &BrowserMessage) -> String {
-    serde_json::to_string(message).expect("messages serialize")
+    serde_json::to_string(message).unwrap_or_default()
 }
 
 /// Whether `event` ends the wait for `out`: its ack, its refusal, or its question
