@@ -100,12 +100,14 @@ impl Inbox {
         self.items.values().filter(|i| i.fate == Fate::Pending).count()
     }
 
-    pub fn apply(&mut self, event: BrowserEvent) -> Vec<Notice> {
+    /// Takes in one event. By reference: a front end hands the same event to every
+    /// part of it, and only what is kept here is copied.
+    pub fn apply(&mut self, event: &BrowserEvent) -> Vec<Notice> {
         let mut notices = Vec::new();
         match event {
             BrowserEvent::Snapshot { client, questions, agents, .. } => {
-                self.client = Some(client);
-                self.agents = agents.into_iter().map(|a| (a.session_id.clone(), a)).collect();
+                self.client = Some(client.clone());
+                self.agents = agents.iter().map(|a| (a.session_id.clone(), a.clone())).collect();
                 let known: BTreeSet<&str> = questions.iter().map(|q| q.id.as_str()).collect();
                 // Drop the vanished ones; if the active one vanished, say so.
                 let vanished: Vec<String> = self.items.keys().filter(|id| !known.contains(id.as_str())).cloned().collect();
@@ -122,23 +124,23 @@ impl Inbox {
                     let fate = if self.sent.contains(&q.id) { Fate::Sent } else { Fate::Pending };
                     match self.get_mut(&q.id) {
                         Some(item) => {
-                            item.record = q;
+                            item.record = q.clone();
                             item.fate = fate;
                         }
-                        None => self.insert(q, fate),
+                        None => self.insert(q.clone(), fate),
                     }
                 }
             }
             BrowserEvent::Asked { question } => {
                 if question.status == Status::Pending && self.get(&question.id).is_none() {
                     notices.push(Notice::NewQuestion {
-                        agent: agent_name(&question),
+                        agent: agent_name(question),
                         text: question.request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default(),
                     });
-                    self.insert(question, Fate::Pending);
+                    self.insert(question.clone(), Fate::Pending);
                 }
             }
-            BrowserEvent::Answered { ref id, ref by, ref result } => {
+            BrowserEvent::Answered { id, by, result } => {
                 let by_me = self.sent.remove(id) || (by.is_some() && *by == self.client);
                 let what = (!by_me).then(|| {
                     let place = match by.as_deref() {
@@ -154,9 +156,9 @@ impl Inbox {
                 });
                 self.close(id, what);
             }
-            BrowserEvent::Withdrawn { ref id, status } => {
+            BrowserEvent::Withdrawn { id, status } => {
                 self.sent.remove(id);
-                let what = if status == Status::TimedOut {
+                let what = if *status == Status::TimedOut {
                     format!("{} timed out.", self.title(id))
                 } else {
                     format!("The agent withdrew {}.", self.title(id))
@@ -164,9 +166,9 @@ impl Inbox {
                 self.close(id, Some(what));
             }
             BrowserEvent::Agent { agent } => {
-                self.agents.insert(agent.session_id.clone(), agent);
+                self.agents.insert(agent.session_id.clone(), agent.clone());
             }
-            BrowserEvent::Error(Refused { id: Some(ref id), .. }) => {
+            BrowserEvent::Error(Refused { id: Some(id), .. }) => {
                 // The bridge refused our answer: offer the question again if it is still open.
                 if self.sent.remove(id) {
                     if let Some(item) = self.get_mut(id) {
@@ -398,7 +400,7 @@ mod tests {
 
     fn snapshot() -> Inbox {
         let mut inbox = Inbox::default();
-        inbox.apply(ev(json!({"type": "snapshot", "client": "me", "agents": [
+        inbox.apply(&ev(json!({"type": "snapshot", "client": "me", "agents": [
             {"sessionId": "child", "name": "helper", "parentSessionId": "root", "connected": true}
         ], "questions": [record("a", "other", "lone", 5), record("b", "helper", "child", 1), record("c", "main", "root", 3)]})));
         inbox
@@ -409,10 +411,10 @@ mod tests {
         let mut inbox = snapshot();
         let of = |inbox: &Inbox, id: &str| inbox.agent_waiting(&inbox.get(id).unwrap().record);
         assert_eq!((of(&inbox, "b"), of(&inbox, "a")), (Some(true), None));
-        inbox.apply(ev(json!({"type": "agent", "agent": {"sessionId": "child", "name": "helper", "connected": false}})));
+        inbox.apply(&ev(json!({"type": "agent", "agent": {"sessionId": "child", "name": "helper", "connected": false}})));
         assert_eq!(of(&inbox, "b"), Some(false));
         inbox.select("b");
-        inbox.apply(ev(answered("b", "the agent host's own dialog (MCP elicitation)")));
+        inbox.apply(&ev(answered("b", "the agent host's own dialog (MCP elicitation)")));
         let said = inbox.closed.as_ref().map(|c| c.text.clone()).unwrap_or_default();
         assert_eq!(said, "“b?” was answered via the agent host's own dialog (MCP elicitation): yes.");
     }
@@ -467,7 +469,7 @@ mod tests {
     fn a_reconnect_does_not_offer_a_queued_answer_again() {
         let mut inbox = snapshot();
         inbox.mark_sent("c");
-        inbox.apply(ev(json!({"type": "snapshot", "client": "me2", "agents": [], "questions": [record("c", "main", "root", 3)]})));
+        inbox.apply(&ev(json!({"type": "snapshot", "client": "me2", "agents": [], "questions": [record("c", "main", "root", 3)]})));
         assert_eq!(inbox.get("c").map(|i| i.fate), Some(Fate::Sent));
         assert!(inbox.get("b").is_none());
         assert_eq!(
@@ -476,7 +478,7 @@ mod tests {
             "the active one vanished: say so"
         );
         assert!(inbox.get("a").is_none());
-        inbox.apply(ev(answered("c", "me2")));
+        inbox.apply(&ev(answered("c", "me2")));
         assert!(inbox.get("c").is_none());
         assert!(inbox.closed.is_none() || inbox.closed.as_ref().is_some_and(|c| c.id != "c"), "answered here: nothing to say");
     }
@@ -485,14 +487,14 @@ mod tests {
     fn closed_elsewhere_steps_aside_and_says_what_was_answered() {
         let mut inbox = snapshot();
         assert_eq!(inbox.active.as_deref(), Some("c"));
-        inbox.apply(ev(answered("c", "c-9")));
+        inbox.apply(&ev(answered("c", "c-9")));
         assert!(inbox.get("c").is_none());
         assert_eq!(inbox.active.as_deref(), Some("b"), "the next question at once");
         assert_eq!(inbox.closed.as_ref().map(|c| c.text.as_str()), Some("“c?” was answered in another window: yes."));
-        inbox.apply(ev(json!({"type": "withdrawn", "id": "a", "status": "timed_out"})));
+        inbox.apply(&ev(json!({"type": "withdrawn", "id": "a", "status": "timed_out"})));
         assert!(inbox.get("a").is_none(), "an inactive one just leaves");
         assert_eq!(inbox.closed.as_ref().map(|c| c.id.as_str()), Some("c"), "and says nothing");
-        inbox.apply(ev(json!({"type": "withdrawn", "id": "b", "status": "withdrawn"})));
+        inbox.apply(&ev(json!({"type": "withdrawn", "id": "b", "status": "withdrawn"})));
         assert_eq!(inbox.closed.as_ref().map(|c| c.text.as_str()), Some("The agent withdrew “b?”."));
         inbox.dismiss();
         assert!(inbox.closed.is_none());
@@ -503,7 +505,7 @@ mod tests {
     fn a_refused_answer_is_offered_again() {
         let mut inbox = snapshot();
         inbox.mark_sent("c");
-        inbox.apply(ev(json!({"type": "error", "ref": "r1", "id": "c", "error": {"code": "invalid", "message": "no"}})));
+        inbox.apply(&ev(json!({"type": "error", "ref": "r1", "id": "c", "error": {"code": "invalid", "message": "no"}})));
         assert_eq!(inbox.get("c").map(|i| i.fate), Some(Fate::Pending));
     }
 
@@ -511,8 +513,8 @@ mod tests {
     fn new_questions_are_announced_once() {
         let mut inbox = snapshot();
         let asked = ev(json!({"type": "asked", "question": record("d", "main", "root", 7)}));
-        assert_eq!(inbox.apply(asked.clone()), [Notice::NewQuestion { agent: "main".into(), text: "d?".into() }]);
-        assert_eq!(inbox.apply(asked.clone()), []);
+        assert_eq!(inbox.apply(&asked), [Notice::NewQuestion { agent: "main".into(), text: "d?".into() }]);
+        assert_eq!(inbox.apply(&asked), []);
         assert_eq!(inbox.order(), ["c", "d", "b", "a"], "joins its session's group");
     }
 

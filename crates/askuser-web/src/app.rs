@@ -88,7 +88,7 @@ impl Page {
         let notices = self
             .inbox
             .try_update(|i| {
-                let notices = i.apply(msg.clone());
+                let notices = i.apply(msg);
                 if let Some(closed) = i.closed.as_mut().filter(|c| Some(&c.id) == closing.as_ref()) {
                     closed.typed = typed;
                 }

@@ -102,7 +102,7 @@ impl App {
             _ => None,
         };
         let typed = closing.as_ref().and_then(|id| self.dialogs.get(id)).and_then(|d| d.draft().typed());
-        let notices = self.inbox.apply(event);
+        let notices = self.inbox.apply(&event);
         if let Some(closed) = self.inbox.closed.as_mut().filter(|c| Some(&c.id) == closing.as_ref()) {
             closed.typed = typed;
         }
