@@ -26,7 +26,7 @@ async fn bridge_with(settings: Settings) -> TestBridge {
     opts.token = Some(TOKEN.into());
     opts.settings = settings;
     let running = start(opts).await.expect("the bridge starts");
-    TestBridge { url: running.url.clone(), running: Some(running), dir, http: reqwest::Client::new() }
+    TestBridge { url: running.url.clone(), running: Some(running), dir, http: askuser::tls::http_client(None) }
 }
 
 fn db_question(id: &str, session: Option<&str>) -> Value {

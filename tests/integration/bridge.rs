@@ -188,7 +188,7 @@ async fn restart_keeps_pending_and_answered_questions() {
 async fn refusals_401_403_413_400() {
     let b = bridge().await;
     let url = &b.url;
-    let client = reqwest::Client::new();
+    let client = askuser::tls::http_client(None);
     // No token, wrong token.
     let r = client.get(format!("{url}/v1/questions")).send().await.unwrap();
     assert_eq!(r.status(), 401);

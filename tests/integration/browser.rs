@@ -461,7 +461,7 @@ async fn an_answer_given_offline_survives_the_tab_closing() {
     opts.token = Some(TOKEN.into());
     let running = askuser::serve::start(opts).await.unwrap();
     browser.goto(&format!("{url}/#token={TOKEN}")).await.unwrap();
-    let http = reqwest::Client::new();
+    let http = askuser::tls::http_client(None);
     let mut status = Value::Null;
     for _ in 0..100 {
         let record: Value = http.get(format!("{url}/v1/questions/off-1")).bearer_auth(TOKEN).send().await.unwrap().json().await.unwrap();

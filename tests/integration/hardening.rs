@@ -40,7 +40,7 @@ async fn bridge_with(settings: Settings) -> TestBridge {
     opts.token = Some(TOKEN.into());
     opts.settings = settings;
     let running = start(opts).await.expect("the bridge starts");
-    TestBridge { url: running.url.clone(), running: Some(running), dir, http: reqwest::Client::new() }
+    TestBridge { url: running.url.clone(), running: Some(running), dir, http: askuser::tls::http_client(None) }
 }
 
 fn host_of(url: &str) -> String {
@@ -178,7 +178,7 @@ async fn security_matrix_every_route_and_socket_refuses_strangers() {
     let stored = b.post("/v1/ask?wait=false").json(&question("m-1", "Matrix?")).send().await.unwrap();
     assert_eq!(stored.status(), 202);
     let before = ledger(&b).await;
-    let plain = reqwest::Client::new();
+    let plain = askuser::tls::http_client(None);
     let routes: [(&str, &str, Option<Value>); 7] = [
         ("POST", "/v1/ask?wait=false", Some(question("m-2", "Sneaked in?"))),
         ("GET", "/v1/questions?status=all", None),
@@ -288,7 +288,7 @@ async fn security_matrix_every_route_and_socket_refuses_strangers() {
 #[tokio::test]
 async fn response_headers_forbid_framing_sniffing_and_foreign_script() {
     let b = bridge().await;
-    let plain = reqwest::Client::new();
+    let plain = askuser::tls::http_client(None);
     let index = plain.get(format!("{}/", b.url)).send().await.unwrap().text().await.unwrap();
     // The page, its script and its wasm, an API answer, a refusal and a 404.
     let mut paths: Vec<String> = vec!["/".into(), "/v1/health".into(), "/v1/questions".into(), "/no-such-file".into()];
@@ -353,7 +353,7 @@ async fn the_token_is_in_no_log_line_but_the_open_line_and_its_files_are_private
         assert_eq!(mode(&data), 0o700);
     }
     // A whole session, including every way the token travels and some refusals.
-    let http = reqwest::Client::new();
+    let http = askuser::tls::http_client(None);
     assert_eq!(http.get(format!("{url}/v1/health")).bearer_auth(&token).send().await.unwrap().status(), 200);
     assert_eq!(http.get(format!("{url}/v1/health")).bearer_auth(format!("{token}0")).send().await.unwrap().status(), 401);
     assert_eq!(http.get(format!("{url}/v1/health?token={token}")).send().await.unwrap().status(), 401);
@@ -823,7 +823,7 @@ async fn idle_connections_are_capped_and_closed_and_the_bridge_keeps_answering()
         let closed = tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut rest)).await;
         assert!(closed.is_ok(), "connection {i} is closed by the bridge after the header timeout");
     }
-    let http = reqwest::Client::new();
+    let http = askuser::tls::http_client(None);
     let health = http.get(format!("{}/v1/health", running.url)).bearer_auth(TOKEN).send().await.unwrap();
     assert_eq!(health.status(), 200, "the bridge answers once the idle connections are gone");
 
@@ -1060,7 +1060,7 @@ async fn health_says_when_the_store_cannot_take_writes() {
         dir.path().display()
     );
     let mut child = tokio::process::Command::new("sh").arg("-c").arg(script).stderr(Stdio::null()).kill_on_drop(true).spawn().unwrap();
-    let (http, url) = (reqwest::Client::new(), format!("http://127.0.0.1:{port}"));
+    let (http, url) = (askuser::tls::http_client(None), format!("http://127.0.0.1:{port}"));
     let health = || http.get(format!("{url}/v1/health")).bearer_auth(TOKEN).send();
     for _ in 0..100 {
         if health().await.is_ok() {
@@ -1181,7 +1181,7 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
         cmd.args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--token", TOKEN, "--data-dir"]).arg(&data);
         Served::spawn(cmd, dir.path().join(format!("serve-{n}.log")))
     };
-    let http = reqwest::Client::builder().timeout(Duration::from_secs(5)).pool_max_idle_per_host(0).build().unwrap();
+    let http = askuser::tls::http(None).timeout(Duration::from_secs(5)).pool_max_idle_per_host(0).build().unwrap();
     let ledger = Arc::new(Mutex::new(CrashLedger::default()));
     let stop_asking = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let all_done = Arc::new(std::sync::atomic::AtomicBool::new(false));

@@ -8,6 +8,7 @@ mod cli;
 mod hardening;
 mod input;
 mod mcp;
+mod remote;
 mod setup;
 mod support;
 mod terminal;

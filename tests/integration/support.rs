@@ -37,7 +37,7 @@ pub async fn bridge_at(dir: tempfile::TempDir, addr: &str) -> TestBridge {
     opts.token = Some(TOKEN.into());
     let running = start(opts).await.expect("the bridge starts");
     let url = running.url.clone();
-    TestBridge { running: Some(running), dir, url, http: reqwest::Client::new() }
+    TestBridge { running: Some(running), dir, url, http: askuser::tls::http_client(None) }
 }
 
 impl TestBridge {

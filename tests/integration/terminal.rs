@@ -11,12 +11,12 @@ use std::time::Duration;
 
 /// A tmux server of its own (so tests run side by side), with one window of the given
 /// size running `command`; the server ends when this is dropped.
-struct Tmux {
+pub(crate) struct Tmux {
     socket: String,
 }
 
 impl Tmux {
-    fn start(width: u16, height: u16, command: &str) -> Tmux {
+    pub(crate) fn start(width: u16, height: u16, command: &str) -> Tmux {
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmux = Tmux { socket: format!("askuser-test-{}-{n}", std::process::id()) };
@@ -34,7 +34,7 @@ impl Tmux {
     }
 
     /// Keys by tmux's names ("Enter", "Escape", "Down", "C-w", "M-Enter") or literal text.
-    fn keys(&self, keys: &[&str]) {
+    pub(crate) fn keys(&self, keys: &[&str]) {
         for key in keys {
             self.run(&["send-keys", "-t", "t", key]);
             // One key at a time, as a person types: each is its own read.
@@ -66,7 +66,7 @@ impl Tmux {
     }
 
     /// Waits (10 s at most) until the screen shows every one of `want`.
-    async fn wait_for(&self, want: &[&str]) -> String {
+    pub(crate) async fn wait_for(&self, want: &[&str]) -> String {
         self.wait_until(&format!("{want:?}"), |screen| want.iter().all(|w| screen.contains(w))).await
     }
 

@@ -6,7 +6,7 @@
 //! ```sh
 //! scripts/bench            # release build, full run (figures in BENCHMARKS.md)
 //! scripts/bench --smoke    # seconds; keeps the harness working, asserts no timings
-//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,sizes] [--bridges 0,1,2]
+//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,sizes] [--bridges 0,1,2]
 //! BENCH_TRACE=1 askuser-bench …   # every browser prints what it receives (debugging)
 //! ```
 //!
@@ -21,6 +21,7 @@
 //! - [`clients`]: agents, browser tabs, the echo floor.
 //! - [`browser`]: the served page in headless Chromium: message and key to paint.
 //! - [`terminal`]: the terminal dialog: key to frame.
+//! - [`tls`]: what TLS adds to a request, and to a new connection.
 //! - [`sizes`]: what a browser downloads (the app, the embed package), raw and gzip.
 //! - [`stats`]: percentiles and `/proc` samples.
 
@@ -30,6 +31,7 @@ mod clients;
 mod sizes;
 mod stats;
 mod terminal;
+mod tls;
 
 use anyhow::{bail, Context};
 use askuser::store::Durability;
@@ -62,6 +64,9 @@ struct Counts {
     browser: browser::Counts,
     /// Keys pressed in the terminal dialog.
     terminal_keys: usize,
+    /// Requests on a kept connection, and new connections, with and without TLS.
+    tls_requests: usize,
+    tls_connections: usize,
     /// Each scenario must finish within this.
     limit: Duration,
 }
@@ -82,6 +87,8 @@ const FULL: Counts = Counts {
     warmup: 50,
     browser: browser::Counts { asks: 30, keys: 5, pending: 1_000, agents: 100, loads: 10 },
     terminal_keys: 2_000,
+    tls_requests: 2_000,
+    tls_connections: 300,
     limit: Duration::from_secs(300),
 };
 
@@ -101,6 +108,8 @@ const SMOKE: Counts = Counts {
     warmup: 2,
     browser: browser::Counts { asks: 2, keys: 2, pending: 20, agents: 4, loads: 2 },
     terminal_keys: 20,
+    tls_requests: 20,
+    tls_connections: 5,
     limit: Duration::from_secs(60),
 };
 
@@ -137,7 +146,7 @@ fn parse_args() -> anyhow::Result<Args> {
                 );
             }
             "-h" | "--help" => {
-                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
+                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?}; see --help"),
@@ -276,7 +285,7 @@ async fn round_trips(
                 };
                 match transport {
                     Transport::Http => {
-                        let http = reqwest::Client::new();
+                        let http = askuser::tls::http_client(None);
                         for id in ids {
                             pace().await;
                             out.push(clients::http_ask(&http, &base, &id, &session).await?);
@@ -634,7 +643,7 @@ fn big_request(id: &str) -> serde_json::Value {
 
 async fn big(args: &Args, c: &Counts) -> anyhow::Result<Big> {
     let bridge = Bridge::start(Mode::Binary, &args.bin, Durability::Normal).await?;
-    let (http, ticks) = (reqwest::Client::new(), stats::clock_ticks());
+    let (http, ticks) = (askuser::tls::http_client(None), stats::clock_ticks());
     let mut bytes = 0;
     for i in 0..c.big_questions {
         let body = serde_json::to_vec(&big_request(&format!("big-{i}")))?;
@@ -841,6 +850,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
     if args.wants("terminal") {
         out.push_str(&terminal::table(&terminal::run(50, c.terminal_keys)?));
+        out.push('\n');
+    }
+
+    if args.wants("tls") {
+        let t = tokio::time::timeout(c.limit, tls::run(c.tls_requests, c.tls_connections)).await.map_err(limit("tls"))??;
+        out.push_str(&tls::table(&t));
         out.push('\n');
     }
 

@@ -26,7 +26,8 @@ pub enum AskError {
 }
 
 pub struct Asker {
-    http: reqwest::Client,
+    /// Built for the endpoint's certificate pin, and again when that changes.
+    http: Mutex<reqwest::Client>,
     endpoint: Mutex<Endpoint>,
     /// Where to look for a restarted bridge's `bridge.json` (new port or token).
     rediscover: Option<PathBuf>,
@@ -39,7 +40,8 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 impl Asker {
     pub fn new(endpoint: Endpoint, rediscover: Option<PathBuf>) -> Asker {
-        Asker { http: reqwest::Client::new(), endpoint: Mutex::new(endpoint), rediscover, host: None }
+        let http = Mutex::new(crate::tls::http_client(endpoint.fingerprint));
+        Asker { http, endpoint: Mutex::new(endpoint), rediscover, host: None }
     }
 
     /// Lets this asker run the bridge itself after [`TAKEOVER_AFTER`] without one.
@@ -53,14 +55,22 @@ impl Asker {
     }
 
     pub fn set_endpoint(&self, endpoint: Endpoint) {
-        *lock(&self.endpoint) = endpoint;
+        let mut current = lock(&self.endpoint);
+        if current.fingerprint != endpoint.fingerprint {
+            *lock(&self.http) = crate::tls::http_client(endpoint.fingerprint);
+        }
+        *current = endpoint;
+    }
+
+    fn http(&self) -> reqwest::Client {
+        lock(&self.http).clone()
     }
 
     /// Re-reads `bridge.json`, for a bridge that restarted on another port or token.
     pub fn refresh(&self) {
         let Some(dir) = &self.rediscover else { return };
-        if let Ok(found) = config::find_bridge(None, None, dir) {
-            *lock(&self.endpoint) = found;
+        if let Ok(found) = config::find_bridge(None, None, None, dir) {
+            self.set_endpoint(found);
         }
     }
 
@@ -73,7 +83,7 @@ impl Asker {
         let mut failing_since: Option<tokio::time::Instant> = None;
         loop {
             let ep = self.endpoint();
-            let sent = self.http.post(format!("{}/v1/ask?format=canonical", ep.url)).bearer_auth(&ep.token).json(request).send().await;
+            let sent = self.http().post(format!("{}/v1/ask?format=canonical", ep.url)).bearer_auth(&ep.token).json(request).send().await;
             let problem = match sent {
                 Ok(response) if response.status().is_success() => match crate::client::read::<AskResult>(response).await {
                     Ok(result) => return Ok(result),
@@ -90,7 +100,7 @@ impl Asker {
                         .unwrap_or_else(|e| ErrorBody::new(ErrorCode::Internal, format!("the bridge answered {status}: {e}")));
                     return Err(AskError::Refused(Refused { status, body }));
                 }
-                Err(e) => format!("cannot reach the bridge at {}: {e}", ep.url),
+                Err(e) => format!("cannot reach the bridge at {}: {}", ep.url, crate::tls::explain(&e)),
             };
             if !retry {
                 return Err(AskError::Unreachable { url: ep.url, message: problem });
@@ -120,27 +130,27 @@ impl Asker {
     /// Stores the question without waiting (`askuser ask --no-wait`).
     pub async fn store(&self, request: &Value) -> Result<QuestionRecord, AskError> {
         let ep = self.endpoint();
-        self.read(&ep, self.http.post(format!("{}/v1/ask?wait=false", ep.url)).json(request)).await
+        self.read(&ep, self.http().post(format!("{}/v1/ask?wait=false", ep.url)).json(request)).await
     }
 
     /// Answers question `id` as front end `client` would (`{"answers": [...]}`).
     pub async fn answer(&self, id: &str, body: &Value, client: &str) -> Result<AskResult, AskError> {
         let ep = self.endpoint();
         let url = format!("{}/v1/questions/{}/answer", ep.url, crate::client::encode(id));
-        self.read(&ep, self.http.post(url).header("x-askuser-client", client).json(body)).await
+        self.read(&ep, self.http().post(url).header("x-askuser-client", client).json(body)).await
     }
 
     /// Declines question `id` for a person who said no in front end `client`.
     pub async fn decline(&self, id: &str, client: &str) -> Result<AskResult, AskError> {
         let ep = self.endpoint();
         let url = format!("{}/v1/questions/{}/cancel", ep.url, crate::client::encode(id));
-        self.read(&ep, self.http.post(url).header("x-askuser-client", client)).await
+        self.read(&ep, self.http().post(url).header("x-askuser-client", client)).await
     }
 
     /// One stored question.
     pub async fn get(&self, id: &str) -> Result<QuestionRecord, AskError> {
         let ep = self.endpoint();
-        self.read(&ep, self.http.get(format!("{}/v1/questions/{}", ep.url, crate::client::encode(id)))).await
+        self.read(&ep, self.http().get(format!("{}/v1/questions/{}", ep.url, crate::client::encode(id)))).await
     }
 
     /// Waits again for question `id`, asked earlier (by this process or another): its
@@ -169,7 +179,7 @@ impl Asker {
     /// The agent takes its question back (best effort).
     pub async fn withdraw(&self, id: &str) {
         let ep = self.endpoint();
-        let _ = self.http.delete(format!("{}/v1/questions/{}", ep.url, crate::client::encode(id))).bearer_auth(&ep.token).send().await;
+        let _ = self.http().delete(format!("{}/v1/questions/{}", ep.url, crate::client::encode(id))).bearer_auth(&ep.token).send().await;
     }
 }
 
@@ -195,7 +205,7 @@ impl Host {
     pub async fn start(&self, addr: &str, token: Option<String>) -> anyhow::Result<Endpoint> {
         let mut running = self.running.lock().await;
         if let Some(r) = running.as_ref() {
-            return Ok(Endpoint { url: r.url.clone(), token: r.token.clone() });
+            return Ok(Endpoint::new(r.url.clone(), r.token.clone(), r.fingerprint));
         }
         let mut opts = ServeOptions::new(self.dir.clone());
         opts.addr = addr.to_owned();
@@ -206,7 +216,7 @@ impl Host {
         if self.open_browser {
             serve::open_browser(&r.open_url());
         }
-        let endpoint = Endpoint { url: r.url.clone(), token: r.token.clone() };
+        let endpoint = Endpoint::new(r.url.clone(), r.token.clone(), r.fingerprint);
         *running = Some(r);
         Ok(endpoint)
     }

@@ -161,7 +161,7 @@ pub fn ask(args: AskArgs) -> ExitCode {
         Ok(d) => d,
         Err(e) => return fail(format!("{e:#}")),
     };
-    let endpoint = match config::find_bridge(args.bridge.url.as_deref(), args.bridge.token.as_deref(), &dir) {
+    let endpoint = match args.bridge.endpoint(&dir) {
         Ok(e) => e,
         Err(e) => return fail(format!("{e:#}")),
     };
@@ -182,8 +182,8 @@ pub fn ask(args: AskArgs) -> ExitCode {
         // Unreachable at the start is an error; once asked, a lost connection is
         // retried and resumed by id.
         let endpoint = asker.endpoint();
-        if !healthy(&endpoint).await {
-            return fail(format!("cannot reach the bridge at {}; is `askuser serve` running?", endpoint.url));
+        if let Err(e) = reachable(&endpoint).await {
+            return fail(e);
         }
         let asking = asker.ask(&request, true, |p| err!("askuser: {p}; retrying"));
         let outcome = if args.here && on_a_terminal() {
@@ -271,17 +271,22 @@ pub fn result(bridge: &BridgeArgs, id: &str, wait: bool, format: Format) -> Exit
     })
 }
 
-/// Whether a bridge answers at `endpoint`.
-async fn healthy(endpoint: &Endpoint) -> bool {
+/// Whether a bridge answers at `endpoint` (within 2 s), and if not, why.
+async fn reachable(endpoint: &Endpoint) -> Result<(), String> {
     let client = crate::client::Client::new(endpoint.clone());
-    tokio::time::timeout(Duration::from_secs(2), client.health()).await.is_ok_and(|r| r.is_ok())
+    match tokio::time::timeout(Duration::from_secs(2), client.health()).await {
+        Ok(Ok(_)) => Ok(()),
+        Ok(Err(e)) if e.downcast_ref::<crate::client::Refused>().is_some() => Err(format!("{e:#}")),
+        Ok(Err(e)) => Err(format!("{e:#}; is `askuser serve` running?")),
+        Err(_) => Err(format!("the bridge at {} did not answer within 2 s; is `askuser serve` running?", endpoint.url)),
+    }
 }
 
 pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
     let dir = config::data_dir(args.bridge.data_dir.as_deref())?;
     let host = Arc::new(Host::new(dir.clone(), args.open));
-    let endpoint = match config::find_bridge(args.bridge.url.as_deref(), args.bridge.token.as_deref(), &dir).ok() {
-        Some(ep) if healthy(&ep).await => ep,
+    let endpoint = match args.bridge.endpoint(&dir).ok() {
+        Some(ep) if reachable(&ep).await.is_ok() => ep,
         _ => host.start(config::DEFAULT_ADDR, args.bridge.token.clone()).await?,
     };
     let open_url = endpoint.url.clone();

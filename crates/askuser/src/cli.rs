@@ -154,6 +154,24 @@ pub struct ServeArgs {
     /// result JSON on stdin and ASKUSER_ID, ASKUSER_SESSION_ID in its environment.
     #[arg(long, num_args = 1.., value_name = "CMD", allow_hyphen_values = true)]
     pub on_late_answer: Vec<String>,
+    /// Speak HTTPS with a certificate made once for this data directory (kept in its
+    /// `tls/`); its SHA-256 fingerprint is printed for clients to pin. Required to
+    /// listen beyond loopback, unless --tls-cert/--tls-key or --insecure-plain-http.
+    #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
+    pub tls: bool,
+    /// Speak HTTPS with this PEM certificate (chain) ...
+    #[arg(long, value_name = "PEM", requires = "tls_key")]
+    pub tls_cert: Option<PathBuf>,
+    /// ... and this PEM private key.
+    #[arg(long, value_name = "PEM", requires = "tls_cert")]
+    pub tls_key: Option<PathBuf>,
+    /// A host name people reach this bridge by (repeatable): accepted in the Host and
+    /// Origin headers, and put in the certificate --tls makes.
+    #[arg(long = "name", value_name = "HOST")]
+    pub names: Vec<String>,
+    /// Listen beyond loopback over plain HTTP: only behind a TLS proxy you trust.
+    #[arg(long)]
+    pub insecure_plain_http: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -170,6 +188,12 @@ impl ServeArgs {
         opts.allow_origins = self.allow_origins.clone();
         opts.limits.max_connections = self.max_connections;
         opts.accept_damaged_store = self.accept_damaged_store;
+        opts.tls = match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Some(crate::serve::Tls::Files { cert: cert.clone(), key: key.clone() }),
+            _ => self.tls.then_some(crate::serve::Tls::SelfSigned),
+        };
+        opts.names = self.names.clone();
+        opts.insecure_plain_http = self.insecure_plain_http;
         opts.durability = match self.durability {
             DurabilityArg::Normal => Durability::Normal,
             DurabilityArg::Full => Durability::Full,

@@ -21,12 +21,21 @@ pub struct BridgeArgs {
     /// Where askuser keeps its files (default: $ASKUSER_DATA_DIR, else the platform's data directory).
     #[arg(long)]
     pub data_dir: Option<PathBuf>,
+    /// The SHA-256 fingerprint of an https bridge's certificate, as `askuser serve`
+    /// printed it (default: $ASKUSER_CERT_FINGERPRINT, else bridge.json).
+    #[arg(long, value_name = "SHA256")]
+    pub cert_fingerprint: Option<crate::tls::Fingerprint>,
 }
 
 impl BridgeArgs {
     pub fn client(&self) -> anyhow::Result<Client> {
         let dir = config::data_dir(self.data_dir.as_deref())?;
-        Ok(Client::new(config::find_bridge(self.url.as_deref(), self.token.as_deref(), &dir)?))
+        Ok(Client::new(self.endpoint(&dir)?))
+    }
+
+    /// The bridge these flags (or the environment, or `bridge.json` in `dir`) name.
+    pub fn endpoint(&self, dir: &std::path::Path) -> anyhow::Result<config::Endpoint> {
+        config::find_bridge(self.url.as_deref(), self.token.as_deref(), self.cert_fingerprint, dir)
     }
 }
 
@@ -47,7 +56,7 @@ pub struct Refused {
 
 impl Client {
     pub fn new(endpoint: Endpoint) -> Client {
-        Client { http: reqwest::Client::new(), endpoint, name: "cli" }
+        Client { http: crate::tls::http_client(endpoint.fingerprint), endpoint, name: "cli" }
     }
 
     /// The same client, answering as `name` (the terminal dialog: "terminal").
@@ -63,7 +72,10 @@ impl Client {
     }
 
     async fn json<T: DeserializeOwned>(&self, req: RequestBuilder) -> anyhow::Result<T> {
-        let response = req.send().await.with_context(|| format!("cannot reach the bridge at {}", self.endpoint.url))?;
+        let response = req
+            .send()
+            .await
+            .map_err(|e| anyhow::anyhow!("cannot reach the bridge at {}: {}", self.endpoint.url, crate::tls::explain(&e)))?;
         read(response).await
     }
 

@@ -1,10 +1,12 @@
 //! Where askuser keeps its files, and how a client finds a running bridge.
 //!
 //! The data directory holds `askuser.db` (the question store), `token` (the bearer
-//! token, created once, user-only) and, while a bridge runs, `bridge.json` (its url,
-//! token and pid, user-only) so that `askuser pending`, `answer`, `ask` and `mcp`
+//! token, created once, user-only), `tls/` (the certificate a bridge made for itself,
+//! if it speaks TLS) and, while a bridge runs, `bridge.json` (its url, token, pid and
+//! certificate fingerprint, user-only) so that `askuser pending`, `answer`, `ask` and `mcp`
 //! find it without flags.
 
+use crate::tls::Fingerprint;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use std::fs;
@@ -14,6 +16,7 @@ use std::path::{Path, PathBuf};
 pub const ENV_URL: &str = "ASKUSER_URL";
 pub const ENV_TOKEN: &str = "ASKUSER_TOKEN";
 pub const ENV_DATA_DIR: &str = "ASKUSER_DATA_DIR";
+pub const ENV_FINGERPRINT: &str = "ASKUSER_CERT_FINGERPRINT";
 pub const DEFAULT_ADDR: &str = "127.0.0.1:7823";
 
 /// `--data-dir`, else `$ASKUSER_DATA_DIR`, else the platform's data directory
@@ -147,6 +150,9 @@ pub struct BridgeFile {
     pub url: String,
     pub token: String,
     pub pid: u32,
+    /// The SHA-256 fingerprint of the bridge's certificate, when it speaks TLS.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<Fingerprint>,
 }
 
 pub fn bridge_file(dir: &Path) -> PathBuf {
@@ -158,14 +164,28 @@ pub fn bridge_file(dir: &Path) -> PathBuf {
 pub struct Endpoint {
     pub url: String,
     pub token: String,
+    /// The certificate an https bridge must present (else the system's authorities decide).
+    pub fingerprint: Option<Fingerprint>,
 }
 
-/// `--url`/`--token`, else `$ASKUSER_URL`/`$ASKUSER_TOKEN`, else `bridge.json` in the data directory.
-pub fn find_bridge(url: Option<&str>, token: Option<&str>, dir: &Path) -> anyhow::Result<Endpoint> {
+impl Endpoint {
+    pub fn new(url: impl Into<String>, token: impl Into<String>, fingerprint: Option<Fingerprint>) -> Endpoint {
+        Endpoint { url: url.into(), token: token.into(), fingerprint }
+    }
+}
+
+/// `--url`/`--token`/`--cert-fingerprint`, else `$ASKUSER_URL`/`$ASKUSER_TOKEN`/
+/// `$ASKUSER_CERT_FINGERPRINT`, else `bridge.json` in the data directory.
+pub fn find_bridge(url: Option<&str>, token: Option<&str>, pin: Option<Fingerprint>, dir: &Path) -> anyhow::Result<Endpoint> {
     let url = url.map(str::to_owned).or_else(|| std::env::var(ENV_URL).ok()).filter(|u| !u.is_empty());
     let token = token.map(str::to_owned).or_else(|| std::env::var(ENV_TOKEN).ok()).filter(|t| !t.is_empty());
+    let pin = match (pin, std::env::var(ENV_FINGERPRINT).ok().filter(|f| !f.trim().is_empty())) {
+        (Some(p), _) => Some(p),
+        (None, Some(text)) => Some(text.parse::<Fingerprint>().map_err(|e| anyhow::anyhow!("{ENV_FINGERPRINT}: {e}"))?),
+        (None, None) => None,
+    };
     if let (Some(url), Some(token)) = (&url, &token) {
-        return Ok(Endpoint { url: url.trim_end_matches('/').to_owned(), token: token.clone() });
+        return Ok(Endpoint::new(url.trim_end_matches('/'), token.clone(), pin));
     }
     let path = bridge_file(dir);
     let text = fs::read_to_string(&path).with_context(|| {
@@ -175,5 +195,8 @@ pub fn find_bridge(url: Option<&str>, token: Option<&str>, dir: &Path) -> anyhow
         )
     })?;
     let file: BridgeFile = serde_json::from_str(&text).with_context(|| format!("{} is not a bridge file", path.display()))?;
-    Ok(Endpoint { url: url.unwrap_or(file.url).trim_end_matches('/').to_owned(), token: token.unwrap_or(file.token) })
+    // The file's pin belongs to the file's bridge only.
+    let same = url.as_deref().is_none_or(|u| u.trim_end_matches('/') == file.url.trim_end_matches('/'));
+    let pin = pin.or(file.fingerprint.filter(|_| same));
+    Ok(Endpoint::new(url.unwrap_or(file.url).trim_end_matches('/'), token.unwrap_or(file.token), pin))
 }

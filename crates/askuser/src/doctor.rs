@@ -177,7 +177,7 @@ fn token_source(args: &BridgeArgs) -> &'static str {
 }
 
 async fn bridge(r: &mut Report, args: &BridgeArgs, dir: &Path) {
-    let endpoint = match config::find_bridge(args.url.as_deref(), args.token.as_deref(), dir) {
+    let endpoint = match args.endpoint(dir) {
         Ok(e) => e,
         Err(e) => {
             let file = config::bridge_file(dir);
@@ -191,7 +191,7 @@ async fn bridge(r: &mut Report, args: &BridgeArgs, dir: &Path) {
     };
     let file: Option<BridgeFile> = fs::read_to_string(config::bridge_file(dir)).ok().and_then(|t| serde_json::from_str(&t).ok());
     let url = endpoint.url.as_str();
-    let http = match reqwest::Client::builder().timeout(Duration::from_secs(5)).build() {
+    let http = match crate::tls::http(endpoint.fingerprint).timeout(Duration::from_secs(5)).build() {
         Ok(c) => c,
         Err(e) => return r.fail(format!("cannot make an HTTP client: {e}"), "report this"),
     };

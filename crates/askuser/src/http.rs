@@ -37,8 +37,9 @@ pub struct Security {
 }
 
 impl Security {
-    /// The bridge's own names for `addr`, plus `extra_origins`.
-    pub fn new(token: String, addr: SocketAddr, extra_origins: &[String]) -> Security {
+    /// The bridge's own names for `addr` and the host `names` people reach it by, with
+    /// `scheme` (`http` or `https`) for the origins, plus `extra_origins`.
+    pub fn new(token: String, addr: SocketAddr, scheme: &str, names: &[String], extra_origins: &[String]) -> Security {
         let port = addr.port();
         let mut hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")];
         let own = match addr {
@@ -48,7 +49,13 @@ impl Security {
         if !hosts.contains(&own) && !addr.ip().is_unspecified() {
             hosts.push(own);
         }
-        let mut origins: Vec<String> = hosts.iter().map(|h| format!("http://{h}")).collect();
+        for name in names {
+            let host = if name.contains(':') && !name.starts_with('[') { format!("[{name}]:{port}") } else { format!("{name}:{port}") };
+            if !hosts.contains(&host) {
+                hosts.push(host);
+            }
+        }
+        let mut origins: Vec<String> = hosts.iter().map(|h| format!("{scheme}://{h}")).collect();
         origins.extend(extra_origins.iter().map(|o| o.trim_end_matches('/').to_owned()));
         Security { token, hosts, origins }
     }

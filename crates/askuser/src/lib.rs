@@ -13,7 +13,8 @@
 //! - [`http`]: routes and the guard (host, token, origin) every request passes.
 //! - [`ws`]: the agent and browser WebSockets.
 //! - [`assets`]: the embedded web UI.
-//! - [`listen`]: accepting connections under a cap and a header timeout.
+//! - [`listen`]: accepting connections under a cap and a header timeout, with TLS or without.
+//! - [`tls`]: certificates, fingerprint pinning, and every HTTP and WebSocket client.
 //! - [`serve`]: starting and stopping a bridge.
 //! - [`client`]: the terminal commands' HTTP client.
 //! - [`ask`]: the `ask`, `result` and `mcp` commands.
@@ -47,6 +48,7 @@ pub mod serve;
 pub mod setup;
 pub mod store;
 pub mod term;
+pub mod tls;
 pub mod tui;
 pub mod ws;
 

@@ -5,6 +5,10 @@
 //! lives), and the one over the cap gets a plain 503 at once instead of waiting in the
 //! kernel's backlog. At start-up the soft descriptor limit is raised to the hard one,
 //! and the cap is kept below it, so descriptors never run out first.
+//!
+//! With TLS, the handshake happens in the connection's own task under the same header
+//! timeout and holding its place under the cap; plain HTTP sent to a TLS port gets a
+//! clear-text 400 that says to use https.
 
 use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
@@ -14,10 +18,11 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncWrite, AsyncWriteExt, ReadBuf};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, ReadBuf};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::{watch, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
+use tokio_rustls::TlsAcceptor;
 
 #[derive(Debug, Clone, Copy)]
 pub struct Limits {
@@ -70,7 +75,13 @@ pub fn effective_cap(wanted: usize, descriptors: Option<u64>) -> usize {
 
 /// Serves `router` on `listener` until `stopped` turns true, then lets the requests in
 /// flight finish.
-pub async fn serve(listener: TcpListener, router: Router, limits: Limits, mut stopped: watch::Receiver<bool>) -> io::Result<()> {
+pub async fn serve(
+    listener: TcpListener,
+    router: Router,
+    limits: Limits,
+    tls: Option<TlsAcceptor>,
+    mut stopped: watch::Receiver<bool>,
+) -> io::Result<()> {
     let cap = effective_cap(limits.max_connections, raise_descriptor_limit());
     if cap < limits.max_connections {
         tracing::debug!("at most {cap} connections at once: the open-file limit allows no more");
@@ -100,7 +111,11 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits, mut st
                 let _ = tcp.set_nodelay(true);
                 match permits.clone().try_acquire_owned() {
                     Ok(permit) => {
-                        connections.spawn(connection(Counted { tcp, _permit: permit }, router.clone(), limits.header_timeout, stopped.clone()));
+                        let (io, router, timeout, stopped) = (Counted { tcp, _permit: permit }, router.clone(), limits.header_timeout, stopped.clone());
+                        match &tls {
+                            None => connections.spawn(connection(io, router, timeout, stopped)),
+                            Some(tls) => connections.spawn(secure(tls.clone(), io, router, timeout, stopped)),
+                        };
                     }
                     Err(_) => {
                         refused += 1;
@@ -108,7 +123,10 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits, mut st
                             tracing::warn!("refused {refused} connection(s) so far: {cap} are open, the most this bridge allows (--max-connections)");
                             last_refusal_log = Some(tokio::time::Instant::now());
                         }
-                        connections.spawn(refuse(tcp, cap));
+                        // A TLS client cannot read a clear-text 503: it is just closed.
+                        if tls.is_none() {
+                            connections.spawn(refuse(tcp, cap));
+                        }
                     }
                 }
             }
@@ -121,7 +139,10 @@ pub async fn serve(listener: TcpListener, router: Router, limits: Limits, mut st
     Ok(())
 }
 
-async fn connection(io: Counted, router: Router, header_timeout: Duration, mut stopped: watch::Receiver<bool>) {
+async fn connection<I>(io: I, router: Router, header_timeout: Duration, mut stopped: watch::Receiver<bool>)
+where
+    I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
     let service = TowerToHyperService::new(router);
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
@@ -137,6 +158,50 @@ async fn connection(io: Counted, router: Router, header_timeout: Duration, mut s
     if let Err(e) = outcome {
         tracing::debug!("connection closed: {e}");
     }
+}
+
+/// A connection to the TLS port: the handshake (within `timeout`), then HTTP as usual.
+async fn secure(tls: TlsAcceptor, io: Counted, router: Router, timeout: Duration, mut stopped: watch::Receiver<bool>) {
+    let mut first = [0u8; 1];
+    let peeked = tokio::select! {
+        peeked = tokio::time::timeout(timeout, io.tcp.peek(&mut first)) => peeked,
+        _ = until_stopped(&mut stopped) => return,
+    };
+    match peeked {
+        // 0x16: a TLS handshake record.
+        Ok(Ok(1)) if first[0] == 0x16 => {}
+        Ok(Ok(1)) if first[0].is_ascii_uppercase() => return plain_http_to_tls_port(io).await,
+        _ => return,
+    }
+    let accepted = tokio::select! {
+        accepted = tokio::time::timeout(timeout, tls.accept(io)) => accepted,
+        _ = until_stopped(&mut stopped) => return,
+    };
+    match accepted {
+        Ok(Ok(stream)) => connection(stream, router, timeout, stopped).await,
+        Ok(Err(e)) => tracing::debug!("TLS handshake failed: {e}"),
+        Err(_) => tracing::debug!("TLS handshake timed out"),
+    }
+}
+
+/// Plain HTTP sent to the TLS port: one clear-text answer that says what to do, then close.
+async fn plain_http_to_tls_port(mut io: Counted) {
+    let _ = tokio::time::timeout(Duration::from_secs(2), async {
+        // Read the request first: closing with unread input resets the connection, and
+        // the answer would be lost.
+        let mut head = [0u8; 4096];
+        let _ = io.read(&mut head).await;
+        // The bridge's error shape, so clients show the message as they show any refusal.
+        let body = r#"{"code":"bad_message","message":"this bridge speaks HTTPS only: use https:// (and pin its certificate's fingerprint, as `askuser serve` printed it)"}"#;
+        let response = format!(
+            "HTTP/1.1 400 Bad Request\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+             X-Content-Type-Options: nosniff\r\nContent-Security-Policy: default-src 'none'\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+        let _ = io.write_all(response.as_bytes()).await;
+        let _ = io.shutdown().await;
+    })
+    .await;
 }
 
 async fn until_stopped(stopped: &mut watch::Receiver<bool>) {

@@ -8,6 +8,7 @@ use crate::config::{self, BridgeFile};
 use crate::http::{self, App, Security};
 use crate::hub::{Bridge, Settings};
 use crate::store::Durability;
+use crate::tls::{Fingerprint, Identity};
 use anyhow::Context;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -29,6 +30,22 @@ pub struct ServeOptions {
     pub limits: crate::listen::Limits,
     /// Start even on a store found damaged, with what SQLite can still read.
     pub accept_damaged_store: bool,
+    /// Speak TLS (required beyond loopback unless `insecure_plain_http`).
+    pub tls: Option<Tls>,
+    /// Host names people reach the bridge by (accepted as Host and Origin; put in a
+    /// self-signed certificate).
+    pub names: Vec<String>,
+    /// Listen beyond loopback without TLS (behind a TLS proxy one trusts).
+    pub insecure_plain_http: bool,
+}
+
+/// Where the bridge's certificate comes from.
+#[derive(Debug, Clone)]
+pub enum Tls {
+    /// Made once for this data directory and kept (`tls/` in it).
+    SelfSigned,
+    /// PEM files of the person's own.
+    Files { cert: PathBuf, key: PathBuf },
 }
 
 impl ServeOptions {
@@ -43,6 +60,9 @@ impl ServeOptions {
             announce: true,
             limits: crate::listen::Limits::default(),
             accept_damaged_store: false,
+            tls: None,
+            names: vec![],
+            insecure_plain_http: false,
         }
     }
 }
@@ -60,6 +80,8 @@ pub struct Running {
     pub addr: SocketAddr,
     pub url: String,
     pub token: String,
+    /// The certificate's SHA-256 fingerprint, when the bridge speaks TLS.
+    pub fingerprint: Option<Fingerprint>,
     pub bridge: Arc<Bridge>,
     bridge_file: Option<PathBuf>,
     stop: watch::Sender<bool>,
@@ -187,6 +209,11 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     private_store_files(&db)?;
     let bridge = Bridge::open(&db, opts.durability, opts.settings.clone())?;
     bridge.start_background()?;
+    // Refused before binding when the address says so, after it for a host name.
+    let literal = opts.addr.parse::<SocketAddr>().ok();
+    if let Some(addr) = literal {
+        plain_beyond_loopback(&opts, addr)?;
+    }
     let listener = match tokio::net::TcpListener::bind(&opts.addr).await {
         Ok(l) => l,
         Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => anyhow::bail!(
@@ -197,24 +224,51 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         Err(e) => return Err(e).with_context(|| format!("cannot listen on {}", opts.addr)),
     };
     let addr = listener.local_addr()?;
-    if !addr.ip().is_loopback() {
-        tracing::warn!("listening on {addr}, which is not loopback: anyone who can reach it and has the token can answer");
+    if literal.is_none() {
+        plain_beyond_loopback(&opts, addr)?;
     }
-    let security = Security::new(token.clone(), addr, &opts.allow_origins);
+    let identity = match &opts.tls {
+        None => None,
+        Some(Tls::SelfSigned) => Some(Identity::self_signed(&opts.data_dir, &opts.names)?),
+        Some(Tls::Files { cert, key }) => Some(Identity::from_files(cert, key)?),
+    };
+    let fingerprint = identity.as_ref().map(|i| i.fingerprint);
+    let acceptor = match identity {
+        Some(identity) => Some(tokio_rustls::TlsAcceptor::from(Arc::new(identity.server_config()?))),
+        None => None,
+    };
+    let scheme = if acceptor.is_some() { "https" } else { "http" };
+    let security = Security::new(token.clone(), addr, scheme, &opts.names, &opts.allow_origins);
     let app = App { bridge: bridge.clone(), security: Arc::new(security) };
     let (stop, stopped) = watch::channel(false);
     let router = http::router(app);
-    let server = tokio::spawn(crate::listen::serve(listener, router, opts.limits, stopped));
-    let url = format!("http://{}", reachable(addr));
+    let server = tokio::spawn(crate::listen::serve(listener, router, opts.limits, acceptor, stopped));
+    let url = format!("{scheme}://{}", reachable(addr));
     let bridge_file = if opts.announce {
         let path = config::bridge_file(&opts.data_dir);
-        let file = BridgeFile { url: url.clone(), token: token.clone(), pid: std::process::id() };
+        let file = BridgeFile { url: url.clone(), token: token.clone(), pid: std::process::id(), fingerprint };
         config::write_private(&path, serde_json::to_string_pretty(&file)?.as_bytes())?;
         Some(path)
     } else {
         None
     };
-    Ok(Running { addr, url, token, bridge, bridge_file, stop, server, _lock: lock, data_dir: opts.data_dir, store_state })
+    Ok(Running { addr, url, token, fingerprint, bridge, bridge_file, stop, server, _lock: lock, data_dir: opts.data_dir, store_state })
+}
+
+/// Plain HTTP beyond loopback only when asked for by name (`--insecure-plain-http`).
+fn plain_beyond_loopback(opts: &ServeOptions, addr: SocketAddr) -> anyhow::Result<()> {
+    if addr.ip().is_loopback() || opts.tls.is_some() {
+        return Ok(());
+    }
+    if !opts.insecure_plain_http {
+        anyhow::bail!(
+            "refusing to listen on {addr} without TLS: anyone on the way could read the token and every answer. \
+             Add --tls (a certificate made once for this data directory; clients pin its fingerprint), \
+             or --tls-cert and --tls-key, or --insecure-plain-http behind a TLS proxy you trust"
+        );
+    }
+    tracing::warn!("listening on {addr} without TLS (--insecure-plain-http): only behind a TLS proxy you trust");
+    Ok(())
 }
 
 /// The address a client on this machine uses for a bridge listening on `addr`: a
@@ -270,6 +324,10 @@ pub async fn serve(opts: ServeOptions, open: bool) -> anyhow::Result<()> {
     let stop = terminated();
     let running = start(opts).await?;
     eprintln!("askuser: open {}", running.open_url());
+    if let Some(fp) = running.fingerprint {
+        eprintln!("askuser: certificate SHA-256 fingerprint {fp}");
+        eprintln!("askuser: clients elsewhere: --url {} --cert-fingerprint {fp}", running.url);
+    }
     if !crate::assets::has_ui() {
         eprintln!("askuser: this build has no web UI; answer with `askuser pending` and `askuser answer`");
     }

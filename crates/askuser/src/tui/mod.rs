@@ -61,8 +61,8 @@ pub fn run(args: &TuiArgs) -> ExitCode {
     };
     // Where the bridge is, read again on every connect (a restarted bridge may move).
     let find = {
-        let (url, token, dir) = (args.bridge.url.clone(), args.bridge.token.clone(), dir.clone());
-        move || config::find_bridge(url.as_deref(), token.as_deref(), &dir)
+        let (bridge, dir) = (args.bridge.clone(), dir.clone());
+        move || bridge.endpoint(&dir)
     };
     if let Err(e) = find() {
         return fail(format!("{e:#}"));
@@ -290,16 +290,14 @@ impl Link {
     }
 }
 
-type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
-
-/// The browser socket, as a tab opens it: the token in the query, the bridge's own origin.
-async fn open(endpoint: &Endpoint) -> anyhow::Result<Socket> {
+/// The browser socket, as a tab opens it: the token in the query, the bridge's own
+/// origin; over TLS when the bridge speaks it, trusting its pinned certificate.
+async fn open(endpoint: &Endpoint) -> anyhow::Result<crate::tls::Socket> {
     let base = endpoint.url.trim_end_matches('/');
     let ws = format!("{}/v1/ui?token={}", base.replacen("http", "ws", 1), endpoint.token);
     let mut request = ws.into_client_request()?;
     request.headers_mut().insert("origin", base.parse()?);
-    let (socket, _) = tokio::time::timeout(Duration::from_secs(10), tokio_tungstenite::connect_async(request)).await??;
-    Ok(socket)
+    Ok(tokio::time::timeout(Duration::from_secs(10), crate::tls::websocket(request, endpoint.fingerprint)).await??)
 }
 
 /// Answers given while the bridge was unreachable, kept in the data directory until it

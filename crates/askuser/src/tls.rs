@@ -1,0 +1,325 @@
+//! TLS for a bridge reached from other machines, on rustls with the `ring` provider.
+//!
+//! - The bridge: a certificate of the person's own (`--tls-cert`, `--tls-key`), or one
+//!   it makes itself once per data directory (`tls/cert.pem`, `tls/key.pem`) and keeps,
+//!   so its SHA-256 fingerprint stays the same across restarts.
+//! - Clients pin that fingerprint (`--cert-fingerprint`, or `bridge.json` on the same
+//!   machine): the certificate is accepted when its hash matches, whatever its name or
+//!   issuer, and the handshake's signature is still checked, which proves the bridge
+//!   holds the key. Without a pin, https uses the system's certificate authorities.
+//!
+//! Every HTTP client and WebSocket in askuser is built here, so none falls back to a
+//! TLS setup of its own.
+
+use anyhow::Context;
+use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
+use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider, WebPkiSupportedAlgorithms};
+use rustls::pki_types::pem::PemObject;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName, UnixTime};
+use rustls::{CertificateError, DigitallySignedStruct, SignatureScheme};
+use std::fmt;
+use std::path::Path;
+use std::sync::Arc;
+
+pub fn provider() -> Arc<CryptoProvider> {
+    Arc::new(rustls::crypto::ring::default_provider())
+}
+
+/// A certificate's SHA-256 fingerprint.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Fingerprint(pub [u8; 32]);
+
+impl Fingerprint {
+    pub fn of(der: &[u8]) -> Fingerprint {
+        let digest = ring::digest::digest(&ring::digest::SHA256, der);
+        let mut out = [0; 32];
+        out.copy_from_slice(digest.as_ref());
+        Fingerprint(out)
+    }
+}
+
+/// As `openssl x509 -fingerprint -sha256` prints it: `AB:CD:…`.
+impl fmt::Display for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for (i, b) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(":")?;
+            }
+            write!(f, "{b:02X}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for Fingerprint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+/// 64 hex digits, upper or lower case, with or without colons (or `sha256:` before).
+impl std::str::FromStr for Fingerprint {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        let hex: String = s.trim().trim_start_matches("sha256:").chars().filter(|c| *c != ':').collect();
+        let bad = || format!("expected a SHA-256 fingerprint (64 hex digits, colons allowed), got {s:?}");
+        if hex.len() != 64 || !hex.chars().all(|c| c.is_ascii_hexdigit()) {
+            return Err(bad());
+        }
+        let mut out = [0; 32];
+        for (i, byte) in out.iter_mut().enumerate() {
+            *byte = u8::from_str_radix(&hex[2 * i..2 * i + 2], 16).map_err(|_| bad())?;
+        }
+        Ok(Fingerprint(out))
+    }
+}
+
+impl serde::Serialize for Fingerprint {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_str(self)
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Fingerprint {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// Why a connection failed, in a sentence that says what to do when TLS is the reason
+/// (else the error and its causes).
+pub fn explain(error: &(dyn std::error::Error + 'static)) -> String {
+    if let Some(tls) = find_tls_error(error) {
+        return match tls {
+            rustls::Error::InvalidCertificate(CertificateError::Other(other)) => other.0.to_string(),
+            rustls::Error::InvalidCertificate(_) => format!(
+                "the bridge's certificate is not one this system trusts ({tls}); if it is a bridge's own \
+                 (askuser serve --tls), pin it with --cert-fingerprint as `askuser serve` printed it"
+            ),
+            rustls::Error::InvalidMessage(_) => "the bridge does not speak TLS: use an http:// address".to_owned(),
+            other => format!("TLS failed: {other}"),
+        };
+    }
+    let mut text = error.to_string();
+    let mut cause = error.source();
+    while let Some(e) = cause {
+        text = format!("{text}: {e}");
+        cause = e.source();
+    }
+    text
+}
+
+/// The rustls error somewhere in `error`'s causes (an io::Error hides the error it
+/// wraps from `source()`, so those are opened too).
+fn find_tls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
+    if let Some(tls) = error.downcast_ref::<rustls::Error>() {
+        return Some(tls);
+    }
+    let wrapped = error.downcast_ref::<std::io::Error>().and_then(|io| io.get_ref());
+    if let Some(found) = wrapped.and_then(|inner| find_tls_error(inner)) {
+        return Some(found);
+    }
+    error.source().and_then(find_tls_error)
+}
+
+/// The certificate changed since it was pinned (or this is another server).
+struct Mismatch {
+    pinned: Fingerprint,
+    seen: Fingerprint,
+}
+
+impl fmt::Display for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "the bridge's certificate has fingerprint {}, not the pinned {}: another server, or a new certificate (check it, then pin the new one)",
+            self.seen, self.pinned
+        )
+    }
+}
+
+impl fmt::Debug for Mismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(self, f)
+    }
+}
+
+impl std::error::Error for Mismatch {}
+
+#[derive(Debug)]
+struct Pinned {
+    fingerprint: Fingerprint,
+    algorithms: WebPkiSupportedAlgorithms,
+}
+
+impl ServerCertVerifier for Pinned {
+    fn verify_server_cert(
+        &self,
+        end_entity: &CertificateDer<'_>,
+        _intermediates: &[CertificateDer<'_>],
+        _server_name: &ServerName<'_>,
+        _ocsp: &[u8],
+        _now: UnixTime,
+    ) -> Result<ServerCertVerified, rustls::Error> {
+        // The pin is the identity: name, issuer and dates do not matter for it.
+        let seen = Fingerprint::of(end_entity.as_ref());
+        if seen == self.fingerprint {
+            return Ok(ServerCertVerified::assertion());
+        }
+        let mismatch = Mismatch { pinned: self.fingerprint, seen };
+        Err(rustls::Error::InvalidCertificate(CertificateError::Other(rustls::OtherError(Arc::new(mismatch)))))
+    }
+
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls12_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
+        verify_tls13_signature(message, cert, dss, &self.algorithms)
+    }
+
+    fn supported_verify_schemes(&self) -> Vec<SignatureScheme> {
+        self.algorithms.supported_schemes()
+    }
+}
+
+/// What a client trusts: exactly the pinned certificate, or else the system's
+/// certificate authorities (none, if the system has none: https then fails clearly).
+pub fn client_config(pin: Option<Fingerprint>) -> rustls::ClientConfig {
+    let provider = provider();
+    let builder = rustls::ClientConfig::builder_with_provider(provider.clone())
+        .with_safe_default_protocol_versions()
+        .expect("ring supports TLS 1.2 and 1.3");
+    match pin {
+        Some(fingerprint) => builder
+            .dangerous()
+            .with_custom_certificate_verifier(Arc::new(Pinned { fingerprint, algorithms: provider.signature_verification_algorithms }))
+            .with_no_client_auth(),
+        // The system's authorities, read once per process.
+        None => {
+            static SYSTEM: std::sync::OnceLock<rustls::ClientConfig> = std::sync::OnceLock::new();
+            SYSTEM
+                .get_or_init(|| match rustls_platform_verifier::Verifier::new(provider) {
+                    Ok(system) => builder.dangerous().with_custom_certificate_verifier(Arc::new(system)).with_no_client_auth(),
+                    Err(_) => builder.with_root_certificates(rustls::RootCertStore::empty()).with_no_client_auth(),
+                })
+                .clone()
+        }
+    }
+}
+
+/// An HTTP client for the bridge (plain http, or https with `pin` or the system's CAs).
+pub fn http(pin: Option<Fingerprint>) -> reqwest::ClientBuilder {
+    reqwest::Client::builder().tls_backend_preconfigured(client_config(pin))
+}
+
+/// [`http`] with nothing else set.
+pub fn http_client(pin: Option<Fingerprint>) -> reqwest::Client {
+    http(pin).build().expect("an HTTP client with a rustls config builds")
+}
+
+pub type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Opens a WebSocket (`ws://`, or `wss://` trusting as [`client_config`] does), with
+/// Nagle off: a frame is sent at once.
+pub async fn websocket(
+    request: tokio_tungstenite::tungstenite::handshake::client::Request,
+    pin: Option<Fingerprint>,
+) -> Result<Socket, tokio_tungstenite::tungstenite::Error> {
+    let connector = tokio_tungstenite::Connector::Rustls(Arc::new(client_config(pin)));
+    let (socket, _) = tokio_tungstenite::connect_async_tls_with_config(request, None, true, Some(connector)).await?;
+    Ok(socket)
+}
+
+/// The bridge's certificate and key.
+pub struct Identity {
+    pub chain: Vec<CertificateDer<'static>>,
+    pub key: PrivateKeyDer<'static>,
+    pub fingerprint: Fingerprint,
+}
+
+impl Identity {
+    /// From PEM files the person gives (`--tls-cert`, `--tls-key`).
+    pub fn from_files(cert: &Path, key: &Path) -> anyhow::Result<Identity> {
+        let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
+            .with_context(|| format!("cannot read the certificate {}", cert.display()))?
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("{}: expected PEM certificates", cert.display()))?;
+        let first = chain.first().with_context(|| format!("{}: expected a PEM certificate, found none", cert.display()))?;
+        let fingerprint = Fingerprint::of(first.as_ref());
+        let key = PrivateKeyDer::from_pem_file(key).with_context(|| format!("{}: expected a PEM private key", key.display()))?;
+        Ok(Identity { chain, key, fingerprint })
+    }
+
+    /// The certificate this data directory keeps for itself, made on first use for
+    /// localhost, 127.0.0.1, ::1 and `names` (the host names people reach it by).
+    pub fn self_signed(data_dir: &Path, names: &[String]) -> anyhow::Result<Identity> {
+        let dir = data_dir.join("tls");
+        let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
+        if cert.exists() && key.exists() {
+            return Identity::from_files(&cert, &key);
+        }
+        crate::config::ensure_dir(&dir)?;
+        let mut all = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
+        all.extend(names.iter().filter(|n| !n.is_empty()).cloned());
+        let made = rcgen::generate_simple_self_signed(all).context("cannot make a certificate")?;
+        crate::config::write_private(&key, made.signing_key.serialize_pem().as_bytes())?;
+        crate::config::write_private(&cert, made.cert.pem().as_bytes())?;
+        Identity::from_files(&cert, &key)
+    }
+
+    pub fn server_config(self) -> anyhow::Result<rustls::ServerConfig> {
+        let mut config = rustls::ServerConfig::builder_with_provider(provider())
+            .with_safe_default_protocol_versions()
+            .expect("ring supports TLS 1.2 and 1.3")
+            .with_no_client_auth()
+            .with_single_cert(self.chain, self.key)
+            .context("the certificate and the key do not belong together")?;
+        // The bridge speaks HTTP/1.1 (WebSockets upgrade from it).
+        config.alpn_protocols = vec![b"http/1.1".to_vec()];
+        Ok(config)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fingerprints_read_in_every_common_spelling() {
+        let fp = Fingerprint([0xab; 32]);
+        let shown = fp.to_string();
+        assert_eq!(shown.len(), 32 * 3 - 1);
+        for spelling in [shown.clone(), shown.replace(':', ""), shown.to_lowercase(), format!("sha256:{shown}")] {
+            assert_eq!(spelling.parse::<Fingerprint>(), Ok(fp), "{spelling}");
+        }
+        let err = "abc".parse::<Fingerprint>().unwrap_err();
+        assert!(err.contains("64 hex digits") && err.contains("\"abc\""), "{err}");
+    }
+
+    #[test]
+    fn a_self_signed_certificate_is_made_once_and_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let first = Identity::self_signed(dir.path(), &["box.lan".into()]).unwrap();
+        let again = Identity::self_signed(dir.path(), &[]).unwrap();
+        assert_eq!(first.fingerprint, again.fingerprint, "the pin survives a restart");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.path().join("tls/key.pem")).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "the key is the user's alone");
+        }
+        again.server_config().unwrap();
+    }
+}

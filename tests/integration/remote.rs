@@ -1,0 +1,242 @@
+//! A bridge that speaks TLS (`askuser serve --tls`), on 127.0.0.1 with the certificate
+//! it makes for itself, and the clients that pin its fingerprint: `askuser ask`,
+//! `pending`, `answer` and `tui`.
+
+use crate::terminal::Tmux;
+use askuser::tls::{http_client, Fingerprint};
+use serde_json::Value;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Output, Stdio};
+use std::time::Duration;
+
+fn askuser() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_askuser"));
+    for var in ["ASKUSER_URL", "ASKUSER_TOKEN", "ASKUSER_DATA_DIR", "ASKUSER_CERT_FINGERPRINT"] {
+        c.env_remove(var);
+    }
+    c
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// `askuser serve --tls`, stopped (SIGKILL) when dropped.
+struct TlsServer {
+    child: Child,
+    url: String,
+    token: String,
+    fingerprint: Fingerprint,
+}
+
+impl TlsServer {
+    fn start(dir: &Path, addr: &str) -> TlsServer {
+        let mut child = askuser()
+            .args(["serve", "--tls", "--addr", addr, "--data-dir"])
+            .arg(dir)
+            .stderr(Stdio::piped())
+            .stdout(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stderr.take().unwrap()).lines().map(Result::unwrap);
+        let open = lines.by_ref().take(20).find(|l| l.starts_with("askuser: open ")).expect("serve prints where to open");
+        let (url, token) = open.strip_prefix("askuser: open ").unwrap().split_once("/#token=").unwrap();
+        let fp = lines.next().expect("then the fingerprint");
+        let fingerprint = fp.strip_prefix("askuser: certificate SHA-256 fingerprint ").expect("the fingerprint line").parse().unwrap();
+        std::thread::spawn(move || for _ in lines {});
+        TlsServer { child, url: url.to_owned(), token: token.to_owned(), fingerprint }
+    }
+
+    fn terminate(&mut self) {
+        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        self.child.wait().unwrap();
+    }
+}
+
+impl Drop for TlsServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn pending(dir: &Path) -> Output {
+    askuser().args(["pending", "--json", "--data-dir"]).arg(dir).output().unwrap()
+}
+
+#[test]
+fn a_pinned_agent_asks_over_tls_and_resumes_across_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = TlsServer::start(dir.path(), "127.0.0.1:0");
+    assert!(server.url.starts_with("https://127.0.0.1:"), "{}", server.url);
+    // On this machine, bridge.json carries the pin: no flags needed.
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(dir.path().join("bridge.json")).unwrap()).unwrap();
+    assert_eq!(file["fingerprint"], server.fingerprint.to_string());
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(dir.path().join("tls/key.pem")).unwrap().permissions().mode() & 0o777, 0o600);
+    }
+
+    // An agent elsewhere: only the address, the token and the pin.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let pin = server.fingerprint.to_string();
+    let agent = askuser()
+        .args(["ask", "--id", "tls-1", "--question", "Deploy now?", "--option", "Yes", "--option", "No"])
+        .args(["--url", &server.url, "--token", &server.token, "--cert-fingerprint", &pin, "--data-dir"])
+        .arg(elsewhere.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut seen = false;
+    for _ in 0..100 {
+        let out = pending(dir.path());
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        if text(&out.stdout).contains("tls-1") {
+            seen = true;
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(seen, "the question reached the bridge over TLS");
+
+    // The bridge restarts on the same address with the same certificate; the agent
+    // keeps waiting and resumes by id.
+    let addr = server.url.trim_start_matches("https://").to_owned();
+    let before = server.fingerprint;
+    server.terminate();
+    std::thread::sleep(Duration::from_millis(300));
+    let server = TlsServer::start(dir.path(), &addr);
+    assert_eq!(server.fingerprint, before, "the certificate is kept, so the pin holds");
+    let out = askuser().args(["answer", "--data-dir"]).arg(dir.path()).args(["tls-1", "No"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = agent.wait_with_output().unwrap();
+    assert!(out.status.success(), "{} {}", text(&out.stdout), text(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["answers"][0]["answer"], "No", "{v}");
+}
+
+#[test]
+fn tls_mistakes_are_refused_with_what_to_do() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TlsServer::start(dir.path(), "127.0.0.1:0");
+    let elsewhere = tempfile::tempdir().unwrap();
+    // Exit 1: the bridge cannot be reached; 2: it refused the request as given.
+    let try_pending_as = |url: &str, pin: Option<&str>, code: i32| -> String {
+        let mut cmd = askuser();
+        cmd.args(["pending", "--url", url, "--token", &server.token, "--data-dir"]).arg(elsewhere.path());
+        if let Some(p) = pin {
+            cmd.args(["--cert-fingerprint", p]);
+        }
+        let out = cmd.output().unwrap();
+        assert_eq!(out.status.code(), Some(code), "refused: {} {}", text(&out.stdout), text(&out.stderr));
+        text(&out.stderr)
+    };
+    let try_pending = |url: &str, pin: Option<&str>| try_pending_as(url, pin, 1);
+    // No pin: the system does not trust a bridge's own certificate.
+    let e = try_pending(&server.url, None);
+    assert!(e.contains("not one this system trusts") && e.contains("--cert-fingerprint"), "{e}");
+    // Another certificate than the pinned one.
+    let other = Fingerprint([7; 32]).to_string();
+    let e = try_pending(&server.url, Some(&other));
+    assert!(e.contains(&format!("not the pinned {other}")) && e.contains(&server.fingerprint.to_string()), "{e}");
+    // Not a fingerprint at all.
+    let out = askuser().args(["pending", "--url", &server.url, "--token", "t", "--cert-fingerprint", "12:34"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("64 hex digits"), "{}", text(&out.stderr));
+    // Plain HTTP to the TLS port.
+    let plain = server.url.replacen("https", "http", 1);
+    let e = try_pending_as(&plain, Some(&server.fingerprint.to_string()), 2);
+    assert!(e.contains("speaks HTTPS only"), "{e}");
+    // The token is still required over TLS.
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let status = rt.block_on(async {
+        http_client(Some(server.fingerprint)).get(format!("{}/v1/questions", server.url)).send().await.unwrap().status()
+    });
+    assert_eq!(status, 401);
+
+    // TLS to a bridge that does not speak it.
+    let plain_dir = tempfile::tempdir().unwrap();
+    let mut plain_bridge = askuser()
+        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+        .arg(plain_dir.path())
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut lines = BufReader::new(plain_bridge.stderr.take().unwrap()).lines().map(Result::unwrap);
+    let open = lines.by_ref().take(20).find(|l| l.starts_with("askuser: open ")).unwrap();
+    let (url, _) = open.strip_prefix("askuser: open ").unwrap().split_once("/#token=").unwrap();
+    let e = try_pending(&url.replacen("http", "https", 1), None);
+    assert!(e.contains("does not speak TLS"), "{e}");
+    let _ = plain_bridge.kill();
+    let _ = plain_bridge.wait();
+}
+
+#[test]
+fn serve_refuses_plain_http_beyond_loopback_and_a_broken_certificate() {
+    let dir = tempfile::tempdir().unwrap();
+    // Refused before it binds anything.
+    let out = askuser().args(["serve", "--addr", "0.0.0.0:0", "--data-dir"]).arg(dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = text(&out.stderr);
+    assert!(e.contains("refusing to listen on 0.0.0.0:0 without TLS") && e.contains("--tls"), "{e}");
+    // A certificate file that is not one.
+    let junk = dir.path().join("junk.pem");
+    std::fs::write(&junk, "not a certificate").unwrap();
+    let out = askuser()
+        .args(["serve", "--addr", "127.0.0.1:0", "--tls-cert"])
+        .arg(&junk)
+        .arg("--tls-key")
+        .arg(&junk)
+        .arg("--data-dir")
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let e = text(&out.stderr);
+    assert!(e.contains("junk.pem") && e.contains("expected a PEM certificate"), "{e}");
+}
+
+#[tokio::test]
+async fn the_terminal_dialog_connects_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = TlsServer::start(dir.path(), "127.0.0.1:0");
+    let t = Tmux::start(100, 30, &format!("{} tui --data-dir {}", env!("CARGO_BIN_EXE_askuser"), dir.path().display()));
+    t.wait_for(&["connected", "No questions waiting."]).await;
+    let http = http_client(Some(server.fingerprint));
+    let body =
+        serde_json::json!({"id": "tls-tui", "questions": [{"question": "Ship it?", "options": [{"label": "Yes"}, {"label": "No"}]}]});
+    let asking = http.post(format!("{}/v1/ask", server.url)).bearer_auth(&server.token).json(&body).send();
+    let asking = tokio::spawn(asking);
+    t.wait_for(&["Ship it?"]).await;
+    t.keys(&["2"]);
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().unwrap().json().await.unwrap();
+    assert_eq!(result["answers"][0]["answer"], "No", "{result}");
+}
+
+#[tokio::test]
+async fn a_silent_connection_to_the_tls_port_is_closed_after_the_header_timeout() {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = askuser::serve::ServeOptions::new(dir.path().to_path_buf());
+    opts.addr = "127.0.0.1:0".into();
+    opts.tls = Some(askuser::serve::Tls::SelfSigned);
+    opts.limits.header_timeout = Duration::from_millis(300);
+    let running = askuser::serve::start(opts).await.unwrap();
+    // Says nothing: closed once the timeout passes, without a handshake.
+    let mut silent = tokio::net::TcpStream::connect(running.addr).await.unwrap();
+    let started = std::time::Instant::now();
+    let mut buf = [0u8; 64];
+    let n = tokio::time::timeout(Duration::from_secs(5), silent.read(&mut buf)).await.expect("closed within 5 s").unwrap_or(0);
+    assert_eq!(n, 0, "closed, nothing sent");
+    assert!(started.elapsed() >= Duration::from_millis(250), "{:?}", started.elapsed());
+    // Starts a TLS record and stops: the handshake is bounded too.
+    let mut stalled = tokio::net::TcpStream::connect(running.addr).await.unwrap();
+    stalled.write_all(&[0x16, 0x03, 0x01]).await.unwrap();
+    let n = tokio::time::timeout(Duration::from_secs(5), stalled.read(&mut buf)).await.expect("closed within 5 s").unwrap_or(0);
+    assert_eq!(n, 0);
+    running.stop().await;
+}
