@@ -240,3 +240,66 @@ async fn a_silent_connection_to_the_tls_port_is_closed_after_the_header_timeout(
     assert_eq!(n, 0);
     running.stop().await;
 }
+
+/// `askuser mcp` with only a remote bridge's address, token and pin: a host's tool
+/// call reaches it over TLS, waits through the bridge's restart, and returns the answer.
+#[test]
+fn askuser_mcp_asks_a_remote_bridge_over_tls() {
+    use std::io::Write;
+    let dir = tempfile::tempdir().unwrap();
+    let mut server = TlsServer::start(dir.path(), "127.0.0.1:0");
+    let elsewhere = tempfile::tempdir().unwrap();
+    let pin = server.fingerprint.to_string();
+    let mut mcp = askuser()
+        .args(["mcp", "--url", &server.url, "--token", &server.token, "--cert-fingerprint", &pin, "--data-dir"])
+        .arg(elsewhere.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = mcp.stdin.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel::<Value>();
+    let stdout = mcp.stdout.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Ok(v) = serde_json::from_str(&line) {
+                let _ = tx.send(v);
+            }
+        }
+    });
+    let mut send = |v: Value| writeln!(stdin, "{v}").unwrap();
+    let reply = |id: u64| loop {
+        let v = rx.recv_timeout(Duration::from_secs(30)).expect("a reply within 30 s");
+        if v["id"] == id {
+            return v;
+        }
+    };
+    send(serde_json::json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "remote-host", "version": "1"}}}));
+    assert!(reply(1)["result"].is_object());
+    send(serde_json::json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    send(serde_json::json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "ask_user",
+        "arguments": {"questions": [{"question": "Which region?", "options": [{"label": "eu"}, {"label": "us"}]}]}}}));
+    let mut id = None;
+    for _ in 0..100 {
+        let out = pending(dir.path());
+        let listed: Value = serde_json::from_slice(&out.stdout).unwrap_or_default();
+        if let Some(q) = listed.as_array().and_then(|a| a.first()) {
+            id = q["id"].as_str().map(str::to_owned);
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let id = id.expect("the question reached the remote bridge");
+    let addr = server.url.trim_start_matches("https://").to_owned();
+    server.terminate();
+    let _server = TlsServer::start(dir.path(), &addr);
+    let out = askuser().args(["answer", "--data-dir"]).arg(dir.path()).args([&id, "us"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let result = reply(2);
+    assert_eq!(result["result"]["structuredContent"]["answers"][0]["answer"], "us", "{result}");
+    // No bridge of its own was started on this machine for it.
+    assert!(!elsewhere.path().join("bridge.json").exists());
+    let _ = mcp.kill();
+}

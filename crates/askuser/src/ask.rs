@@ -285,8 +285,19 @@ async fn reachable(endpoint: &Endpoint) -> Result<(), String> {
 pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
     let dir = config::data_dir(args.bridge.data_dir.as_deref())?;
     let host = Arc::new(Host::new(dir.clone(), args.open));
-    let endpoint = match args.bridge.endpoint(&dir).ok() {
-        Some(ep) if reachable(&ep).await.is_ok() => ep,
+    // A bridge named by address (--url or ASKUSER_URL: perhaps on another machine) is
+    // the one to use, down or not: calls wait for it. Only without one does this
+    // process start a bridge of its own.
+    let named = args.bridge.url.is_some() || std::env::var(config::ENV_URL).is_ok_and(|u| !u.is_empty());
+    let endpoint = match args.bridge.endpoint(&dir) {
+        Ok(ep) if named => {
+            if let Err(e) = reachable(&ep).await {
+                tracing::warn!("{e}; calls will wait for it");
+            }
+            ep
+        }
+        Ok(ep) if reachable(&ep).await.is_ok() => ep,
+        Err(e) if named => return Err(e),
         _ => host.start(config::DEFAULT_ADDR, args.bridge.token.clone()).await?,
     };
     let open_url = endpoint.url.clone();
