@@ -12,3 +12,4 @@ mod remote;
 mod setup;
 mod support;
 mod terminal;
+mod tokens;

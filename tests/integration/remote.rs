@@ -302,4 +302,5 @@ fn askuser_mcp_asks_a_remote_bridge_over_tls() {
     // No bridge of its own was started on this machine for it.
     assert!(!elsewhere.path().join("bridge.json").exists());
     let _ = mcp.kill();
+    let _ = mcp.wait();
 }

@@ -107,6 +107,14 @@ pub enum Command {
     Setup(crate::setup::SetupArgs),
     /// Check the data directory, the token, the bridge, the web UI and each host's configuration.
     Doctor(crate::doctor::DoctorArgs),
+    /// Scoped tokens: agent tokens ask, device tokens answer; list, make and revoke them
+    /// (with the admin token).
+    Tokens {
+        #[command(flatten)]
+        bridge: BridgeArgs,
+        #[command(subcommand)]
+        action: TokensAction,
+    },
     /// The inbox and the dialog in this terminal (for SSH, or no browser at hand).
     Tui(crate::tui::TuiArgs),
 }
@@ -277,6 +285,7 @@ pub fn run(cli: Cli) -> ExitCode {
         }),
         Command::Setup(args) => crate::setup::run(&args),
         Command::Doctor(args) => crate::doctor::run(&args),
+        Command::Tokens { bridge, action } => client_command(&bridge, |c| async move { tokens(&c, action).await }),
         Command::Tui(args) => crate::tui::run(&args),
     }
 }
@@ -324,6 +333,58 @@ pub fn age(ms: u64) -> String {
         60..=3599 => format!("{}m", s / 60),
         _ => format!("{}h {}m", s / 3600, s % 3600 / 60),
     }
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum TokensAction {
+    /// Every token made, revoked ones too (the tokens themselves are never kept).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Make a token; it is printed once, on stdout.
+    Create {
+        #[arg(long, value_enum)]
+        scope: crate::tokens::Scope,
+        /// What it is for ("phone", "ci-runner-3").
+        #[arg(long)]
+        name: String,
+    },
+    /// Revoke a token by its id: refused from its next request, its sockets closed now.
+    Revoke { id: String },
+}
+
+async fn tokens(client: &Client, action: TokensAction) -> anyhow::Result<()> {
+    match action {
+        TokensAction::List { json } => {
+            let all = client.tokens().await?;
+            if json {
+                print_json(&all);
+            } else if all.is_empty() {
+                out!("No tokens made yet (the admin token is the data directory's `token`).");
+            } else {
+                for c in all {
+                    let state = c.revoked_at.map_or("in force".to_owned(), |_| "revoked".to_owned());
+                    out!("{}  {:<6}  {}  ({state})", c.id, c.scope.as_str(), crate::term::safe(&c.name));
+                }
+            }
+        }
+        TokensAction::Create { scope, name } => {
+            let (credential, token) = client.create_token(scope, &name).await?;
+            err!(
+                "askuser: made {} token {} ({}); it is shown only now:",
+                scope.as_str(),
+                credential.id,
+                crate::term::safe(&credential.name)
+            );
+            out!("{token}");
+        }
+        TokensAction::Revoke { id } => {
+            client.revoke_token(&id).await?;
+            out!("Revoked {id}.");
+        }
+    }
+    Ok(())
 }
 
 async fn pending(client: &Client, json: bool) -> anyhow::Result<()> {

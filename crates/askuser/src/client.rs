@@ -101,6 +101,26 @@ impl Client {
         self.json(self.request(Method::POST, &format!("/v1/questions/{}/cancel", encode(id))).json(&body)).await
     }
 
+    pub async fn tokens(&self) -> anyhow::Result<Vec<crate::tokens::Credential>> {
+        self.json(self.request(Method::GET, "/v1/tokens")).await
+    }
+
+    /// Makes a token; returns it with its credential.
+    pub async fn create_token(&self, scope: crate::tokens::Scope, name: &str) -> anyhow::Result<(crate::tokens::Credential, String)> {
+        #[derive(serde::Deserialize)]
+        struct Made {
+            credential: crate::tokens::Credential,
+            token: String,
+        }
+        let body = serde_json::json!({"scope": scope, "name": name});
+        let made: Made = self.json(self.request(Method::POST, "/v1/tokens").json(&body)).await?;
+        Ok((made.credential, made.token))
+    }
+
+    pub async fn revoke_token(&self, id: &str) -> anyhow::Result<serde_json::Value> {
+        self.json(self.request(Method::DELETE, &format!("/v1/tokens/{}", encode(id)))).await
+    }
+
     pub async fn health(&self) -> anyhow::Result<serde_json::Value> {
         self.json(self.request(Method::GET, "/v1/health")).await
     }

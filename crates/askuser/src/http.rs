@@ -8,16 +8,17 @@
 
 use crate::hub::{Bridge, BridgeError};
 use crate::store::Filter;
+use crate::tokens::{self, Caller, Registry, Scope};
 use crate::{assets, ws};
 use askuser_core::protocol::{AnswerBody, ErrorBody, ErrorCode};
 use askuser_core::{Format, Status};
 use axum::body::Bytes;
 use axum::extract::rejection::{BytesRejection, QueryRejection};
-use axum::extract::{DefaultBodyLimit, Path, Query, Request, State, WebSocketUpgrade};
+use axum::extract::{DefaultBodyLimit, Extension, Path, Query, Request, State, WebSocketUpgrade};
 use axum::http::{header, HeaderMap, HeaderValue, Method, StatusCode};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
 use std::net::SocketAddr;
@@ -29,7 +30,10 @@ pub const MAX_BODY: usize = 1024 * 1024;
 /// Who may talk to the bridge.
 #[derive(Debug, Clone)]
 pub struct Security {
+    /// The admin token (the data directory's `token`, or `--token`).
     pub token: String,
+    /// The scoped credentials made since.
+    pub registry: Arc<Registry>,
     /// Accepted `Host` header values (`127.0.0.1:7823`, `localhost:7823`, ...).
     pub hosts: Vec<String>,
     /// Accepted `Origin` header values: the bridge's own, and `--allow-origin` ones.
@@ -39,7 +43,14 @@ pub struct Security {
 impl Security {
     /// The bridge's own names for `addr` and the host `names` people reach it by, with
     /// `scheme` (`http` or `https`) for the origins, plus `extra_origins`.
-    pub fn new(token: String, addr: SocketAddr, scheme: &str, names: &[String], extra_origins: &[String]) -> Security {
+    pub fn new(
+        token: String,
+        registry: Arc<Registry>,
+        addr: SocketAddr,
+        scheme: &str,
+        names: &[String],
+        extra_origins: &[String],
+    ) -> Security {
         let port = addr.port();
         let mut hosts = vec![format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("[::1]:{port}")];
         let own = match addr {
@@ -57,7 +68,15 @@ impl Security {
         }
         let mut origins: Vec<String> = hosts.iter().map(|h| format!("{scheme}://{h}")).collect();
         origins.extend(extra_origins.iter().map(|o| o.trim_end_matches('/').to_owned()));
-        Security { token, hosts, origins }
+        Security { token, registry, hosts, origins }
+    }
+
+    /// Who `presented` is: the admin token, a credential in force, or nobody.
+    fn caller(&self, presented: &str) -> Option<Caller> {
+        if self.token_ok(presented) {
+            return Some(Caller { scope: Scope::Admin, id: None });
+        }
+        self.registry.find(presented)
     }
 
     fn token_ok(&self, presented: &str) -> bool {
@@ -89,7 +108,9 @@ pub fn router(app: App) -> Router {
         .route("/v1/questions/{id}/cancel", post(cancel))
         .route("/v1/health", get(health))
         .route("/v1/agent", get(agent_socket))
-        .route("/v1/ui", get(ui_socket));
+        .route("/v1/ui", get(ui_socket))
+        .route("/v1/tokens", get(list_tokens).post(create_token))
+        .route("/v1/tokens/{id}", delete(revoke_token));
     Router::new()
         .merge(api)
         .fallback(get(assets::serve))
@@ -173,11 +194,16 @@ fn percent_decode(s: &str) -> std::borrow::Cow<'_, str> {
     String::from_utf8_lossy(&out).into_owned().into()
 }
 
-async fn guard(State(app): State<App>, req: Request, next: Next) -> Response {
+async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Response {
     // Refusals carry the same headers as everything else.
-    let mut response = match refusal(&app.security, &req) {
-        Some(refused) => refused,
-        None => next.run(req).await,
+    let mut response = match admit(&app.security, &req) {
+        Err(refused) => refused,
+        Ok(caller) => {
+            if let Some(caller) = caller {
+                req.extensions_mut().insert(caller);
+            }
+            next.run(req).await
+        }
     };
     let h = response.headers_mut();
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
@@ -187,12 +213,13 @@ async fn guard(State(app): State<App>, req: Request, next: Next) -> Response {
     response
 }
 
-/// Why `req` may not pass, as the response to send; `None` lets it through.
-fn refusal(sec: &Security, req: &Request) -> Option<Response> {
+/// Who sent `req` (an API request) or nobody (the page's files), or why it may not
+/// pass, as the response to send.
+fn admit(sec: &Security, req: &Request) -> Result<Option<Caller>, Response> {
     let host = req.headers().get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
     if !sec.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
         tracing::warn!("refused a request for host {host:?}");
-        return Some(error(
+        return Err(error(
             StatusCode::FORBIDDEN,
             ErrorBody::new(
                 ErrorCode::Unauthorized,
@@ -202,8 +229,8 @@ fn refusal(sec: &Security, req: &Request) -> Option<Response> {
     }
     let path = req.uri().path();
     if path.starts_with("/v1/") {
-        let ok = presented_token(req).is_some_and(|t| sec.token_ok(&t));
-        if !ok {
+        let caller = presented_token(req).and_then(|t| sec.caller(&t));
+        let Some(caller) = caller else {
             let mut r = error(
                 StatusCode::UNAUTHORIZED,
                 ErrorBody::new(
@@ -212,13 +239,21 @@ fn refusal(sec: &Security, req: &Request) -> Option<Response> {
                 ),
             );
             r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
-            return Some(r);
+            return Err(r);
+        };
+        if !tokens::allowed(caller.scope, req.method(), path) {
+            let what = format!(
+                "a {} token may not {} {path}: agent tokens ask and withdraw, device tokens see the inbox and answer, the admin token does both",
+                caller.scope.as_str(),
+                req.method()
+            );
+            return Err(error(StatusCode::FORBIDDEN, ErrorBody::new(ErrorCode::Unauthorized, what)));
         }
         let origin = req.headers().get(header::ORIGIN).and_then(|o| o.to_str().ok());
         match origin {
             Some(o) if !sec.origins.iter().any(|a| a == o) => {
                 tracing::warn!("refused a request from origin {o:?}");
-                return Some(error(
+                return Err(error(
                     StatusCode::FORBIDDEN,
                     ErrorBody::new(
                         ErrorCode::Unauthorized,
@@ -227,15 +262,16 @@ fn refusal(sec: &Security, req: &Request) -> Option<Response> {
                 ));
             }
             None if path == "/v1/ui" => {
-                return Some(error(
+                return Err(error(
                     StatusCode::FORBIDDEN,
                     ErrorBody::new(ErrorCode::Unauthorized, "the browser socket needs an Origin header"),
                 ));
             }
             _ => {}
         }
+        return Ok(Some(caller));
     }
-    None
+    Ok(None)
 }
 
 /// A query string or body axum could not read, as the protocol's error object
@@ -394,13 +430,52 @@ fn small_buffers(upgrade: WebSocketUpgrade) -> WebSocketUpgrade {
     upgrade.max_message_size(MAX_BODY).read_buffer_size(4 * 1024).write_buffer_size(4 * 1024)
 }
 
-async fn agent_socket(State(app): State<App>, upgrade: WebSocketUpgrade) -> Response {
-    small_buffers(upgrade).on_upgrade(move |socket| ws::agent(app.bridge, socket))
+async fn agent_socket(State(app): State<App>, Extension(caller): Extension<Caller>, upgrade: WebSocketUpgrade) -> Response {
+    let revocation = app.security.registry.revocation(caller.id);
+    small_buffers(upgrade).on_upgrade(move |socket| ws::agent(app.bridge, socket, revocation))
 }
 
-async fn ui_socket(State(app): State<App>, method: Method, upgrade: WebSocketUpgrade) -> Response {
+async fn ui_socket(State(app): State<App>, Extension(caller): Extension<Caller>, method: Method, upgrade: WebSocketUpgrade) -> Response {
     debug_assert_eq!(method, Method::GET);
-    small_buffers(upgrade).on_upgrade(move |socket| ws::browser(app.bridge, socket))
+    let revocation = app.security.registry.revocation(caller.id);
+    small_buffers(upgrade).on_upgrade(move |socket| ws::browser(app.bridge, socket, revocation))
+}
+
+/// Every credential, revoked ones too (never a token: only its hash is kept).
+async fn list_tokens(State(app): State<App>) -> Reply {
+    Ok(Json(app.bridge.store().credentials().map_err(BridgeError::from)?).into_response())
+}
+
+#[derive(Deserialize)]
+struct NewToken {
+    scope: Scope,
+    name: String,
+}
+
+/// Makes a credential; the answer holds its token, shown this once.
+async fn create_token(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> Reply {
+    let body = read_body(body)?;
+    let wanted: NewToken = serde_json::from_slice(&body)
+        .map_err(|e| invalid(format!("expected {{\"scope\": \"agent\" | \"device\" | \"admin\", \"name\": \"…\"}}: {e}")))?;
+    let name = wanted.name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(invalid(format!("name: expected 1 to 100 characters, got {:?}", wanted.name)));
+    }
+    let (credential, token) =
+        app.security.registry.create(app.bridge.store(), wanted.scope, name, app.bridge.now_ms()).map_err(BridgeError::from)?;
+    tracing::info!(id = %credential.id, scope = credential.scope.as_str(), "credential made");
+    Ok((StatusCode::CREATED, Json(serde_json::json!({"credential": credential, "token": token}))).into_response())
+}
+
+/// Revokes a credential: refused from its next request, its sockets closed now.
+async fn revoke_token(State(app): State<App>, Path(id): Path<String>) -> Reply {
+    if app.security.registry.revoke(app.bridge.store(), &id, app.bridge.now_ms()).map_err(BridgeError::from)? {
+        tracing::info!(%id, "credential revoked");
+        return Ok(Json(serde_json::json!({"id": id, "revoked": true})).into_response());
+    }
+    let known = app.bridge.store().credentials().map_err(BridgeError::from)?.into_iter().any(|c| c.id == id);
+    let message = if known { format!("credential {id:?} was already revoked") } else { format!("no credential with id {id:?}") };
+    Err(Refusal(error(StatusCode::NOT_FOUND, ErrorBody::new(ErrorCode::NotFound, message))))
 }
 
 #[cfg(test)]

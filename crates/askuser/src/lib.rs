@@ -15,6 +15,7 @@
 //! - [`assets`]: the embedded web UI.
 //! - [`listen`]: accepting connections under a cap and a header timeout, with TLS or without.
 //! - [`tls`]: certificates, fingerprint pinning, and every HTTP and WebSocket client.
+//! - [`tokens`]: scoped credentials (agent, device, admin), stored hashed, revocable.
 //! - [`serve`]: starting and stopping a bridge.
 //! - [`client`]: the terminal commands' HTTP client.
 //! - [`ask`]: the `ask`, `result` and `mcp` commands.
@@ -49,6 +50,7 @@ pub mod setup;
 pub mod store;
 pub mod term;
 pub mod tls;
+pub mod tokens;
 pub mod tui;
 pub mod ws;
 

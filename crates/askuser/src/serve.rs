@@ -238,7 +238,8 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         None => None,
     };
     let scheme = if acceptor.is_some() { "https" } else { "http" };
-    let security = Security::new(token.clone(), addr, scheme, &opts.names, &opts.allow_origins);
+    let registry = Arc::new(crate::tokens::Registry::load(bridge.store())?);
+    let security = Security::new(token.clone(), registry, addr, scheme, &opts.names, &opts.allow_origins);
     let app = App { bridge: bridge.clone(), security: Arc::new(security) };
     let (stop, stopped) = watch::channel(false);
     let router = http::router(app);

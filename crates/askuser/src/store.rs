@@ -12,6 +12,7 @@
 //! directly from async code: each call takes microseconds and never awaits.
 
 use crate::lock;
+use crate::tokens::{Credential, Scope};
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::{AskResult, Status};
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
@@ -56,6 +57,16 @@ const MIGRATIONS: &[&str] = &[
      CREATE INDEX questions_status_seq ON questions (status, seq);
      CREATE INDEX questions_final_seq ON questions (final_seq) WHERE final_seq IS NOT NULL;
      CREATE INDEX questions_answered_at ON questions (answered_at) WHERE answered_at IS NOT NULL;",
+    // 1 -> 2: scoped credentials (agent, device, admin), each token kept only as its
+    // SHA-256; a revoked one stays listed with when it was revoked.
+    "CREATE TABLE credentials (
+         id         TEXT    PRIMARY KEY,
+         name       TEXT    NOT NULL,
+         scope      TEXT    NOT NULL CHECK (scope IN ('agent', 'device', 'admin')),
+         hash       TEXT    NOT NULL UNIQUE,
+         created_at INTEGER NOT NULL,
+         revoked_at INTEGER
+     );",
 ];
 
 /// The columns a [`QuestionRecord`] is rebuilt from, in [`RawRecord::from_row`] order.
@@ -441,6 +452,56 @@ impl Store {
             .prepare_cached("DELETE FROM questions WHERE answered_at < ?1 AND status <> 'pending'")
             .and_then(|mut s| s.execute([cutoff]))
             .map_err(|e| db_error("cannot prune old questions".into(), e))
+    }
+
+    /// Stores a new credential (its token only as a hash).
+    pub fn add_credential(&self, c: &Credential) -> Result<(), StoreError> {
+        let context = |e| db_error(format!("cannot store credential {:?}", c.id), e);
+        let created = to_sql_ms(c.created_at, "createdAt", &c.id)?;
+        self.noted(
+            self.lock()
+                .prepare_cached("INSERT INTO credentials (id, name, scope, hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+                .and_then(|mut s| s.execute(params![c.id, c.name, c.scope.as_str(), c.hash, created]))
+                .map(|_| ())
+                .map_err(context),
+        )
+    }
+
+    /// Every credential, revoked ones included, oldest first.
+    pub fn credentials(&self) -> Result<Vec<Credential>, StoreError> {
+        let context = |e| db_error("cannot read the credentials".into(), e);
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached("SELECT id, name, scope, hash, created_at, revoked_at FROM credentials ORDER BY created_at, id")
+            .map_err(context)?;
+        let rows = stmt
+            .query_map([], |r| {
+                let scope: String = r.get(2)?;
+                let ms = |v: i64| u64::try_from(v).unwrap_or(0);
+                Ok(Credential {
+                    id: r.get(0)?,
+                    name: r.get(1)?,
+                    scope: scope.parse().unwrap_or(Scope::Device),
+                    hash: r.get(3)?,
+                    created_at: ms(r.get(4)?),
+                    revoked_at: r.get::<_, Option<i64>>(5)?.map(ms),
+                })
+            })
+            .map_err(context)?;
+        rows.collect::<Result<_, _>>().map_err(context)
+    }
+
+    /// Marks credential `id` revoked at `at`; false when there is none or it already was.
+    pub fn revoke_credential(&self, id: &str, at: u64) -> Result<bool, StoreError> {
+        let context = |e| db_error(format!("cannot revoke credential {id:?}"), e);
+        let at = to_sql_ms(at, "revokedAt", id)?;
+        let changed = self.noted(
+            self.lock()
+                .prepare_cached("UPDATE credentials SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")
+                .and_then(|mut s| s.execute(params![id, at]))
+                .map_err(context),
+        )?;
+        Ok(changed == 1)
     }
 
     /// How many questions are `(pending, final)`, for `/v1/health` and benchmarks.

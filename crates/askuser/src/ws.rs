@@ -116,6 +116,10 @@ fn text(value: &impl Serialize) -> Message {
     Message::Text(serde_json::to_string(value).expect("protocol messages serialize").into())
 }
 
+fn revoked() -> Message {
+    Message::Close(Some(CloseFrame { code: POLICY_VIOLATION, reason: "this token was revoked".into() }))
+}
+
 fn closing() -> Message {
     Message::Close(Some(CloseFrame { code: GOING_AWAY, reason: "the bridge is shutting down; reconnect to resume".into() }))
 }
@@ -176,7 +180,9 @@ fn binary_refused() -> ErrorBody {
     ErrorBody::new(ErrorCode::BadMessage, "binary frames are not accepted; send JSON text messages")
 }
 
-pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket) {
+/// The agent socket; it closes when `revocation` resolves (its token was revoked).
+pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket, revocation: impl std::future::Future<Output = ()>) {
+    tokio::pin!(revocation);
     let (mut sink, mut stream) = socket.split();
     let (tx, mut rx) = mpsc::channel::<Message>(256);
     let within = bridge.settings().send_timeout;
@@ -207,6 +213,11 @@ pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket) {
             }
             _ = crate::hub::stopped(&mut stop) => {
                 let _ = tx.send(closing()).await;
+                break;
+            }
+            _ = &mut revocation => {
+                tracing::info!("agent socket's token was revoked; closed");
+                let _ = tx.send(revoked()).await;
                 break;
             }
         };
@@ -262,7 +273,9 @@ fn on_agent_message(bridge: &Arc<Bridge>, msg: AgentMessage, tx: &mpsc::Sender<M
     }
 }
 
-pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
+/// The browser socket; it closes when `revocation` resolves (its token was revoked).
+pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, revocation: impl std::future::Future<Output = ()>) {
+    tokio::pin!(revocation);
     let client = bridge.client_id();
     let (mut sink, mut stream) = socket.split();
     let within = bridge.settings().send_timeout;
@@ -319,6 +332,11 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket) {
             },
             _ = crate::hub::stopped(&mut stop) => {
                 let _ = send(&mut sink, closing(), within).await;
+                break;
+            }
+            _ = &mut revocation => {
+                tracing::info!(%client, "browser socket's token was revoked; closed");
+                let _ = send(&mut sink, revoked(), within).await;
                 break;
             }
         };

@@ -1,0 +1,217 @@
+//! Scoped credentials: what each token may do.
+//!
+//! - **admin**: everything. The data directory's `token` (or `--token`) is the admin
+//!   token; more can be made.
+//! - **agent**: ask, read and withdraw questions, the agent socket. Never answer.
+//! - **device** (a person's browser, phone or terminal): the inbox, answering and
+//!   declining, the browser socket. Never ask or withdraw.
+//!
+//! A token is shown once, when it is made; the store keeps only its SHA-256. Revoking
+//! one refuses its next request and closes its open sockets at once.
+
+use crate::store::{Store, StoreError};
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::RwLock;
+use tokio::sync::broadcast;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Admin,
+    Agent,
+    Device,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Admin => "admin",
+            Scope::Agent => "agent",
+            Scope::Device => "device",
+        }
+    }
+}
+
+impl std::str::FromStr for Scope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "admin" => Ok(Scope::Admin),
+            "agent" => Ok(Scope::Agent),
+            "device" => Ok(Scope::Device),
+            other => Err(format!("expected admin, agent or device, got {other:?}")),
+        }
+    }
+}
+
+/// A stored credential. `hash` is the token's SHA-256 in hex; the token itself is
+/// never stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Credential {
+    pub id: String,
+    pub name: String,
+    pub scope: Scope,
+    #[serde(skip_serializing, default)]
+    pub hash: String,
+    pub created_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<u64>,
+}
+
+/// Who sent a request: the admin token (`id` None) or a stored credential.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub scope: Scope,
+    pub id: Option<String>,
+}
+
+pub fn hash(token: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
+    digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// The credentials in force, by hash, kept in step with the store.
+pub struct Registry {
+    by_hash: RwLock<HashMap<String, Credential>>,
+    /// Ids of credentials as they are revoked, for the sockets using them.
+    revoked: broadcast::Sender<String>,
+}
+
+/// Says how many credentials are in force, never their hashes.
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let n = self.by_hash.read().map_or(0, |m| m.len());
+        write!(f, "Registry({n} credentials in force)")
+    }
+}
+
+impl Registry {
+    pub fn load(store: &Store) -> Result<Registry, StoreError> {
+        let by_hash = store.credentials()?.into_iter().filter(|c| c.revoked_at.is_none()).map(|c| (c.hash.clone(), c)).collect();
+        Ok(Registry { by_hash: RwLock::new(by_hash), revoked: broadcast::channel(16).0 })
+    }
+
+    /// The credential `token` is, if any (the token is hashed first, so the lookup
+    /// says nothing about how close a wrong token came).
+    pub fn find(&self, token: &str) -> Option<Caller> {
+        let by_hash = self.by_hash.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        by_hash.get(&hash(token)).map(|c| Caller { scope: c.scope, id: Some(c.id.clone()) })
+    }
+
+    /// Makes a credential; returns it with its token (shown this once).
+    pub fn create(&self, store: &Store, scope: Scope, name: &str, now: u64) -> Result<(Credential, String), StoreError> {
+        let token = crate::config::random_hex(32);
+        let credential = Credential {
+            id: format!("{}-{}", scope.as_str(), crate::config::random_hex(4)),
+            name: name.to_owned(),
+            scope,
+            hash: hash(&token),
+            created_at: now,
+            revoked_at: None,
+        };
+        store.add_credential(&credential)?;
+        self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(credential.hash.clone(), credential.clone());
+        Ok((credential, token))
+    }
+
+    /// Revokes credential `id`: its next request is refused and its sockets close now.
+    pub fn revoke(&self, store: &Store, id: &str, now: u64) -> Result<bool, StoreError> {
+        let revoked = store.revoke_credential(id, now)?;
+        self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|_, c| c.id != id);
+        if revoked {
+            let _ = self.revoked.send(id.to_owned());
+        }
+        Ok(revoked)
+    }
+
+    /// Resolves when credential `id` is revoked (never for the admin token).
+    pub fn revocation(&self, id: Option<String>) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let mut heard = self.revoked.subscribe();
+        async move {
+            let Some(id) = id else { return std::future::pending().await };
+            loop {
+                match heard.recv().await {
+                    Ok(gone) if gone == id => return,
+                    Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(broadcast::error::RecvError::Closed) => return std::future::pending().await,
+                }
+            }
+        }
+    }
+}
+
+/// Whether `scope` may make this request (the path is one of the bridge's `/v1` routes).
+pub fn allowed(scope: Scope, method: &axum::http::Method, path: &str) -> bool {
+    use axum::http::Method;
+    let question = path.strip_prefix("/v1/questions/");
+    match scope {
+        Scope::Admin => true,
+        Scope::Agent => match (method, path) {
+            (_, "/v1/health" | "/v1/agent") => true,
+            (&Method::POST, "/v1/ask") => true,
+            (&Method::GET | &Method::DELETE, _) => question.is_some_and(|rest| !rest.contains('/')),
+            _ => false,
+        },
+        Scope::Device => match (method, path) {
+            (_, "/v1/health" | "/v1/ui") => true,
+            (&Method::GET, "/v1/questions") => true,
+            (&Method::GET, _) => question.is_some_and(|rest| !rest.contains('/')),
+            (&Method::POST, _) => question.is_some_and(|rest| rest.ends_with("/answer") || rest.ends_with("/cancel")),
+            _ => false,
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use axum::http::Method;
+
+    #[test]
+    fn agents_ask_and_devices_answer_and_neither_does_the_other() {
+        let can = |scope, method: Method, path: &str| allowed(scope, &method, path);
+        assert!(can(Scope::Agent, Method::POST, "/v1/ask"));
+        assert!(can(Scope::Agent, Method::GET, "/v1/questions/q1"));
+        assert!(can(Scope::Agent, Method::DELETE, "/v1/questions/q1"));
+        assert!(can(Scope::Agent, Method::GET, "/v1/agent"));
+        assert!(!can(Scope::Agent, Method::POST, "/v1/questions/q1/answer"));
+        assert!(!can(Scope::Agent, Method::POST, "/v1/questions/q1/cancel"));
+        assert!(!can(Scope::Agent, Method::GET, "/v1/questions"), "not the whole inbox");
+        assert!(!can(Scope::Agent, Method::GET, "/v1/ui"));
+        assert!(!can(Scope::Agent, Method::GET, "/v1/tokens"));
+
+        assert!(can(Scope::Device, Method::GET, "/v1/questions"));
+        assert!(can(Scope::Device, Method::POST, "/v1/questions/q1/answer"));
+        assert!(can(Scope::Device, Method::POST, "/v1/questions/q1/cancel"));
+        assert!(can(Scope::Device, Method::GET, "/v1/ui"));
+        assert!(!can(Scope::Device, Method::POST, "/v1/ask"));
+        assert!(!can(Scope::Device, Method::DELETE, "/v1/questions/q1"));
+        assert!(!can(Scope::Device, Method::GET, "/v1/agent"));
+        assert!(!can(Scope::Device, Method::POST, "/v1/tokens"));
+
+        assert!(can(Scope::Admin, Method::POST, "/v1/tokens"));
+    }
+
+    #[test]
+    fn a_token_is_stored_only_as_its_hash_and_revoking_it_takes_effect_at_once() {
+        let store = Store::open_in_memory().unwrap();
+        let registry = Registry::load(&store).unwrap();
+        let (device, token) = registry.create(&store, Scope::Device, "phone", 1).unwrap();
+        assert_eq!(registry.find(&token), Some(Caller { scope: Scope::Device, id: Some(device.id.clone()) }));
+        assert!(registry.find("wrong").is_none());
+        let stored = store.credentials().unwrap();
+        assert_eq!(stored[0].hash, hash(&token));
+        assert_ne!(stored[0].hash, token);
+        // A new registry (a restart) knows it too.
+        assert!(Registry::load(&store).unwrap().find(&token).is_some());
+        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        let gone = registry.revocation(Some(device.id.clone()));
+        assert!(registry.revoke(&store, &device.id, 2).unwrap());
+        rt.block_on(async { tokio::time::timeout(std::time::Duration::from_secs(1), gone).await.expect("the revocation is heard") });
+        assert!(registry.find(&token).is_none());
+        assert!(Registry::load(&store).unwrap().find(&token).is_none(), "revoked for good");
+        assert!(!registry.revoke(&store, &device.id, 3).unwrap(), "once");
+    }
+}

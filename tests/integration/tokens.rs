@@ -1,0 +1,169 @@
+//! Scoped tokens: agent tokens ask, device tokens answer, neither does the other's part;
+//! tokens are stored hashed, survive a restart, and revoking one closes its sockets.
+
+use crate::support::{bridge, bridge_in, TestBridge, TOKEN};
+use askuser::tls::Socket;
+use futures_util::StreamExt;
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+async fn make(b: &TestBridge, scope: &str, name: &str) -> (String, String) {
+    let r = b.post("/v1/tokens").json(&json!({"scope": scope, "name": name})).send().await.unwrap();
+    assert_eq!(r.status(), 201);
+    let v: Value = r.json().await.unwrap();
+    assert!(v["credential"].get("hash").is_none(), "{v}");
+    (v["credential"]["id"].as_str().unwrap().to_owned(), v["token"].as_str().unwrap().to_owned())
+}
+
+fn with(b: &TestBridge, method: reqwest::Method, path: &str, token: &str) -> reqwest::RequestBuilder {
+    b.http.request(method, format!("{}{path}", b.url)).bearer_auth(token)
+}
+
+async fn socket(b: &TestBridge, path: &str, token: &str) -> Result<Socket, tokio_tungstenite::tungstenite::Error> {
+    let mut req = format!("{}{path}?token={token}", b.url.replacen("http", "ws", 1)).into_client_request().unwrap();
+    req.headers_mut().insert("origin", b.url.parse().unwrap());
+    askuser::tls::websocket(req, None).await
+}
+
+fn question(id: &str) -> Value {
+    json!({"id": id, "questions": [{"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}]})
+}
+
+#[tokio::test]
+async fn agent_tokens_ask_device_tokens_answer_and_neither_does_the_other() {
+    let b = bridge().await;
+    let (_, agent) = make(&b, "agent", "ci-runner").await;
+    let (_, device) = make(&b, "device", "phone").await;
+    use reqwest::Method;
+
+    // A device cannot ask; an agent can.
+    let r = with(&b, Method::POST, "/v1/ask?wait=false", &device).json(&question("s-1")).send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    let e: Value = r.json().await.unwrap();
+    assert!(e["message"].as_str().unwrap().contains("a device token may not POST /v1/ask"), "{e}");
+    let r = with(&b, Method::POST, "/v1/ask?wait=false", &agent).json(&question("s-1")).send().await.unwrap();
+    assert_eq!(r.status(), 202);
+
+    // An agent cannot answer, decline or read the inbox; a device can.
+    for path in ["/v1/questions/s-1/answer", "/v1/questions/s-1/cancel"] {
+        let r = with(&b, Method::POST, path, &agent).json(&json!({"answers": ["SQLite"]})).send().await.unwrap();
+        assert_eq!(r.status(), 403, "{path}");
+    }
+    assert_eq!(with(&b, Method::GET, "/v1/questions", &agent).send().await.unwrap().status(), 403);
+    assert_eq!(with(&b, Method::GET, "/v1/questions", &device).send().await.unwrap().status(), 200);
+    assert_eq!(with(&b, Method::GET, "/v1/questions/s-1", &agent).send().await.unwrap().status(), 200);
+    // A device cannot withdraw a question.
+    assert_eq!(with(&b, Method::DELETE, "/v1/questions/s-1", &device).send().await.unwrap().status(), 403);
+    let r = with(&b, Method::POST, "/v1/questions/s-1/answer", &device).json(&json!({"answers": ["SQLite"]})).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+
+    // Sockets: each scope has its own.
+    assert!(socket(&b, "/v1/ui", &agent).await.is_err(), "an agent token opens no browser socket");
+    assert!(socket(&b, "/v1/agent", &device).await.is_err(), "a device token opens no agent socket");
+    assert!(socket(&b, "/v1/ui", &device).await.is_ok());
+    assert!(socket(&b, "/v1/agent", &agent).await.is_ok());
+
+    // Neither manages tokens.
+    for token in [&agent, &device] {
+        assert_eq!(with(&b, Method::GET, "/v1/tokens", token).send().await.unwrap().status(), 403);
+        let r = with(&b, Method::POST, "/v1/tokens", token).json(&json!({"scope": "admin", "name": "me"})).send().await.unwrap();
+        assert_eq!(r.status(), 403);
+    }
+    // Bad requests to make one name the field.
+    let r = b.post("/v1/tokens").json(&json!({"scope": "root", "name": "x"})).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("unknown variant `root`"));
+    let r = b.post("/v1/tokens").json(&json!({"scope": "agent", "name": " "})).send().await.unwrap();
+    assert!(r.text().await.unwrap().contains("name: expected 1 to 100 characters"));
+}
+
+#[tokio::test]
+async fn tokens_are_stored_hashed_survive_a_restart_and_revoking_one_closes_its_sockets() {
+    let b = bridge().await;
+    let (agent_id, agent) = make(&b, "agent", "ci-runner").await;
+    let (device_id, device) = make(&b, "device", "phone").await;
+    use reqwest::Method;
+
+    let mut ui = socket(&b, "/v1/ui", &device).await.unwrap();
+    let mut agent_socket = socket(&b, "/v1/agent", &agent).await.unwrap();
+    let first = tokio::time::timeout(Duration::from_secs(5), ui.next()).await.unwrap().unwrap().unwrap();
+    assert!(first.to_text().unwrap().contains("snapshot"));
+
+    // Revoking closes each socket at once, with the reason.
+    for (id, socket) in [(&device_id, &mut ui), (&agent_id, &mut agent_socket)] {
+        let r = b.http.delete(format!("{}/v1/tokens/{id}", b.url)).bearer_auth(TOKEN).send().await.unwrap();
+        assert_eq!(r.status(), 200);
+        let closed = tokio::time::timeout(Duration::from_secs(2), async {
+            loop {
+                match socket.next().await {
+                    Some(Ok(Message::Close(frame))) => return frame,
+                    Some(Ok(_)) => continue,
+                    other => panic!("expected a close frame, got {other:?}"),
+                }
+            }
+        })
+        .await
+        .expect("closed within 2 s")
+        .expect("with a reason");
+        assert_eq!((u16::from(closed.code), closed.reason.as_str()), (1008, "this token was revoked"));
+    }
+    assert_eq!(with(&b, Method::GET, "/v1/questions", &device).send().await.unwrap().status(), 401);
+    let again = b.http.delete(format!("{}/v1/tokens/{device_id}", b.url)).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(again.status(), 404);
+    assert!(again.text().await.unwrap().contains("already revoked"));
+
+    // The store has only hashes.
+    let (_, live) = make(&b, "agent", "still-here").await;
+    let dir = b.stop().await;
+    for file in ["askuser.db", "askuser.db-wal"] {
+        let bytes = std::fs::read(dir.path().join(file)).unwrap_or_default();
+        let text = String::from_utf8_lossy(&bytes);
+        for token in [&agent, &device, &live] {
+            assert!(!text.contains(token.as_str()), "{file} holds a token in the clear");
+        }
+    }
+    // After a restart: the live token works, the revoked ones stay revoked, the list shows all three.
+    let b = bridge_in(dir).await;
+    let r = with(&b, Method::POST, "/v1/ask?wait=false", &live).json(&question("s-2")).send().await.unwrap();
+    assert_eq!(r.status(), 202);
+    assert_eq!(with(&b, Method::POST, "/v1/ask?wait=false", &agent).json(&question("s-3")).send().await.unwrap().status(), 401);
+    let all: Value = b.get("/v1/tokens").send().await.unwrap().json().await.unwrap();
+    let all = all.as_array().unwrap();
+    assert_eq!(all.len(), 3);
+    assert_eq!(all.iter().filter(|c| c.get("revokedAt").is_some()).count(), 2);
+    assert!(all.iter().all(|c| c.get("hash").is_none() && c.get("token").is_none()));
+}
+
+#[test]
+fn askuser_tokens_makes_lists_and_revokes() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let b = rt.block_on(bridge());
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_askuser"))
+            .env_remove("ASKUSER_URL")
+            .env_remove("ASKUSER_TOKEN")
+            .args(["tokens", "--url", &b.url, "--token", TOKEN])
+            .args(args)
+            .output()
+            .unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stdout).into_owned(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, token, said) = run(&["create", "--scope", "device", "--name", "phone"]);
+    assert_eq!(code, Some(0), "{said}");
+    assert_eq!(token.trim().len(), 64, "the token alone on stdout: {token:?}");
+    assert!(said.contains("made device token device-"), "{said}");
+    let id = said.split_whitespace().find(|w| w.starts_with("device-")).unwrap().to_owned();
+    let (_, listed, _) = run(&["list"]);
+    assert!(listed.contains(&id) && listed.contains("phone") && listed.contains("in force"), "{listed}");
+    assert!(!listed.contains(token.trim()));
+    let (code, revoked, _) = run(&["revoke", &id]);
+    assert_eq!((code, revoked.trim()), (Some(0), format!("Revoked {id}.").as_str()));
+    let (_, listed, _) = run(&["list"]);
+    assert!(listed.contains("(revoked)"), "{listed}");
+    let (code, _, said) = run(&["revoke", "device-nope"]);
+    assert_eq!(code, Some(1));
+    assert!(said.contains("no credential with id \"device-nope\""), "{said}");
+    rt.block_on(b.stop());
+}
