@@ -476,3 +476,62 @@ async fn an_answer_given_offline_survives_the_tab_closing() {
     running.stop().await;
     assert_eq!(status, "answered", "the next tab sent the answer given offline");
 }
+
+/// A phone pairs: the page opened at the link `askuser pair` prints trades the code for
+/// a device token, keeps it, forgets the code, and answers like any tab.
+#[tokio::test]
+async fn a_device_pairs_with_a_one_time_link_and_answers() {
+    let b = bridge().await;
+    let r = b.post("/v1/pairings").json(&json!({"name": "phone"})).send().await.unwrap();
+    let code = r.json::<Value>().await.unwrap()["code"].as_str().unwrap().to_owned();
+    let browser = browser(400, 800).await;
+    browser.goto(&format!("{}/#pair={code}", b.url)).await.unwrap();
+    // Paired and reloaded: connected with a device token of its own, the code gone.
+    browser.wait_css(".askuser-empty, [role=dialog]").await;
+    let stored = browser.execute("return localStorage.getItem('askuser:device-token')", vec![]).await.unwrap();
+    let token = stored.as_str().expect("the device token is kept").to_owned();
+    assert_eq!(token.len(), 64);
+    assert!(browser.current_url().await.unwrap().fragment().is_none_or(|f| !f.contains(&code)));
+    let listed: Value = b.get("/v1/tokens").send().await.unwrap().json().await.unwrap();
+    assert_eq!(listed[0]["name"], "phone");
+    assert_eq!(listed[0]["scope"], "device");
+
+    let asking = b.ask(json!({"questions": [{"question": "Deploy now?", "options": [{"label": "Yes"}, {"label": "No"}]}]}), "canonical");
+    browser.row("radio", "No").await;
+    browser.keys(&(arrow_down() + &enter())).await;
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
+    assert_eq!(result["answers"][0]["answer"], "No");
+
+    // Revoked (a lost phone): the page is cut off at once and forgets the token.
+    let id = listed[0]["id"].as_str().unwrap();
+    assert_eq!(b.http.delete(format!("{}/v1/tokens/{id}", b.url)).bearer_auth(TOKEN).send().await.unwrap().status(), 200);
+    let mut forgotten = false;
+    for _ in 0..100 {
+        let kept = browser.execute("return localStorage.getItem('askuser:device-token')", vec![]).await.unwrap();
+        if kept.is_null() {
+            forgotten = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(forgotten, "the revoked token is dropped from the device");
+    let page = browser.find(Locator::Css("body")).await.unwrap().text().await.unwrap();
+    assert!(page.contains("refused"), "{page}");
+
+    // The same code again is refused, and the page says so.
+    browser.goto("about:blank").await.unwrap();
+    browser.goto(&format!("{}/#pair={code}", b.url)).await.unwrap();
+    let alert = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if let Ok(text) = browser.get_alert_text().await {
+                return text;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("an alert");
+    assert!(alert.contains("Pairing failed") && alert.contains("used already"), "{alert}");
+    browser.accept_alert().await.unwrap();
+    browser.close().await;
+}

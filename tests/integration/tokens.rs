@@ -167,3 +167,71 @@ fn askuser_tokens_makes_lists_and_revokes() {
     assert!(said.contains("no credential with id \"device-nope\""), "{said}");
     rt.block_on(b.stop());
 }
+
+async fn pairing(b: &TestBridge, seconds: u64) -> String {
+    let r = b.post("/v1/pairings").json(&json!({"name": "phone", "seconds": seconds})).send().await.unwrap();
+    assert_eq!(r.status(), 201);
+    r.json::<Value>().await.unwrap()["code"].as_str().unwrap().to_owned()
+}
+
+async fn claim(b: &TestBridge, code: &str) -> reqwest::Response {
+    b.http.post(format!("{}/v1/pair", b.url)).json(&json!({"code": code})).send().await.unwrap()
+}
+
+#[tokio::test]
+async fn a_pairing_code_gives_one_device_token_once_before_it_expires() {
+    let b = bridge().await;
+    let code = pairing(&b, 60).await;
+    assert_eq!(code.len(), 10);
+    // No token needed: the code is the credential. Case and dashes do not matter.
+    let spelled = format!("{}-{}", code[..5].to_lowercase(), &code[5..]);
+    let r = claim(&b, &spelled).await;
+    assert_eq!(r.status(), 200);
+    let paired: Value = r.json().await.unwrap();
+    assert_eq!((paired["credential"]["scope"].as_str(), paired["credential"]["name"].as_str()), (Some("device"), Some("phone")));
+    let token = paired["token"].as_str().unwrap();
+    assert_eq!(with(&b, reqwest::Method::GET, "/v1/questions", token).send().await.unwrap().status(), 200);
+    assert_eq!(with(&b, reqwest::Method::POST, "/v1/ask", token).json(&question("p-1")).send().await.unwrap().status(), 403);
+    // Once only.
+    let again = claim(&b, &code).await;
+    assert_eq!(again.status(), 404);
+    assert!(again.text().await.unwrap().contains("used already"));
+    // Expired.
+    let short = pairing(&b, 1).await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let late = claim(&b, &short).await;
+    assert_eq!(late.status(), 410);
+    assert!(late.text().await.unwrap().contains("expired"));
+    // Only the admin makes codes.
+    let r = with(&b, reqwest::Method::POST, "/v1/pairings", token).json(&json!({"name": "x"})).send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    // Guessing is slowed: after 10 wrong codes in a minute (two so far), even a right one waits.
+    let good = pairing(&b, 60).await;
+    for _ in 0..8 {
+        assert_eq!(claim(&b, "AAAAAAAAAA").await.status(), 404);
+    }
+    let r = claim(&b, &good).await;
+    assert_eq!(r.status(), 429);
+    assert!(r.text().await.unwrap().contains("too many wrong pairing codes"));
+}
+
+#[test]
+fn askuser_pair_prints_a_link_and_its_qr_code() {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let b = rt.block_on(bridge());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_askuser"))
+        .env_remove("ASKUSER_URL")
+        .env_remove("ASKUSER_TOKEN")
+        .args(["pair", "--name", "laptop", "--url", &b.url, "--token", TOKEN])
+        .output()
+        .unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "{stderr}");
+    let link = stdout.lines().last().unwrap();
+    let code = link.strip_prefix(&format!("{}/#pair=", b.url)).expect("the link");
+    assert!(stdout.lines().filter(|l| l.contains('█')).count() > 10, "a QR code above it: {stdout}");
+    assert!(stderr.contains("within 5 minute(s)") && stderr.contains("works once"), "{stderr}");
+    let r = rt.block_on(claim(&b, code));
+    assert_eq!(r.status(), 200);
+    rt.block_on(b.stop());
+}

@@ -40,7 +40,9 @@ pub fn take_token() -> Option<String> {
         }
         return Some(token);
     }
-    session?.get_item(TOKEN_KEY).ok().flatten().filter(|t| !t.is_empty())
+    let from_session = session.and_then(|s| s.get_item(TOKEN_KEY).ok().flatten()).filter(|t| !t.is_empty());
+    // A paired device's own token, kept across browser restarts.
+    from_session.or_else(|| local()?.get_item(crate::pairing::DEVICE_KEY).ok().flatten().filter(|t| !t.is_empty()))
 }
 
 /// The socket address for `token` on this page's origin.
@@ -185,6 +187,10 @@ impl Bridge {
                 Effect::ForgetToken => {
                     if let Some(s) = web_sys::window().and_then(|w| w.session_storage().ok().flatten()) {
                         let _ = s.remove_item(TOKEN_KEY);
+                    }
+                    // A revoked device token too: the device must be paired again.
+                    if let Some(l) = local() {
+                        let _ = l.remove_item(crate::pairing::DEVICE_KEY);
                     }
                 }
                 Effect::SaveOutbox(saved) => {

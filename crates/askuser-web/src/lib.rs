@@ -16,6 +16,7 @@
 //! - [`bridge`]: drives the core's bridge client with a WebSocket, a timer and storage.
 //! - [`app`]: the page: inbox, active dialog, banners, notifications, history.
 //! - [`drafts`], [`notify`]: draft storage, attention.
+//! - [`pairing`]: a device opened at `#pair=CODE` trades it for a token of its own.
 //! - [`history`]: answered question sets kept in this browser.
 //!
 //! The inbox and the split of agent text into code and prose are the core's
@@ -32,6 +33,7 @@ pub mod drafts;
 pub mod events;
 pub mod history;
 pub mod notify;
+pub mod pairing;
 pub mod perf;
 
 pub use app::App;
@@ -40,5 +42,8 @@ pub use dialog_view::{mount_dialog, DialogHandle, DialogView};
 /// Mounts the whole page into `<body>` (what `main.rs` does).
 pub fn mount_app() {
     std::panic::set_hook(Box::new(|info| web_sys::console::error_1(&info.to_string().into())));
+    if pairing::start() {
+        return; // the page loads again once paired
+    }
     leptos::mount::mount_to_body(App);
 }

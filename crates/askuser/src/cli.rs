@@ -109,6 +109,18 @@ pub enum Command {
     Doctor(crate::doctor::DoctorArgs),
     /// Scoped tokens: agent tokens ask, device tokens answer; list, make and revoke them
     /// (with the admin token).
+    /// Pair a phone or laptop: prints a link (and its QR code) with a one-time code;
+    /// opening it gives that browser a device token of its own.
+    Pair {
+        #[command(flatten)]
+        bridge: BridgeArgs,
+        /// What the device is called in `askuser tokens list`.
+        #[arg(long, default_value = "paired device")]
+        name: String,
+        /// How long the code is good for.
+        #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=60))]
+        minutes: u64,
+    },
     Tokens {
         #[command(flatten)]
         bridge: BridgeArgs,
@@ -285,6 +297,7 @@ pub fn run(cli: Cli) -> ExitCode {
         }),
         Command::Setup(args) => crate::setup::run(&args),
         Command::Doctor(args) => crate::doctor::run(&args),
+        Command::Pair { bridge, name, minutes } => client_command(&bridge, |c| async move { pair(&c, &name, minutes).await }),
         Command::Tokens { bridge, action } => client_command(&bridge, |c| async move { tokens(&c, action).await }),
         Command::Tui(args) => crate::tui::run(&args),
     }
@@ -352,6 +365,22 @@ pub enum TokensAction {
     },
     /// Revoke a token by its id: refused from its next request, its sockets closed now.
     Revoke { id: String },
+}
+
+async fn pair(client: &Client, name: &str, minutes: u64) -> anyhow::Result<()> {
+    let code = client.pairing(name, minutes * 60).await?;
+    let link = format!("{}/#pair={code}", client.endpoint.url);
+    if let Some(lines) = crate::term::qr(&link) {
+        for line in lines {
+            out!("{line}");
+        }
+    }
+    out!("{link}");
+    err!("askuser: open it on the device within {minutes} minute(s); the code works once.");
+    if let Some(fp) = client.endpoint.fingerprint {
+        err!("askuser: the browser will warn about the bridge's own certificate; accept it only if its SHA-256 fingerprint is {fp}");
+    }
+    Ok(())
 }
 
 async fn tokens(client: &Client, action: TokensAction) -> anyhow::Result<()> {

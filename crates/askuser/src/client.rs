@@ -117,6 +117,13 @@ impl Client {
         Ok((made.credential, made.token))
     }
 
+    /// A one-time pairing code for a device called `name`, good for `seconds`.
+    pub async fn pairing(&self, name: &str, seconds: u64) -> anyhow::Result<String> {
+        let made: serde_json::Value =
+            self.json(self.request(Method::POST, "/v1/pairings").json(&serde_json::json!({"name": name, "seconds": seconds}))).await?;
+        made["code"].as_str().map(str::to_owned).context("the bridge sent no pairing code")
+    }
+
     pub async fn revoke_token(&self, id: &str) -> anyhow::Result<serde_json::Value> {
         self.json(self.request(Method::DELETE, &format!("/v1/tokens/{}", encode(id)))).await
     }

@@ -34,6 +34,8 @@ pub struct Security {
     pub token: String,
     /// The scoped credentials made since.
     pub registry: Arc<Registry>,
+    /// One-time codes waiting to be traded for device tokens.
+    pub pairings: Arc<tokens::Pairings>,
     /// Accepted `Host` header values (`127.0.0.1:7823`, `localhost:7823`, ...).
     pub hosts: Vec<String>,
     /// Accepted `Origin` header values: the bridge's own, and `--allow-origin` ones.
@@ -68,7 +70,7 @@ impl Security {
         }
         let mut origins: Vec<String> = hosts.iter().map(|h| format!("{scheme}://{h}")).collect();
         origins.extend(extra_origins.iter().map(|o| o.trim_end_matches('/').to_owned()));
-        Security { token, registry, hosts, origins }
+        Security { token, registry, pairings: Arc::default(), hosts, origins }
     }
 
     /// Who `presented` is: the admin token, a credential in force, or nobody.
@@ -110,7 +112,9 @@ pub fn router(app: App) -> Router {
         .route("/v1/agent", get(agent_socket))
         .route("/v1/ui", get(ui_socket))
         .route("/v1/tokens", get(list_tokens).post(create_token))
-        .route("/v1/tokens/{id}", delete(revoke_token));
+        .route("/v1/tokens/{id}", delete(revoke_token))
+        .route("/v1/pairings", post(create_pairing))
+        .route("/v1/pair", post(claim_pairing));
     Router::new()
         .merge(api)
         .fallback(get(assets::serve))
@@ -229,7 +233,12 @@ fn admit(sec: &Security, req: &Request) -> Result<Option<Caller>, Response> {
     }
     let path = req.uri().path();
     if path.starts_with("/v1/") {
-        let caller = presented_token(req).and_then(|t| sec.caller(&t));
+        // Claiming a pairing code is how a device gets its token: the code is the credential.
+        let caller = if path == "/v1/pair" && req.method() == Method::POST {
+            Some(Caller { scope: Scope::Device, id: None })
+        } else {
+            presented_token(req).and_then(|t| sec.caller(&t))
+        };
         let Some(caller) = caller else {
             let mut r = error(
                 StatusCode::UNAUTHORIZED,
@@ -241,7 +250,7 @@ fn admit(sec: &Security, req: &Request) -> Result<Option<Caller>, Response> {
             r.headers_mut().insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
             return Err(r);
         };
-        if !tokens::allowed(caller.scope, req.method(), path) {
+        if path != "/v1/pair" && !tokens::allowed(caller.scope, req.method(), path) {
             let what = format!(
                 "a {} token may not {} {path}: agent tokens ask and withdraw, device tokens see the inbox and answer, the admin token does both",
                 caller.scope.as_str(),
@@ -269,7 +278,7 @@ fn admit(sec: &Security, req: &Request) -> Result<Option<Caller>, Response> {
             }
             _ => {}
         }
-        return Ok(Some(caller));
+        return Ok((path != "/v1/pair").then_some(caller));
     }
     Ok(None)
 }
@@ -465,6 +474,59 @@ async fn create_token(State(app): State<App>, body: Result<Bytes, BytesRejection
         app.security.registry.create(app.bridge.store(), wanted.scope, name, app.bridge.now_ms()).map_err(BridgeError::from)?;
     tracing::info!(id = %credential.id, scope = credential.scope.as_str(), "credential made");
     Ok((StatusCode::CREATED, Json(serde_json::json!({"credential": credential, "token": token}))).into_response())
+}
+
+#[derive(Deserialize)]
+struct NewPairing {
+    name: String,
+    /// How long the code is good for (default 300 s, at most an hour).
+    #[serde(default)]
+    seconds: Option<u64>,
+}
+
+/// A one-time code a device trades for a device token (`askuser pair`).
+async fn create_pairing(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> Reply {
+    let body = read_body(body)?;
+    let wanted: NewPairing =
+        serde_json::from_slice(&body).map_err(|e| invalid(format!("expected {{\"name\": \"…\", \"seconds\": N (optional)}}: {e}")))?;
+    let name = wanted.name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(invalid(format!("name: expected 1 to 100 characters, got {:?}", wanted.name)));
+    }
+    let seconds = wanted.seconds.unwrap_or(300);
+    if !(1..=3600).contains(&seconds) {
+        return Err(invalid(format!("seconds: expected 1 to 3600, got {seconds}")));
+    }
+    let now = app.bridge.now_ms();
+    let code = app.security.pairings.open(name, now + seconds * 1000);
+    Ok((StatusCode::CREATED, Json(serde_json::json!({"code": code, "name": name, "expiresAt": now + seconds * 1000}))).into_response())
+}
+
+#[derive(Deserialize)]
+struct Claim {
+    code: String,
+}
+
+/// Trades a pairing code for a device token (once, before it expires).
+async fn claim_pairing(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> Reply {
+    let body = read_body(body)?;
+    let claim: Claim = serde_json::from_slice(&body).map_err(|e| invalid(format!("expected {{\"code\": \"…\"}}: {e}")))?;
+    let name = match app.security.pairings.claim(&claim.code, app.bridge.now_ms()) {
+        Ok(name) => name,
+        Err(refused) => {
+            let status = match refused {
+                tokens::Unpaired::TooMany => StatusCode::TOO_MANY_REQUESTS,
+                tokens::Unpaired::Expired => StatusCode::GONE,
+                tokens::Unpaired::Unknown => StatusCode::NOT_FOUND,
+            };
+            let code = if status == StatusCode::TOO_MANY_REQUESTS { ErrorCode::TooMany } else { ErrorCode::NotFound };
+            return Err(Refusal(error(status, ErrorBody::new(code, refused.to_string()))));
+        }
+    };
+    let (credential, token) =
+        app.security.registry.create(app.bridge.store(), Scope::Device, &name, app.bridge.now_ms()).map_err(BridgeError::from)?;
+    tracing::info!(id = %credential.id, "a device paired");
+    Ok(Json(serde_json::json!({"credential": credential, "token": token})).into_response())
 }
 
 /// Revokes a credential: refused from its next request, its sockets closed now.

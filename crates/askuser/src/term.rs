@@ -43,6 +43,30 @@ macro_rules! err {
 
 pub(crate) use {err, out};
 
+/// `text` as a QR code in text, two rows of modules per line (Unicode half blocks),
+/// with a quiet zone. Drawn for a dark terminal (light modules are the blocks); phone
+/// cameras read it inverted too.
+pub fn qr(text: &str) -> Option<Vec<String>> {
+    let code = qrcodegen::QrCode::encode_text(text, qrcodegen::QrCodeEcc::Medium).ok()?;
+    let (size, quiet) = (code.size(), 2);
+    // Outside the code, get_module is false (light): the quiet zone comes free.
+    let dark = |x, y| code.get_module(x, y);
+    let lines = (-quiet..size + quiet)
+        .step_by(2)
+        .map(|y| {
+            (-quiet..size + quiet)
+                .map(|x| match (dark(x, y), dark(x, y + 1)) {
+                    (false, false) => '█',
+                    (false, true) => '▀',
+                    (true, false) => '▄',
+                    (true, true) => ' ',
+                })
+                .collect()
+        })
+        .collect();
+    Some(lines)
+}
+
 /// Text on one line: its lines joined with spaces.
 pub fn one_line(text: &str) -> String {
     text.lines().collect::<Vec<_>>().join(" ")

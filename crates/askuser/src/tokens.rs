@@ -142,6 +142,67 @@ impl Registry {
     }
 }
 
+/// One-time pairing codes (`askuser pair`): each is traded once, before it expires,
+/// for a device token. Kept in memory: a restart voids them.
+#[derive(Debug, Default)]
+pub struct Pairings {
+    open: std::sync::Mutex<HashMap<String, (String, u64)>>,
+    /// When recent claims with a wrong or expired code came, to slow down guessing.
+    misses: std::sync::Mutex<std::collections::VecDeque<u64>>,
+}
+
+/// Why a code was not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum Unpaired {
+    #[error("no such pairing code, or it was used already; run `askuser pair` again")]
+    Unknown,
+    #[error("this pairing code has expired; run `askuser pair` again")]
+    Expired,
+    #[error("too many wrong pairing codes in the last minute; wait a minute")]
+    TooMany,
+}
+
+/// Wrong codes allowed per minute (a code has 50 random bits, so this alone makes
+/// guessing hopeless).
+const MISSES_PER_MINUTE: usize = 10;
+/// Letters and digits that cannot be mistaken for each other.
+const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
+
+impl Pairings {
+    /// A new code for a device called `name`, good until `expires_at` (ms).
+    pub fn open(&self, name: &str, expires_at: u64) -> String {
+        let mut bytes = [0u8; 10];
+        getrandom::fill(&mut bytes).expect("the operating system's random source is available");
+        let code: String = bytes.iter().map(|b| CODE_ALPHABET[usize::from(b % 32)] as char).collect();
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        open.insert(code.clone(), (name.to_owned(), expires_at));
+        code
+    }
+
+    /// Takes `code` (case and spaces ignored): the device's name, or why not.
+    pub fn claim(&self, code: &str, now: u64) -> Result<String, Unpaired> {
+        let mut misses = self.misses.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        while misses.front().is_some_and(|&t| t + 60_000 <= now) {
+            misses.pop_front();
+        }
+        if misses.len() >= MISSES_PER_MINUTE {
+            return Err(Unpaired::TooMany);
+        }
+        let code: String = code.chars().filter(|c| !c.is_whitespace() && *c != '-').collect::<String>().to_ascii_uppercase();
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        open.retain(|_, (_, expires)| *expires + 3_600_000 > now); // forget long-dead codes
+        let outcome = match open.remove(&code) {
+            Some((name, expires)) if now < expires => Ok(name),
+            Some(_) => Err(Unpaired::Expired),
+            None => Err(Unpaired::Unknown),
+        };
+        if outcome.is_err() {
+            misses.push_back(now);
+        }
+        outcome
+    }
+}
+
 /// Whether `scope` may make this request (the path is one of the bridge's `/v1` routes).
 pub fn allowed(scope: Scope, method: &axum::http::Method, path: &str) -> bool {
     use axum::http::Method;
