@@ -4,7 +4,7 @@
 //! With `ASKUSER_SCREENSHOTS=DIR` set, the tests also save screenshots of the main
 //! layouts there (the README's pictures come from this).
 
-use crate::support::{bridge, browser, browser_with, Browser, TestBridge, TOKEN};
+use crate::support::{bridge, bridge_at, browser, browser_with, Browser, TestBridge, TOKEN};
 use fantoccini::key::Key;
 use fantoccini::Locator;
 use serde_json::{json, Value};
@@ -533,5 +533,57 @@ async fn a_device_pairs_with_a_one_time_link_and_answers() {
     .expect("an alert");
     assert!(alert.contains("Pairing failed") && alert.contains("used already"), "{alert}");
     browser.accept_alert().await.unwrap();
+    browser.close().await;
+}
+
+/// The page is an installable app: a manifest with icons, and a service worker that
+/// keeps the shell, so it opens with the bridge down and reconnects when it is back.
+#[tokio::test]
+async fn the_page_is_an_installable_app_that_opens_offline() {
+    let b = bridge().await;
+    let addr = b.url.trim_start_matches("http://").to_owned();
+    // The manifest, as an install prompt checks it.
+    let r = b.http.get(format!("{}/manifest.webmanifest", b.url)).send().await.unwrap();
+    assert_eq!(r.headers()["content-type"], "application/manifest+json");
+    let manifest: Value = r.json().await.unwrap();
+    assert_eq!((manifest["start_url"].as_str(), manifest["display"].as_str()), (Some("/"), Some("standalone")));
+    assert!(manifest["name"].as_str().is_some() && manifest["short_name"] == "askuser");
+    let icons = manifest["icons"].as_array().unwrap();
+    for (size, purpose) in [("192x192", "any"), ("512x512", "any"), ("512x512", "maskable")] {
+        let icon = icons.iter().find(|i| i["sizes"] == size && i["purpose"] == purpose).expect("the icons an install needs");
+        let png = b.http.get(format!("{}{}", b.url, icon["src"].as_str().unwrap())).send().await.unwrap();
+        assert_eq!(png.headers()["content-type"], "image/png");
+        let bytes = png.bytes().await.unwrap();
+        let (w, h) = (u32::from_be_bytes(bytes[16..20].try_into().unwrap()), u32::from_be_bytes(bytes[20..24].try_into().unwrap()));
+        assert_eq!(format!("{w}x{h}"), size, "{}", icon["src"]);
+    }
+
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    browser.wait_css(".askuser-empty").await;
+    // The service worker is in charge of the page (its CSP allows it: same-origin script).
+    let mut controlled = false;
+    for _ in 0..100 {
+        let c = browser.execute("return !!(navigator.serviceWorker && navigator.serviceWorker.controller)", vec![]).await.unwrap();
+        if c == Value::Bool(true) {
+            controlled = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(controlled, "the service worker controls the page");
+
+    // The bridge goes away; the page still opens, from the cache, and says it is waiting.
+    let dir = b.stop().await;
+    browser.refresh().await.unwrap();
+    let empty = browser.wait_css(".askuser-empty").await.text().await.unwrap();
+    assert!(empty.contains("Waiting for the bridge"), "{empty}");
+    // Back at the same address: the page reconnects by itself.
+    let b = bridge_at(dir, &addr).await;
+    let asking = b.ask(json!({"questions": [{"question": "Back?", "options": [{"label": "Yes"}, {"label": "No"}]}]}), "canonical");
+    browser.row("radio", "Yes").await;
+    browser.keys(&enter()).await;
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
+    assert_eq!(result["answers"][0]["answer"], "Yes");
     browser.close().await;
 }

@@ -304,3 +304,43 @@ fn askuser_mcp_asks_a_remote_bridge_over_tls() {
     let _ = mcp.kill();
     let _ = mcp.wait();
 }
+
+/// Standard base64 (Chromium's SPKI pin list wants it).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, b)| n | u32::from(*b) << (16 - 8 * i));
+        for i in 0..4 {
+            out.push(if i <= chunk.len() { ALPHABET[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
+        }
+    }
+    out
+}
+
+/// A browser on another machine: it trusts the bridge's own certificate by its public
+/// key (as a person who compared the fingerprint would), opens the page over https,
+/// and answers over wss.
+#[tokio::test]
+async fn a_browser_answers_over_tls_trusting_the_pinned_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = askuser::serve::ServeOptions::new(dir.path().to_path_buf());
+    opts.addr = "127.0.0.1:0".into();
+    opts.tls = Some(askuser::serve::Tls::SelfSigned);
+    let running = askuser::serve::start(opts).await.unwrap();
+    let key = rcgen::KeyPair::from_pem(&std::fs::read_to_string(dir.path().join("tls/key.pem")).unwrap()).unwrap();
+    let spki = base64(ring::digest::digest(&ring::digest::SHA256, &rcgen::PublicKeyData::subject_public_key_info(&key)).as_ref());
+    let browser = crate::support::browser_with(1000, 700, &[&format!("--ignore-certificate-errors-spki-list={spki}")]).await;
+    browser.goto(&running.open_url()).await.unwrap();
+    browser.wait_css(".askuser-empty").await;
+    let http = http_client(running.fingerprint);
+    let body = serde_json::json!({"questions": [{"question": "Over TLS?", "options": [{"label": "Yes"}, {"label": "No"}]}]});
+    let asking = tokio::spawn(http.post(format!("{}/v1/ask", running.url)).bearer_auth(&running.token).json(&body).send());
+    browser.row("radio", "Yes").await;
+    browser.keys(&fantoccini::key::Key::Enter.to_string()).await;
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().unwrap().json().await.unwrap();
+    assert_eq!(result["answers"][0]["answer"], "Yes");
+    assert!(browser.current_url().await.unwrap().as_str().starts_with("https://127.0.0.1:"));
+    browser.close().await;
+    running.stop().await;
+}

@@ -27,6 +27,7 @@ fn content_type(path: &str) -> &'static str {
         "png" => "image/png",
         "ico" => "image/x-icon",
         "json" => "application/json",
+        "webmanifest" => "application/manifest+json",
         "wav" => "audio/wav",
         _ => "application/octet-stream",
     }
@@ -43,7 +44,9 @@ pub async fn serve(uri: Uri) -> Response {
         p => p,
     };
     if let Some((_, bytes)) = FILES.iter().find(|(p, _)| *p == path) {
-        let cache = if path == "/index.html" || path == "/askuser-init.js" { "no-cache" } else { "public, max-age=31536000, immutable" };
+        // Unhashed names are checked each time; hashed ones never change.
+        let fixed = ["/index.html", "/askuser-init.js", "/sw.js", "/pwa.js", "/manifest.webmanifest"];
+        let cache = if fixed.contains(&path) { "no-cache" } else { "public, max-age=31536000, immutable" };
         return ([(header::CONTENT_TYPE, content_type(path)), (header::CACHE_CONTROL, cache)], *bytes).into_response();
     }
     if path == "/index.html" {
