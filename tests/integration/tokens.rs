@@ -235,3 +235,39 @@ fn askuser_pair_prints_a_link_and_its_qr_code() {
     assert_eq!(r.status(), 200);
     rt.block_on(b.stop());
 }
+
+#[tokio::test]
+async fn an_agent_token_reaches_only_the_questions_it_asked() {
+    use futures_util::SinkExt;
+    use reqwest::Method;
+    let b = bridge().await;
+    let (_, one) = make(&b, "agent", "one").await;
+    let (_, two) = make(&b, "agent", "two").await;
+    let (_, device) = make(&b, "device", "phone").await;
+    assert_eq!(with(&b, Method::POST, "/v1/ask?wait=false", &one).json(&question("o-1")).send().await.unwrap().status(), 202);
+    assert_eq!(b.post("/v1/ask?wait=false").json(&question("o-2")).send().await.unwrap().status(), 202);
+
+    // Another agent: as if it did not exist; resuming it is refused.
+    assert_eq!(with(&b, Method::GET, "/v1/questions/o-1", &two).send().await.unwrap().status(), 404);
+    assert_eq!(with(&b, Method::DELETE, "/v1/questions/o-1", &two).send().await.unwrap().status(), 404);
+    let r = with(&b, Method::POST, "/v1/ask?wait=false", &two).json(&question("o-1")).send().await.unwrap();
+    assert_eq!(r.status(), 409);
+    assert!(r.text().await.unwrap().contains("used by another agent"));
+    // The admin token's questions are no agent's.
+    assert_eq!(with(&b, Method::GET, "/v1/questions/o-2", &one).send().await.unwrap().status(), 404);
+    // Over the agent socket too.
+    let mut socket = socket(&b, "/v1/agent", &two).await.unwrap();
+    socket.send(Message::Text(json!({"type": "withdraw", "id": "o-1"}).to_string().into())).await.unwrap();
+    let reply = tokio::time::timeout(Duration::from_secs(5), socket.next()).await.unwrap().unwrap().unwrap();
+    let reply: Value = serde_json::from_str(reply.to_text().unwrap()).unwrap();
+    assert_eq!((reply["type"].as_str(), reply["error"]["code"].as_str()), (Some("error"), Some("not_found")), "{reply}");
+
+    // Its own agent, a device and the admin reach it; the owner can resume and withdraw it.
+    assert_eq!(with(&b, Method::GET, "/v1/questions/o-1", &one).send().await.unwrap().status(), 200);
+    assert_eq!(with(&b, Method::GET, "/v1/questions/o-1", &device).send().await.unwrap().status(), 200);
+    assert_eq!(b.get("/v1/questions/o-1").send().await.unwrap().status(), 200);
+    assert_eq!(with(&b, Method::POST, "/v1/ask?wait=false", &one).json(&question("o-1")).send().await.unwrap().status(), 200);
+    let r = with(&b, Method::DELETE, "/v1/questions/o-1", &one).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["status"], "withdrawn");
+}

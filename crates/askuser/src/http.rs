@@ -338,11 +338,16 @@ pub fn result_response(result: &askuser_core::AskResult, format: Format) -> Resp
 }
 
 /// `POST /v1/ask`: store, then block until the question is final (unless `wait=false`).
-async fn ask(State(app): State<App>, p: Result<Query<AskParams>, QueryRejection>, body: Result<Bytes, BytesRejection>) -> Reply {
+async fn ask(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    p: Result<Query<AskParams>, QueryRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> Reply {
     let p = read_query(p)?;
     let body = read_body(body)?;
     let format = parse_format(p.format.as_deref())?;
-    let asked = app.bridge.ask(&parse_json(&body)?)?;
+    let asked = app.bridge.ask_as(&parse_json(&body)?, caller.owner())?;
     if p.wait == Some(false) {
         let status = if asked.resumed { StatusCode::OK } else { StatusCode::ACCEPTED };
         return Ok((status, Json(asked.record)).into_response());
@@ -375,7 +380,8 @@ async fn list(State(app): State<App>, p: Result<Query<ListParams>, QueryRejectio
     Ok(Json(records).into_response())
 }
 
-async fn get_one(State(app): State<App>, Path(id): Path<String>) -> Reply {
+async fn get_one(State(app): State<App>, Extension(caller): Extension<Caller>, Path(id): Path<String>) -> Reply {
+    app.bridge.reaches(&id, caller.owner())?;
     Ok(Json(app.bridge.get(&id)?).into_response())
 }
 
@@ -413,7 +419,8 @@ async fn cancel(State(app): State<App>, Path(id): Path<String>, headers: HeaderM
     Ok(Json(app.bridge.decline(&id, chat, Some(&client_name(&headers)))?).into_response())
 }
 
-async fn withdraw(State(app): State<App>, Path(id): Path<String>) -> Reply {
+async fn withdraw(State(app): State<App>, Extension(caller): Extension<Caller>, Path(id): Path<String>) -> Reply {
+    app.bridge.reaches(&id, caller.owner())?;
     Ok(Json(app.bridge.close(&id, Status::Withdrawn, None)?).into_response())
 }
 
@@ -440,8 +447,9 @@ fn small_buffers(upgrade: WebSocketUpgrade) -> WebSocketUpgrade {
 }
 
 async fn agent_socket(State(app): State<App>, Extension(caller): Extension<Caller>, upgrade: WebSocketUpgrade) -> Response {
+    let owner = caller.owner().map(str::to_owned);
     let revocation = app.security.registry.revocation(caller.id);
-    small_buffers(upgrade).on_upgrade(move |socket| ws::agent(app.bridge, socket, revocation))
+    small_buffers(upgrade).on_upgrade(move |socket| ws::agent(app.bridge, socket, owner, revocation))
 }
 
 async fn ui_socket(State(app): State<App>, Extension(caller): Extension<Caller>, method: Method, upgrade: WebSocketUpgrade) -> Response {

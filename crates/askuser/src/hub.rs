@@ -354,6 +354,32 @@ impl Bridge {
         }
     }
 
+    /// [`Bridge::ask`] for an agent credential (`owner`; None: the admin token, any
+    /// question): a new question is recorded as its own, and it resumes only its own.
+    pub fn ask_as(self: &Arc<Self>, input: &Value, owner: Option<&str>) -> Result<Asked, BridgeError> {
+        let asked = self.ask(input)?;
+        if let Some(owner) = owner {
+            if !asked.resumed {
+                self.store.set_owner(&asked.record.id, owner)?;
+            } else if self.store.owner(&asked.record.id)?.as_deref() != Some(owner) {
+                return Err(BridgeError::Conflict(format!(
+                    "question id {:?} is used by another agent; ask with a new id",
+                    asked.record.id
+                )));
+            }
+        }
+        Ok(asked)
+    }
+
+    /// Whether `owner` (an agent credential; None: any caller) may reach question `id`:
+    /// another agent's question is "not found", as if it did not exist.
+    pub fn reaches(&self, id: &str, owner: Option<&str>) -> Result<(), BridgeError> {
+        match owner {
+            Some(owner) if self.store.owner(id)?.as_deref() != Some(owner) => Err(BridgeError::NotFound(id.to_owned())),
+            _ => Ok(()),
+        }
+    }
+
     /// Waits until question `id` is final. While waiting, the question's agent counts
     /// as connected; dropping the future detaches it (the question stays answerable).
     pub async fn wait(self: &Arc<Self>, id: &str) -> Result<AskResult, BridgeError> {

@@ -67,6 +67,9 @@ const MIGRATIONS: &[&str] = &[
          created_at INTEGER NOT NULL,
          revoked_at INTEGER
      );",
+    // 2 -> 3: the agent credential that asked a question (NULL: the admin token), so
+    // an agent token reaches only its own questions.
+    "ALTER TABLE questions ADD COLUMN owner TEXT;",
 ];
 
 /// The columns a [`QuestionRecord`] is rebuilt from, in [`RawRecord::from_row`] order.
@@ -452,6 +455,28 @@ impl Store {
             .prepare_cached("DELETE FROM questions WHERE answered_at < ?1 AND status <> 'pending'")
             .and_then(|mut s| s.execute([cutoff]))
             .map_err(|e| db_error("cannot prune old questions".into(), e))
+    }
+
+    /// Records that credential `owner` asked question `id` (kept if one is recorded).
+    pub fn set_owner(&self, id: &str, owner: &str) -> Result<(), StoreError> {
+        let context = |e| db_error(format!("cannot record who asked {id:?}"), e);
+        self.noted(
+            self.lock()
+                .prepare_cached("UPDATE questions SET owner = ?2 WHERE id = ?1 AND owner IS NULL")
+                .and_then(|mut s| s.execute(params![id, owner]))
+                .map(|_| ())
+                .map_err(context),
+        )
+    }
+
+    /// The agent credential that asked question `id`, if one did.
+    pub fn owner(&self, id: &str) -> Result<Option<String>, StoreError> {
+        let context = |e| db_error(format!("cannot read who asked {id:?}"), e);
+        self.lock()
+            .prepare_cached("SELECT owner FROM questions WHERE id = ?1")
+            .and_then(|mut s| s.query_row([id], |r| r.get::<_, Option<String>>(0)).optional())
+            .map(Option::flatten)
+            .map_err(context)
     }
 
     /// Stores a new credential (its token only as a hash).

@@ -67,6 +67,18 @@ pub struct Caller {
     pub id: Option<String>,
 }
 
+impl Caller {
+    /// The credential whose questions alone this caller reaches (agent credentials);
+    /// None: every question.
+    pub fn owner(&self) -> Option<&str> {
+        if self.scope == Scope::Agent {
+            self.id.as_deref()
+        } else {
+            None
+        }
+    }
+}
+
 pub fn hash(token: &str) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, token.as_bytes());
     digest.as_ref().iter().map(|b| format!("{b:02x}")).collect()

@@ -180,8 +180,9 @@ fn binary_refused() -> ErrorBody {
     ErrorBody::new(ErrorCode::BadMessage, "binary frames are not accepted; send JSON text messages")
 }
 
-/// The agent socket; it closes when `revocation` resolves (its token was revoked).
-pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket, revocation: impl std::future::Future<Output = ()>) {
+/// The agent socket of credential `owner` (None: the admin token); it closes when
+/// `revocation` resolves (its token was revoked).
+pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket, owner: Option<String>, revocation: impl std::future::Future<Output = ()>) {
     tokio::pin!(revocation);
     let (mut sink, mut stream) = socket.split();
     let (tx, mut rx) = mpsc::channel::<Message>(256);
@@ -225,7 +226,7 @@ pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket, revocation: impl std:
         alive.heard();
         let reply = match incoming(frame, &mut bucket) {
             Incoming::Text(t) => match decode_agent(t.as_str()) {
-                Ok(msg) => on_agent_message(&bridge, msg, &tx, &mut waits),
+                Ok(msg) => on_agent_message(&bridge, msg, owner.as_deref(), &tx, &mut waits),
                 Err(error) => Some(AgentEvent::Error(Refused::of(error))),
             },
             Incoming::Refused(error) => Some(AgentEvent::Error(Refused::of(error))),
@@ -249,9 +250,15 @@ pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket, revocation: impl std:
     let _ = writer.await;
 }
 
-fn on_agent_message(bridge: &Arc<Bridge>, msg: AgentMessage, tx: &mpsc::Sender<Message>, waits: &mut JoinSet<()>) -> Option<AgentEvent> {
+fn on_agent_message(
+    bridge: &Arc<Bridge>,
+    msg: AgentMessage,
+    owner: Option<&str>,
+    tx: &mpsc::Sender<Message>,
+    waits: &mut JoinSet<()>,
+) -> Option<AgentEvent> {
     match msg {
-        AgentMessage::Ask { reference, request, format } => match bridge.ask(&request) {
+        AgentMessage::Ask { reference, request, format } => match bridge.ask_as(&request, owner) {
             Err(e) => Some(AgentEvent::Error(Refused { reference, id: None, error: e.body() })),
             Ok(asked) => {
                 let id = asked.record.id.clone();
@@ -266,7 +273,7 @@ fn on_agent_message(bridge: &Arc<Bridge>, msg: AgentMessage, tx: &mpsc::Sender<M
                 Some(AgentEvent::Accepted { reference, id, resumed: asked.resumed, warnings: asked.warnings })
             }
         },
-        AgentMessage::Withdraw { id } => match bridge.close(&id, Status::Withdrawn, None) {
+        AgentMessage::Withdraw { id } => match bridge.reaches(&id, owner).and_then(|()| bridge.close(&id, Status::Withdrawn, None)) {
             Ok(_) => None,
             Err(e) => Some(AgentEvent::Error(Refused { reference: None, id: Some(id), error: e.body() })),
         },
