@@ -344,3 +344,47 @@ async fn a_browser_answers_over_tls_trusting_the_pinned_key() {
     browser.close().await;
     running.stop().await;
 }
+
+/// Behind a TLS proxy (`--public-url https://… --trust-proxy`): the public name passes the
+/// Host and Origin checks and is the address printed; other names still do not.
+#[tokio::test]
+async fn behind_a_tls_proxy_the_public_name_is_accepted_and_printed() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = askuser::serve::ServeOptions::new(dir.path().to_path_buf());
+    opts.addr = "127.0.0.1:0".into();
+    opts.public_url = Some(askuser::serve::public_url("https://askuser.example.test").unwrap());
+    opts.trust_proxy = true;
+    let running = askuser::serve::start(opts).await.unwrap();
+    assert!(running.open_url().starts_with("https://askuser.example.test/#token="), "{}", running.open_url());
+    let http = http_client(None);
+    let get = |host: &str, origin: Option<&str>| {
+        let mut r = http.get(format!("{}/v1/questions", running.url)).bearer_auth(&running.token).header("host", host);
+        if let Some(o) = origin {
+            r = r.header("origin", o);
+        }
+        r.send()
+    };
+    assert_eq!(get("askuser.example.test", Some("https://askuser.example.test")).await.unwrap().status(), 200);
+    assert_eq!(get("evil.example", None).await.unwrap().status(), 403);
+    assert_eq!(get("askuser.example.test", Some("https://evil.example")).await.unwrap().status(), 403);
+    assert_eq!(get("askuser.example.test", Some("http://askuser.example.test")).await.unwrap().status(), 403, "only the https origin");
+    running.stop().await;
+}
+
+#[test]
+fn public_url_and_trust_proxy_are_checked() {
+    let dir = tempfile::tempdir().unwrap();
+    let serve = |args: &[&str]| {
+        let out = askuser().args(["serve", "--addr", "127.0.0.1:0", "--data-dir"]).arg(dir.path()).args(args).output().unwrap();
+        (out.status.code(), text(&out.stderr))
+    };
+    let (code, e) = serve(&["--public-url", "http://askuser.example.test"]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("--public-url: expected an https:// address"), "{e}");
+    let (code, e) = serve(&["--public-url", "https://askuser.example.test/inbox"]);
+    assert_eq!(code, Some(1));
+    assert!(e.contains("only a host and port"), "{e}");
+    let (code, e) = serve(&["--trust-proxy"]);
+    assert_eq!(code, Some(2));
+    assert!(e.contains("--public-url"), "{e}");
+}

@@ -176,7 +176,7 @@ pub struct ServeArgs {
     pub on_late_answer: Vec<String>,
     /// Speak HTTPS with a certificate made once for this data directory (kept in its
     /// `tls/`); its SHA-256 fingerprint is printed for clients to pin. Required to
-    /// listen beyond loopback, unless --tls-cert/--tls-key or --insecure-plain-http.
+    /// listen beyond loopback, unless --tls-cert/--tls-key or --trust-proxy.
     #[arg(long, conflicts_with_all = ["tls_cert", "tls_key"])]
     pub tls: bool,
     /// Speak HTTPS with this PEM certificate (chain) ...
@@ -189,9 +189,15 @@ pub struct ServeArgs {
     /// Origin headers, and put in the certificate --tls makes.
     #[arg(long = "name", value_name = "HOST")]
     pub names: Vec<String>,
-    /// Listen beyond loopback over plain HTTP: only behind a TLS proxy you trust.
-    #[arg(long)]
-    pub insecure_plain_http: bool,
+    /// The https address people reach this bridge at through a TLS proxy in front of it
+    /// (e.g. https://askuser.example.com): accepted as Host and Origin, and the address
+    /// printed to open.
+    #[arg(long, value_name = "URL")]
+    pub public_url: Option<String>,
+    /// Listen beyond loopback over plain HTTP, because the TLS proxy at --public-url is
+    /// in front and is the only way in.
+    #[arg(long, requires = "public_url", conflicts_with_all = ["tls", "tls_cert"])]
+    pub trust_proxy: bool,
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -213,7 +219,8 @@ impl ServeArgs {
             _ => self.tls.then_some(crate::serve::Tls::SelfSigned),
         };
         opts.names = self.names.clone();
-        opts.insecure_plain_http = self.insecure_plain_http;
+        opts.public_url = self.public_url.as_deref().map(crate::serve::public_url).transpose()?;
+        opts.trust_proxy = self.trust_proxy;
         opts.durability = match self.durability {
             DurabilityArg::Normal => Durability::Normal,
             DurabilityArg::Full => Durability::Full,

@@ -30,13 +30,15 @@ pub struct ServeOptions {
     pub limits: crate::listen::Limits,
     /// Start even on a store found damaged, with what SQLite can still read.
     pub accept_damaged_store: bool,
-    /// Speak TLS (required beyond loopback unless `insecure_plain_http`).
+    /// Speak TLS (required beyond loopback unless `trust_proxy`).
     pub tls: Option<Tls>,
     /// Host names people reach the bridge by (accepted as Host and Origin; put in a
     /// self-signed certificate).
     pub names: Vec<String>,
-    /// Listen beyond loopback without TLS (behind a TLS proxy one trusts).
-    pub insecure_plain_http: bool,
+    /// Where people reach the bridge through a TLS proxy (`https://…`, no path).
+    pub public_url: Option<reqwest::Url>,
+    /// Listen beyond loopback without TLS: the proxy at `public_url` is in front.
+    pub trust_proxy: bool,
 }
 
 /// Where the bridge's certificate comes from.
@@ -62,7 +64,8 @@ impl ServeOptions {
             accept_damaged_store: false,
             tls: None,
             names: vec![],
-            insecure_plain_http: false,
+            public_url: None,
+            trust_proxy: false,
         }
     }
 }
@@ -82,6 +85,8 @@ pub struct Running {
     pub token: String,
     /// The certificate's SHA-256 fingerprint, when the bridge speaks TLS.
     pub fingerprint: Option<Fingerprint>,
+    /// The origin people open through a TLS proxy (`--public-url`), if any.
+    pub public: Option<String>,
     pub bridge: Arc<Bridge>,
     bridge_file: Option<PathBuf>,
     stop: watch::Sender<bool>,
@@ -95,7 +100,7 @@ pub struct Running {
 impl Running {
     /// The address a person opens: the token travels in the fragment, never to a server log.
     pub fn open_url(&self) -> String {
-        format!("{}/#token={}", self.url, self.token)
+        format!("{}/#token={}", self.public.as_deref().unwrap_or(&self.url), self.token)
     }
 
     /// Stops accepting, tells every client, and waits for the server to finish.
@@ -239,7 +244,13 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     };
     let scheme = if acceptor.is_some() { "https" } else { "http" };
     let registry = Arc::new(crate::tokens::Registry::load(bridge.store())?);
-    let security = Security::new(token.clone(), registry, addr, scheme, &opts.names, &opts.allow_origins);
+    let mut security = Security::new(token.clone(), registry, addr, scheme, &opts.names, &opts.allow_origins);
+    let public = opts.public_url.as_ref().map(|u| u.origin().ascii_serialization());
+    if let Some(url) = &opts.public_url {
+        let host = url.host_str().unwrap_or_default();
+        security.hosts.push(url.port().map_or_else(|| host.to_owned(), |p| format!("{host}:{p}")));
+        security.origins.push(url.origin().ascii_serialization());
+    }
     let app = App { bridge: bridge.clone(), security: Arc::new(security) };
     let (stop, stopped) = watch::channel(false);
     let router = http::router(app);
@@ -253,22 +264,44 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     } else {
         None
     };
-    Ok(Running { addr, url, token, fingerprint, bridge, bridge_file, stop, server, _lock: lock, data_dir: opts.data_dir, store_state })
+    Ok(Running {
+        addr,
+        url,
+        public,
+        token,
+        fingerprint,
+        bridge,
+        bridge_file,
+        stop,
+        server,
+        _lock: lock,
+        data_dir: opts.data_dir,
+        store_state,
+    })
 }
 
-/// Plain HTTP beyond loopback only when asked for by name (`--insecure-plain-http`).
+/// `--public-url`: an https address with nothing after the host and port.
+pub fn public_url(text: &str) -> anyhow::Result<reqwest::Url> {
+    let url = reqwest::Url::parse(text).map_err(|e| anyhow::anyhow!("--public-url: expected an https:// address, got {text:?} ({e})"))?;
+    if url.scheme() != "https" || url.host_str().is_none() || url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
+        anyhow::bail!("--public-url: expected an https:// address with only a host and port (the proxy's), got {text:?}");
+    }
+    Ok(url)
+}
+
+/// Plain HTTP beyond loopback only behind a TLS proxy, said by name (`--trust-proxy`).
 fn plain_beyond_loopback(opts: &ServeOptions, addr: SocketAddr) -> anyhow::Result<()> {
     if addr.ip().is_loopback() || opts.tls.is_some() {
         return Ok(());
     }
-    if !opts.insecure_plain_http {
+    if !opts.trust_proxy {
         anyhow::bail!(
             "refusing to listen on {addr} without TLS: anyone on the way could read the token and every answer. \
              Add --tls (a certificate made once for this data directory; clients pin its fingerprint), \
-             or --tls-cert and --tls-key, or --insecure-plain-http behind a TLS proxy you trust"
+             or --tls-cert and --tls-key, or --public-url https://… --trust-proxy behind a TLS proxy"
         );
     }
-    tracing::warn!("listening on {addr} without TLS (--insecure-plain-http): only behind a TLS proxy you trust");
+    tracing::warn!("listening on {addr} without TLS (--trust-proxy): the proxy at --public-url must be the only way in");
     Ok(())
 }
 
@@ -343,7 +376,22 @@ pub async fn serve(opts: ServeOptions, open: bool) -> anyhow::Result<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::reachable;
+    use super::{plain_beyond_loopback, reachable, ServeOptions, Tls};
+
+    #[test]
+    fn plain_http_beyond_loopback_needs_tls_or_a_trusted_proxy() {
+        let wide = "0.0.0.0:7823".parse().unwrap();
+        let mut opts = ServeOptions::new("/nowhere".into());
+        assert!(plain_beyond_loopback(&opts, "127.0.0.1:7823".parse().unwrap()).is_ok());
+        assert!(plain_beyond_loopback(&opts, "[::1]:7823".parse().unwrap()).is_ok());
+        let refused = plain_beyond_loopback(&opts, wide).unwrap_err().to_string();
+        assert!(refused.contains("refusing to listen on 0.0.0.0:7823 without TLS"), "{refused}");
+        opts.trust_proxy = true;
+        assert!(plain_beyond_loopback(&opts, wide).is_ok());
+        opts.trust_proxy = false;
+        opts.tls = Some(Tls::SelfSigned);
+        assert!(plain_beyond_loopback(&opts, wide).is_ok());
+    }
 
     #[test]
     fn clients_reach_a_bridge_by_its_own_family() {
