@@ -13,6 +13,7 @@
 use crate::support::{bridge, next_event, next_json, send, Socket, TestBridge, TOKEN};
 use askuser::hub::Settings;
 use askuser::serve::{start, ServeOptions};
+use askuser::tls::Fingerprint;
 use askuser_core::protocol::BrowserEvent;
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -47,8 +48,16 @@ fn host_of(url: &str) -> String {
     url.trim_start_matches("http://").to_owned()
 }
 
-/// Opens a socket with exactly these credentials; `Err` carries the refusal's status.
-async fn ws_with(url: &str, path: &str, token: Option<&str>, origin: Option<&str>, host: Option<&str>) -> Result<Socket, u16> {
+/// Opens a socket with exactly these credentials (over TLS to a bridge with
+/// certificate `pin` when `url` is https); `Err` carries the refusal's status.
+async fn ws_pinned(
+    url: &str,
+    path: &str,
+    token: Option<&str>,
+    origin: Option<&str>,
+    host: Option<&str>,
+    pin: Option<Fingerprint>,
+) -> Result<Socket, u16> {
     let query = token.map(|t| format!("?token={t}")).unwrap_or_default();
     let mut req = format!("{}{path}{query}", url.replacen("http", "ws", 1)).into_client_request().unwrap();
     if let Some(o) = origin {
@@ -57,8 +66,8 @@ async fn ws_with(url: &str, path: &str, token: Option<&str>, origin: Option<&str
     if let Some(h) = host {
         req.headers_mut().insert("host", h.parse().unwrap());
     }
-    match tokio_tungstenite::connect_async(req).await {
-        Ok((s, _)) => Ok(s),
+    match askuser::tls::websocket(req, pin).await {
+        Ok(s) => Ok(s),
         Err(WsError::Http(r)) => Err(r.status().as_u16()),
         Err(e) => panic!("the handshake failed without an HTTP answer: {e}"),
     }
@@ -66,9 +75,13 @@ async fn ws_with(url: &str, path: &str, token: Option<&str>, origin: Option<&str
 
 /// An agent socket authenticated with the bearer header, as a non-browser client.
 async fn agent_socket(url: &str) -> Socket {
+    agent_socket_pinned(url, None).await
+}
+
+async fn agent_socket_pinned(url: &str, pin: Option<Fingerprint>) -> Socket {
     let mut req = format!("{}/v1/agent", url.replacen("http", "ws", 1)).into_client_request().unwrap();
     req.headers_mut().insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
-    tokio_tungstenite::connect_async(req).await.expect("the agent socket opens").0
+    askuser::tls::websocket(req, pin).await.expect("the agent socket opens")
 }
 
 /// Reads until a close frame or the end of the stream; returns the close code, if any.
@@ -172,13 +185,32 @@ const WRONG_SAME_LENGTH: &str = "test-token-0123456789abcdeF";
 
 #[tokio::test]
 async fn security_matrix_every_route_and_socket_refuses_strangers() {
-    let b = bridge().await;
+    security_matrix(&bridge().await, None).await;
+}
+
+/// The same matrix against a bridge that speaks TLS (`--tls`), its clients pinning it.
+#[tokio::test]
+async fn security_matrix_over_tls() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = ServeOptions::new(dir.path().to_path_buf());
+    opts.addr = "127.0.0.1:0".into();
+    opts.token = Some(TOKEN.into());
+    opts.tls = Some(askuser::serve::Tls::SelfSigned);
+    let running = start(opts).await.expect("the bridge starts");
+    let pin = running.fingerprint;
+    assert!(running.url.starts_with("https://"));
+    let b = TestBridge { url: running.url.clone(), running: Some(running), dir, http: askuser::tls::http_client(pin) };
+    security_matrix(&b, pin).await;
+}
+
+async fn security_matrix(b: &TestBridge, pin: Option<Fingerprint>) {
     let url = b.url.clone();
+    let scheme = url.split("://").next().unwrap().to_owned();
     let port = b.running().addr.port();
     let stored = b.post("/v1/ask?wait=false").json(&question("m-1", "Matrix?")).send().await.unwrap();
     assert_eq!(stored.status(), 202);
-    let before = ledger(&b).await;
-    let plain = askuser::tls::http_client(None);
+    let before = ledger(b).await;
+    let plain = askuser::tls::http_client(pin);
     let routes: [(&str, &str, Option<Value>); 7] = [
         ("POST", "/v1/ask?wait=false", Some(question("m-2", "Sneaked in?"))),
         ("GET", "/v1/questions?status=all", None),
@@ -237,21 +269,22 @@ async fn security_matrix_every_route_and_socket_refuses_strangers() {
     // Both sockets.
     for path in ["/v1/agent", "/v1/ui"] {
         let own = Some(url.as_str());
+        let ws = |token, origin, host| ws_pinned(&url, path, token, origin, host, pin);
         let cases: Vec<(&str, Result<Socket, u16>, u16)> = vec![
-            ("no token", ws_with(&url, path, None, own, None).await, 401),
-            ("wrong token", ws_with(&url, path, Some(WRONG_SAME_LENGTH), own, None).await, 401),
-            ("a prefix of the token", ws_with(&url, path, Some(token_prefix), own, None).await, 401),
-            ("a foreign Origin", ws_with(&url, path, Some(TOKEN), Some("https://evil.example"), None).await, 403),
-            ("the null Origin", ws_with(&url, path, Some(TOKEN), Some("null"), None).await, 403),
-            ("a foreign Host", ws_with(&url, path, Some(TOKEN), own, Some(&foreign_hosts[0])).await, 403),
-            ("a look-alike Host", ws_with(&url, path, Some(TOKEN), own, Some(&foreign_hosts[1])).await, 403),
+            ("no token", ws(None, own, None).await, 401),
+            ("wrong token", ws(Some(WRONG_SAME_LENGTH), own, None).await, 401),
+            ("a prefix of the token", ws(Some(token_prefix), own, None).await, 401),
+            ("a foreign Origin", ws(Some(TOKEN), Some("https://evil.example"), None).await, 403),
+            ("the null Origin", ws(Some(TOKEN), Some("null"), None).await, 403),
+            ("a foreign Host", ws(Some(TOKEN), own, Some(&foreign_hosts[0])).await, 403),
+            ("a look-alike Host", ws(Some(TOKEN), own, Some(&foreign_hosts[1])).await, 403),
         ];
         for (case, outcome, want) in cases {
             assert_eq!(outcome.err(), Some(want), "{path} with {case}");
             checked += 1;
         }
     }
-    assert_eq!(ws_with(&url, "/v1/ui", Some(TOKEN), None, None).await.err(), Some(403), "the browser socket needs an Origin");
+    assert_eq!(ws_pinned(&url, "/v1/ui", Some(TOKEN), None, None, pin).await.err(), Some(403), "the browser socket needs an Origin");
     // The page itself needs no token but the bridge's own Host.
     let r = plain.get(format!("{url}/")).header("host", foreign_hosts[0].as_str()).send().await.unwrap();
     assert_eq!(r.status(), 403);
@@ -269,17 +302,16 @@ async fn security_matrix_every_route_and_socket_refuses_strangers() {
     assert!(r.status().is_client_error());
     assert!(r.headers().keys().all(|k| !k.as_str().starts_with("access-control-")), "{:?}", r.headers());
     // Nothing any refused request tried changed anything.
-    assert_eq!(ledger(&b).await, before);
+    assert_eq!(ledger(b).await, before);
     // The right credentials work, from every one of the bridge's own names.
     for host in [format!("127.0.0.1:{port}"), format!("localhost:{port}"), format!("LOCALHOST:{port}")] {
         let r = b.get("/v1/health").header("host", host.as_str()).send().await.unwrap();
         assert_eq!(r.status(), 200, "{host}");
     }
-    let mut ui = ws_with(&url, "/v1/ui", Some(TOKEN), Some(&format!("http://localhost:{port}")), Some(&format!("localhost:{port}")))
-        .await
-        .expect("own origin");
+    let own = format!("{scheme}://localhost:{port}");
+    let mut ui = ws_pinned(&url, "/v1/ui", Some(TOKEN), Some(&own), Some(&format!("localhost:{port}")), pin).await.expect("own origin");
     assert!(matches!(next_event(&mut ui).await, BrowserEvent::Snapshot { .. }));
-    let mut agent = agent_socket(&url).await;
+    let mut agent = agent_socket_pinned(&url, pin).await;
     send(&mut agent, json!({"type": "ask", "request": question("m-1", "Matrix?")})).await;
     assert_eq!(next_json(&mut agent).await["resumed"], true);
     println!("security matrix: {checked} refusals checked");

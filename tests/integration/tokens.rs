@@ -158,6 +158,10 @@ fn askuser_tokens_makes_lists_and_revokes() {
     let (_, listed, _) = run(&["list"]);
     assert!(listed.contains(&id) && listed.contains("phone") && listed.contains("in force"), "{listed}");
     assert!(!listed.contains(token.trim()));
+    let devices =
+        std::process::Command::new(env!("CARGO_BIN_EXE_askuser")).args(["devices", "--url", &b.url, "--token", TOKEN]).output().unwrap();
+    let listed_devices = String::from_utf8_lossy(&devices.stdout);
+    assert!(listed_devices.contains(&id) && listed_devices.contains("phone  (paired)"), "{listed_devices}");
     let (code, revoked, _) = run(&["revoke", &id]);
     assert_eq!((code, revoked.trim()), (Some(0), format!("Revoked {id}.").as_str()));
     let (_, listed, _) = run(&["list"]);

@@ -67,6 +67,7 @@ struct Counts {
     /// Requests on a kept connection, and new connections, with and without TLS.
     tls_requests: usize,
     tls_connections: usize,
+    tls_questions: usize,
     /// Each scenario must finish within this.
     limit: Duration,
 }
@@ -89,6 +90,7 @@ const FULL: Counts = Counts {
     terminal_keys: 2_000,
     tls_requests: 2_000,
     tls_connections: 300,
+    tls_questions: 300,
     limit: Duration::from_secs(300),
 };
 
@@ -110,6 +112,7 @@ const SMOKE: Counts = Counts {
     terminal_keys: 20,
     tls_requests: 20,
     tls_connections: 5,
+    tls_questions: 5,
     limit: Duration::from_secs(60),
 };
 
@@ -854,7 +857,8 @@ async fn run(args: Args) -> anyhow::Result<()> {
     }
 
     if args.wants("tls") {
-        let t = tokio::time::timeout(c.limit, tls::run(c.tls_requests, c.tls_connections)).await.map_err(limit("tls"))??;
+        let t =
+            tokio::time::timeout(c.limit, tls::run(c.tls_requests, c.tls_connections, c.tls_questions)).await.map_err(limit("tls"))??;
         out.push_str(&tls::table(&t));
         out.push('\n');
     }

@@ -121,6 +121,11 @@ pub enum Command {
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=60))]
         minutes: u64,
     },
+    /// The paired devices (device tokens), and how to cut one off.
+    Devices {
+        #[command(flatten)]
+        bridge: BridgeArgs,
+    },
     Tokens {
         #[command(flatten)]
         bridge: BridgeArgs,
@@ -305,6 +310,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Setup(args) => crate::setup::run(&args),
         Command::Doctor(args) => crate::doctor::run(&args),
         Command::Pair { bridge, name, minutes } => client_command(&bridge, |c| async move { pair(&c, &name, minutes).await }),
+        Command::Devices { bridge } => client_command(&bridge, |c| async move { devices(&c).await }),
         Command::Tokens { bridge, action } => client_command(&bridge, |c| async move { tokens(&c, action).await }),
         Command::Tui(args) => crate::tui::run(&args),
     }
@@ -386,6 +392,22 @@ async fn pair(client: &Client, name: &str, minutes: u64) -> anyhow::Result<()> {
     err!("askuser: open it on the device within {minutes} minute(s); the code works once.");
     if let Some(fp) = client.endpoint.fingerprint {
         err!("askuser: the browser will warn about the bridge's own certificate; accept it only if its SHA-256 fingerprint is {fp}");
+    }
+    Ok(())
+}
+
+async fn devices(client: &Client) -> anyhow::Result<()> {
+    let devices: Vec<_> = client.tokens().await?.into_iter().filter(|c| c.scope == crate::tokens::Scope::Device).collect();
+    if devices.is_empty() {
+        out!("No devices paired yet: `askuser pair --name phone` pairs one.");
+        return Ok(());
+    }
+    for d in &devices {
+        let state = if d.revoked_at.is_some() { "revoked" } else { "paired" };
+        out!("{}  {}  ({state})", d.id, crate::term::safe(&d.name));
+    }
+    if devices.iter().any(|d| d.revoked_at.is_none()) {
+        err!("askuser: a lost device is cut off at once with `askuser tokens revoke ID`");
     }
     Ok(())
 }
