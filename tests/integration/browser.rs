@@ -14,6 +14,12 @@ async fn open(b: &TestBridge, browser: &Browser) {
     browser.goto(&format!("{}/#token={TOKEN}", b.url)).await.unwrap();
 }
 
+/// The header's History button.
+async fn history_button(browser: &Browser) -> fantoccini::elements::Element {
+    browser.wait_css(".askuser-top").await;
+    browser.find(Locator::XPath("//header//button[text()='History']")).await.expect("a History button")
+}
+
 fn arrow_down() -> String {
     Key::Down.to_string()
 }
@@ -173,7 +179,8 @@ async fn a_wrong_token_is_named_not_retried_forever() {
     // The right link still works in the same tab.
     browser.goto("about:blank").await.unwrap();
     open(&b, &browser).await;
-    let conn = browser.find(Locator::Css(".askuser-conn")).await.unwrap();
+    // The page mounts once its wasm has loaded: wait for it, then for the connection.
+    let conn = browser.wait_css(".askuser-conn").await;
     for _ in 0..100 {
         if conn.text().await.unwrap_or_default() == "connected" {
             break;
@@ -287,8 +294,7 @@ async fn the_history_comes_from_the_bridge_and_survives_a_reload() {
     }
     let browser = browser(1000, 800).await;
     open(&b, &browser).await;
-    let toggle = browser.wait_css("header button[aria-pressed]:last-of-type").await;
-    assert_eq!(toggle.text().await.unwrap(), "History");
+    let toggle = history_button(&browser).await;
     toggle.click().await.unwrap();
     browser.wait_css(".askuser-history li").await;
     assert_eq!(history_entries(&browser).await, 20, "a page of 20");
@@ -311,7 +317,7 @@ async fn the_history_comes_from_the_bridge_and_survives_a_reload() {
     }
     assert_eq!(history_entries(&browser).await, 1, "searched");
     browser.refresh().await.unwrap();
-    browser.wait_css("header button[aria-pressed]:last-of-type").await.click().await.unwrap();
+    history_button(&browser).await.click().await.unwrap();
     let after = browser.wait_css(".askuser-history li").await.text().await.unwrap();
     browser.close().await;
     assert!(after.contains("Question number 24?"), "the history survives a reload: {after}");
@@ -379,7 +385,7 @@ async fn every_state_of_the_page_passes_an_axe_audit() {
     browser.wait_css("[role=alertdialog]").await;
     audit("the decline prompt", axe(&browser).await);
     browser.keys("n").await;
-    browser.wait_css("header button[aria-pressed]:last-of-type").await.click().await.unwrap();
+    history_button(&browser).await.click().await.unwrap();
     browser.wait_css(".askuser-history li").await;
     audit("the history", axe(&browser).await);
     browser.set_window_size(360, 740).await.unwrap();
@@ -502,6 +508,11 @@ async fn a_device_pairs_with_a_one_time_link_and_answers() {
     let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
     assert_eq!(result["answers"][0]["answer"], "No");
 
+    // A device cannot pair others: only the bridge's own link can.
+    browser.find(Locator::XPath("//button[text()='Pair a device']")).await.unwrap().click().await.unwrap();
+    let refusal = browser.wait_css(".askuser-pair .askuser-error").await.text().await.unwrap();
+    assert!(refusal.contains("Only the bridge's own link"), "{refusal}");
+
     // Revoked (a lost phone): the page is cut off at once and forgets the token.
     let id = listed[0]["id"].as_str().unwrap();
     assert_eq!(b.http.delete(format!("{}/v1/tokens/{id}", b.url)).bearer_auth(TOKEN).send().await.unwrap().status(), 200);
@@ -585,5 +596,25 @@ async fn the_page_is_an_installable_app_that_opens_offline() {
     browser.keys(&enter()).await;
     let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
     assert_eq!(result["answers"][0]["answer"], "Yes");
+    browser.close().await;
+}
+
+/// The page opened with the bridge's own link shows a QR code to pair another device.
+#[tokio::test]
+async fn the_page_shows_a_qr_code_to_pair_another_device() {
+    let b = bridge().await;
+    let browser = browser(1000, 800).await;
+    open(&b, &browser).await;
+    browser.wait_css(".askuser-empty").await;
+    browser.find(Locator::XPath("//button[text()='Pair a device']")).await.unwrap().click().await.unwrap();
+    let qr = browser.wait_css(".askuser-pair img.askuser-qr").await;
+    assert!(qr.attr("src").await.unwrap().unwrap().starts_with("data:image/svg+xml"));
+    let link = browser.wait_css(".askuser-pair-link").await.text().await.unwrap();
+    let code = link.strip_prefix(&format!("{}/#pair=", b.url)).unwrap_or_else(|| panic!("a link on this origin: {link}"));
+    browser.shot("pair-device").await;
+    // The code in it works once, for a device.
+    let r = b.http.post(format!("{}/v1/pair", b.url)).json(&json!({"code": code})).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.json::<Value>().await.unwrap()["credential"]["scope"], "device");
     browser.close().await;
 }

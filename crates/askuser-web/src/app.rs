@@ -44,6 +44,9 @@ struct Page {
     sound: RwSignal<bool>,
     snapshot_seen: RwSignal<bool>,
     has_token: bool,
+    /// The page's token, for its own requests (pairing a device).
+    token: StoredValue<Option<String>>,
+    show_pair: RwSignal<bool>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
 }
 
@@ -139,6 +142,8 @@ pub fn App() -> impl IntoView {
         sound: RwSignal::new(notify::sound_enabled()),
         snapshot_seen: RwSignal::new(false),
         has_token: token.is_some(),
+        token: StoredValue::new(token.clone()),
+        show_pair: RwSignal::new(false),
         bridge: StoredValue::new_local(None),
     };
     set_interval(move || _ = page.now.try_set(now_ms()), Duration::from_secs(5));
@@ -186,6 +191,10 @@ pub fn App() -> impl IntoView {
                 <nav class="askuser-inbox" id="askuser-inbox" aria-label="Pending questions"><InboxList page /></nav>
             </div>
             {move || page.show_history.get().then(|| view! { <HistoryPanel bridge client /> })}
+            {move || page.show_pair.get().then(|| {
+                let on_close = Callback::new(move |()| page.show_pair.set(false));
+                view! { <crate::pairing::PairPanel token=page.token.get_value() on_close /> }
+            })}
         </div>
     }
 }
@@ -233,6 +242,10 @@ fn Header(page: Page) -> impl IntoView {
             <button type="button" aria-pressed=move || pressed(page.show_history.get())
                 on:click=move |_| page.show_history.update(|h| *h = !*h)>
                 "History"
+            </button>
+            <button type="button" aria-pressed=move || pressed(page.show_pair.get())
+                on:click=move |_| page.show_pair.update(|p| *p = !*p)>
+                "Pair a device"
             </button>
         </header>
     }

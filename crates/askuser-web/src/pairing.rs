@@ -1,6 +1,7 @@
-//! Pairing a device: the page opened at `#pair=CODE` (the link `askuser pair` prints)
-//! trades the one-time code for a device token of its own, keeps it in `localStorage`
-//! (the device stays paired until the token is revoked) and loads the page again.
+//! Pairing a device: the page opened at `#pair=CODE` (the link `askuser pair` prints,
+//! or the QR code [`PairPanel`] shows) trades the one-time code for a device token of
+//! its own, keeps it in `localStorage` (the device stays paired until the token is
+//! revoked) and loads the page again.
 
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
@@ -37,29 +38,83 @@ pub fn start() -> bool {
 
 /// `POST /v1/pair {"code"}`: the device token, or what the bridge said.
 async fn claim(code: &str) -> Result<String, String> {
+    // A code is letters, digits and dashes; anything else is dropped, not escaped.
+    let code: String = code.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
+    let reply = post("/v1/pair", None, &format!(r#"{{"code":"{code}"}}"#)).await?;
+    reply.token.ok_or_else(|| "the bridge sent no token".into())
+}
+
+/// `POST path` with a JSON `body` (and the page's `token`): the bridge's answer, or
+/// the message of its refusal.
+async fn post(path: &str, token: Option<&str>, body: &str) -> Result<Reply, String> {
     let window = web_sys::window().ok_or("no window")?;
     let init = web_sys::RequestInit::new();
     init.set_method("POST");
     let headers = web_sys::Headers::new().map_err(|_| "no headers")?;
     let _ = headers.set("content-type", "application/json");
+    if let Some(t) = token {
+        let _ = headers.set("authorization", &format!("Bearer {t}"));
+    }
     init.set_headers(&headers);
-    // A code is letters, digits and dashes; anything else is dropped, not escaped.
-    let code: String = code.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
-    init.set_body(&JsValue::from_str(&format!(r#"{{"code":"{code}"}}"#)));
+    init.set_body(&JsValue::from_str(body));
     let unreachable = |_| "the bridge did not answer".to_owned();
     let response: web_sys::Response =
-        JsFuture::from(window.fetch_with_str_and_init("/v1/pair", &init)).await.map_err(unreachable)?.unchecked_into();
+        JsFuture::from(window.fetch_with_str_and_init(path, &init)).await.map_err(unreachable)?.unchecked_into();
     let text = JsFuture::from(response.text().map_err(unreachable)?).await.map_err(unreachable)?.as_string().unwrap_or_default();
     let reply: Reply = serde_json::from_str(&text).unwrap_or_default();
-    match reply.token {
-        Some(token) if response.ok() => Ok(token),
-        _ => Err(reply.message.unwrap_or_else(|| "the bridge refused the code".into())),
+    if response.ok() {
+        Ok(reply)
+    } else {
+        Err(reply.message.unwrap_or_else(|| format!("the bridge answered {}", response.status())))
     }
 }
 
-/// The bridge's answer: a token, or (refused) a message.
+/// What the bridge answers to pairing requests (each uses some of it).
 #[derive(Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
 struct Reply {
     token: Option<String>,
     message: Option<String>,
+    link: Option<String>,
+    qr_svg: Option<String>,
+}
+
+/// A new pairing code for another device, as a QR code and a link (only the admin
+/// token, the one `askuser serve` printed, may make one).
+#[leptos::component]
+pub fn PairPanel(token: Option<String>, on_close: leptos::prelude::Callback<()>) -> impl leptos::IntoView {
+    use leptos::prelude::*;
+    let made = RwSignal::new(None::<Result<(String, String), String>>);
+    leptos::task::spawn_local(async move {
+        let Some(token) = token else {
+            made.set(Some(Err("This page has no token.".into())));
+            return;
+        };
+        let outcome = match post("/v1/pairings", Some(&token), r#"{"name":"paired device"}"#).await {
+            Ok(Reply { link: Some(link), qr_svg: Some(svg), .. }) => Ok((link, svg)),
+            Ok(_) => Err("the bridge sent no link".into()),
+            Err(e) if e.contains("may not") => Err("Only the bridge's own link (the one `askuser serve` printed) can pair devices.".into()),
+            Err(e) => Err(e),
+        };
+        _ = made.try_set(Some(outcome));
+    });
+    view! {
+        <section class="askuser-pair" role="dialog" aria-label="Pair a device">
+            <h2>"Pair a phone or laptop"</h2>
+            {move || match made.get() {
+                None => view! { <p>"Making a one-time code…"</p> }.into_any(),
+                Some(Err(e)) => view! { <p class="askuser-error">{e}</p> }.into_any(),
+                Some(Ok((link, svg))) => {
+                    let src = format!("data:image/svg+xml;utf8,{}", String::from(js_sys::encode_uri_component(&svg)));
+                    view! {
+                        <img class="askuser-qr" alt="QR code of the pairing link" src=src width="220" height="220" />
+                        <p>"Scan it, or open this link on the device, within 5 minutes; it works once:"</p>
+                        <p><code class="askuser-pair-link">{link}</code></p>
+                    }
+                    .into_any()
+                }
+            }}
+            <button type="button" on:click=move |_| on_close.run(())>"Done"</button>
+        </section>
+    }
 }

@@ -492,8 +492,10 @@ struct NewPairing {
     seconds: Option<u64>,
 }
 
-/// A one-time code a device trades for a device token (`askuser pair`).
-async fn create_pairing(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> Reply {
+/// A one-time code a device trades for a device token (`askuser pair`, or the page's
+/// "Pair a device"). Asked from a page (an `Origin`, already checked against the
+/// allowlist), the answer also carries the link on that origin and its QR code.
+async fn create_pairing(State(app): State<App>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Reply {
     let body = read_body(body)?;
     let wanted: NewPairing =
         serde_json::from_slice(&body).map_err(|e| invalid(format!("expected {{\"name\": \"…\", \"seconds\": N (optional)}}: {e}")))?;
@@ -507,7 +509,13 @@ async fn create_pairing(State(app): State<App>, body: Result<Bytes, BytesRejecti
     }
     let now = app.bridge.now_ms();
     let code = app.security.pairings.open(name, now + seconds * 1000);
-    Ok((StatusCode::CREATED, Json(serde_json::json!({"code": code, "name": name, "expiresAt": now + seconds * 1000}))).into_response())
+    let mut made = serde_json::json!({"code": code, "name": name, "expiresAt": now + seconds * 1000});
+    if let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
+        let link = format!("{origin}/#pair={code}");
+        made["qrSvg"] = crate::term::qr_svg(&link).into();
+        made["link"] = link.into();
+    }
+    Ok((StatusCode::CREATED, Json(made)).into_response())
 }
 
 #[derive(Deserialize)]
