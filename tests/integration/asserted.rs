@@ -3,9 +3,8 @@
 //! falls behind, answers a tab queued across a restart, and `askuser ask`'s exit code
 //! for a withdrawn question.
 
-use crate::support::{bridge, bridge_at, next_event, next_json, send, Socket, TestBridge, TOKEN};
+use crate::support::{bridge, bridge_at, bridge_with, next_event, next_json, send, Socket, TestBridge, TOKEN};
 use askuser::hub::Settings;
-use askuser::serve::{start, ServeOptions};
 use askuser_core::protocol::{BrowserEvent, SNAPSHOT_PART};
 use futures_util::StreamExt;
 use serde_json::{json, Value};
@@ -17,17 +16,6 @@ use tokio_tungstenite::tungstenite::Message;
 /// `EVENT_BUFFER` in `crates/askuser/src/hub.rs`: the broadcast channel's capacity, i.e.
 /// how many events a tab may fall behind before it is resynced from a snapshot.
 const EVENT_BUFFER: usize = 1024;
-
-/// An in-process bridge with `settings` (as in hardening.rs).
-async fn bridge_with(settings: Settings) -> TestBridge {
-    let dir = tempfile::tempdir().unwrap();
-    let mut opts = ServeOptions::new(dir.path().to_path_buf());
-    opts.addr = "127.0.0.1:0".into();
-    opts.token = Some(TOKEN.into());
-    opts.settings = settings;
-    let running = start(opts).await.expect("the bridge starts");
-    TestBridge { url: running.url.clone(), running: Some(running), dir, http: askuser::tls::http_client(None) }
-}
 
 fn db_question(id: &str, session: Option<&str>) -> Value {
     let mut q = json!({"id": id, "questions": [{

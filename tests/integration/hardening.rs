@@ -10,7 +10,7 @@
 //!   unusable data directory, and the bridge killed with SIGKILL at random moments.
 //! - Hostile pages: agent text full of script payloads, rendered by headless Chromium.
 
-use crate::support::{bridge, next_event, next_json, send, Socket, TestBridge, TOKEN};
+use crate::support::{bridge, bridge_configured, bridge_with, next_event, next_json, send, Socket, TestBridge, TOKEN};
 use askuser::hub::Settings;
 use askuser::serve::{start, ServeOptions};
 use askuser::tls::Fingerprint;
@@ -32,17 +32,6 @@ use tokio_tungstenite::tungstenite::{Error as WsError, Message};
 // ---------------------------------------------------------------------------------
 // Helpers
 // ---------------------------------------------------------------------------------
-
-/// An in-process bridge with `settings` (the support module's uses the defaults).
-async fn bridge_with(settings: Settings) -> TestBridge {
-    let dir = tempfile::tempdir().unwrap();
-    let mut opts = ServeOptions::new(dir.path().to_path_buf());
-    opts.addr = "127.0.0.1:0".into();
-    opts.token = Some(TOKEN.into());
-    opts.settings = settings;
-    let running = start(opts).await.expect("the bridge starts");
-    TestBridge { url: running.url.clone(), running: Some(running), dir, http: askuser::tls::http_client(None) }
-}
 
 fn host_of(url: &str) -> String {
     url.trim_start_matches("http://").to_owned()
@@ -191,15 +180,9 @@ async fn security_matrix_every_route_and_socket_refuses_strangers() {
 /// The same matrix against a bridge that speaks TLS (`--tls`), its clients pinning it.
 #[tokio::test]
 async fn security_matrix_over_tls() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut opts = ServeOptions::new(dir.path().to_path_buf());
-    opts.addr = "127.0.0.1:0".into();
-    opts.token = Some(TOKEN.into());
-    opts.tls = Some(askuser::serve::Tls::SelfSigned);
-    let running = start(opts).await.expect("the bridge starts");
-    let pin = running.fingerprint;
-    assert!(running.url.starts_with("https://"));
-    let b = TestBridge { url: running.url.clone(), running: Some(running), dir, http: askuser::tls::http_client(pin) };
+    let b = bridge_configured(tempfile::tempdir().unwrap(), |opts| opts.tls = Some(askuser::serve::Tls::SelfSigned)).await;
+    assert!(b.url.starts_with("https://"));
+    let pin = b.running().fingerprint;
     security_matrix(&b, pin).await;
 }
 

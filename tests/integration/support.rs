@@ -32,12 +32,25 @@ pub async fn bridge_in(dir: tempfile::TempDir) -> TestBridge {
 
 /// A bridge on `addr`: a restart on the address clients already know.
 pub async fn bridge_at(dir: tempfile::TempDir, addr: &str) -> TestBridge {
+    let addr = addr.to_owned();
+    bridge_configured(dir, move |opts| opts.addr = addr).await
+}
+
+/// A bridge on 127.0.0.1:0 with `settings` instead of the defaults.
+pub async fn bridge_with(settings: askuser::hub::Settings) -> TestBridge {
+    bridge_configured(tempfile::tempdir().unwrap(), move |opts| opts.settings = settings).await
+}
+
+/// A bridge on 127.0.0.1:0 (unless `configure` says otherwise) with the test token,
+/// and an HTTP client that pins its certificate if it speaks TLS.
+pub async fn bridge_configured(dir: tempfile::TempDir, configure: impl FnOnce(&mut ServeOptions)) -> TestBridge {
     let mut opts = ServeOptions::new(dir.path().to_path_buf());
-    opts.addr = addr.into();
+    opts.addr = "127.0.0.1:0".into();
     opts.token = Some(TOKEN.into());
+    configure(&mut opts);
     let running = start(opts).await.expect("the bridge starts");
-    let url = running.url.clone();
-    TestBridge { running: Some(running), dir, url, http: askuser::tls::http_client(None) }
+    let (url, http) = (running.url.clone(), askuser::tls::http_client(running.fingerprint));
+    TestBridge { running: Some(running), dir, url, http }
 }
 
 impl TestBridge {

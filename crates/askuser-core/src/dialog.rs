@@ -250,6 +250,19 @@ pub struct QuestionView {
     pub answered: bool,
 }
 
+impl QuestionView {
+    /// What kind of answer it takes, as the dialog says it above the question.
+    pub fn kind(&self) -> &'static str {
+        if self.free_text {
+            "Free text"
+        } else if self.multi_select {
+            "Choose any"
+        } else {
+            "Choose one"
+        }
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct RowView {

@@ -290,13 +290,7 @@ fn QuestionText(ctx: Ctx) -> impl IntoView {
     let question = Memo::new(move |_| ctx.view.with(|v| v.question.clone()));
     move || {
         question.get().map(|q| {
-            let kind = if q.free_text {
-                "Free text"
-            } else if q.multi_select {
-                "Choose any"
-            } else {
-                "Choose one"
-            };
+            let kind = q.kind();
             view! {
                 <div class="askuser-question">
                     <div class="askuser-meta">

@@ -469,15 +469,21 @@ struct NewToken {
     name: String,
 }
 
+/// A credential's name (what it is for), trimmed: 1 to 100 characters.
+fn credential_name(raw: &str) -> Result<&str, Refusal> {
+    let name = raw.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(invalid(format!("name: expected 1 to 100 characters, got {raw:?}")));
+    }
+    Ok(name)
+}
+
 /// Makes a credential; the answer holds its token, shown this once.
 async fn create_token(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> Reply {
     let body = read_body(body)?;
     let wanted: NewToken = serde_json::from_slice(&body)
         .map_err(|e| invalid(format!("expected {{\"scope\": \"agent\" | \"device\" | \"admin\", \"name\": \"…\"}}: {e}")))?;
-    let name = wanted.name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(invalid(format!("name: expected 1 to 100 characters, got {:?}", wanted.name)));
-    }
+    let name = credential_name(&wanted.name)?;
     let (credential, token) =
         app.security.registry.create(app.bridge.store(), wanted.scope, name, app.bridge.now_ms()).map_err(BridgeError::from)?;
     tracing::info!(id = %credential.id, scope = credential.scope.as_str(), "credential made");
@@ -499,10 +505,7 @@ async fn create_pairing(State(app): State<App>, headers: HeaderMap, body: Result
     let body = read_body(body)?;
     let wanted: NewPairing =
         serde_json::from_slice(&body).map_err(|e| invalid(format!("expected {{\"name\": \"…\", \"seconds\": N (optional)}}: {e}")))?;
-    let name = wanted.name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        return Err(invalid(format!("name: expected 1 to 100 characters, got {:?}", wanted.name)));
-    }
+    let name = credential_name(&wanted.name)?;
     let seconds = wanted.seconds.unwrap_or(300);
     if !(1..=3600).contains(&seconds) {
         return Err(invalid(format!("seconds: expected 1 to 3600, got {seconds}")));

@@ -248,13 +248,7 @@ fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look) {
         return;
     }
     let Some(q) = &view.question else { return };
-    let kind = if q.free_text {
-        "Free text"
-    } else if q.multi_select {
-        "Choose any"
-    } else {
-        "Choose one"
-    };
+    let kind = q.kind();
     let mut meta = Vec::new();
     if let Some(h) = &q.header {
         meta.push(Span::styled(format!("[{}] ", safe(h)), look.accent()));
