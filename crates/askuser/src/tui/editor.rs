@@ -57,49 +57,35 @@ impl Editor {
     }
 
     pub fn backspace(&mut self) -> Edit {
-        if self.cursor == 0 {
-            return Edit::Ignored;
-        }
-        self.cursor -= 1;
-        self.chars.remove(self.cursor);
-        Edit::Changed
+        self.remove(self.cursor.saturating_sub(1), self.cursor)
     }
 
     pub fn delete(&mut self) -> Edit {
-        if self.cursor == self.chars.len() {
-            return Edit::Ignored;
-        }
-        self.chars.remove(self.cursor);
-        Edit::Changed
+        self.remove(self.cursor, (self.cursor + 1).min(self.chars.len()))
     }
 
     /// Ctrl+W / Alt+Backspace: the word before the cursor (and the spaces after it).
     pub fn delete_word_back(&mut self) -> Edit {
-        let start = self.word_start();
-        if start == self.cursor {
-            return Edit::Ignored;
-        }
-        self.chars.drain(start..self.cursor);
-        self.cursor = start;
-        Edit::Changed
+        self.remove(self.word_start(), self.cursor)
     }
 
     /// Ctrl+U: everything before the cursor.
     pub fn delete_to_start(&mut self) -> Edit {
-        if self.cursor == 0 {
-            return Edit::Ignored;
-        }
-        self.chars.drain(..self.cursor);
-        self.cursor = 0;
-        Edit::Changed
+        self.remove(0, self.cursor)
     }
 
     /// Ctrl+K: everything after the cursor.
     pub fn delete_to_end(&mut self) -> Edit {
-        if self.cursor == self.chars.len() {
+        self.remove(self.cursor, self.chars.len())
+    }
+
+    /// Removes the characters in `start..end`; the cursor goes to `start`.
+    fn remove(&mut self, start: usize, end: usize) -> Edit {
+        if start >= end {
             return Edit::Ignored;
         }
-        self.chars.truncate(self.cursor);
+        self.chars.drain(start..end);
+        self.cursor = start;
         Edit::Changed
     }
 
