@@ -483,6 +483,77 @@ async fn an_answer_given_offline_survives_the_tab_closing() {
     assert_eq!(status, "answered", "the next tab sent the answer given offline");
 }
 
+/// Waits until the page's service worker controls it (so it opens without the bridge).
+async fn wait_for_service_worker(browser: &Browser) {
+    for _ in 0..100 {
+        let c = browser.execute("return !!(navigator.serviceWorker && navigator.serviceWorker.controller)", vec![]).await.unwrap();
+        if c == Value::Bool(true) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the service worker never controlled the page");
+}
+
+/// Opened while the bridge is down, the page shows the questions as it last saw them,
+/// with their drafts; an answer given then is queued, counted, kept across a reload, and
+/// reaches the agent once the bridge is back.
+#[tokio::test]
+async fn offline_the_page_shows_the_last_questions_their_drafts_and_queued_answers() {
+    let b = bridge().await;
+    let addr = b.url.trim_start_matches("http://").to_owned();
+    let ship = json!({"id": "k-1", "question": "Ship it?", "choices": ["Yes", "No"]});
+    let checks = json!({"id": "k-2", "questions": [{"question": "Which checks?", "multiSelect": true,
+        "options": [{"label": "lint"}, {"label": "unit tests"}, {"label": "e2e"}]}]});
+    for body in [ship, checks] {
+        assert_eq!(b.post("/v1/ask?wait=false").json(&body).send().await.unwrap().status(), 202);
+        tokio::time::sleep(Duration::from_millis(5)).await; // distinct ages: k-1 is older
+    }
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    browser.row("radio", "No").await;
+    wait_for_service_worker(&browser).await;
+    // A draft on the second question.
+    browser.keys("]").await;
+    browser.row("checkbox", "unit tests").await.click().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(800)).await; // the page keeps its inbox twice a second
+
+    let dir = b.stop().await;
+    browser.refresh().await.unwrap();
+    let banner = browser.wait_css(".askuser-banner").await;
+    // The questions as last seen; the first is answered offline and queued.
+    browser.row("radio", "No").await.click().await.unwrap();
+    let checked = browser.row("checkbox", "unit tests").await.attr("aria-checked").await.unwrap();
+    assert_eq!(checked.as_deref(), Some("true"), "the draft is back");
+    let text = banner.text().await.unwrap();
+    assert!(text.contains("as they were") && text.contains("1 answer waits to be sent"), "{text}");
+
+    // Reloaded again, still offline: the queued answer is still counted and marked.
+    browser.refresh().await.unwrap();
+    browser.row("checkbox", "unit tests").await;
+    let text = browser.wait_css(".askuser-banner").await.text().await.unwrap();
+    assert!(text.contains("1 answer waits to be sent"), "{text}");
+    let inbox = browser.wait_css(".askuser-inbox").await.text().await.unwrap();
+    assert!(inbox.contains("Ship it?") && inbox.contains("sending…"), "{inbox}");
+
+    // The bridge is back: the queued answer reaches it, the draft stays a draft.
+    let b = bridge_at(dir, &addr).await;
+    let mut record = Value::Null;
+    for _ in 0..100 {
+        record = b.get("/v1/questions/k-1").send().await.unwrap().json().await.unwrap();
+        if record["status"] == "answered" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(record["result"]["answers"][0]["answer"], "No", "{record}");
+    let other: Value = b.get("/v1/questions/k-2").send().await.unwrap().json().await.unwrap();
+    assert_eq!(other["status"], "pending");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(browser.find(Locator::Css(".askuser-banner")).await.is_err(), "connected again");
+    browser.close().await;
+}
+
 /// A phone pairs: the page opened at the link `askuser pair` prints trades the code for
 /// a device token, keeps it, forgets the code, and answers like any tab.
 #[tokio::test]
@@ -513,7 +584,11 @@ async fn a_device_pairs_with_a_one_time_link_and_answers() {
     let refusal = browser.wait_css(".askuser-pair .askuser-error").await.text().await.unwrap();
     assert!(refusal.contains("Only the bridge's own link"), "{refusal}");
 
-    // Revoked (a lost phone): the page is cut off at once and forgets the token.
+    // Revoked (a lost phone): the page is cut off at once and forgets the token and the
+    // questions it kept for offline use.
+    let kept = "return Object.keys(localStorage).filter(k => k.startsWith('askuser:inbox:')).length";
+    tokio::time::sleep(Duration::from_millis(700)).await; // kept twice a second
+    assert_eq!(browser.execute(kept, vec![]).await.unwrap(), json!(1), "the inbox is kept for offline use");
     let id = listed[0]["id"].as_str().unwrap();
     assert_eq!(b.http.delete(format!("{}/v1/tokens/{id}", b.url)).bearer_auth(TOKEN).send().await.unwrap().status(), 200);
     let mut forgotten = false;
@@ -526,6 +601,7 @@ async fn a_device_pairs_with_a_one_time_link_and_answers() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(forgotten, "the revoked token is dropped from the device");
+    assert_eq!(browser.execute(kept, vec![]).await.unwrap(), json!(0), "and the kept questions");
     let page = browser.find(Locator::Css("body")).await.unwrap().text().await.unwrap();
     assert!(page.contains("refused"), "{page}");
 
@@ -573,16 +649,7 @@ async fn the_page_is_an_installable_app_that_opens_offline() {
     open(&b, &browser).await;
     browser.wait_css(".askuser-empty").await;
     // The service worker is in charge of the page (its CSP allows it: same-origin script).
-    let mut controlled = false;
-    for _ in 0..100 {
-        let c = browser.execute("return !!(navigator.serviceWorker && navigator.serviceWorker.controller)", vec![]).await.unwrap();
-        if c == Value::Bool(true) {
-            controlled = true;
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-    assert!(controlled, "the service worker controls the page");
+    wait_for_service_worker(&browser).await;
 
     // The bridge goes away; the page still opens, from the cache, and says it is waiting.
     let dir = b.stop().await;

@@ -148,6 +148,11 @@ impl Client {
         self.outbox.len()
     }
 
+    /// The question ids the waiting answers and declines are about.
+    pub fn queued_ids(&self) -> impl Iterator<Item = &str> {
+        self.outbox.iter().map(|o| o.id.as_str())
+    }
+
     /// Handles one input; returns what to do.
     pub fn handle(&mut self, input: Input<'_>) -> Vec<Effect> {
         if self.state == State::Closed {

@@ -100,6 +100,11 @@ impl Inbox {
         self.items.values().filter(|i| i.fate == Fate::Pending).count()
     }
 
+    /// Question sets answered here that the bridge has not confirmed yet.
+    pub fn sent_count(&self) -> usize {
+        self.items.values().filter(|i| i.fate == Fate::Sent).count()
+    }
+
     /// Takes in one event. By reference: a front end hands the same event to every
     /// part of it, and only what is kept here is copied.
     pub fn apply(&mut self, event: &BrowserEvent) -> Vec<Notice> {
@@ -217,6 +222,26 @@ impl Inbox {
             self.active = None;
         }
         self.ensure_active();
+    }
+
+    /// The question sets shown, as a snapshot in JSON, for a front end to keep and show
+    /// again while the bridge cannot be reached (applied like any snapshot; the next real
+    /// one replaces it). In inbox order, as many as fit in `budget` bytes; agents as last
+    /// seen (their presence may be stale by then).
+    pub fn keep(&self, budget: usize) -> String {
+        let mut questions = Vec::new();
+        let mut used = 0;
+        for id in self.order() {
+            let Some(item) = self.get(&id) else { continue };
+            used += serde_json::to_string(&item.record).map_or(usize::MAX, |t| t.len());
+            if used > budget {
+                break;
+            }
+            questions.push(item.record.clone());
+        }
+        let snapshot =
+            BrowserEvent::Snapshot { client: "kept".into(), questions, agents: self.agents.values().cloned().collect(), more: false };
+        serde_json::to_string(&snapshot).unwrap_or_default()
     }
 
     /// Forgets the closed notice.
@@ -404,6 +429,30 @@ mod tests {
             {"sessionId": "child", "name": "helper", "parentSessionId": "root", "connected": true}
         ], "questions": [record("a", "other", "lone", 5), record("b", "helper", "child", 1), record("c", "main", "root", 3)]})));
         inbox
+    }
+
+    #[test]
+    fn a_kept_inbox_shows_the_same_questions_again() {
+        let mut inbox = snapshot();
+        inbox.mark_sent("b");
+        let kept = inbox.keep(1 << 20);
+        let mut again = Inbox::default();
+        again.apply(&serde_json::from_str(&kept).unwrap());
+        assert_eq!(again.order(), inbox.order());
+        // What was sent is marked again from the front end's outbox.
+        assert_eq!((again.pending_count(), again.sent_count()), (3, 0));
+        again.mark_sent("b");
+        assert_eq!((again.pending_count(), again.sent_count()), (2, 1));
+        assert_eq!(again.groups(), inbox.groups(), "sub-agents stay under their parents");
+        // Only what fits, in inbox order.
+        let first = inbox.order()[0].clone();
+        let one = serde_json::to_string(&inbox.get(&first).unwrap().record).unwrap().len();
+        let mut fewer = Inbox::default();
+        fewer.apply(&serde_json::from_str(&inbox.keep(one + 1)).unwrap());
+        assert_eq!(fewer.order(), [first]);
+        let mut none = Inbox::default();
+        none.apply(&serde_json::from_str(&inbox.keep(0)).unwrap());
+        assert_eq!(none.pending_count(), 0);
     }
 
     #[test]

@@ -43,6 +43,8 @@ struct Page {
     drawer: RwSignal<bool>,
     sound: RwSignal<bool>,
     snapshot_seen: RwSignal<bool>,
+    /// When the inbox shown was kept (ms), while no snapshot came from the bridge yet.
+    kept_at: RwSignal<Option<u64>>,
     has_token: bool,
     /// The page's token, for its own requests (pairing a device).
     token: StoredValue<Option<String>>,
@@ -75,7 +77,10 @@ impl Page {
             FromBridge::Event(msg) => msg,
         };
         match msg {
-            BrowserEvent::Snapshot { .. } => _ = self.snapshot_seen.try_set(true),
+            BrowserEvent::Snapshot { .. } => {
+                _ = self.snapshot_seen.try_set(true);
+                _ = self.kept_at.try_set(None);
+            }
             BrowserEvent::Error(Refused { error, .. }) => self.say(format!("The bridge refused: {}", error.message)),
             _ => {}
         }
@@ -141,6 +146,7 @@ pub fn App() -> impl IntoView {
         drawer: RwSignal::new(false),
         sound: RwSignal::new(notify::sound_enabled()),
         snapshot_seen: RwSignal::new(false),
+        kept_at: RwSignal::new(None),
         has_token: token.is_some(),
         token: StoredValue::new(token.clone()),
         show_pair: RwSignal::new(false),
@@ -176,7 +182,11 @@ pub fn App() -> impl IntoView {
     on_cleanup(move || handle.remove());
 
     // Connect last, so no update can come before the subscription.
-    page.bridge.set_value(token.and_then(|t| bridge::socket_url(&t)).map(Bridge::start));
+    let url = token.and_then(|t| bridge::socket_url(&t));
+    page.bridge.set_value(url.clone().map(Bridge::start));
+    if let Some(url) = url {
+        keep_inbox(page, bridge::storage_key(&url).to_owned());
+    }
 
     let client = Signal::derive(move || page.inbox.with(|i| i.client.clone()));
     let bridge = page.bridge;
@@ -197,6 +207,37 @@ pub fn App() -> impl IntoView {
             })}
         </div>
     }
+}
+
+/// Shows the inbox kept from the last visit until the bridge sends its own (nothing from
+/// the socket arrives before this returns), and keeps the inbox shown from then on, at
+/// most twice a second.
+fn keep_inbox(page: Page, key: String) {
+    if let Some((saved, kept)) = crate::kept::load(&key) {
+        page.inbox.update(|i| {
+            i.apply(&kept);
+            for id in page.bridge.with_value(|b| b.as_ref().map(Bridge::queued_ids).unwrap_or_default()) {
+                i.mark_sent(&id);
+            }
+        });
+        page.kept_at.set(Some(saved));
+    }
+    let waiting = StoredValue::new(false);
+    Effect::new(move |_| {
+        page.inbox.track();
+        if !page.snapshot_seen.get_untracked() || waiting.get_value() {
+            return;
+        }
+        waiting.set_value(true);
+        let key = key.clone();
+        set_timeout(
+            move || {
+                waiting.set_value(false);
+                page.inbox.with_untracked(|i| crate::kept::save(&key, i));
+            },
+            Duration::from_millis(500),
+        );
+    });
 }
 
 /// The title, the connection, and the page's buttons.
@@ -261,11 +302,24 @@ fn Banner(page: Page) -> impl IntoView {
             view! { "No bridge token. " {link()} }.into_any()
         } else {
             match state {
-                State::Reconnecting => view! {
-                    {format!("Reconnecting… (attempt {attempt})")}
-                    " Answers you give now are kept and sent when the connection is back."
+                State::Reconnecting => {
+                    let kept = page
+                        .kept_at
+                        .get()
+                        .map(|at| format!(" Showing the questions as they were {} ago.", waited(page.now.get().saturating_sub(at))));
+                    let queued = match page.inbox.with(|i| i.sent_count()) {
+                        0 => String::new(),
+                        1 => " 1 answer waits to be sent.".into(),
+                        n => format!(" {n} answers wait to be sent."),
+                    };
+                    view! {
+                        {format!("Reconnecting… (attempt {attempt})")}
+                        {kept}
+                        " Answers you give now are kept and sent when the connection is back."
+                        {queued}
+                    }
+                    .into_any()
                 }
-                .into_any(),
                 State::Unauthorized => {
                     view! { "The bridge refused this page's token (was it restarted with a new data directory?). " {link()} }.into_any()
                 }

@@ -117,6 +117,11 @@ impl Bridge {
         self.inner.borrow().client.queued()
     }
 
+    /// The question ids of the answers and declines waiting for the bridge.
+    pub fn queued_ids(&self) -> Vec<String> {
+        self.inner.borrow().client.queued_ids().map(str::to_owned).collect()
+    }
+
     /// Sends (or queues) an answer. Returns whether it went out at once.
     pub fn answer(&self, id: &str, answers: Vec<Selection>) -> bool {
         self.handle_sent(Input::Answer { id, answers })
@@ -188,10 +193,12 @@ impl Bridge {
                     if let Some(s) = web_sys::window().and_then(|w| w.session_storage().ok().flatten()) {
                         let _ = s.remove_item(TOKEN_KEY);
                     }
-                    // A revoked device token too: the device must be paired again.
+                    // A revoked device token too: the device must be paired again, and
+                    // keeps no questions.
                     if let Some(l) = local() {
                         let _ = l.remove_item(crate::pairing::DEVICE_KEY);
                     }
+                    crate::kept::forget();
                 }
                 Effect::SaveOutbox(saved) => {
                     let key = outbox_key(&self.inner.borrow().url);
@@ -311,9 +318,14 @@ fn health_check(url: &str) -> Option<(String, String)> {
     Some((format!("{}/v1/health", base.replacen("ws", "http", 1)), token))
 }
 
-/// One outbox per bridge (its URL without the token), so two connections never share one.
+/// One outbox per bridge, so two connections never share one.
 fn outbox_key(url: &str) -> String {
-    format!("{OUTBOX_KEY}:{}", url.split('?').next().unwrap_or(url))
+    format!("{OUTBOX_KEY}:{}", storage_key(url))
+}
+
+/// What the page keeps for the bridge at socket address `url`: the address without the token.
+pub fn storage_key(url: &str) -> &str {
+    url.split('?').next().unwrap_or(url)
 }
 
 /// The outbox lives in `localStorage`: an answer given offline survives the tab closing

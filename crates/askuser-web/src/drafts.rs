@@ -4,8 +4,10 @@
 
 use askuser_core::dialog::Draft;
 
+pub const PREFIX: &str = "askuser:draft:";
+
 pub fn key(id: &str) -> String {
-    format!("askuser:draft:{id}")
+    format!("{PREFIX}{id}")
 }
 
 fn storage() -> Option<web_sys::Storage> {

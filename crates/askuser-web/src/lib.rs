@@ -16,6 +16,7 @@
 //! - [`bridge`]: drives the core's bridge client with a WebSocket, a timer and storage.
 //! - [`app`]: the page: inbox, active dialog, banners, notifications, history.
 //! - [`drafts`], [`notify`]: draft storage, attention.
+//! - [`kept`]: the inbox as last seen, shown while the bridge cannot be reached.
 //! - [`pairing`]: a device opened at `#pair=CODE` trades it for a token of its own.
 //! - [`history`]: answered question sets kept in this browser.
 //!
@@ -32,6 +33,7 @@ pub mod dialog_view;
 pub mod drafts;
 pub mod events;
 pub mod history;
+pub mod kept;
 pub mod notify;
 pub mod pairing;
 pub mod perf;
