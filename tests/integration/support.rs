@@ -234,6 +234,22 @@ impl Browser {
         panic!("no {role} named {name:?}");
     }
 
+    /// Runs a command of Chromium's DevTools protocol (through chromedriver) and returns
+    /// its result: what WebDriver itself cannot ask, like whether the page is installable.
+    pub async fn cdp(&self, cmd: &str, params: serde_json::Value) -> serde_json::Value {
+        #[derive(Debug)]
+        struct Cdp(serde_json::Value);
+        impl fantoccini::wd::WebDriverCompatibleCommand for Cdp {
+            fn endpoint(&self, base: &url::Url, session: Option<&str>) -> Result<url::Url, url::ParseError> {
+                base.join(&format!("session/{}/goog/cdp/execute", session.unwrap_or_default()))
+            }
+            fn method_and_body(&self, _: &url::Url) -> (http::Method, Option<String>) {
+                (http::Method::POST, Some(self.0.to_string()))
+            }
+        }
+        self.issue_cmd(Cdp(serde_json::json!({"cmd": cmd, "params": params}))).await.unwrap()
+    }
+
     pub async fn shot(&self, name: &str) {
         if let Ok(dir) = std::env::var("ASKUSER_SCREENSHOTS") {
             tokio::time::sleep(Duration::from_millis(300)).await;
