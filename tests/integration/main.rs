@@ -8,6 +8,7 @@ mod cli;
 mod hardening;
 mod input;
 mod mcp;
+mod notify;
 mod remote;
 mod setup;
 mod support;

@@ -203,6 +203,84 @@ pub struct ServeArgs {
     /// in front and is the only way in.
     #[arg(long, requires = "public_url", conflicts_with_all = ["tls", "tls_cert"])]
     pub trust_proxy: bool,
+    #[command(flatten)]
+    pub notify: NotifyArgs,
+}
+
+/// Reaching people away from the screen (docs/notify.md). Paired devices subscribe to
+/// push from the page; these flags add channels and their rules.
+#[derive(Debug, Clone, Args)]
+pub struct NotifyArgs {
+    /// POST each new question to this URL as JSON signed with HMAC-SHA256 (Slack's
+    /// incoming webhooks show it as is).
+    #[arg(long, value_name = "URL")]
+    pub notify_webhook: Option<String>,
+    /// The webhook's signing secret (default: one made once, kept in the data
+    /// directory's notify/webhook-secret).
+    #[arg(long, env = "ASKUSER_WEBHOOK_SECRET", value_name = "SECRET", hide_env_values = true)]
+    pub notify_webhook_secret: Option<String>,
+    /// Publish each new question to this ntfy topic (e.g. https://ntfy.sh/my-topic),
+    /// with buttons that answer.
+    #[arg(long, value_name = "URL/TOPIC")]
+    pub notify_ntfy: Option<String>,
+    /// An access token for a protected ntfy topic.
+    #[arg(long, env = "ASKUSER_NTFY_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub notify_ntfy_token: Option<String>,
+    /// The webhook and ntfy hear only of this agent's questions (name or session id;
+    /// repeatable).
+    #[arg(long = "notify-agent", value_name = "NAME")]
+    pub notify_agents: Vec<String>,
+    /// The webhook and ntfy hear of a question only if it is still unanswered this
+    /// many seconds after it was asked.
+    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
+    pub notify_delay: u64,
+    /// No webhook or ntfy message between these times of this machine's day (e.g.
+    /// 22:00-07:00); what is asked then is sent when they end, if it still waits.
+    #[arg(long, value_name = "HH:MM-HH:MM")]
+    pub notify_quiet: Option<String>,
+    /// Also allow push messages to this push service host (repeatable; `*.` for a
+    /// domain). Browsers' own services are allowed already.
+    #[arg(long = "push-service", value_name = "HOST")]
+    pub push_services: Vec<String>,
+    /// Who runs this bridge, told to push services (mailto: or https:).
+    #[arg(long, value_name = "URI", default_value = "mailto:askuser@localhost")]
+    pub push_contact: String,
+    /// How long an answer link in a notification works, in hours.
+    #[arg(long, value_name = "HOURS", default_value_t = 24)]
+    pub answer_link_hours: u64,
+}
+
+impl NotifyArgs {
+    pub fn options(&self, data_dir: &std::path::Path) -> anyhow::Result<crate::notify::NotifyOptions> {
+        use crate::notify::{channels, NotifyOptions, Quiet, Rules};
+        let mut opts = NotifyOptions::default();
+        opts.push_services.hosts.extend(self.push_services.iter().cloned());
+        opts.push_contact = self.push_contact.clone();
+        opts.link_ttl = Duration::from_secs(self.answer_link_hours.clamp(1, 24 * 30) * 3600);
+        let quiet = match &self.notify_quiet {
+            None => None,
+            Some(text) => {
+                let (from, to) = text
+                    .split_once('-')
+                    .ok_or_else(|| anyhow::anyhow!("--notify-quiet: expected HH:MM-HH:MM (22:00-07:00), got {text:?}"))?;
+                Some(Quiet { from: from.trim().into(), to: to.trim().into(), utc_offset_minutes: crate::notify::local_offset_minutes() })
+            }
+        };
+        opts.channel_rules = Rules { agents: self.notify_agents.clone(), delay_seconds: self.notify_delay, quiet };
+        opts.channel_rules.check().map_err(|e| anyhow::anyhow!("{}", e.replace("rules.", "--notify-")))?;
+        if let Some(url) = &self.notify_webhook {
+            let url: reqwest::Url = url.parse().map_err(|e| anyhow::anyhow!("--notify-webhook: expected a URL, got {url:?} ({e})"))?;
+            let secret = match &self.notify_webhook_secret {
+                Some(s) => s.clone(),
+                None => crate::notify::channels::webhook_secret(data_dir)?,
+            };
+            opts.webhook = Some(channels::Webhook { url, secret });
+        }
+        if let Some(url) = &self.notify_ntfy {
+            opts.ntfy = Some(channels::Ntfy::parse(url, self.notify_ntfy_token.clone()).map_err(anyhow::Error::msg)?);
+        }
+        Ok(opts)
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -226,6 +304,7 @@ impl ServeArgs {
         opts.names = self.names.clone();
         opts.public_url = self.public_url.as_deref().map(crate::serve::public_url).transpose()?;
         opts.trust_proxy = self.trust_proxy;
+        opts.notify = self.notify.options(&opts.data_dir)?;
         opts.durability = match self.durability {
             DurabilityArg::Normal => Durability::Normal,
             DurabilityArg::Full => Durability::Full,

@@ -63,7 +63,7 @@ impl Security {
             hosts.push(own);
         }
         for name in names {
-            let host = if name.contains(':') && !name.starts_with('[') { format!("[{name}]:{port}") } else { format!("{name}:{port}") };
+            let host = host_port(name, port);
             if !hosts.contains(&host) {
                 hosts.push(host);
             }
@@ -86,6 +86,15 @@ impl Security {
     }
 }
 
+/// `name:port`, an IPv6 address in brackets.
+pub fn host_port(name: &str, port: u16) -> String {
+    if name.contains(':') && !name.starts_with('[') {
+        format!("[{name}]:{port}")
+    } else {
+        format!("{name}:{port}")
+    }
+}
+
 /// Compares without stopping at the first difference, so timing tells nothing.
 fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     let mut diff = a.len() ^ b.len();
@@ -99,6 +108,7 @@ fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
 pub struct App {
     pub bridge: Arc<Bridge>,
     pub security: Arc<Security>,
+    pub notifier: Arc<crate::notify::Notifier>,
 }
 
 pub fn router(app: App) -> Router {
@@ -114,9 +124,12 @@ pub fn router(app: App) -> Router {
         .route("/v1/tokens", get(list_tokens).post(create_token))
         .route("/v1/tokens/{id}", delete(revoke_token))
         .route("/v1/pairings", post(create_pairing))
-        .route("/v1/pair", post(claim_pairing));
+        .route("/v1/pair", post(claim_pairing))
+        .route("/v1/push", get(push_info))
+        .route("/v1/push/subscriptions", post(subscribe).delete(unsubscribe));
     Router::new()
         .merge(api)
+        .route("/a/{key}", get(crate::notify::links::show).post(crate::notify::links::answer))
         .fallback(get(assets::serve))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn_with_state(app.clone(), guard))
@@ -212,7 +225,8 @@ async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Response
     let h = response.headers_mut();
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
-    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(assets::CSP));
+    // A page with a policy of its own (an answer link's) keeps it.
+    h.entry(header::CONTENT_SECURITY_POLICY).or_insert(HeaderValue::from_static(assets::CSP));
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     response
 }
@@ -279,6 +293,18 @@ fn admit(sec: &Security, req: &Request) -> Result<Option<Caller>, Response> {
             _ => {}
         }
         return Ok((path != "/v1/pair").then_some(caller));
+    }
+    // An answer link answers on POST: never for another site's page.
+    if path.starts_with("/a/") && req.method() == Method::POST {
+        if let Some(o) = req.headers().get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
+            if !sec.origins.iter().any(|a| a == o) {
+                tracing::warn!("refused an answer link posted from origin {o:?}");
+                return Err(error(
+                    StatusCode::FORBIDDEN,
+                    ErrorBody::new(ErrorCode::Unauthorized, format!("Origin {o:?} may not use answer links")),
+                ));
+            }
+        }
     }
     Ok(None)
 }
@@ -519,6 +545,72 @@ async fn create_pairing(State(app): State<App>, headers: HeaderMap, body: Result
         made["link"] = link.into();
     }
     Ok((StatusCode::CREATED, Json(made)).into_response())
+}
+
+/// `GET /v1/push`: the key a page subscribes with, and the caller's subscriptions
+/// with their rules.
+async fn push_info(State(app): State<App>, Extension(caller): Extension<Caller>) -> Reply {
+    let mine: Vec<serde_json::Value> = app
+        .bridge
+        .store()
+        .subscriptions()
+        .map_err(BridgeError::Store)?
+        .into_iter()
+        .filter(|s| s.credential.as_deref() == caller.id.as_deref())
+        .map(|s| {
+            let rules: serde_json::Value = serde_json::from_str(&s.rules).unwrap_or_default();
+            serde_json::json!({"endpoint": s.endpoint, "rules": rules, "createdAt": s.created_at})
+        })
+        .collect();
+    Ok(Json(serde_json::json!({"publicKey": app.notifier.vapid.public_key(), "subscriptions": mine})).into_response())
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct NewSubscription {
+    subscription: crate::notify::push::Subscription,
+    #[serde(default)]
+    rules: crate::notify::Rules,
+}
+
+/// `POST /v1/push/subscriptions`: a device's push subscription (again: new rules).
+async fn subscribe(State(app): State<App>, Extension(caller): Extension<Caller>, body: Result<Bytes, BytesRejection>) -> Reply {
+    let body = read_body(body)?;
+    let wanted: NewSubscription = serde_json::from_slice(&body).map_err(|e| {
+        invalid(format!(
+            "expected {{\"subscription\": {{\"endpoint\": …, \"keys\": {{\"p256dh\": …, \"auth\": …}}}}, \"rules\": {{…}}}}: {e}"
+        ))
+    })?;
+    wanted.subscription.check(&app.notifier.options().push_services).map_err(|e| invalid(format!("subscription.{e}")))?;
+    wanted.rules.check().map_err(invalid)?;
+    let stored = crate::store::StoredSubscription {
+        endpoint: wanted.subscription.endpoint.clone(),
+        credential: caller.id.clone(),
+        p256dh: wanted.subscription.keys.p256dh,
+        auth: wanted.subscription.keys.auth,
+        rules: serde_json::to_string(&wanted.rules).unwrap_or_else(|_| "{}".into()),
+        created_at: app.bridge.now_ms(),
+    };
+    app.bridge.store().add_subscription(&stored).map_err(BridgeError::Store)?;
+    let made = serde_json::json!({"endpoint": stored.endpoint, "rules": wanted.rules});
+    Ok((StatusCode::CREATED, Json(made)).into_response())
+}
+
+#[derive(Deserialize)]
+struct Unsubscribe {
+    endpoint: String,
+}
+
+/// `DELETE /v1/push/subscriptions`: forgets one of the caller's subscriptions (the
+/// admin token: anyone's).
+async fn unsubscribe(State(app): State<App>, Extension(caller): Extension<Caller>, body: Result<Bytes, BytesRejection>) -> Reply {
+    let body = read_body(body)?;
+    let gone: Unsubscribe = serde_json::from_slice(&body).map_err(|e| invalid(format!("expected {{\"endpoint\": \"…\"}}: {e}")))?;
+    let whose = (caller.scope != Scope::Admin).then_some(caller.id.as_deref());
+    if !app.bridge.store().remove_subscription(&gone.endpoint, whose).map_err(BridgeError::Store)? {
+        return Err(Refusal(error(StatusCode::NOT_FOUND, ErrorBody::new(ErrorCode::NotFound, "no such subscription of yours"))));
+    }
+    Ok(Json(serde_json::json!({"removed": gone.endpoint})).into_response())
 }
 
 #[derive(Deserialize)]

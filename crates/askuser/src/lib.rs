@@ -24,6 +24,7 @@
 //! - [`agent`]: asking a bridge resumably, for `askuser mcp` and `askuser ask`.
 //! - [`mcp`]: the `ask_user` MCP server over stdio.
 //! - [`late`]: the command run for answers that arrive after their agent left.
+//! - [`notify`]: Web Push to paired devices, the webhook and ntfy, answer links.
 //! - [`input`]: reads a request or result from a file or stdin.
 //! - [`term`]: prints agent text on a terminal without its control characters.
 //! - [`tui`]: `askuser tui` and `askuser ask --here`, the dialog in a terminal.
@@ -45,6 +46,7 @@ pub mod input;
 pub mod late;
 pub mod listen;
 pub mod mcp;
+pub mod notify;
 pub mod serve;
 pub mod setup;
 pub mod store;

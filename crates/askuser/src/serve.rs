@@ -39,6 +39,8 @@ pub struct ServeOptions {
     pub public_url: Option<reqwest::Url>,
     /// Listen beyond loopback without TLS: the proxy at `public_url` is in front.
     pub trust_proxy: bool,
+    /// Push, the webhook, ntfy and their rules.
+    pub notify: crate::notify::NotifyOptions,
 }
 
 /// Where the bridge's certificate comes from.
@@ -66,6 +68,7 @@ impl ServeOptions {
             names: vec![],
             public_url: None,
             trust_proxy: false,
+            notify: crate::notify::NotifyOptions::default(),
         }
     }
 }
@@ -251,11 +254,18 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         security.hosts.push(url.port().map_or_else(|| host.to_owned(), |p| format!("{host}:{p}")));
         security.origins.push(url.origin().ascii_serialization());
     }
-    let app = App { bridge: bridge.clone(), security: Arc::new(security) };
+    let url = format!("{scheme}://{}", reachable(addr));
+    // Links in notifications point where people reach the bridge.
+    let base = public
+        .clone()
+        .or_else(|| opts.names.first().map(|n| format!("{scheme}://{}", http::host_port(n, addr.port()))))
+        .unwrap_or_else(|| url.clone());
+    let vapid = crate::notify::push::Vapid::load_or_create(&opts.data_dir, &opts.notify.push_contact)?;
+    let notifier = crate::notify::Notifier::start(bridge.clone(), opts.notify.clone(), vapid, base);
+    let app = App { bridge: bridge.clone(), security: Arc::new(security), notifier };
     let (stop, stopped) = watch::channel(false);
     let router = http::router(app);
     let server = tokio::spawn(crate::listen::serve(listener, router, opts.limits, acceptor, stopped));
-    let url = format!("{scheme}://{}", reachable(addr));
     let bridge_file = if opts.announce {
         let path = config::bridge_file(&opts.data_dir);
         let file = BridgeFile { url: url.clone(), token: token.clone(), pid: std::process::id(), fingerprint };

@@ -70,6 +70,26 @@ const MIGRATIONS: &[&str] = &[
     // 2 -> 3: the agent credential that asked a question (NULL: the admin token), so
     // an agent token reaches only its own questions.
     "ALTER TABLE questions ADD COLUMN owner TEXT;",
+    // 3 -> 4: notifications. A device's push subscription (RFC 8030), with the
+    // credential that made it and its rules (JSON); answer links (single use, bound to
+    // one question and one option), each kept only as the SHA-256 of its key.
+    "CREATE TABLE push_subscriptions (
+         endpoint   TEXT    PRIMARY KEY,
+         credential TEXT,
+         p256dh     TEXT    NOT NULL,
+         auth       TEXT    NOT NULL,
+         rules      TEXT    NOT NULL,
+         created_at INTEGER NOT NULL
+     );
+     CREATE TABLE answer_links (
+         hash        TEXT    PRIMARY KEY,
+         question_id TEXT    NOT NULL,
+         option      INTEGER NOT NULL,
+         channel     TEXT    NOT NULL,
+         credential  TEXT,
+         expires_at  INTEGER NOT NULL,
+         used_at     INTEGER
+     );",
 ];
 
 /// The columns a [`QuestionRecord`] is rebuilt from, in [`RawRecord::from_row`] order.
@@ -77,6 +97,42 @@ macro_rules! record_columns {
     () => {
         "id, status, created_at, answered_at, answered_by, request, result"
     };
+}
+
+/// A device's push subscription as stored (`rules` as JSON text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSubscription {
+    pub endpoint: String,
+    /// The device credential that made it (`None`: the admin token).
+    pub credential: Option<String>,
+    pub p256dh: String,
+    pub auth: String,
+    pub rules: String,
+    pub created_at: u64,
+}
+
+/// An answer link as stored: `hash` is its key's SHA-256 in hex.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredLink {
+    pub hash: String,
+    pub question_id: String,
+    /// The option it picks, by index in the (only) question's options.
+    pub option: usize,
+    /// Where it was sent (`push`, `webhook`, `ntfy`).
+    pub channel: String,
+    /// The device it was pushed to, so revoking the device voids it.
+    pub credential: Option<String>,
+    pub expires_at: u64,
+}
+
+/// What [`Store::use_link`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkUse {
+    /// Unused and unexpired: now used.
+    Fresh(StoredLink),
+    Used,
+    Expired(StoredLink),
+    Unknown,
 }
 
 /// The durable store of questions. Cheap to share: wrap it in an `Arc`.
@@ -451,10 +507,132 @@ impl Store {
     /// and returns how many. Pending questions are never deleted.
     pub fn prune(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
         let cutoff = i64::try_from(cutoff_ms).unwrap_or(i64::MAX);
-        self.lock()
-            .prepare_cached("DELETE FROM questions WHERE answered_at < ?1 AND status <> 'pending'")
+        let conn = self.lock();
+        // Answer links die with their question (and long expired ones before that).
+        conn.prepare_cached("DELETE FROM answer_links WHERE expires_at < ?1")
+            .and_then(|mut s| s.execute([cutoff]))
+            .map_err(|e| db_error("cannot prune old answer links".into(), e))?;
+        conn.prepare_cached("DELETE FROM questions WHERE answered_at < ?1 AND status <> 'pending'")
             .and_then(|mut s| s.execute([cutoff]))
             .map_err(|e| db_error("cannot prune old questions".into(), e))
+    }
+
+    /// Keeps `sub` (replacing one with the same endpoint), made by `credential`.
+    pub fn add_subscription(&self, sub: &StoredSubscription) -> Result<(), StoreError> {
+        let context = |e| db_error("cannot store the push subscription".into(), e);
+        let created = to_sql_ms(sub.created_at, "createdAt", &sub.endpoint)?;
+        self.noted(
+            self.lock()
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO push_subscriptions (endpoint, credential, p256dh, auth, rules, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )
+                .and_then(|mut s| s.execute(params![sub.endpoint, sub.credential, sub.p256dh, sub.auth, sub.rules, created]))
+                .map(|_| ())
+                .map_err(context),
+        )
+    }
+
+    /// Every push subscription, oldest first.
+    pub fn subscriptions(&self) -> Result<Vec<StoredSubscription>, StoreError> {
+        let context = |e| db_error("cannot read the push subscriptions".into(), e);
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT endpoint, credential, p256dh, auth, rules, created_at FROM push_subscriptions ORDER BY created_at, endpoint",
+            )
+            .map_err(context)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(StoredSubscription {
+                    endpoint: r.get(0)?,
+                    credential: r.get(1)?,
+                    p256dh: r.get(2)?,
+                    auth: r.get(3)?,
+                    rules: r.get(4)?,
+                    created_at: u64::try_from(r.get::<_, i64>(5)?).unwrap_or(0),
+                })
+            })
+            .map_err(context)?;
+        rows.collect::<Result<_, _>>().map_err(context)
+    }
+
+    /// Forgets the subscription at `endpoint` (only `credential`'s, when given); whether
+    /// there was one.
+    pub fn remove_subscription(&self, endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError> {
+        let context = |e| db_error("cannot remove the push subscription".into(), e);
+        let conn = self.lock();
+        let removed = match credential {
+            None => conn.prepare_cached("DELETE FROM push_subscriptions WHERE endpoint = ?1").and_then(|mut s| s.execute([endpoint])),
+            Some(c) => conn
+                .prepare_cached("DELETE FROM push_subscriptions WHERE endpoint = ?1 AND credential IS ?2")
+                .and_then(|mut s| s.execute(params![endpoint, c])),
+        };
+        drop(conn);
+        Ok(self.noted(removed.map_err(context))? > 0)
+    }
+
+    /// Forgets every subscription credential `id` made (it was revoked).
+    pub fn remove_subscriptions_of(&self, id: &str) -> Result<usize, StoreError> {
+        let context = |e| db_error("cannot remove the push subscriptions".into(), e);
+        self.noted(
+            self.lock()
+                .prepare_cached("DELETE FROM push_subscriptions WHERE credential = ?1")
+                .and_then(|mut s| s.execute([id]))
+                .map_err(context),
+        )
+    }
+
+    /// Keeps answer links (their keys only as hashes).
+    pub fn add_links(&self, links: &[StoredLink]) -> Result<(), StoreError> {
+        let context = |e| db_error("cannot store answer links".into(), e);
+        let mut conn = self.lock();
+        let outcome = (|| {
+            let tx = conn.transaction()?;
+            {
+                let mut stmt = tx.prepare_cached(
+                    "INSERT INTO answer_links (hash, question_id, option, channel, credential, expires_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                )?;
+                for l in links {
+                    let expires = i64::try_from(l.expires_at).unwrap_or(i64::MAX);
+                    stmt.execute(params![l.hash, l.question_id, l.option, l.channel, l.credential, expires])?;
+                }
+            }
+            tx.commit()
+        })();
+        drop(conn);
+        self.noted(outcome.map_err(context))
+    }
+
+    /// Uses the link whose key hashes to `hash` at `now`: marks it used if it is unused
+    /// and unexpired, in one `UPDATE`, so a link answers once however many use it at once.
+    pub fn use_link(&self, hash: &str, now: u64) -> Result<LinkUse, StoreError> {
+        let context = |e| db_error("cannot use an answer link".into(), e);
+        let at = i64::try_from(now).unwrap_or(i64::MAX);
+        let mut conn = self.lock();
+        let outcome = (|| {
+            let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+            let found = read_link(&tx, hash)?;
+            let result = match found {
+                None => LinkUse::Unknown,
+                Some((_, Some(_))) => LinkUse::Used,
+                Some((link, None)) if link.expires_at <= now => LinkUse::Expired(link),
+                Some((link, None)) => {
+                    tx.prepare_cached("UPDATE answer_links SET used_at = ?2 WHERE hash = ?1")?.execute(params![hash, at])?;
+                    LinkUse::Fresh(link)
+                }
+            };
+            tx.commit()?;
+            Ok(result)
+        })();
+        drop(conn);
+        self.noted(outcome.map_err(context))
+    }
+
+    /// The link whose key hashes to `hash`, and whether it was used, without using it.
+    pub fn link(&self, hash: &str) -> Result<Option<(StoredLink, bool)>, StoreError> {
+        let context = |e| db_error("cannot read an answer link".into(), e);
+        read_link(&self.lock(), hash).map(|found| found.map(|(link, used)| (link, used.is_some()))).map_err(context)
     }
 
     /// Records that credential `owner` asked question `id` (kept if one is recorded).
@@ -623,6 +801,23 @@ fn select(conn: &Connection, id: &str) -> rusqlite::Result<Option<RawRecord>> {
 
 fn to_json<T: serde::Serialize>(value: &T, what: &str, id: &str) -> Result<String, StoreError> {
     serde_json::to_string(value).map_err(|e| StoreError::Db(format!("cannot encode the {what} of question {id:?}: {e}")))
+}
+
+/// The link whose key hashes to `hash`, and when it was used.
+fn read_link(conn: &Connection, hash: &str) -> rusqlite::Result<Option<(StoredLink, Option<i64>)>> {
+    conn.prepare_cached("SELECT question_id, option, channel, credential, expires_at, used_at FROM answer_links WHERE hash = ?1")?
+        .query_row([hash], |r| {
+            let link = StoredLink {
+                hash: hash.to_owned(),
+                question_id: r.get(0)?,
+                option: r.get(1)?,
+                channel: r.get(2)?,
+                credential: r.get(3)?,
+                expires_at: u64::try_from(r.get::<_, i64>(4)?).unwrap_or(0),
+            };
+            Ok((link, r.get(5)?))
+        })
+        .optional()
 }
 
 fn to_sql_ms(ms: u64, what: &str, id: &str) -> Result<i64, StoreError> {

@@ -128,9 +128,17 @@ impl Registry {
         Ok((credential, token))
     }
 
-    /// Revokes credential `id`: its next request is refused and its sockets close now.
+    /// Whether credential `id` is in force (not revoked).
+    pub fn in_force(&self, id: &str) -> bool {
+        self.by_hash.read().unwrap_or_else(std::sync::PoisonError::into_inner).values().any(|c| c.id == id)
+    }
+
+    /// Revokes credential `id`: its next request is refused, its sockets close now, and
+    /// its push subscriptions are forgotten (its answer links stop working: see
+    /// [`Registry::in_force`]).
     pub fn revoke(&self, store: &Store, id: &str, now: u64) -> Result<bool, StoreError> {
         let revoked = store.revoke_credential(id, now)?;
+        store.remove_subscriptions_of(id)?;
         self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|_, c| c.id != id);
         if revoked {
             let _ = self.revoked.send(id.to_owned());
@@ -229,6 +237,7 @@ pub fn allowed(scope: Scope, method: &axum::http::Method, path: &str) -> bool {
         },
         Scope::Device => match (method, path) {
             (_, "/v1/health" | "/v1/ui") => true,
+            (&Method::GET, "/v1/push") | (&Method::POST | &Method::DELETE, "/v1/push/subscriptions") => true,
             (&Method::GET, "/v1/questions") => true,
             (&Method::GET, _) => question.is_some_and(|rest| !rest.contains('/')),
             (&Method::POST, _) => question.is_some_and(|rest| rest.ends_with("/answer") || rest.ends_with("/cancel")),
@@ -254,6 +263,11 @@ mod tests {
         assert!(!can(Scope::Agent, Method::GET, "/v1/questions"), "not the whole inbox");
         assert!(!can(Scope::Agent, Method::GET, "/v1/ui"));
         assert!(!can(Scope::Agent, Method::GET, "/v1/tokens"));
+        assert!(!can(Scope::Agent, Method::GET, "/v1/push"));
+        assert!(!can(Scope::Agent, Method::POST, "/v1/push/subscriptions"));
+        assert!(can(Scope::Device, Method::GET, "/v1/push"));
+        assert!(can(Scope::Device, Method::POST, "/v1/push/subscriptions"));
+        assert!(can(Scope::Device, Method::DELETE, "/v1/push/subscriptions"));
 
         assert!(can(Scope::Device, Method::GET, "/v1/questions"));
         assert!(can(Scope::Device, Method::POST, "/v1/questions/q1/answer"));

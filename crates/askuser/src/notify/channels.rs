@@ -1,0 +1,143 @@
+//! Channels for people who live elsewhere: a signed webhook (Slack-compatible) and ntfy.
+//! Each carries the question and one answer link per option; neither can answer by
+//! being fetched (the links answer on POST only, see [`super::links`]).
+
+use super::push::Sent;
+use super::Message;
+use std::time::Duration;
+
+/// `--notify-webhook URL`: a JSON POST signed with HMAC-SHA256.
+///
+/// The body has `text` (what a Slack-compatible incoming webhook shows: the question and
+/// a link per option) and `askuser` (the same as data). Headers: `X-Askuser-Timestamp`
+/// (Unix seconds) and `X-Askuser-Signature: v1=HEX`, the HMAC-SHA256 of
+/// `"{timestamp}.{body}"` under the secret, so a receiver can check who sent it and
+/// refuse replays of old ones.
+#[derive(Debug, Clone)]
+pub struct Webhook {
+    pub url: reqwest::Url,
+    pub secret: String,
+}
+
+/// `--notify-ntfy URL/TOPIC`: an ntfy message with action buttons that answer.
+#[derive(Debug, Clone)]
+pub struct Ntfy {
+    /// The server (`https://ntfy.sh`).
+    pub server: reqwest::Url,
+    pub topic: String,
+    /// An access token for a protected topic.
+    pub token: Option<String>,
+}
+
+impl Ntfy {
+    /// `https://ntfy.sh/mytopic` as a server and a topic.
+    pub fn parse(url: &str, token: Option<String>) -> Result<Ntfy, String> {
+        let parsed: reqwest::Url = url.parse().map_err(|e| format!("--notify-ntfy: expected URL/TOPIC, got {url:?} ({e})"))?;
+        let topic = parsed.path_segments().and_then(|mut s| s.next_back()).unwrap_or_default().to_owned();
+        if topic.is_empty() || !topic.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
+            return Err(format!("--notify-ntfy: expected a topic (letters, digits, - and _) after the server, got {url:?}"));
+        }
+        let mut server = parsed.clone();
+        server.set_path("/");
+        Ok(Ntfy { server, topic, token })
+    }
+
+    /// The JSON ntfy publishes: title, message, a tap opening the page, and up to two
+    /// options plus "Answer…" as buttons (ntfy shows three).
+    pub fn body(&self, m: &Message) -> serde_json::Value {
+        let mut actions: Vec<serde_json::Value> = m
+            .options
+            .iter()
+            .take(2)
+            .map(|o| serde_json::json!({"action": "http", "label": o.label, "url": o.link, "method": "POST", "clear": true}))
+            .collect();
+        actions.push(serde_json::json!({"action": "view", "label": "Answer…", "url": m.open}));
+        let title = match &m.header {
+            Some(h) => format!("{} asks · {h}", m.agent),
+            None => format!("{} asks", m.agent),
+        };
+        serde_json::json!({
+            "topic": self.topic, "title": title, "message": m.question, "click": m.open,
+            "priority": 4, "tags": ["question"], "actions": actions,
+        })
+    }
+
+    pub async fn send(&self, http: &reqwest::Client, m: &Message) -> Sent {
+        let mut request = http.post(self.server.clone()).json(&self.body(m)).timeout(Duration::from_secs(30));
+        if let Some(token) = &self.token {
+            request = request.bearer_auth(token);
+        }
+        outcome("ntfy", request.send().await).await
+    }
+}
+
+/// The webhook secret kept in `dir/notify/webhook-secret`, made on first use.
+pub fn webhook_secret(dir: &std::path::Path) -> anyhow::Result<String> {
+    let path = dir.join("notify").join("webhook-secret");
+    match std::fs::read_to_string(&path) {
+        Ok(s) if !s.trim().is_empty() => Ok(s.trim().to_owned()),
+        _ => {
+            crate::config::ensure_dir(&dir.join("notify"))?;
+            let secret = crate::config::random_hex(32);
+            crate::config::write_private(&path, secret.as_bytes())?;
+            Ok(secret)
+        }
+    }
+}
+
+impl Webhook {
+    /// The body: Slack's `text` (agent text escaped, so it cannot mention or link by
+    /// itself) and the question as data.
+    pub fn body(m: &Message) -> serde_json::Value {
+        let escape = |s: &str| s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+        let mut text = format!("*{}* asks", escape(&m.agent));
+        if let Some(h) = &m.header {
+            text.push_str(&format!(" ({})", escape(h)));
+        }
+        text.push_str(&format!(":\n{}\n", escape(&m.question)));
+        let links: Vec<String> = m.options.iter().map(|o| format!("<{}|{}>", o.link, escape(&o.label))).collect();
+        if !links.is_empty() {
+            text.push_str(&format!("Answer: {}\n", links.join(" · ")));
+        }
+        text.push_str(&format!("<{}|Open askuser>", m.open));
+        serde_json::json!({"text": text, "askuser": m})
+    }
+
+    /// `v1=HEX`: HMAC-SHA256 of `"{timestamp}.{body}"` under `secret`.
+    pub fn signature(secret: &str, timestamp: u64, body: &[u8]) -> String {
+        let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
+        let mut signed = format!("{timestamp}.").into_bytes();
+        signed.extend_from_slice(body);
+        let tag = ring::hmac::sign(&key, &signed);
+        format!("v1={}", tag.as_ref().iter().map(|b| format!("{b:02x}")).collect::<String>())
+    }
+
+    pub async fn send(&self, http: &reqwest::Client, m: &Message, now_s: u64) -> Sent {
+        let body = Webhook::body(m).to_string();
+        let request = http
+            .post(self.url.clone())
+            .header("content-type", "application/json")
+            .header("x-askuser-timestamp", now_s.to_string())
+            .header("x-askuser-signature", Webhook::signature(&self.secret, now_s, body.as_bytes()))
+            .body(body)
+            .timeout(Duration::from_secs(30));
+        outcome("the webhook", request.send().await).await
+    }
+}
+
+/// What a channel's answer means for the message.
+async fn outcome(who: &str, response: Result<reqwest::Response, reqwest::Error>) -> Sent {
+    match response {
+        Ok(r) if r.status().is_success() => Sent::Delivered,
+        Ok(r) if r.status().as_u16() == 429 || r.status().is_server_error() => Sent::Retry {
+            why: format!("{who} answered {}", r.status()),
+            after: r.headers().get("retry-after").and_then(|v| v.to_str().ok()?.trim().parse().ok()).map(Duration::from_secs),
+        },
+        Ok(r) => {
+            let status = r.status();
+            let text: String = r.text().await.unwrap_or_default().chars().take(200).collect();
+            Sent::Refused(format!("{who} answered {status}: {text}"))
+        }
+        Err(e) => Sent::Retry { why: format!("cannot reach {who}: {e}"), after: None },
+    }
+}

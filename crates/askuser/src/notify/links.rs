@@ -1,0 +1,150 @@
+//! Answer links: `/a/KEY` answers one question with one option, once.
+//!
+//! A GET only shows a confirmation page (so a link preview, a mail scanner or a chat
+//! unfurler that fetches it answers nothing); the page's button POSTs, and so do a
+//! notification's action (the service worker) and an ntfy button. A link is refused,
+//! with a page that says why, when it is unknown (mistyped, or another bridge's), used,
+//! expired, for a question that closed, or sent to a device since revoked. Keys are
+//! 128 random bits, kept only as their SHA-256.
+
+use crate::http::App;
+use crate::store::{LinkUse, StoredLink};
+use askuser_core::protocol::QuestionRecord;
+use askuser_core::{Selection, Status};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{Html, IntoResponse, Response};
+
+/// The pages' own policy: no script at all, and the form may post only here.
+const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'";
+
+/// `GET /a/KEY`: what the link would answer, and a button to send it.
+pub async fn show(State(app): State<App>, Path(key): Path<String>) -> Response {
+    let found = app.bridge.store().link(&crate::tokens::hash(&key));
+    let (link, used) = match found {
+        Ok(Some(found)) => found,
+        Ok(None) => return unknown(),
+        Err(e) => return page(StatusCode::INTERNAL_SERVER_ERROR, "Not available", &e.to_string(), None),
+    };
+    if used {
+        return page(StatusCode::GONE, "Used already", "This answer link was used already: each works once.", None);
+    }
+    if link.expires_at <= app.bridge.now_ms() {
+        return page(StatusCode::GONE, "Expired", "This answer link has expired. Open askuser to answer.", None);
+    }
+    match usable(&app, &link) {
+        Err(refusal) => refusal,
+        Ok((record, label)) => {
+            let form = format!("<form method=post><button type=submit>Send “{}”</button></form>", escape(&label));
+            page(StatusCode::OK, "Answer this question?", &describe(&record, &label), Some(&form))
+        }
+    }
+}
+
+/// `POST /a/KEY`: uses the link and answers. 200 answered, 404 unknown, 409 the
+/// question closed, 410 used, expired or revoked.
+pub async fn answer(State(app): State<App>, Path(key): Path<String>) -> Response {
+    let link = match app.bridge.store().use_link(&crate::tokens::hash(&key), app.bridge.now_ms()) {
+        Ok(LinkUse::Fresh(link)) => link,
+        Ok(LinkUse::Used) => return page(StatusCode::GONE, "Used already", "This answer link was used already: each works once.", None),
+        Ok(LinkUse::Expired(_)) => return page(StatusCode::GONE, "Expired", "This answer link has expired. Open askuser to answer.", None),
+        Ok(LinkUse::Unknown) => return unknown(),
+        Err(e) => return page(StatusCode::INTERNAL_SERVER_ERROR, "Not answered", &e.to_string(), None),
+    };
+    let (record, label) = match usable(&app, &link) {
+        Ok(found) => found,
+        Err(refusal) => return refusal,
+    };
+    match app.bridge.answer(&record.id, &[Selection::option(label.clone())], Some(&link.channel)) {
+        Ok(_) => page(StatusCode::OK, "Answered", &format!("Sent “{}”. The agent has your answer.", escape(&label)), None),
+        Err(_) => closed(&app, &record.id),
+    }
+}
+
+/// The question and option `link` answers, if it can still be answered.
+fn usable(app: &App, link: &StoredLink) -> Result<(QuestionRecord, String), Response> {
+    if let Some(id) = &link.credential {
+        if !app.security.registry.in_force(id) {
+            return Err(page(StatusCode::GONE, "Revoked", "The device this link was sent to has been revoked.", None));
+        }
+    }
+    let Ok(record) = app.bridge.get(&link.question_id) else { return Err(unknown()) };
+    if record.status != Status::Pending {
+        return Err(closed(app, &record.id));
+    }
+    let label = record.request.questions.first().and_then(|q| q.options.get(link.option)).map(|o| o.label.clone());
+    label.map(|l| (record, l)).ok_or_else(unknown)
+}
+
+fn describe(record: &QuestionRecord, label: &str) -> String {
+    let agent = askuser_core::inbox::agent_name(record);
+    let q = record.request.questions.first();
+    let header = q.and_then(|q| q.header.as_deref()).map(|h| format!("<p class=chip>{}</p>", escape(h))).unwrap_or_default();
+    format!(
+        "<p>{} asks:</p>{header}<p class=q>{}</p><p>Your answer: <strong>{}</strong></p>",
+        escape(&agent),
+        escape(q.map(|q| q.question.as_str()).unwrap_or_default()),
+        escape(label)
+    )
+}
+
+fn unknown() -> Response {
+    page(
+        StatusCode::NOT_FOUND,
+        "Unknown link",
+        "This answer link is not known here: it may be mistyped, or belong to another askuser bridge.",
+        None,
+    )
+}
+
+fn closed(app: &App, id: &str) -> Response {
+    let what = match app.bridge.get(id) {
+        Ok(r) => match (r.status, r.result) {
+            (Status::Answered, Some(result)) => {
+                let given: Vec<String> = result.answers.iter().map(|a| a.answer.joined()).collect();
+                format!("This question was answered already: {}.", escape(&given.join("; ")))
+            }
+            (Status::Cancelled, _) => "This question was declined already.".to_owned(),
+            (Status::TimedOut, _) => "This question timed out.".to_owned(),
+            _ => "The agent withdrew this question.".to_owned(),
+        },
+        Err(_) => "This question is no longer here.".to_owned(),
+    };
+    page(StatusCode::CONFLICT, "Closed", &what, None)
+}
+
+/// A small page; `body` and `form` are HTML already escaped.
+fn page(status: StatusCode, title: &str, body: &str, form: Option<&str>) -> Response {
+    let html = format!(
+        "<!doctype html><html lang=en><meta charset=utf-8><meta name=viewport content=\"width=device-width,initial-scale=1\">\
+<meta name=robots content=noindex><title>askuser · {title}</title>\
+<style>body{{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem;color:#1b1b1f}}\
+.q{{font-size:1.2rem;white-space:pre-wrap;overflow-wrap:anywhere}}.chip{{display:inline-block;background:#e8e8f0;border-radius:1rem;padding:0 .6rem;margin:0}}\
+button{{font:inherit;padding:.7rem 1.2rem;border-radius:.5rem;border:0;background:#3b4cca;color:#fff;cursor:pointer}}\
+@media (prefers-color-scheme:dark){{body{{background:#16161a;color:#e8e8ee}}.chip{{background:#2c2c36}}}}</style>\
+<h1>{title}</h1>{body}{}</html>",
+        form.unwrap_or_default()
+    );
+    let mut r = (status, Html(html)).into_response();
+    let h = r.headers_mut();
+    h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
+    r
+}
+
+/// Agent text as HTML text: never markup.
+pub fn escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}

@@ -1,0 +1,546 @@
+//! Reaching a person away from the screen: Web Push to paired devices ([`push`]), a
+//! signed webhook and ntfy ([`channels`]), each with rules (which agents, quiet hours,
+//! a delay), and answer links that answer one question with one option, once
+//! ([`links`]).
+//!
+//! The [`Notifier`] listens to the bridge's events like a browser tab does. Nothing it
+//! does can hold the bridge up: every delivery is its own task that sleeps until the
+//! rules say, checks the question still waits, and sends with retries and backoff; at
+//! most [`CONCURRENT_SENDS`] sends run at once. A question that closes closes its
+//! notifications on every device it reached.
+
+pub mod channels;
+pub mod links;
+pub mod push;
+
+use crate::hub::Bridge;
+use crate::lock;
+use crate::store::{StoredLink, StoredSubscription};
+use askuser_core::protocol::{BrowserEvent, QuestionRecord};
+use askuser_core::Status;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::broadcast::error::RecvError;
+use tokio::sync::Semaphore;
+
+/// Sends in flight at once, over every device and channel.
+pub const CONCURRENT_SENDS: usize = 16;
+
+/// Tries per message before it is dropped (backoff 1, 2, 4, 8 s ... or `Retry-After`).
+const ATTEMPTS: u32 = 6;
+
+/// Options shown as buttons at most: a notification shows two actions, ntfy three
+/// (one of them "Answer…"); a webhook lists this many.
+const MAX_LINKED: usize = 10;
+
+/// Which questions a device or channel hears of, and when.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Rules {
+    /// Only questions from these agents (by name or session id); empty: every agent.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub agents: Vec<String>,
+    /// Only if still unanswered this many seconds after it was asked.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub delay_seconds: u64,
+    /// Hours without notifications; a question asked then is sent when they end (if
+    /// it still waits).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub quiet: Option<Quiet>,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
+}
+
+/// Quiet hours, `from` to `to` (`"22:00"`, `"07:00"`: over midnight when `to` is
+/// earlier), in the local time of a place `utcOffsetMinutes` east of UTC.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Quiet {
+    pub from: String,
+    pub to: String,
+    #[serde(default)]
+    pub utc_offset_minutes: i32,
+}
+
+const DAY_MS: i64 = 24 * 3600 * 1000;
+
+/// This machine's offset from UTC now, in minutes east, as `date +%z` says it (0, UTC,
+/// where it cannot be read).
+pub fn local_offset_minutes() -> i32 {
+    let out = std::process::Command::new("date").arg("+%z").output().ok();
+    let text = out.map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned()).unwrap_or_default();
+    let sign = if text.starts_with('-') { -1 } else { 1 };
+    let digits = text.trim_start_matches(['+', '-']);
+    match (digits.len(), digits.get(..2).and_then(|h| h.parse::<i32>().ok()), digits.get(2..).and_then(|m| m.parse::<i32>().ok())) {
+        (4, Some(h), Some(m)) => sign * (h * 60 + m),
+        _ => 0,
+    }
+}
+
+/// `"HH:MM"` as minutes after midnight.
+fn minutes(field: &str, text: &str) -> Result<i64, String> {
+    let parsed = text.split_once(':').and_then(|(h, m)| {
+        let (h, m) = (h.parse::<i64>().ok()?, m.parse::<i64>().ok()?);
+        ((0..24).contains(&h) && (0..60).contains(&m) && text.len() <= 5).then_some(h * 60 + m)
+    });
+    parsed.ok_or_else(|| format!("{field}: expected a time of day as HH:MM (\"22:00\"), got {text:?}"))
+}
+
+impl Rules {
+    /// Checks every field, naming the one that is wrong.
+    pub fn check(&self) -> Result<(), String> {
+        if self.delay_seconds > 7 * 24 * 3600 {
+            return Err(format!("rules.delaySeconds: expected at most a week (604800), got {}", self.delay_seconds));
+        }
+        if self.agents.len() > 100 || self.agents.iter().any(|a| a.trim().is_empty() || a.len() > 200) {
+            return Err("rules.agents: expected up to 100 agent names or session ids, none empty".into());
+        }
+        if let Some(q) = &self.quiet {
+            minutes("rules.quiet.from", &q.from)?;
+            minutes("rules.quiet.to", &q.to)?;
+            if q.utc_offset_minutes.abs() > 14 * 60 {
+                return Err(format!("rules.quiet.utcOffsetMinutes: expected -840 to 840, got {}", q.utc_offset_minutes));
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a question from `record`'s agent concerns this device or channel.
+    pub fn wants(&self, record: &QuestionRecord) -> bool {
+        if self.agents.is_empty() {
+            return true;
+        }
+        let Some(agent) = &record.request.agent else { return false };
+        self.agents.iter().any(|a| *a == agent.name || Some(a) == agent.session_id.as_ref())
+    }
+
+    /// When a question asked at `asked_ms` should be sent: after the delay, and not
+    /// during quiet hours (then when they end).
+    pub fn due(&self, asked_ms: u64) -> u64 {
+        let at = asked_ms.saturating_add(self.delay_seconds.saturating_mul(1000));
+        let Some(q) = &self.quiet else { return at };
+        let (Ok(from), Ok(to)) = (minutes("", &q.from), minutes("", &q.to)) else { return at };
+        let (from, to) = (from * 60_000, to * 60_000);
+        let offset = i64::from(q.utc_offset_minutes) * 60_000;
+        let local = i64::try_from(at).unwrap_or(i64::MAX / 2) + offset;
+        let of_day = local.rem_euclid(DAY_MS);
+        let quiet_for = if from <= to {
+            (of_day >= from && of_day < to).then(|| to - of_day)
+        } else if of_day >= from {
+            Some(DAY_MS - of_day + to)
+        } else {
+            (of_day < to).then(|| to - of_day)
+        };
+        at + quiet_for.map_or(0, |ms| u64::try_from(ms).unwrap_or(0))
+    }
+}
+
+/// How the bridge notifies; everything off but push (which needs a device to subscribe).
+#[derive(Debug, Clone)]
+pub struct NotifyOptions {
+    /// Where push messages may go.
+    pub push_services: push::Services,
+    /// The VAPID `sub`: who runs this bridge.
+    pub push_contact: String,
+    pub webhook: Option<channels::Webhook>,
+    pub ntfy: Option<channels::Ntfy>,
+    /// The rules for the webhook and ntfy.
+    pub channel_rules: Rules,
+    /// How long an answer link works.
+    pub link_ttl: Duration,
+}
+
+impl Default for NotifyOptions {
+    fn default() -> Self {
+        NotifyOptions {
+            push_services: push::Services::default(),
+            push_contact: "mailto:askuser@localhost".into(),
+            webhook: None,
+            ntfy: None,
+            channel_rules: Rules::default(),
+            link_ttl: Duration::from_secs(24 * 3600),
+        }
+    }
+}
+
+/// Where one notification goes.
+#[derive(Debug, Clone)]
+enum Target {
+    Push(StoredSubscription),
+    Webhook,
+    Ntfy,
+}
+
+impl Target {
+    fn channel(&self) -> &'static str {
+        match self {
+            Target::Push(_) => "push",
+            Target::Webhook => "webhook",
+            Target::Ntfy => "ntfy",
+        }
+    }
+}
+
+/// A question as a notification says it, with one answer link per linked option.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Message {
+    pub id: String,
+    pub agent: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+    pub question: String,
+    /// The options a tap can answer with (only for one question with options).
+    pub options: Vec<LinkedOption>,
+    /// Whether the question has more to answer than these links (more options, Other,
+    /// more questions): then only the app answers it fully.
+    pub more: bool,
+    /// The page, opened on this question.
+    pub open: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct LinkedOption {
+    pub label: String,
+    /// The answer link: a confirmation page on GET, the answer on POST.
+    pub link: String,
+}
+
+pub struct Notifier {
+    bridge: Arc<Bridge>,
+    options: NotifyOptions,
+    pub vapid: push::Vapid,
+    http: reqwest::Client,
+    /// Where the bridge's links point (its public origin).
+    base: String,
+    /// The push endpoints each open question reached, to close it there.
+    reached: Mutex<HashMap<String, Vec<StoredSubscription>>>,
+    gate: Semaphore,
+}
+
+impl Notifier {
+    /// Starts listening to `bridge`; links point to `base` (`https://host:port`).
+    pub fn start(bridge: Arc<Bridge>, options: NotifyOptions, vapid: push::Vapid, base: String) -> Arc<Notifier> {
+        let notifier = Arc::new(Notifier {
+            bridge: bridge.clone(),
+            options,
+            vapid,
+            http: crate::tls::http_client(None),
+            base,
+            reached: Mutex::default(),
+            gate: Semaphore::new(CONCURRENT_SENDS),
+        });
+        let me = notifier.clone();
+        let mut events = bridge.subscribe();
+        let mut stop = bridge.shutdown_signal();
+        tokio::spawn(async move {
+            loop {
+                let event = tokio::select! {
+                    e = events.recv() => e,
+                    _ = crate::hub::stopped(&mut stop) => return,
+                };
+                match event {
+                    Ok(BrowserEvent::Asked { question }) => me.asked(&question),
+                    Ok(BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. }) => me.closed(&id),
+                    Ok(_) => {}
+                    // Fell behind: what was asked meanwhile is still pending in the store.
+                    Err(RecvError::Lagged(_)) => {
+                        let known: Vec<String> = lock(&me.reached).keys().cloned().collect();
+                        for record in me.bridge.list(crate::store::Filter::Pending, 10_000).unwrap_or_default() {
+                            if !known.contains(&record.id) {
+                                me.asked(&record);
+                            }
+                        }
+                    }
+                    Err(RecvError::Closed) => return,
+                }
+            }
+        });
+        notifier
+    }
+
+    pub fn options(&self) -> &NotifyOptions {
+        &self.options
+    }
+
+    /// Schedules a notification of `record` for every device and channel that wants it.
+    fn asked(self: &Arc<Self>, record: &QuestionRecord) {
+        lock(&self.reached).entry(record.id.clone()).or_default();
+        let mut targets: Vec<(Target, Rules)> = vec![];
+        match self.bridge.store().subscriptions() {
+            Ok(subs) => {
+                for sub in subs {
+                    let rules = serde_json::from_str(&sub.rules).unwrap_or_default();
+                    targets.push((Target::Push(sub), rules));
+                }
+            }
+            Err(e) => tracing::warn!("cannot read push subscriptions: {e}"),
+        }
+        if self.options.webhook.is_some() {
+            targets.push((Target::Webhook, self.options.channel_rules.clone()));
+        }
+        if self.options.ntfy.is_some() {
+            targets.push((Target::Ntfy, self.options.channel_rules.clone()));
+        }
+        for (target, rules) in targets {
+            if !rules.wants(record) {
+                continue;
+            }
+            let due = rules.due(record.created_at);
+            let me = self.clone();
+            let id = record.id.clone();
+            let mut stop = self.bridge.shutdown_signal();
+            tokio::spawn(async move {
+                let wait = Duration::from_millis(due.saturating_sub(me.bridge.now_ms()));
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = crate::hub::stopped(&mut stop) => return,
+                }
+                me.deliver(&id, target).await;
+            });
+        }
+    }
+
+    /// Sends question `id` to `target` if it still waits, retrying with backoff.
+    async fn deliver(self: &Arc<Self>, id: &str, target: Target) {
+        let Ok(record) = self.bridge.get(id) else { return };
+        if record.status != Status::Pending {
+            return; // answered before it was due
+        }
+        let credential = match &target {
+            Target::Push(sub) => sub.credential.clone(),
+            _ => None,
+        };
+        let message = match self.message(&record, target.channel(), credential) {
+            Ok(m) => m,
+            Err(e) => return tracing::warn!(%id, "cannot make answer links: {e}"),
+        };
+        let mut backoff = Duration::from_secs(1);
+        for attempt in 1..=ATTEMPTS {
+            if attempt > 1 && !self.waits(id) {
+                return; // answered meanwhile
+            }
+            let sent = {
+                let _permit = self.gate.acquire().await;
+                self.send(&target, &message).await
+            };
+            match sent {
+                push::Sent::Delivered => {
+                    if let Target::Push(sub) = &target {
+                        if let Some(reached) = lock(&self.reached).get_mut(id) {
+                            reached.push(sub.clone());
+                        }
+                    }
+                    // It may have closed while this was on its way: close it there too.
+                    if !self.waits(id) {
+                        self.closed(id);
+                    }
+                    return;
+                }
+                push::Sent::Gone => {
+                    if let Target::Push(sub) = &target {
+                        tracing::info!(endpoint = %sub.endpoint, "the push service says this subscription is gone: forgetting it");
+                        let _ = self.bridge.store().remove_subscription(&sub.endpoint, None);
+                    }
+                    return;
+                }
+                push::Sent::Refused(why) => return tracing::warn!(%id, "{} refused the notification: {why}", target.channel()),
+                push::Sent::Retry { why, after } => {
+                    if attempt == ATTEMPTS {
+                        return tracing::warn!(%id, "gave up notifying {} after {ATTEMPTS} tries: {why}", target.channel());
+                    }
+                    tracing::info!(%id, "{} failed ({why}); trying again", target.channel());
+                    tokio::time::sleep(after.unwrap_or(backoff).min(Duration::from_secs(300))).await;
+                    backoff *= 2;
+                }
+            }
+        }
+    }
+
+    /// Whether question `id` still waits for an answer.
+    fn waits(&self, id: &str) -> bool {
+        self.bridge.get(id).is_ok_and(|r| r.status == Status::Pending)
+    }
+
+    async fn send(&self, target: &Target, message: &Message) -> push::Sent {
+        let now_s = self.bridge.now_ms() / 1000;
+        match target {
+            Target::Push(sub) => {
+                let checked = push::Subscription {
+                    endpoint: sub.endpoint.clone(),
+                    keys: push::Keys { p256dh: sub.p256dh.clone(), auth: sub.auth.clone() },
+                }
+                .check(&self.options.push_services);
+                match checked {
+                    Ok(t) => push::send(&self.http, &self.vapid, &t, &push_payload(message), &push::topic(&message.id), now_s).await,
+                    Err(e) => push::Sent::Refused(e),
+                }
+            }
+            Target::Webhook => match &self.options.webhook {
+                Some(w) => w.send(&self.http, message, now_s).await,
+                None => push::Sent::Refused("no webhook".into()),
+            },
+            Target::Ntfy => match &self.options.ntfy {
+                Some(n) => n.send(&self.http, message).await,
+                None => push::Sent::Refused("no ntfy topic".into()),
+            },
+        }
+    }
+
+    /// `record` as a notification for `channel`, with fresh answer links.
+    fn message(&self, record: &QuestionRecord, channel: &str, credential: Option<String>) -> Result<Message, crate::store::StoreError> {
+        let questions = &record.request.questions;
+        let first = questions.first();
+        let linkable = questions.len() == 1;
+        let choices = first.map(|q| q.options.as_slice()).unwrap_or_default();
+        let expires_at = self.bridge.now_ms() + self.options.link_ttl.as_millis() as u64;
+        let mut stored = vec![];
+        let mut options = vec![];
+        if linkable {
+            for (i, choice) in choices.iter().enumerate().take(MAX_LINKED) {
+                let key = crate::config::random_hex(16);
+                stored.push(StoredLink {
+                    hash: crate::tokens::hash(&key),
+                    question_id: record.id.clone(),
+                    option: i,
+                    channel: channel.to_owned(),
+                    credential: credential.clone(),
+                    expires_at,
+                });
+                options.push(LinkedOption { label: choice.label.clone(), link: format!("{}/a/{key}", self.base) });
+            }
+            self.bridge.store().add_links(&stored)?;
+        }
+        Ok(Message {
+            id: record.id.clone(),
+            agent: askuser_core::inbox::agent_name(record),
+            header: first.and_then(|q| q.header.clone()),
+            question: first.map(|q| askuser_core::text::summary(&q.question)).unwrap_or_default(),
+            more: !linkable || choices.len() > options.len() || choices.is_empty(),
+            options,
+            open: format!("{}/#q={}", self.base, record.id),
+        })
+    }
+
+    /// Question `id` closed: its notifications close on every device it reached.
+    fn closed(self: &Arc<Self>, id: &str) {
+        let Some(reached) = lock(&self.reached).remove(id) else { return };
+        let payload = serde_json::json!({"type": "close", "tag": id}).to_string();
+        for sub in reached {
+            let me = self.clone();
+            let payload = payload.clone();
+            let id = id.to_owned();
+            tokio::spawn(async move {
+                let Ok(target) = push::Subscription {
+                    endpoint: sub.endpoint.clone(),
+                    keys: push::Keys { p256dh: sub.p256dh.clone(), auth: sub.auth.clone() },
+                }
+                .check(&me.options.push_services) else {
+                    return;
+                };
+                let _permit = me.gate.acquire().await;
+                let now_s = me.bridge.now_ms() / 1000;
+                if let push::Sent::Gone = push::send(&me.http, &me.vapid, &target, payload.as_bytes(), &push::topic(&id), now_s).await {
+                    let _ = me.bridge.store().remove_subscription(&sub.endpoint, None);
+                }
+            });
+        }
+    }
+}
+
+/// The push message for `m`: what the service worker shows (`web/sw.js`), within the
+/// size a push service takes (long text is cut).
+pub fn push_payload(m: &Message) -> Vec<u8> {
+    let cut = |s: &str, n: usize| -> String {
+        if s.chars().count() <= n {
+            s.to_owned()
+        } else {
+            s.chars().take(n - 1).chain(['…']).collect()
+        }
+    };
+    let title = match &m.header {
+        Some(h) => format!("{} asks · {}", cut(&m.agent, 60), cut(h, 40)),
+        None => format!("{} asks", cut(&m.agent, 60)),
+    };
+    let actions: Vec<_> = m.options.iter().take(2).map(|o| serde_json::json!({"title": cut(&o.label, 40), "link": o.link})).collect();
+    let more = m.more || m.options.len() > 2;
+    let mut body = 1000;
+    loop {
+        let payload = serde_json::json!({
+            "type": "ask", "tag": m.id, "title": title, "body": cut(&m.question, body),
+            "actions": actions, "more": more, "open": m.open,
+        })
+        .to_string();
+        if payload.len() <= push::MAX_PLAINTEXT || body < 20 {
+            return payload.into_bytes();
+        }
+        body /= 2;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H: u64 = 3_600_000;
+    const MIN: u64 = 60_000;
+
+    #[test]
+    fn quiet_hours_hold_a_question_until_they_end() {
+        let day = 20_000 * 24 * H; // a midnight, UTC
+        let quiet = |from: &str, to: &str, offset| Rules {
+            quiet: Some(Quiet { from: from.into(), to: to.into(), utc_offset_minutes: offset }),
+            ..Rules::default()
+        };
+        let night = quiet("22:00", "07:00", 0);
+        assert_eq!(night.due(day + 12 * H), day + 12 * H, "noon is not quiet");
+        assert_eq!(night.due(day + 23 * H), day + 31 * H, "23:00 waits until 07:00 the next day");
+        assert_eq!(night.due(day + 3 * H), day + 7 * H, "03:00 waits until 07:00");
+        assert_eq!(night.due(day + 7 * H), day + 7 * H, "07:00 is awake");
+        let lunch = quiet("12:00", "13:30", 0);
+        assert_eq!(lunch.due(day + 12 * H + 10 * MIN), day + 13 * H + 30 * MIN);
+        // 22:00 in Berlin (UTC+1) is 21:00 UTC.
+        let berlin = quiet("22:00", "07:00", 60);
+        assert_eq!(berlin.due(day + 21 * H), day + 30 * H, "until 07:00 Berlin = 06:00 UTC");
+        assert_eq!(berlin.due(day + 20 * H), day + 20 * H);
+        // A delay first, then quiet hours.
+        let both = Rules { delay_seconds: 3600, ..night };
+        assert_eq!(both.due(day + 21 * H + 30 * MIN), day + 31 * H);
+    }
+
+    #[test]
+    fn rules_name_the_wrong_field() {
+        let bad = |v: serde_json::Value| serde_json::from_value::<Rules>(v).map_err(|e| e.to_string()).and_then(|r| r.check());
+        assert!(bad(serde_json::json!({"quiet": {"from": "25:00", "to": "07:00"}})).unwrap_err().contains("rules.quiet.from"));
+        assert!(bad(serde_json::json!({"quiet": {"from": "22:00", "to": "7"}})).unwrap_err().contains("rules.quiet.to"));
+        assert!(bad(serde_json::json!({"delaySeconds": 9_000_000})).unwrap_err().contains("rules.delaySeconds"));
+        assert!(bad(serde_json::json!({"agents": [""]})).unwrap_err().contains("rules.agents"));
+        assert!(bad(serde_json::json!({"volume": 3})).unwrap_err().contains("volume"));
+        assert_eq!(bad(serde_json::json!({"agents": ["ci"], "delaySeconds": 30})), Ok(()));
+    }
+
+    #[test]
+    fn a_push_message_fits_what_push_services_take() {
+        let m = Message {
+            id: "q-1".into(),
+            agent: "claude-code".into(),
+            header: Some("Database".into()),
+            question: "é".repeat(20_000),
+            options: (0..5)
+                .map(|i| LinkedOption { label: format!("option {i} ").repeat(50), link: format!("https://h/a/{i:032}") })
+                .collect(),
+            more: false,
+            open: "https://h/#q=q-1".into(),
+        };
+        let payload = push_payload(&m);
+        assert!(payload.len() <= push::MAX_PLAINTEXT, "{}", payload.len());
+        let v: serde_json::Value = serde_json::from_slice(&payload).unwrap();
+        assert_eq!(v["actions"].as_array().unwrap().len(), 2, "two options as actions");
+        assert_eq!(v["more"], true, "five options: the app answers the rest");
+        assert_eq!(v["title"], "claude-code asks · Database");
+    }
+}
