@@ -264,6 +264,19 @@ async fn a_question_is_pushed_answered_by_its_action_and_closed_everywhere() {
     let r = b.http.post(&link).send().await.unwrap();
     assert_eq!(r.status(), 410);
     assert!(r.text().await.unwrap().contains("used already"));
+
+    // A lost phone: once its token is revoked, the links pushed to it answer nothing.
+    b.post("/v1/ask?wait=false").json(&ask_body("n-1b", "claude-code")).send().await.unwrap();
+    let m = pushed.nth(3).await;
+    let stale = m["actions"][0]["link"].as_str().unwrap().to_owned();
+    let tokens: Value = b.get("/v1/tokens").send().await.unwrap().json().await.unwrap();
+    let id = tokens.as_array().unwrap().iter().find(|t| t["name"] == "phone").unwrap()["id"].as_str().unwrap().to_owned();
+    assert_eq!(b.http.delete(format!("{}/v1/tokens/{id}", b.url)).bearer_auth(TOKEN).send().await.unwrap().status(), 200);
+    let r = b.http.post(&stale).send().await.unwrap();
+    assert_eq!(r.status(), 410);
+    assert!(r.text().await.unwrap().contains("revoked"));
+    let record: Value = b.get("/v1/questions/n-1b").send().await.unwrap().json().await.unwrap();
+    assert_eq!(record["status"], "pending");
 }
 
 #[tokio::test]
@@ -478,4 +491,148 @@ async fn ntfy_buttons_answer_by_post() {
     let result: Value = tokio::time::timeout(Duration::from_secs(5), asking).await.unwrap().unwrap().json().await.unwrap();
     assert_eq!(result["answers"][0]["answer"], "Postgres");
     assert!(channels::Ntfy::parse("https://ntfy.sh/", None).unwrap_err().contains("expected a topic"));
+}
+
+/// Chromium's DevTools protocol over its own WebSocket (`--remote-debugging-port`), for
+/// what WebDriver cannot do: deliver a push message to the service worker and run code
+/// inside the worker.
+struct DevTools {
+    ws: crate::support::Socket,
+    next: u64,
+    events: Vec<Value>,
+}
+
+impl DevTools {
+    async fn connect(port: u16) -> DevTools {
+        let http = askuser::tls::http_client(None);
+        let version: Value = http.get(format!("http://127.0.0.1:{port}/json/version")).send().await.unwrap().json().await.unwrap();
+        let url = version["webSocketDebuggerUrl"].as_str().unwrap();
+        let (ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();
+        DevTools { ws, next: 1, events: vec![] }
+    }
+
+    /// Runs `method` (in `session`, if given) and returns its result.
+    async fn call(&mut self, method: &str, params: Value, session: Option<&str>) -> Value {
+        use futures_util::{SinkExt, StreamExt};
+        let id = self.next;
+        self.next += 1;
+        let mut msg = json!({"id": id, "method": method, "params": params});
+        if let Some(s) = session {
+            msg["sessionId"] = s.into();
+        }
+        self.ws.send(tokio_tungstenite::tungstenite::Message::text(msg.to_string())).await.unwrap();
+        loop {
+            let frame = tokio::time::timeout(Duration::from_secs(10), self.ws.next()).await.expect("DevTools answers").unwrap().unwrap();
+            let Ok(text) = frame.to_text() else { continue };
+            let v: Value = serde_json::from_str(text).unwrap();
+            if v["id"] == id {
+                assert!(v["error"].is_null(), "{method}: {v}");
+                return v["result"].clone();
+            }
+            self.events.push(v);
+        }
+    }
+
+    /// Attaches to the first target of `kind` whose URL starts with `url`.
+    async fn attach(&mut self, kind: &str, url: &str) -> String {
+        for _ in 0..100 {
+            let targets = self.call("Target.getTargets", json!({}), None).await;
+            let found = targets["targetInfos"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|t| t["type"] == kind && t["url"].as_str().is_some_and(|u| u.starts_with(url)))
+                .cloned();
+            if let Some(t) = found {
+                let attached = self.call("Target.attachToTarget", json!({"targetId": t["targetId"], "flatten": true}), None).await;
+                return attached["sessionId"].as_str().unwrap().to_owned();
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("no {kind} target at {url}");
+    }
+
+    /// Evaluates `expression` (a promise is awaited) in `session`; its value.
+    async fn eval(&mut self, session: &str, expression: &str) -> Value {
+        let r = self
+            .call("Runtime.evaluate", json!({"expression": expression, "awaitPromise": true, "returnByValue": true}), Some(session))
+            .await;
+        assert!(r["exceptionDetails"].is_null(), "{expression}: {r}");
+        r["result"]["value"].clone()
+    }
+}
+
+/// The whole way in a real Chromium: the bridge encrypts to the push service, which
+/// decrypts; the message is delivered to the page's service worker as a push event,
+/// which shows the notification with the options as actions; the worker's action
+/// handler answers through the link; the "close" message closes the notification.
+/// (The one step not exercised is the desktop's own click on the action.)
+#[tokio::test]
+async fn the_service_worker_shows_a_pushed_question_and_its_action_answers() {
+    let device = Arc::new(Device::new());
+    let (service, pushed) = push_service(device.clone()).await;
+    let b = notifying_bridge(|_| {}).await;
+    subscribe(&b, &device, &format!("{service}/push/chromium"), json!({})).await;
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let browser = crate::support::browser_with(1000, 700, &[&format!("--remote-debugging-port={port}")]).await;
+    browser.goto(&format!("{}/#token={TOKEN}", b.url)).await.unwrap();
+    browser.wait_css(".askuser-empty").await;
+    let mut devtools = DevTools::connect(port).await;
+    devtools.call("Browser.grantPermissions", json!({"origin": b.url, "permissions": ["notifications"]}), None).await;
+    let page = devtools.attach("page", &b.url).await;
+    devtools.call("ServiceWorker.enable", json!({}), Some(&page)).await;
+    let worker = devtools.attach("service_worker", &b.url).await;
+    let registration = devtools
+        .events
+        .iter()
+        .filter(|e| e["method"] == "ServiceWorker.workerRegistrationUpdated")
+        .flat_map(|e| e["params"]["registrations"].as_array().cloned().unwrap_or_default())
+        .find(|r| r["scopeURL"].as_str().is_some_and(|s| s.starts_with(&b.url)))
+        .map(|r| r["registrationId"].as_str().unwrap().to_owned())
+        .expect("the page's service worker registration");
+    let deliver = async |devtools: &mut DevTools, mut m: Value| {
+        let o = m.as_object_mut().unwrap();
+        o.remove("path");
+        o.remove("topic");
+        let params = json!({"origin": b.url, "registrationId": registration, "data": m.to_string()});
+        devtools.call("ServiceWorker.deliverPushMessage", params, Some(&page)).await;
+    };
+
+    let asking = b.ask(ask_body("c-1", "claude-code"), "canonical");
+    deliver(&mut devtools, pushed.nth(1).await).await;
+    let listed = "self.registration.getNotifications({tag: 'c-1'}).then(ns => ns.map(n => ({title: n.title, body: n.body, actions: n.actions.map(a => a.title)})))";
+    let mut shown = Value::Null;
+    for _ in 0..50 {
+        shown = devtools.eval(&worker, listed).await;
+        if shown.as_array().is_some_and(|a| !a.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let n = &shown[0];
+    assert_eq!((n["title"].as_str(), n["body"].as_str()), (Some("claude-code asks · Database"), Some("Which database?")), "{shown}");
+    let actions: Vec<&str> = n["actions"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert_eq!(actions.first(), Some(&"Postgres"), "{shown}");
+    assert_eq!(actions.last(), Some(&"Answer…"), "three options: the app answers the rest; {shown}");
+
+    // The action: the worker posts the option's link.
+    devtools.eval(&worker, "self.registration.getNotifications({tag: 'c-1'}).then(([n]) => act(n, 'o0'))").await;
+    let result: Value = tokio::time::timeout(Duration::from_secs(5), asking).await.unwrap().unwrap().json().await.unwrap();
+    assert_eq!(result["answers"][0]["answer"], "Postgres");
+
+    // Answered: the bridge pushes "close"; delivered, it closes the notification.
+    let closing = pushed.nth(2).await;
+    assert_eq!(closing["type"], "close");
+    devtools.eval(&worker, "self.registration.showNotification('still here', {tag: 'c-1'})").await;
+    deliver(&mut devtools, closing).await;
+    let mut left = Value::Null;
+    for _ in 0..50 {
+        left = devtools.eval(&worker, "self.registration.getNotifications({tag: 'c-1'}).then(ns => ns.length)").await;
+        if left == json!(0) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(left, json!(0), "closed on the device");
+    browser.close().await;
 }

@@ -6,7 +6,7 @@
 //! ```sh
 //! scripts/bench            # release build, full run (figures in BENCHMARKS.md)
 //! scripts/bench --smoke    # seconds; keeps the harness working, asserts no timings
-//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,sizes] [--bridges 0,1,2]
+//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,push,sizes] [--bridges 0,1,2]
 //! BENCH_TRACE=1 askuser-bench …   # every browser prints what it receives (debugging)
 //! ```
 //!
@@ -22,12 +22,14 @@
 //! - [`browser`]: the served page in headless Chromium: message and key to paint.
 //! - [`terminal`]: the terminal dialog: key to frame.
 //! - [`tls`]: what TLS adds to a request, and to a new connection.
+//! - [`push`]: Web Push to many devices: ask to last push, CPU per push.
 //! - [`sizes`]: what a browser downloads (the app, the embed package), raw and gzip.
 //! - [`stats`]: percentiles and `/proc` samples.
 
 mod bridge;
 mod browser;
 mod clients;
+mod push;
 mod sizes;
 mod stats;
 mod terminal;
@@ -68,6 +70,9 @@ struct Counts {
     tls_requests: usize,
     tls_connections: usize,
     tls_questions: usize,
+    /// Subscribed devices, and questions pushed to all of them.
+    push_devices: usize,
+    push_questions: usize,
     /// Each scenario must finish within this.
     limit: Duration,
 }
@@ -91,6 +96,8 @@ const FULL: Counts = Counts {
     tls_requests: 2_000,
     tls_connections: 300,
     tls_questions: 300,
+    push_devices: 100,
+    push_questions: 20,
     limit: Duration::from_secs(300),
 };
 
@@ -113,6 +120,8 @@ const SMOKE: Counts = Counts {
     tls_requests: 20,
     tls_connections: 5,
     tls_questions: 5,
+    push_devices: 5,
+    push_questions: 2,
     limit: Duration::from_secs(60),
 };
 
@@ -149,7 +158,7 @@ fn parse_args() -> anyhow::Result<Args> {
                 );
             }
             "-h" | "--help" => {
-                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
+                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,push,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?}; see --help"),
@@ -860,6 +869,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         let t =
             tokio::time::timeout(c.limit, tls::run(c.tls_requests, c.tls_connections, c.tls_questions)).await.map_err(limit("tls"))??;
         out.push_str(&tls::table(&t));
+        out.push('\n');
+    }
+
+    if args.wants("push") {
+        let p = tokio::time::timeout(c.limit, push::run(c.push_devices, c.push_questions)).await.map_err(limit("push"))??;
+        out.push_str(&push::table(&p));
         out.push('\n');
     }
 

@@ -366,7 +366,17 @@ pub fn open_browser(url: &str) {
 /// `askuser serve`.
 pub async fn serve(opts: ServeOptions, open: bool) -> anyhow::Result<()> {
     let stop = terminated();
+    let notify = opts.notify.clone();
+    let secret = opts.data_dir.join("notify").join("webhook-secret");
     let running = start(opts).await?;
+    if let Some(w) = &notify.webhook {
+        let kept = std::fs::read_to_string(&secret).is_ok_and(|s| s.trim() == w.secret);
+        let from = if kept { format!("the secret in {}", secret.display()) } else { "--notify-webhook-secret".into() };
+        eprintln!("askuser: new questions go to the webhook {} (signed with {from})", w.url);
+    }
+    if let Some(n) = &notify.ntfy {
+        eprintln!("askuser: new questions go to ntfy topic {} on {}", n.topic, n.server);
+    }
     eprintln!("askuser: open {}", running.open_url());
     if let Some(fp) = running.fingerprint {
         eprintln!("askuser: certificate SHA-256 fingerprint {fp}");
