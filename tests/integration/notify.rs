@@ -461,6 +461,30 @@ async fn channel_rules_choose_agents_and_wait_out_a_delay() {
     assert_eq!(hooked.count(), 1, "r-1 and r-2 were never sent");
 }
 
+/// A restarted bridge sends what a delay held back, and nothing twice.
+#[tokio::test]
+async fn a_restart_keeps_what_was_sent_and_what_was_due() {
+    let (url, hooked) = webhook_receiver("k").await;
+    let configure = |url: String| {
+        move |opts: &mut askuser::serve::ServeOptions| {
+            opts.notify.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "k".into() });
+            opts.notify.channel_rules.delay_seconds = 1;
+        }
+    };
+    let b = bridge_configured(tempfile::tempdir().unwrap(), configure(url.clone())).await;
+    b.post("/v1/ask?wait=false").json(&ask_body("x-1", "ci")).send().await.unwrap();
+    assert_eq!(hooked.nth(1).await["askuser"]["id"], "x-1");
+    // Asked, then the bridge stops before the delay is over.
+    b.post("/v1/ask?wait=false").json(&ask_body("x-2", "ci")).send().await.unwrap();
+    let dir = b.stop().await;
+    assert_eq!(hooked.count(), 1);
+    let b = bridge_configured(dir, configure(url)).await;
+    assert_eq!(hooked.nth(2).await["askuser"]["id"], "x-2", "held back by the delay, sent after the restart");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(hooked.count(), 2, "x-1 was not sent again");
+    drop(b);
+}
+
 #[tokio::test]
 async fn ntfy_buttons_answer_by_post() {
     let inbox = Inbox::default();

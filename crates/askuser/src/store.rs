@@ -89,6 +89,12 @@ const MIGRATIONS: &[&str] = &[
          credential  TEXT,
          expires_at  INTEGER NOT NULL,
          used_at     INTEGER
+     );
+     CREATE TABLE notified (
+         question_id TEXT    NOT NULL,
+         target      TEXT    NOT NULL,
+         at          INTEGER NOT NULL,
+         PRIMARY KEY (question_id, target)
      );",
 ];
 
@@ -512,6 +518,9 @@ impl Store {
         conn.prepare_cached("DELETE FROM answer_links WHERE expires_at < ?1")
             .and_then(|mut s| s.execute([cutoff]))
             .map_err(|e| db_error("cannot prune old answer links".into(), e))?;
+        conn.prepare_cached("DELETE FROM notified WHERE at < ?1")
+            .and_then(|mut s| s.execute([cutoff]))
+            .map_err(|e| db_error("cannot prune old notifications".into(), e))?;
         conn.prepare_cached("DELETE FROM questions WHERE answered_at < ?1 AND status <> 'pending'")
             .and_then(|mut s| s.execute([cutoff]))
             .map_err(|e| db_error("cannot prune old questions".into(), e))
@@ -602,6 +611,33 @@ impl Store {
         })();
         drop(conn);
         self.noted(outcome.map_err(context))
+    }
+
+    /// Records that question `id` reached `target` (`push:ENDPOINT`, `webhook`, `ntfy`),
+    /// so a restarted bridge neither sends it again nor forgets to close it.
+    pub fn add_notified(&self, id: &str, target: &str, at: u64) -> Result<(), StoreError> {
+        let context = |e| db_error(format!("cannot record a notification of {id:?}"), e);
+        let at = to_sql_ms(at, "notifiedAt", id)?;
+        self.noted(
+            self.lock()
+                .prepare_cached("INSERT OR IGNORE INTO notified (question_id, target, at) VALUES (?1, ?2, ?3)")
+                .and_then(|mut s| s.execute(params![id, target, at]))
+                .map(|_| ())
+                .map_err(context),
+        )
+    }
+
+    /// The targets pending questions reached, by question id.
+    pub fn notified(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let context = |e| db_error("cannot read the notifications sent".into(), e);
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT n.question_id, n.target FROM notified n JOIN questions q ON q.id = n.question_id WHERE q.status = 'pending'",
+            )
+            .map_err(context)?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(context)?;
+        rows.collect::<Result<_, _>>().map_err(context)
     }
 
     /// Uses the link whose key hashes to `hash` at `now`: marks it used if it is unused

@@ -19,7 +19,7 @@ use crate::store::{StoredLink, StoredSubscription};
 use askuser_core::protocol::{BrowserEvent, QuestionRecord};
 use askuser_core::Status;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::broadcast::error::RecvError;
@@ -176,6 +176,14 @@ enum Target {
 }
 
 impl Target {
+    /// Which target this is, as the store records it.
+    fn key(&self) -> String {
+        match self {
+            Target::Push(sub) => format!("push:{}", sub.endpoint),
+            t => t.channel().to_owned(),
+        }
+    }
+
     fn channel(&self) -> &'static str {
         match self {
             Target::Push(_) => "push",
@@ -219,6 +227,9 @@ pub struct Notifier {
     base: String,
     /// The push endpoints each open question reached, to close it there.
     reached: Mutex<HashMap<String, Vec<StoredSubscription>>>,
+    /// (question, target) pairs sent or being sent: each is sent once, also across a
+    /// restart (the store keeps the sent ones).
+    claimed: Mutex<HashSet<(String, String)>>,
     gate: Semaphore,
 }
 
@@ -232,12 +243,16 @@ impl Notifier {
             http: crate::tls::http_client(None),
             base,
             reached: Mutex::default(),
+            claimed: Mutex::default(),
             gate: Semaphore::new(CONCURRENT_SENDS),
         });
         let me = notifier.clone();
         let mut events = bridge.subscribe();
         let mut stop = bridge.shutdown_signal();
         tokio::spawn(async move {
+            // What a previous run sent is not sent again (and closes when answered);
+            // what it had not sent yet (a delay, quiet hours) is scheduled again.
+            me.resume();
             loop {
                 let event = tokio::select! {
                     e = events.recv() => e,
@@ -248,14 +263,7 @@ impl Notifier {
                     Ok(BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. }) => me.closed(&id),
                     Ok(_) => {}
                     // Fell behind: what was asked meanwhile is still pending in the store.
-                    Err(RecvError::Lagged(_)) => {
-                        let known: Vec<String> = lock(&me.reached).keys().cloned().collect();
-                        for record in me.bridge.list(crate::store::Filter::Pending, 10_000).unwrap_or_default() {
-                            if !known.contains(&record.id) {
-                                me.asked(&record);
-                            }
-                        }
-                    }
+                    Err(RecvError::Lagged(_)) => me.schedule_pending(),
                     Err(RecvError::Closed) => return,
                 }
             }
@@ -267,9 +275,31 @@ impl Notifier {
         &self.options
     }
 
+    /// Takes in what the store says was sent, then schedules every pending question.
+    fn resume(self: &Arc<Self>) {
+        let sent = self.bridge.store().notified().unwrap_or_else(|e| {
+            tracing::warn!("cannot read the notifications sent: {e}");
+            vec![]
+        });
+        let subs = self.bridge.store().subscriptions().unwrap_or_default();
+        for (id, target) in sent {
+            if let Some(sub) = target.strip_prefix("push:").and_then(|e| subs.iter().find(|s| s.endpoint == e)) {
+                lock(&self.reached).entry(id.clone()).or_default().push(sub.clone());
+            }
+            lock(&self.claimed).insert((id, target));
+        }
+        self.schedule_pending();
+    }
+
+    /// Schedules every pending question (a target already claimed is skipped when due).
+    fn schedule_pending(self: &Arc<Self>) {
+        for record in self.bridge.list(crate::store::Filter::Pending, 10_000).unwrap_or_default() {
+            self.asked(&record);
+        }
+    }
+
     /// Schedules a notification of `record` for every device and channel that wants it.
     fn asked(self: &Arc<Self>, record: &QuestionRecord) {
-        lock(&self.reached).entry(record.id.clone()).or_default();
         let mut targets: Vec<(Target, Rules)> = vec![];
         match self.bridge.store().subscriptions() {
             Ok(subs) => {
@@ -311,6 +341,10 @@ impl Notifier {
         if record.status != Status::Pending {
             return; // answered before it was due
         }
+        let key = target.key();
+        if !lock(&self.claimed).insert((id.to_owned(), key.clone())) {
+            return; // sent already, or on its way
+        }
         let credential = match &target {
             Target::Push(sub) => sub.credential.clone(),
             _ => None,
@@ -330,10 +364,11 @@ impl Notifier {
             };
             match sent {
                 push::Sent::Delivered => {
+                    if let Err(e) = self.bridge.store().add_notified(id, &key, self.bridge.now_ms()) {
+                        tracing::warn!(%id, "{e}");
+                    }
                     if let Target::Push(sub) = &target {
-                        if let Some(reached) = lock(&self.reached).get_mut(id) {
-                            reached.push(sub.clone());
-                        }
+                        lock(&self.reached).entry(id.to_owned()).or_default().push(sub.clone());
                     }
                     // It may have closed while this was on its way: close it there too.
                     if !self.waits(id) {
@@ -428,6 +463,7 @@ impl Notifier {
 
     /// Question `id` closed: its notifications close on every device it reached.
     fn closed(self: &Arc<Self>, id: &str) {
+        lock(&self.claimed).retain(|(q, _)| q != id);
         let Some(reached) = lock(&self.reached).remove(id) else { return };
         let payload = serde_json::json!({"type": "close", "tag": id}).to_string();
         for sub in reached {
