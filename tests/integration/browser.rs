@@ -694,3 +694,153 @@ async fn the_page_shows_a_qr_code_to_pair_another_device() {
     assert_eq!(r.json::<Value>().await.unwrap()["credential"]["scope"], "device");
     browser.close().await;
 }
+
+/// The button in the page whose text is `text`, once it is there.
+async fn button(browser: &Browser, text: &str) -> fantoccini::elements::Element {
+    let path = format!("//button[text()='{text}']");
+    tokio::time::timeout(Duration::from_secs(10), browser.wait().forever().for_element(Locator::XPath(&path)))
+        .await
+        .unwrap_or_else(|_| panic!("no button {text:?}"))
+        .unwrap()
+}
+
+/// Waits until `css`'s text contains `wanted`; the text.
+async fn text_with(browser: &Browser, css: &str, wanted: &str) -> String {
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = browser.wait_css(css).await.text().await.unwrap_or_default();
+        if text.contains(wanted) {
+            return text;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{css} never said {wanted:?}: {text}");
+}
+
+/// This browser's push subscription, stubbed: headless Chromium reaches no push service.
+/// Only the browser's subscribe call is replaced (with a real P-256 key, RFC 8291's
+/// example, so the bridge checks what the page sends as it would a real one); the page,
+/// the bridge and the permission are real. What the page subscribed with is kept.
+const PUSH_STUB: &str = r#"
+    const key = arguments[0];
+    let current = null;
+    const made = {
+        toJSON: () => ({endpoint: "http://127.0.0.1:9/push/test-device", expirationTime: null, keys: {p256dh: key, auth: "BTBZMqHH6r4Tts7J_aSIgg"}}),
+        unsubscribe: async () => { current = null; return true; },
+    };
+    PushManager.prototype.subscribe = async function (options) {
+        const k = new Uint8Array(options.applicationServerKey);
+        window.askuserSubscribedWith = {userVisibleOnly: options.userVisibleOnly,
+            key: btoa(String.fromCharCode(...k)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "")};
+        current = made;
+        return made;
+    };
+    PushManager.prototype.getSubscription = async function () { return current; };
+"#;
+
+/// The "Notifications" panel sends questions to this device with rules (a refusal from
+/// the bridge is shown), and stops.
+#[tokio::test]
+async fn the_notifications_panel_subscribes_this_device_with_rules_and_stops() {
+    let b = crate::support::bridge_configured(tempfile::tempdir().unwrap(), |opts| {
+        opts.notify.push_services = askuser::notify::push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+    })
+    .await;
+    let subscriptions = async || -> Value { b.get("/v1/push").send().await.unwrap().json().await.unwrap() };
+    let browser = browser(1000, 800).await;
+    browser.cdp("Browser.grantPermissions", json!({"origin": b.url, "permissions": ["notifications"]})).await;
+    open(&b, &browser).await;
+    browser.wait_css(".askuser-empty").await;
+    let p256dh = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4";
+    browser.execute(PUSH_STUB, vec![json!(p256dh)]).await.unwrap();
+    button(&browser, "Notifications").await.click().await.unwrap();
+    let start = button(&browser, "Send questions to this device").await;
+    assert!(text_with(&browser, ".askuser-push", "gets no questions").await.contains("gets no questions"));
+    let agents = browser.wait_css(".askuser-push input[name=agents]").await;
+    agents.send_keys("ci").await.unwrap();
+    let delay = browser.wait_css(".askuser-push input[name=delay]").await;
+    delay.send_keys("9000000").await.unwrap();
+    let violations = axe(&browser).await;
+    assert!(violations.is_empty(), "axe-core found:\n{}", violations.join("\n"));
+
+    // The bridge refuses more than a week; the page says what it said.
+    start.click().await.unwrap();
+    let refusal = text_with(&browser, ".askuser-push [role=alert].askuser-error", "rules.delaySeconds").await;
+    assert!(refusal.contains("at most a week"), "{refusal}");
+    assert_eq!(subscriptions().await["subscriptions"], json!([]));
+
+    delay.send_keys(&(Key::Backspace.to_string().repeat(7) + "30")).await.unwrap();
+    start.click().await.unwrap();
+    button(&browser, "Stop").await;
+    let mut stored = Value::Null;
+    for _ in 0..100 {
+        stored = subscriptions().await;
+        if stored["subscriptions"].as_array().is_some_and(|s| !s.is_empty()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let mine = &stored["subscriptions"];
+    assert_eq!(mine.as_array().map(Vec::len), Some(1), "{stored}");
+    assert_eq!(mine[0]["endpoint"], "http://127.0.0.1:9/push/test-device");
+    assert_eq!(mine[0]["rules"], json!({"agents": ["ci"], "delaySeconds": 30}), "{stored}");
+    // Subscribed as the bridge says: its key, every message shown.
+    let with = browser.execute("return window.askuserSubscribedWith", vec![]).await.unwrap();
+    assert_eq!(with, json!({"userVisibleOnly": true, "key": stored["publicKey"]}));
+    assert!(text_with(&browser, ".askuser-push", "gets questions").await.contains("gets questions pushed"));
+    assert!(browser.find(Locator::Css(".askuser-push .askuser-error")).await.is_err(), "the refusal is gone");
+    browser.shot("notifications").await;
+    let violations = axe(&browser).await;
+    assert!(violations.is_empty(), "axe-core found:\n{}", violations.join("\n"));
+
+    // Quiet hours, saved as new rules for the same subscription.
+    browser.wait_css(".askuser-push input[name=quiet]").await.click().await.unwrap();
+    button(&browser, "Save rules").await.click().await.unwrap();
+    for _ in 0..100 {
+        stored = subscriptions().await;
+        if !stored["subscriptions"][0]["rules"]["quiet"].is_null() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let quiet = &stored["subscriptions"][0]["rules"]["quiet"];
+    assert_eq!((quiet["from"].as_str(), quiet["to"].as_str()), (Some("22:00"), Some("07:00")), "{stored}");
+    assert_eq!(stored["subscriptions"][0]["rules"]["agents"], json!(["ci"]));
+
+    button(&browser, "Stop").await.click().await.unwrap();
+    button(&browser, "Send questions to this device").await;
+    assert_eq!(subscriptions().await["subscriptions"], json!([]), "forgotten by the bridge");
+    let left = browser.execute("return navigator.serviceWorker.ready.then(r => r.pushManager.getSubscription())", vec![]).await.unwrap();
+    assert_eq!(left, Value::Null, "and by the browser");
+    browser.close().await;
+}
+
+/// A tapped notification opens the page at `#q=ID` (with the token, or on a page already
+/// open): that question is the one shown, also when it arrives only later.
+#[tokio::test]
+async fn a_question_named_in_the_address_is_the_one_shown() {
+    let b = bridge().await;
+    let ask = async |id: &str, question: &str| {
+        let body = json!({"id": id, "question": question, "choices": ["Yes", "No"]});
+        assert_eq!(b.post("/v1/ask?wait=false").json(&body).send().await.unwrap().status(), 202);
+        tokio::time::sleep(Duration::from_millis(5)).await; // distinct ages: the first is older
+    };
+    ask("n-1", "Which region first?").await;
+    ask("n-2", "Deploy now?").await;
+    let browser = browser(1000, 700).await;
+    browser.goto(&format!("{}/#token={TOKEN}&q=n-2", b.url)).await.unwrap();
+    text_with(&browser, ".askuser-current", "Deploy now?").await;
+    let fragment = browser.current_url().await.unwrap().fragment().map(str::to_owned);
+    assert!(fragment.as_deref().is_none_or(|f| !f.contains("q=") && !f.contains(TOKEN)), "{fragment:?}");
+
+    // A page already open: only its hash changes.
+    browser.execute("location.hash = 'q=n-1'", vec![]).await.unwrap();
+    text_with(&browser, ".askuser-current", "Which region first?").await;
+    // A question not there yet is shown once it comes.
+    browser.execute("location.hash = 'q=n-3'", vec![]).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(browser.current_url().await.unwrap().fragment().is_none_or(|f| !f.contains("q=")), "the address is clean");
+    ask("n-3", "Rotate the keys?").await;
+    text_with(&browser, ".askuser-current", "Rotate the keys?").await;
+    browser.close().await;
+}

@@ -49,6 +49,10 @@ struct Page {
     /// The page's token, for its own requests (pairing a device).
     token: StoredValue<Option<String>>,
     show_pair: RwSignal<bool>,
+    /// The "Notifications" panel (Web Push to this device).
+    show_push: RwSignal<bool>,
+    /// The page's notification permission ("granted", ...: [`notify::permission`]).
+    permission: RwSignal<&'static str>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
 }
 
@@ -135,6 +139,8 @@ impl Page {
 
 #[component]
 pub fn App() -> impl IntoView {
+    // Before the token: `#token=…&q=ID` keeps the token for `take_token`.
+    let wanted = RwSignal::new(take_question());
     let token = bridge::take_token();
     let page = Page {
         inbox: RwSignal::new(Inbox::default()),
@@ -150,6 +156,8 @@ pub fn App() -> impl IntoView {
         has_token: token.is_some(),
         token: StoredValue::new(token.clone()),
         show_pair: RwSignal::new(false),
+        show_push: RwSignal::new(false),
+        permission: RwSignal::new(notify::permission()),
         bridge: StoredValue::new_local(None),
     };
     set_interval(move || _ = page.now.try_set(now_ms()), Duration::from_secs(5));
@@ -181,6 +189,22 @@ pub fn App() -> impl IntoView {
     });
     on_cleanup(move || handle.remove());
 
+    // `#q=ID` (a tapped notification opens the page there, or changes an open page's
+    // hash): that question, as soon as the inbox has it.
+    Effect::new(move |_| {
+        let Some(id) = wanted.get() else { return };
+        if page.inbox.with(|i| i.get(&id).is_some()) {
+            wanted.set(None);
+            page.inbox.update(|i| i.select(&id));
+        }
+    });
+    let handle = window_event_listener(leptos::ev::hashchange, move |_| {
+        if let Some(id) = take_question() {
+            wanted.set(Some(id));
+        }
+    });
+    on_cleanup(move || handle.remove());
+
     // Connect last, so no update can come before the subscription.
     let url = token.and_then(|t| bridge::socket_url(&t));
     page.bridge.set_value(url.clone().map(Bridge::start));
@@ -205,8 +229,29 @@ pub fn App() -> impl IntoView {
                 let on_close = Callback::new(move |()| page.show_pair.set(false));
                 view! { <crate::pairing::PairPanel token=page.token.get_value() on_close /> }
             })}
+            {move || page.show_push.get().then(|| {
+                let on_close = Callback::new(move |()| page.show_push.set(false));
+                view! { <crate::push::PushPanel token=page.token.get_value() permission=page.permission on_close /> }
+            })}
         </div>
     }
+}
+
+/// The question `#q=ID` names, taken out of the address (the rest of the hash stays).
+fn take_question() -> Option<String> {
+    let window = web_sys::window()?;
+    let location = window.location();
+    let hash = location.hash().ok()?;
+    let (wanted, rest): (Vec<&str>, Vec<&str>) = hash.trim_start_matches('#').split('&').partition(|kv| kv.starts_with("q="));
+    let id = wanted.last()?.trim_start_matches("q=");
+    let id = js_sys::decode_uri_component(id).ok().and_then(|s| s.as_string()).unwrap_or_else(|| id.to_owned());
+    let rest = rest.join("&");
+    let hash = if rest.is_empty() { String::new() } else { format!("#{rest}") };
+    let clean = format!("{}{}{hash}", location.pathname().unwrap_or_default(), location.search().unwrap_or_default());
+    if let Ok(history) = window.history() {
+        let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&clean));
+    }
+    Some(id).filter(|id| !id.is_empty())
 }
 
 /// Shows the inbox kept from the last visit until the bridge sends its own (nothing from
@@ -243,7 +288,7 @@ fn keep_inbox(page: Page, key: String) {
 /// The title, the connection, and the page's buttons.
 #[component]
 fn Header(page: Page) -> impl IntoView {
-    let permission = RwSignal::new(notify::permission());
+    let permission = page.permission;
     let label = move || match page.connection.get().0 {
         State::Open => "connected",
         State::Connecting => "connecting…",
@@ -287,6 +332,10 @@ fn Header(page: Page) -> impl IntoView {
             <button type="button" aria-pressed=move || pressed(page.show_pair.get())
                 on:click=move |_| page.show_pair.update(|p| *p = !*p)>
                 "Pair a device"
+            </button>
+            <button type="button" aria-pressed=move || pressed(page.show_push.get())
+                on:click=move |_| page.show_push.update(|p| *p = !*p)>
+                "Notifications"
             </button>
         </header>
     }

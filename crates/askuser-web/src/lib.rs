@@ -18,6 +18,8 @@
 //! - [`drafts`], [`notify`]: draft storage, attention.
 //! - [`kept`]: the inbox as last seen, shown while the bridge cannot be reached.
 //! - [`pairing`]: a device opened at `#pair=CODE` trades it for a token of its own.
+//! - [`push`]: Web Push to this device (the "Notifications" panel); a tapped
+//!   notification opens the page at `#q=ID`, on that question.
 //! - [`history`]: answered question sets kept in this browser.
 //!
 //! The inbox and the split of agent text into code and prose are the core's
@@ -37,6 +39,7 @@ pub mod kept;
 pub mod notify;
 pub mod pairing;
 pub mod perf;
+pub mod push;
 
 pub use app::App;
 pub use dialog_view::{mount_dialog, DialogHandle, DialogView};

@@ -47,24 +47,33 @@ async fn claim(code: &str) -> Result<String, String> {
 /// `POST path` with a JSON `body` (and the page's `token`): the bridge's answer, or
 /// the message of its refusal.
 async fn post(path: &str, token: Option<&str>, body: &str) -> Result<Reply, String> {
+    let text = request("POST", path, token, Some(body)).await?;
+    Ok(serde_json::from_str(&text).unwrap_or_default())
+}
+
+/// `method path` (with a JSON `body` and the page's `token`, if given): the text of the
+/// bridge's answer, or the message of its refusal (also for [`crate::push`]).
+pub(crate) async fn request(method: &str, path: &str, token: Option<&str>, body: Option<&str>) -> Result<String, String> {
     let window = web_sys::window().ok_or("no window")?;
     let init = web_sys::RequestInit::new();
-    init.set_method("POST");
+    init.set_method(method);
     let headers = web_sys::Headers::new().map_err(|_| "no headers")?;
     let _ = headers.set("content-type", "application/json");
     if let Some(t) = token {
         let _ = headers.set("authorization", &format!("Bearer {t}"));
     }
     init.set_headers(&headers);
-    init.set_body(&JsValue::from_str(body));
+    if let Some(body) = body {
+        init.set_body(&JsValue::from_str(body));
+    }
     let unreachable = |_| "the bridge did not answer".to_owned();
     let response: web_sys::Response =
         JsFuture::from(window.fetch_with_str_and_init(path, &init)).await.map_err(unreachable)?.unchecked_into();
     let text = JsFuture::from(response.text().map_err(unreachable)?).await.map_err(unreachable)?.as_string().unwrap_or_default();
-    let reply: Reply = serde_json::from_str(&text).unwrap_or_default();
     if response.ok() {
-        Ok(reply)
+        Ok(text)
     } else {
+        let reply: Reply = serde_json::from_str(&text).unwrap_or_default();
         Err(reply.message.unwrap_or_else(|| format!("the bridge answered {}", response.status())))
     }
 }

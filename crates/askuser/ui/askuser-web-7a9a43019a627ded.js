@@ -130,9 +130,20 @@ function __wbg_get_imports() {
             const ret = arg0 === null;
             return ret;
         },
+        __wbg___wbindgen_is_object_8b968c3ab8e96595: function(arg0) {
+            const val = arg0;
+            const ret = typeof(val) === 'object' && val !== null;
+            return ret;
+        },
         __wbg___wbindgen_is_undefined_be5b34249ff1fc15: function(arg0) {
             const ret = arg0 === undefined;
             return ret;
+        },
+        __wbg___wbindgen_number_get_934b640d0889af78: function(arg0, arg1) {
+            const obj = arg1;
+            const ret = typeof(obj) === 'number' ? obj : undefined;
+            getDataViewMemory0().setFloat64((arg0 >>> 0) + 8 * 1, isLikeNone(ret) ? 0 : ret, true);
+            getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, !isLikeNone(ret), true);
         },
         __wbg___wbindgen_string_get_7ce8eee7fd327545: function(arg0, arg1) {
             const obj = arg1;
@@ -343,11 +354,23 @@ function __wbg_get_imports() {
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
         }, arguments); },
+        __wbg_getSubscription_112efc19cb2eeee2: function() { return handleError(function (arg0) {
+            const ret = arg0.getSubscription();
+            return ret;
+        }, arguments); },
+        __wbg_getTimezoneOffset_87127d92c2c117e9: function(arg0) {
+            const ret = arg0.getTimezoneOffset();
+            return ret;
+        },
         __wbg_get_2080c49015e35254: function() { return handleError(function (arg0, arg1) {
             const ret = Reflect.get(arg0, arg1);
             return ret;
         }, arguments); },
         __wbg_get_d7176cfb76d71114: function(arg0, arg1) {
+            const ret = arg0[arg1 >>> 0];
+            return ret;
+        },
+        __wbg_get_unchecked_e6325ad374eff861: function(arg0, arg1) {
             const ret = arg0[arg1 >>> 0];
             return ret;
         },
@@ -439,8 +462,16 @@ function __wbg_get_imports() {
             const ret = result;
             return ret;
         },
+        __wbg_isArray_bcf1376d0d732d08: function(arg0) {
+            const ret = Array.isArray(arg0);
+            return ret;
+        },
         __wbg_isComposing_b1e74068b6ff27e2: function(arg0) {
             const ret = arg0.isComposing;
+            return ret;
+        },
+        __wbg_isSecureContext_6b3c96e6b1051931: function(arg0) {
+            const ret = arg0.isSecureContext;
             return ret;
         },
         __wbg_is_2248ff2b575d60c7: function(arg0, arg1) {
@@ -462,6 +493,10 @@ function __wbg_get_imports() {
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
         },
         __wbg_length_186163212ffe79c3: function(arg0) {
+            const ret = arg0.length;
+            return ret;
+        },
+        __wbg_length_b03a0fabb109b1e9: function(arg0) {
             const ret = arg0.length;
             return ret;
         },
@@ -491,6 +526,14 @@ function __wbg_get_imports() {
             const ret = arg0.metaKey;
             return ret;
         },
+        __wbg_navigator_c17f443a6fe5d38d: function(arg0) {
+            const ret = arg0.navigator;
+            return ret;
+        },
+        __wbg_new_0_36d738a0c8cfac43: function() {
+            const ret = new Date();
+            return ret;
+        },
         __wbg_new_277c27c26f94cbc2: function() { return handleError(function () {
             const ret = new Headers();
             return ret;
@@ -499,6 +542,10 @@ function __wbg_get_imports() {
             const ret = new lAudioContext();
             return ret;
         }, arguments); },
+        __wbg_new_37eb45aaf5eeb820: function() {
+            const ret = new Array();
+            return ret;
+        },
         __wbg_new_3e95cd7386bb9a6c: function(arg0) {
             const ret = new Date(arg0);
             return ret;
@@ -515,6 +562,10 @@ function __wbg_get_imports() {
             const ret = new WebSocket(getStringFromWasm0(arg0, arg1));
             return ret;
         }, arguments); },
+        __wbg_new_from_slice_b8daf545a41c6aa0: function(arg0, arg1) {
+            const ret = new Uint8Array(getArrayU8FromWasm0(arg0, arg1));
+            return ret;
+        },
         __wbg_new_typed_e09da9dae6ee5935: function(arg0, arg1) {
             try {
                 var state0 = {a: arg0, b: arg1};
@@ -553,6 +604,10 @@ function __wbg_get_imports() {
             const ret = arg0.parentNode;
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
         },
+        __wbg_parse_c3f72b5a24f83c01: function() { return handleError(function (arg0, arg1) {
+            const ret = JSON.parse(getStringFromWasm0(arg0, arg1));
+            return ret;
+        }, arguments); },
         __wbg_pathname_19fb9627ab2b1180: function() { return handleError(function (arg0, arg1) {
             const ret = arg1.pathname;
             const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
@@ -589,7 +644,19 @@ function __wbg_get_imports() {
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
         }, arguments); },
+        __wbg_pushManager_d4b252de662168ba: function() { return handleError(function (arg0) {
+            const ret = arg0.pushManager;
+            return ret;
+        }, arguments); },
+        __wbg_push_c9f4893fc209f768: function(arg0, arg1) {
+            const ret = arg0.push(arg1);
+            return ret;
+        },
         __wbg_querySelector_1555c239948f2bf0: function() { return handleError(function (arg0, arg1, arg2) {
+            const ret = arg0.querySelector(getStringFromWasm0(arg1, arg2));
+            return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
+        }, arguments); },
+        __wbg_querySelector_72201b7c62dc196b: function() { return handleError(function (arg0, arg1, arg2) {
             const ret = arg0.querySelector(getStringFromWasm0(arg1, arg2));
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
         }, arguments); },
@@ -604,6 +671,10 @@ function __wbg_get_imports() {
             const ret = Math.random();
             return ret;
         },
+        __wbg_ready_1b3ed6b8568580e4: function() { return handleError(function (arg0) {
+            const ret = arg0.ready;
+            return ret;
+        }, arguments); },
         __wbg_removeAttribute_735f25a801a701e1: function() { return handleError(function (arg0, arg1, arg2) {
             arg0.removeAttribute(getStringFromWasm0(arg1, arg2));
         }, arguments); },
@@ -657,6 +728,10 @@ function __wbg_get_imports() {
         __wbg_send_cd51063ca1be4d0f: function() { return handleError(function (arg0, arg1, arg2) {
             arg0.send(getStringFromWasm0(arg1, arg2));
         }, arguments); },
+        __wbg_serviceWorker_6aeb3dec6ba652c0: function(arg0) {
+            const ret = arg0.serviceWorker;
+            return ret;
+        },
         __wbg_sessionStorage_7bc148f64fb0d0b9: function() { return handleError(function (arg0) {
             const ret = arg0.sessionStorage;
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
@@ -683,6 +758,9 @@ function __wbg_get_imports() {
             const ret = Reflect.set(arg0, arg1, arg2);
             return ret;
         }, arguments); },
+        __wbg_set_application_server_key_opt_u8_array_d05fd737e3af4baa: function(arg0, arg1) {
+            arg0.applicationServerKey = arg1;
+        },
         __wbg_set_bcb0ec2400cfa22e: function() { return handleError(function (arg0, arg1, arg2, arg3, arg4) {
             arg0.set(getStringFromWasm0(arg1, arg2), getStringFromWasm0(arg3, arg4));
         }, arguments); },
@@ -725,6 +803,9 @@ function __wbg_get_imports() {
         __wbg_set_type_383d7e6eabecd9c8: function(arg0, arg1) {
             arg0.type = __wbindgen_enum_OscillatorType[arg1];
         },
+        __wbg_set_user_visible_only_fbd424b37b54bf9a: function(arg0, arg1) {
+            arg0.userVisibleOnly = arg1 !== 0;
+        },
         __wbg_set_value_892851ccbfe211bd: function(arg0, arg1) {
             arg0.value = arg1;
         },
@@ -757,6 +838,14 @@ function __wbg_get_imports() {
         },
         __wbg_stop_aefe8f3db1cbc06a: function() { return handleError(function (arg0, arg1) {
             arg0.stop(arg1);
+        }, arguments); },
+        __wbg_stringify_0a0fbf2ef722380a: function() { return handleError(function (arg0) {
+            const ret = JSON.stringify(arg0);
+            return ret;
+        }, arguments); },
+        __wbg_subscribe_7dcb07dee9e17ace: function() { return handleError(function (arg0, arg1) {
+            const ret = arg0.subscribe(arg1);
+            return ret;
         }, arguments); },
         __wbg_tagName_775bb05619a5c52f: function(arg0, arg1) {
             const ret = arg1.tagName;
@@ -792,10 +881,18 @@ function __wbg_get_imports() {
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 1, len1, true);
             getDataViewMemory0().setInt32((arg0 >>> 0) + 4 * 0, ptr1, true);
         },
+        __wbg_toJSON_4c6bd32001b60c82: function() { return handleError(function (arg0) {
+            const ret = arg0.toJSON();
+            return ret;
+        }, arguments); },
         __wbg_toLocaleString_9ddf0df037727843: function(arg0, arg1, arg2, arg3) {
             const ret = arg0.toLocaleString(getStringFromWasm0(arg1, arg2), arg3);
             return ret;
         },
+        __wbg_unsubscribe_98fa55bd3adc4e4a: function() { return handleError(function (arg0) {
+            const ret = arg0.unsubscribe();
+            return ret;
+        }, arguments); },
         __wbg_value_df0a0e29a4d182fe: function(arg0, arg1) {
             const ret = arg1.value;
             const ptr1 = passStringToWasm0(ret, wasm.__wbindgen_malloc, wasm.__wbindgen_realloc);
@@ -808,36 +905,31 @@ function __wbg_get_imports() {
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
         },
         __wbindgen_generic_0000000000000001: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 158, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 159, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
             const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h40a7b3091017dec5);
             return ret;
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 202, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h0edbe95b176f7179);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 72, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h2fb3815da8a7ade2);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 70, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h7a5d24b4d31147a6);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 72, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h2fb3815da8a7ade2_13);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 202, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h0edbe95b176f7179_14);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 54, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__he7424ff1590baaa6);
             return ret;
         },
-        __wbindgen_generic_0000000000000005: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 51, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h1512822e65892936);
-            return ret;
-        },
-        __wbindgen_generic_0000000000000006: function(arg0) {
+        __wbindgen_generic_0000000000000005: function(arg0) {
             // Cast intrinsic for `F64 -> Externref`.
             const ret = arg0;
             return ret;
         },
-        __wbindgen_generic_0000000000000007: function(arg0, arg1) {
+        __wbindgen_generic_0000000000000006: function(arg0, arg1) {
             // Cast intrinsic for `Ref(String) -> Externref`.
             const ret = getStringFromWasm0(arg0, arg1);
             return ret;
@@ -858,20 +950,16 @@ function __wbg_get_imports() {
 }
 
 const lAudioContext = (typeof AudioContext !== 'undefined' ? AudioContext : (typeof webkitAudioContext !== 'undefined' ? webkitAudioContext : undefined));
-function wasm_bindgen__convert__closures_____invoke__h1512822e65892936(arg0, arg1) {
-    wasm.wasm_bindgen__convert__closures_____invoke__h1512822e65892936(arg0, arg1);
+function wasm_bindgen__convert__closures_____invoke__he7424ff1590baaa6(arg0, arg1) {
+    wasm.wasm_bindgen__convert__closures_____invoke__he7424ff1590baaa6(arg0, arg1);
 }
 
-function wasm_bindgen__convert__closures_____invoke__h0edbe95b176f7179(arg0, arg1, arg2) {
-    wasm.wasm_bindgen__convert__closures_____invoke__h0edbe95b176f7179(arg0, arg1, arg2);
+function wasm_bindgen__convert__closures_____invoke__h2fb3815da8a7ade2(arg0, arg1, arg2) {
+    wasm.wasm_bindgen__convert__closures_____invoke__h2fb3815da8a7ade2(arg0, arg1, arg2);
 }
 
-function wasm_bindgen__convert__closures_____invoke__h7a5d24b4d31147a6(arg0, arg1, arg2) {
-    wasm.wasm_bindgen__convert__closures_____invoke__h7a5d24b4d31147a6(arg0, arg1, arg2);
-}
-
-function wasm_bindgen__convert__closures_____invoke__h0edbe95b176f7179_14(arg0, arg1, arg2) {
-    wasm.wasm_bindgen__convert__closures_____invoke__h0edbe95b176f7179_14(arg0, arg1, arg2);
+function wasm_bindgen__convert__closures_____invoke__h2fb3815da8a7ade2_13(arg0, arg1, arg2) {
+    wasm.wasm_bindgen__convert__closures_____invoke__h2fb3815da8a7ade2_13(arg0, arg1, arg2);
 }
 
 function wasm_bindgen__convert__closures_____invoke__h40a7b3091017dec5(arg0, arg1, arg2) {
