@@ -516,7 +516,14 @@ async fn offline_the_page_shows_the_last_questions_their_drafts_and_queued_answe
     // A draft on the second question.
     browser.keys("]").await;
     browser.row("checkbox", "unit tests").await.click().await.unwrap();
-    tokio::time::sleep(Duration::from_millis(800)).await; // the page keeps its inbox twice a second
+    // The page keeps its inbox (at most twice a second).
+    let kept = "return Object.keys(localStorage).some(k => k.startsWith('askuser:inbox:') && localStorage.getItem(k).includes('k-2'))";
+    for _ in 0..100 {
+        if browser.execute(kept, vec![]).await.unwrap() == Value::Bool(true) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 
     let dir = b.stop().await;
     browser.refresh().await.unwrap();
@@ -587,8 +594,15 @@ async fn a_device_pairs_with_a_one_time_link_and_answers() {
     // Revoked (a lost phone): the page is cut off at once and forgets the token and the
     // questions it kept for offline use.
     let kept = "return Object.keys(localStorage).filter(k => k.startsWith('askuser:inbox:')).length";
-    tokio::time::sleep(Duration::from_millis(700)).await; // kept twice a second
-    assert_eq!(browser.execute(kept, vec![]).await.unwrap(), json!(1), "the inbox is kept for offline use");
+    let mut kept_now = Value::Null;
+    for _ in 0..100 {
+        kept_now = browser.execute(kept, vec![]).await.unwrap(); // kept at most twice a second
+        if kept_now == json!(1) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(kept_now, json!(1), "the inbox is kept for offline use");
     let id = listed[0]["id"].as_str().unwrap();
     assert_eq!(b.http.delete(format!("{}/v1/tokens/{id}", b.url)).bearer_auth(TOKEN).send().await.unwrap().status(), 200);
     let mut forgotten = false;

@@ -386,7 +386,7 @@ async fn webhook_receiver(secret: &'static str) -> (String, Inbox) {
 async fn webhook_links_answer_once_and_never_on_a_get() {
     let (url, hooked) = webhook_receiver("s3cret").await;
     let b = notifying_bridge(|n| {
-        n.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "s3cret".into() });
+        n.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "s3cret".into(), rules: Rules::default() });
         n.link_ttl = Duration::from_secs(3);
     })
     .await;
@@ -442,8 +442,8 @@ async fn webhook_links_answer_once_and_never_on_a_get() {
 async fn channel_rules_choose_agents_and_wait_out_a_delay() {
     let (url, hooked) = webhook_receiver("k").await;
     let b = notifying_bridge(|n| {
-        n.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "k".into() });
-        n.channel_rules = Rules { agents: vec!["ci".into()], delay_seconds: 1, quiet: None };
+        let rules = Rules { agents: vec!["ci".into()], delay_seconds: 1, quiet: None };
+        n.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules });
     })
     .await;
     // Another agent's question: never sent. One answered within the delay: never sent.
@@ -467,8 +467,8 @@ async fn a_restart_keeps_what_was_sent_and_what_was_due() {
     let (url, hooked) = webhook_receiver("k").await;
     let configure = |url: String| {
         move |opts: &mut askuser::serve::ServeOptions| {
-            opts.notify.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "k".into() });
-            opts.notify.channel_rules.delay_seconds = 1;
+            let rules = Rules { delay_seconds: 1, ..Rules::default() };
+            opts.notify.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules });
         }
     };
     let b = bridge_configured(tempfile::tempdir().unwrap(), configure(url.clone())).await;
@@ -557,6 +557,24 @@ impl DevTools {
         }
     }
 
+    /// The first event (kept, or still to come within 10 s) that `pick` takes.
+    async fn event<T>(&mut self, pick: impl Fn(&Value) -> Option<T>) -> T {
+        use futures_util::StreamExt;
+        if let Some(found) = self.events.iter().find_map(&pick) {
+            return found;
+        }
+        loop {
+            let frame =
+                tokio::time::timeout(Duration::from_secs(10), self.ws.next()).await.expect("the event within 10 s").unwrap().unwrap();
+            let Ok(text) = frame.to_text() else { continue };
+            let v: Value = serde_json::from_str(text).unwrap();
+            if let Some(found) = pick(&v) {
+                return found;
+            }
+            self.events.push(v);
+        }
+    }
+
     /// Attaches to the first target of `kind` whose URL starts with `url`.
     async fn attach(&mut self, kind: &str, url: &str) -> String {
         for _ in 0..100 {
@@ -607,13 +625,14 @@ async fn the_service_worker_shows_a_pushed_question_and_its_action_answers() {
     devtools.call("ServiceWorker.enable", json!({}), Some(&page)).await;
     let worker = devtools.attach("service_worker", &b.url).await;
     let registration = devtools
-        .events
-        .iter()
-        .filter(|e| e["method"] == "ServiceWorker.workerRegistrationUpdated")
-        .flat_map(|e| e["params"]["registrations"].as_array().cloned().unwrap_or_default())
-        .find(|r| r["scopeURL"].as_str().is_some_and(|s| s.starts_with(&b.url)))
-        .map(|r| r["registrationId"].as_str().unwrap().to_owned())
-        .expect("the page's service worker registration");
+        .event(|e| {
+            (e["method"] == "ServiceWorker.workerRegistrationUpdated")
+                .then(|| e["params"]["registrations"].as_array().cloned().unwrap_or_default())?
+                .into_iter()
+                .find(|r| r["scopeURL"].as_str().is_some_and(|s| s.starts_with(&b.url)))
+                .and_then(|r| r["registrationId"].as_str().map(str::to_owned))
+        })
+        .await;
     let deliver = async |devtools: &mut DevTools, mut m: Value| {
         let o = m.as_object_mut().unwrap();
         o.remove("path");

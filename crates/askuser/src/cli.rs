@@ -227,17 +227,18 @@ pub struct NotifyArgs {
     #[arg(long, env = "ASKUSER_NTFY_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     pub notify_ntfy_token: Option<String>,
     /// The webhook and ntfy hear only of this agent's questions (name or session id;
-    /// repeatable).
-    #[arg(long = "notify-agent", value_name = "NAME")]
+    /// repeatable). `webhook:NAME` or `ntfy:NAME` sets it for one channel.
+    #[arg(long = "notify-agent", value_name = "[CHANNEL:]NAME")]
     pub notify_agents: Vec<String>,
     /// The webhook and ntfy hear of a question only if it is still unanswered this
-    /// many seconds after it was asked.
-    #[arg(long, value_name = "SECONDS", default_value_t = 0)]
-    pub notify_delay: u64,
+    /// many seconds after it was asked (`webhook:60`, `ntfy:0`: for one channel).
+    #[arg(long = "notify-delay", value_name = "[CHANNEL:]SECONDS")]
+    pub notify_delays: Vec<String>,
     /// No webhook or ntfy message between these times of this machine's day (e.g.
-    /// 22:00-07:00); what is asked then is sent when they end, if it still waits.
-    #[arg(long, value_name = "HH:MM-HH:MM")]
-    pub notify_quiet: Option<String>,
+    /// 22:00-07:00); what is asked then is sent when they end, if it still waits
+    /// (`ntfy:22:00-07:00`: for one channel).
+    #[arg(long = "notify-quiet", value_name = "[CHANNEL:]HH:MM-HH:MM")]
+    pub notify_quiets: Vec<String>,
     /// Also allow push messages to this push service host (repeatable; `*.` for a
     /// domain). Browsers' own services are allowed already.
     #[arg(long = "push-service", value_name = "HOST")]
@@ -257,27 +258,47 @@ impl NotifyArgs {
         opts.push_services.hosts.extend(self.push_services.iter().cloned());
         opts.push_contact = self.push_contact.clone();
         opts.link_ttl = Duration::from_secs(self.answer_link_hours.clamp(1, 24 * 30) * 3600);
-        let quiet = match &self.notify_quiet {
-            None => None,
-            Some(text) => {
-                let (from, to) = text
-                    .split_once('-')
-                    .ok_or_else(|| anyhow::anyhow!("--notify-quiet: expected HH:MM-HH:MM (22:00-07:00), got {text:?}"))?;
-                Some(Quiet { from: from.trim().into(), to: to.trim().into(), utc_offset_minutes: crate::notify::local_offset_minutes() })
-            }
+        let rules = |channel: &str| -> anyhow::Result<Rules> {
+            // A value for this channel (`webhook:…`), or for both (no prefix).
+            let mine = |values: &[String]| -> Vec<String> {
+                values
+                    .iter()
+                    .filter_map(|v| match v.split_once(':') {
+                        Some((c, rest)) if c == channel => Some(rest.to_owned()),
+                        Some((c, _)) if c == "webhook" || c == "ntfy" => None,
+                        _ => Some(v.clone()),
+                    })
+                    .collect()
+            };
+            let delay = match mine(&self.notify_delays).last() {
+                None => 0,
+                Some(d) => d.parse().map_err(|_| anyhow::anyhow!("--notify-delay: expected [CHANNEL:]SECONDS, got {d:?}"))?,
+            };
+            let quiet = match mine(&self.notify_quiets).last() {
+                None => None,
+                Some(text) => {
+                    let (from, to) = text
+                        .split_once('-')
+                        .ok_or_else(|| anyhow::anyhow!("--notify-quiet: expected [CHANNEL:]HH:MM-HH:MM (22:00-07:00), got {text:?}"))?;
+                    let utc_offset_minutes = crate::notify::local_offset_minutes();
+                    Some(Quiet { from: from.trim().into(), to: to.trim().into(), utc_offset_minutes })
+                }
+            };
+            let rules = Rules { agents: mine(&self.notify_agents), delay_seconds: delay, quiet };
+            rules.check().map_err(|e| anyhow::anyhow!("{}", e.replace("rules.", "--notify-")))?;
+            Ok(rules)
         };
-        opts.channel_rules = Rules { agents: self.notify_agents.clone(), delay_seconds: self.notify_delay, quiet };
-        opts.channel_rules.check().map_err(|e| anyhow::anyhow!("{}", e.replace("rules.", "--notify-")))?;
         if let Some(url) = &self.notify_webhook {
             let url: reqwest::Url = url.parse().map_err(|e| anyhow::anyhow!("--notify-webhook: expected a URL, got {url:?} ({e})"))?;
             let secret = match &self.notify_webhook_secret {
                 Some(s) => s.clone(),
                 None => crate::notify::channels::webhook_secret(data_dir)?,
             };
-            opts.webhook = Some(channels::Webhook { url, secret });
+            opts.webhook = Some(channels::Webhook { url, secret, rules: rules("webhook")? });
         }
         if let Some(url) = &self.notify_ntfy {
-            opts.ntfy = Some(channels::Ntfy::parse(url, self.notify_ntfy_token.clone()).map_err(anyhow::Error::msg)?);
+            let ntfy = channels::Ntfy::parse(url, self.notify_ntfy_token.clone()).map_err(anyhow::Error::msg)?;
+            opts.ntfy = Some(channels::Ntfy { rules: rules("ntfy")?, ..ntfy });
         }
         Ok(opts)
     }
@@ -607,4 +628,40 @@ fn format_result(file: Option<PathBuf>, format: Format) -> ExitCode {
         other => print_json(&result.to_json(other)),
     }
     ExitCode::SUCCESS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    fn notify(args: &[&str]) -> anyhow::Result<crate::notify::NotifyOptions> {
+        let dir = tempfile::tempdir()?;
+        let cli = Cli::try_parse_from(["askuser", "serve"].iter().chain(args))?;
+        let Command::Serve(serve) = cli.command else { panic!("serve") };
+        serve.notify.options(dir.path())
+    }
+
+    #[test]
+    fn channel_rules_apply_to_both_or_to_the_channel_named() {
+        let opts = notify(&[
+            "--notify-webhook=https://hooks.example/x",
+            "--notify-webhook-secret=s",
+            "--notify-ntfy=https://ntfy.sh/topic",
+            "--notify-delay=30",
+            "--notify-delay=ntfy:0",
+            "--notify-agent=webhook:ci",
+            "--notify-quiet=ntfy:22:00-07:00",
+        ])
+        .unwrap();
+        let (webhook, ntfy) = (opts.webhook.unwrap().rules, opts.ntfy.unwrap().rules);
+        assert_eq!((webhook.delay_seconds, webhook.agents.as_slice(), webhook.quiet.is_none()), (30, &["ci".to_owned()][..], true));
+        assert_eq!((ntfy.delay_seconds, ntfy.agents.len()), (0, 0));
+        let quiet = ntfy.quiet.unwrap();
+        assert_eq!((quiet.from.as_str(), quiet.to.as_str()), ("22:00", "07:00"));
+        let bad = notify(&["--notify-webhook=https://h/x", "--notify-webhook-secret=s", "--notify-delay=webhook:soon"]).unwrap_err();
+        assert!(bad.to_string().contains("--notify-delay: expected [CHANNEL:]SECONDS"), "{bad}");
+        let bad = notify(&["--notify-ntfy=https://ntfy.sh/t", "--notify-quiet=25:00-07:00"]).unwrap_err();
+        assert!(bad.to_string().contains("--notify-quiet.from"), "{bad}");
+    }
 }

@@ -17,6 +17,8 @@ use std::time::Duration;
 pub struct Webhook {
     pub url: reqwest::Url,
     pub secret: String,
+    /// Which questions it hears of, and when.
+    pub rules: super::Rules,
 }
 
 /// `--notify-ntfy URL/TOPIC`: an ntfy message with action buttons that answer.
@@ -27,6 +29,8 @@ pub struct Ntfy {
     pub topic: String,
     /// An access token for a protected topic.
     pub token: Option<String>,
+    /// Which questions it hears of, and when.
+    pub rules: super::Rules,
 }
 
 impl Ntfy {
@@ -39,7 +43,7 @@ impl Ntfy {
         }
         let mut server = parsed.clone();
         server.set_path("/");
-        Ok(Ntfy { server, topic, token })
+        Ok(Ntfy { server, topic, token, rules: super::Rules::default() })
     }
 
     /// The JSON ntfy publishes: title, message, a tap opening the page, and up to two

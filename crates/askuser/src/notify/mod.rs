@@ -148,8 +148,6 @@ pub struct NotifyOptions {
     pub push_contact: String,
     pub webhook: Option<channels::Webhook>,
     pub ntfy: Option<channels::Ntfy>,
-    /// The rules for the webhook and ntfy.
-    pub channel_rules: Rules,
     /// How long an answer link works.
     pub link_ttl: Duration,
 }
@@ -161,7 +159,6 @@ impl Default for NotifyOptions {
             push_contact: "mailto:askuser@localhost".into(),
             webhook: None,
             ntfy: None,
-            channel_rules: Rules::default(),
             link_ttl: Duration::from_secs(24 * 3600),
         }
     }
@@ -310,11 +307,11 @@ impl Notifier {
             }
             Err(e) => tracing::warn!("cannot read push subscriptions: {e}"),
         }
-        if self.options.webhook.is_some() {
-            targets.push((Target::Webhook, self.options.channel_rules.clone()));
+        if let Some(w) = &self.options.webhook {
+            targets.push((Target::Webhook, w.rules.clone()));
         }
-        if self.options.ntfy.is_some() {
-            targets.push((Target::Ntfy, self.options.channel_rules.clone()));
+        if let Some(n) = &self.options.ntfy {
+            targets.push((Target::Ntfy, n.rules.clone()));
         }
         for (target, rules) in targets {
             if !rules.wants(record) {
