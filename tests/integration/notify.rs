@@ -159,8 +159,8 @@ async fn notifying_bridge(configure: impl FnOnce(&mut NotifyOptions)) -> TestBri
     .await
 }
 
-/// A device token, and its subscription to `endpoint`.
-async fn subscribe(b: &TestBridge, device: &Device, endpoint: &str, rules: Value) -> String {
+/// A device token (and its credential's id), and its subscription to `endpoint`.
+async fn subscribe(b: &TestBridge, device: &Device, endpoint: &str, rules: Value) -> (String, String) {
     let made: Value = b.post("/v1/tokens").json(&json!({"scope": "device", "name": "phone"})).send().await.unwrap().json().await.unwrap();
     let token = made["token"].as_str().unwrap().to_owned();
     let r = b
@@ -172,7 +172,7 @@ async fn subscribe(b: &TestBridge, device: &Device, endpoint: &str, rules: Value
         .await
         .unwrap();
     assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
-    token
+    (token, made["credential"]["id"].as_str().unwrap().to_owned())
 }
 
 fn ask_body(id: &str, agent: &str) -> Value {
@@ -287,7 +287,7 @@ async fn push_retries_a_failing_service_and_forgets_a_gone_subscription() {
     pushed.statuses.lock().unwrap().insert("flaky".into(), vec![503, 429]);
     pushed.statuses.lock().unwrap().insert("gone".into(), vec![410]);
     subscribe(&b, &device, &format!("{service}/push/flaky"), json!({})).await;
-    let token = subscribe(&b, &device, &format!("{service}/push/gone"), json!({})).await;
+    let (token, _) = subscribe(&b, &device, &format!("{service}/push/gone"), json!({})).await;
     let mine = |token: String| {
         let (http, url) = (b.http.clone(), b.url.clone());
         async move {
@@ -304,6 +304,22 @@ async fn push_retries_a_failing_service_and_forgets_a_gone_subscription() {
     assert!(started.elapsed() >= Duration::from_secs(3), "{:?}", started.elapsed());
     assert_eq!(mine(token).await, 0, "410: the subscription is forgotten");
     assert_eq!(pushed.count(), 1);
+}
+
+/// A device's rules hold a question back; revoked meanwhile, it never gets it, and
+/// another device with no delay got it at once.
+#[tokio::test]
+async fn a_device_revoked_while_a_delay_runs_gets_nothing() {
+    let device = Arc::new(Device::new());
+    let (service, pushed) = push_service(device.clone()).await;
+    let b = notifying_bridge(|_| {}).await;
+    subscribe(&b, &device, &format!("{service}/push/desk"), json!({})).await;
+    let (_, lost) = subscribe(&b, &device, &format!("{service}/push/lost"), json!({"delaySeconds": 1})).await;
+    b.post("/v1/ask?wait=false").json(&ask_body("d-1", "ci")).send().await.unwrap();
+    assert_eq!(pushed.nth(1).await["path"], "desk");
+    assert_eq!(b.http.delete(format!("{}/v1/tokens/{lost}", b.url)).bearer_auth(TOKEN).send().await.unwrap().status(), 200);
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(pushed.count(), 1, "the revoked device got nothing");
 }
 
 #[tokio::test]

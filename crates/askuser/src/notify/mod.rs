@@ -338,6 +338,13 @@ impl Notifier {
         if record.status != Status::Pending {
             return; // answered before it was due
         }
+        if let Target::Push(sub) = &target {
+            // Unsubscribed or revoked while this waited for its time: not sent.
+            let current = self.bridge.store().subscriptions().unwrap_or_default();
+            if !current.iter().any(|c| c.endpoint == sub.endpoint && c.credential == sub.credential) {
+                return;
+            }
+        }
         let key = target.key();
         if !lock(&self.claimed).insert((id.to_owned(), key.clone())) {
             return; // sent already, or on its way
@@ -386,7 +393,11 @@ impl Notifier {
                         return tracing::warn!(%id, "gave up notifying {} after {ATTEMPTS} tries: {why}", target.channel());
                     }
                     tracing::info!(%id, "{} failed ({why}); trying again", target.channel());
-                    tokio::time::sleep(after.unwrap_or(backoff).min(Duration::from_secs(300))).await;
+                    let mut stop = self.bridge.shutdown_signal();
+                    tokio::select! {
+                        _ = tokio::time::sleep(after.unwrap_or(backoff).min(Duration::from_secs(300))) => {}
+                        _ = crate::hub::stopped(&mut stop) => return,
+                    }
                     backoff *= 2;
                 }
             }
