@@ -137,7 +137,7 @@ pub enum LinkUse {
     /// Unused and unexpired: now used.
     Fresh(StoredLink),
     Used,
-    Expired(StoredLink),
+    Expired,
     Unknown,
 }
 
@@ -652,7 +652,7 @@ impl Store {
             let result = match found {
                 None => LinkUse::Unknown,
                 Some((_, Some(_))) => LinkUse::Used,
-                Some((link, None)) if link.expires_at <= now => LinkUse::Expired(link),
+                Some((link, None)) if link.expires_at <= now => LinkUse::Expired,
                 Some((link, None)) => {
                     tx.prepare_cached("UPDATE answer_links SET used_at = ?2 WHERE hash = ?1")?.execute(params![hash, at])?;
                     LinkUse::Fresh(link)

@@ -2,7 +2,7 @@
 //! Each carries the question and one answer link per option; neither can answer by
 //! being fetched (the links answer on POST only, see [`super::links`]).
 
-use super::push::Sent;
+use super::push::{outcome, Sent};
 use super::Message;
 use std::time::Duration;
 
@@ -126,22 +126,5 @@ impl Webhook {
             .body(body)
             .timeout(Duration::from_secs(30));
         outcome("the webhook", request.send().await).await
-    }
-}
-
-/// What a channel's answer means for the message.
-async fn outcome(who: &str, response: Result<reqwest::Response, reqwest::Error>) -> Sent {
-    match response {
-        Ok(r) if r.status().is_success() => Sent::Delivered,
-        Ok(r) if r.status().as_u16() == 429 || r.status().is_server_error() => Sent::Retry {
-            why: format!("{who} answered {}", r.status()),
-            after: r.headers().get("retry-after").and_then(|v| v.to_str().ok()?.trim().parse().ok()).map(Duration::from_secs),
-        },
-        Ok(r) => {
-            let status = r.status();
-            let text: String = r.text().await.unwrap_or_default().chars().take(200).collect();
-            Sent::Refused(format!("{who} answered {status}: {text}"))
-        }
-        Err(e) => Sent::Retry { why: format!("cannot reach {who}: {e}"), after: None },
     }
 }

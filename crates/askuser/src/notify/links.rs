@@ -27,10 +27,10 @@ pub async fn show(State(app): State<App>, Path(key): Path<String>) -> Response {
         Err(e) => return page(StatusCode::INTERNAL_SERVER_ERROR, "Not available", &e.to_string(), None),
     };
     if used {
-        return page(StatusCode::GONE, "Used already", "This answer link was used already: each works once.", None);
+        return used_already();
     }
     if link.expires_at <= app.bridge.now_ms() {
-        return page(StatusCode::GONE, "Expired", "This answer link has expired. Open askuser to answer.", None);
+        return expired();
     }
     match usable(&app, &link) {
         Err(refusal) => refusal,
@@ -46,8 +46,8 @@ pub async fn show(State(app): State<App>, Path(key): Path<String>) -> Response {
 pub async fn answer(State(app): State<App>, Path(key): Path<String>) -> Response {
     let link = match app.bridge.store().use_link(&crate::tokens::hash(&key), app.bridge.now_ms()) {
         Ok(LinkUse::Fresh(link)) => link,
-        Ok(LinkUse::Used) => return page(StatusCode::GONE, "Used already", "This answer link was used already: each works once.", None),
-        Ok(LinkUse::Expired(_)) => return page(StatusCode::GONE, "Expired", "This answer link has expired. Open askuser to answer.", None),
+        Ok(LinkUse::Used) => return used_already(),
+        Ok(LinkUse::Expired) => return expired(),
         Ok(LinkUse::Unknown) => return unknown(),
         Err(e) => return page(StatusCode::INTERNAL_SERVER_ERROR, "Not answered", &e.to_string(), None),
     };
@@ -86,6 +86,14 @@ fn describe(record: &QuestionRecord, label: &str) -> String {
         escape(q.map(|q| q.question.as_str()).unwrap_or_default()),
         escape(label)
     )
+}
+
+fn used_already() -> Response {
+    page(StatusCode::GONE, "Used already", "This answer link was used already: each works once.", None)
+}
+
+fn expired() -> Response {
+    page(StatusCode::GONE, "Expired", "This answer link has expired. Open askuser to answer.", None)
 }
 
 fn unknown() -> Response {

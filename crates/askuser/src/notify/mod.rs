@@ -404,6 +404,12 @@ impl Notifier {
         }
     }
 
+    /// A stored subscription, checked again (the allowed push services may have changed).
+    fn push_target(&self, sub: &StoredSubscription) -> Result<push::Target, String> {
+        let keys = push::Keys { p256dh: sub.p256dh.clone(), auth: sub.auth.clone() };
+        push::Subscription { endpoint: sub.endpoint.clone(), keys }.check(&self.options.push_services)
+    }
+
     /// Whether question `id` still waits for an answer.
     fn waits(&self, id: &str) -> bool {
         self.bridge.get(id).is_ok_and(|r| r.status == Status::Pending)
@@ -412,17 +418,10 @@ impl Notifier {
     async fn send(&self, target: &Target, message: &Message) -> push::Sent {
         let now_s = self.bridge.now_ms() / 1000;
         match target {
-            Target::Push(sub) => {
-                let checked = push::Subscription {
-                    endpoint: sub.endpoint.clone(),
-                    keys: push::Keys { p256dh: sub.p256dh.clone(), auth: sub.auth.clone() },
-                }
-                .check(&self.options.push_services);
-                match checked {
-                    Ok(t) => push::send(&self.http, &self.vapid, &t, &push_payload(message), &push::topic(&message.id), now_s).await,
-                    Err(e) => push::Sent::Refused(e),
-                }
-            }
+            Target::Push(sub) => match self.push_target(sub) {
+                Ok(t) => push::send(&self.http, &self.vapid, &t, &push_payload(message), &push::topic(&message.id), now_s).await,
+                Err(e) => push::Sent::Refused(e),
+            },
             Target::Webhook => match &self.options.webhook {
                 Some(w) => w.send(&self.http, message, now_s).await,
                 None => push::Sent::Refused("no webhook".into()),
@@ -479,13 +478,7 @@ impl Notifier {
             let payload = payload.clone();
             let id = id.to_owned();
             tokio::spawn(async move {
-                let Ok(target) = push::Subscription {
-                    endpoint: sub.endpoint.clone(),
-                    keys: push::Keys { p256dh: sub.p256dh.clone(), auth: sub.auth.clone() },
-                }
-                .check(&me.options.push_services) else {
-                    return;
-                };
+                let Ok(target) = me.push_target(&sub) else { return };
                 let _permit = me.gate.acquire().await;
                 let now_s = me.bridge.now_ms() / 1000;
                 if let push::Sent::Gone = push::send(&me.http, &me.vapid, &target, payload.as_bytes(), &push::topic(&id), now_s).await {

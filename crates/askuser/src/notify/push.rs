@@ -190,23 +190,25 @@ pub async fn send(http: &reqwest::Client, vapid: &Vapid, target: &Target, payloa
         .body(body)
         .timeout(Duration::from_secs(30));
     match request.send().await {
-        Ok(r) if r.status().is_success() => Sent::Delivered,
         Ok(r) if matches!(r.status().as_u16(), 404 | 410) => Sent::Gone,
-        Ok(r) if r.status().as_u16() == 429 || r.status().is_server_error() => {
-            let after = r
-                .headers()
-                .get("retry-after")
-                .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<u64>().ok())
-                .map(Duration::from_secs);
-            Sent::Retry { why: format!("the push service answered {}", r.status()), after }
-        }
+        response => outcome("the push service", response).await,
+    }
+}
+
+/// What an answer from a push service, webhook or ntfy means for the message.
+pub async fn outcome(who: &str, response: Result<reqwest::Response, reqwest::Error>) -> Sent {
+    match response {
+        Ok(r) if r.status().is_success() => Sent::Delivered,
+        Ok(r) if r.status().as_u16() == 429 || r.status().is_server_error() => Sent::Retry {
+            why: format!("{who} answered {}", r.status()),
+            after: r.headers().get("retry-after").and_then(|v| v.to_str().ok()?.trim().parse().ok()).map(Duration::from_secs),
+        },
         Ok(r) => {
             let status = r.status();
             let text: String = r.text().await.unwrap_or_default().chars().take(200).collect();
-            Sent::Refused(format!("the push service answered {status}: {text}"))
+            Sent::Refused(format!("{who} answered {status}: {text}"))
         }
-        Err(e) => Sent::Retry { why: format!("cannot reach the push service: {e}"), after: None },
+        Err(e) => Sent::Retry { why: format!("cannot reach {who}: {e}"), after: None },
     }
 }
 
