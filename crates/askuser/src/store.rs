@@ -968,6 +968,26 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_link_is_used_once_and_not_after_it_expires() {
+        let store = Store::open_in_memory().unwrap();
+        let link = |hash: &str, expires_at| StoredLink {
+            hash: hash.into(),
+            question_id: "q1".into(),
+            option: 1,
+            channel: "webhook".into(),
+            credential: None,
+            expires_at,
+        };
+        store.add_links(&[link("a", 1_000), link("b", 1_000)]).unwrap();
+        assert_eq!(store.use_link("a", 999).unwrap(), LinkUse::Fresh(link("a", 1_000)));
+        assert_eq!(store.use_link("a", 999).unwrap(), LinkUse::Used, "once");
+        assert_eq!(store.link("a").unwrap(), Some((link("a", 1_000), true)));
+        assert_eq!(store.use_link("b", 1_000).unwrap(), LinkUse::Expired);
+        assert_eq!(store.link("b").unwrap(), Some((link("b", 1_000), false)), "an expired link is not marked used");
+        assert_eq!(store.use_link("zz", 1).unwrap(), LinkUse::Unknown);
+    }
+
+    #[test]
     fn store_is_send_and_sync() {
         fn check<T: Send + Sync>() {}
         check::<Store>();
