@@ -306,6 +306,32 @@ async fn push_retries_a_failing_service_and_forgets_a_gone_subscription() {
     assert_eq!(pushed.count(), 1);
 }
 
+/// A question that closes while the bridge is down (here: it times out) closes its
+/// notification when the bridge starts again.
+#[tokio::test]
+async fn a_question_closed_while_the_bridge_was_down_is_closed_on_the_device() {
+    let device = Arc::new(Device::new());
+    let (service, pushed) = push_service(device.clone()).await;
+    let allow = |opts: &mut askuser::serve::ServeOptions| {
+        opts.notify.push_services = push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+    };
+    let b = bridge_configured(tempfile::tempdir().unwrap(), allow).await;
+    subscribe(&b, &device, &format!("{service}/push/phone"), json!({})).await;
+    let mut body = ask_body("z-1", "ci");
+    body["timeoutSeconds"] = 1.into();
+    b.post("/v1/ask?wait=false").json(&body).send().await.unwrap();
+    assert_eq!(pushed.nth(1).await["type"], "ask");
+    let dir = b.stop().await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let b = bridge_configured(dir, allow).await;
+    let closed = pushed.nth(2).await;
+    assert_eq!((closed["type"].as_str(), closed["tag"].as_str()), (Some("close"), Some("z-1")));
+    let record: Value = b.get("/v1/questions/z-1").send().await.unwrap().json().await.unwrap();
+    assert_eq!(record["status"], "timed_out");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(pushed.count(), 2, "closed once");
+}
+
 /// A device's rules hold a question back; revoked meanwhile, it never gets it, and
 /// another device with no delay got it at once.
 #[tokio::test]

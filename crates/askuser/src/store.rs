@@ -627,17 +627,29 @@ impl Store {
         )
     }
 
-    /// The targets pending questions reached, by question id.
-    pub fn notified(&self) -> Result<Vec<(String, String)>, StoreError> {
+    /// Every (question, target) recorded as reached, and whether the question still waits.
+    pub fn notified(&self) -> Result<Vec<(String, String, bool)>, StoreError> {
         let context = |e| db_error("cannot read the notifications sent".into(), e);
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT n.question_id, n.target FROM notified n JOIN questions q ON q.id = n.question_id WHERE q.status = 'pending'",
+                "SELECT n.question_id, n.target, q.status = 'pending' FROM notified n LEFT JOIN questions q ON q.id = n.question_id",
             )
             .map_err(context)?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(context)?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<bool>>(2)?.unwrap_or(false)))).map_err(context)?;
         rows.collect::<Result<_, _>>().map_err(context)
+    }
+
+    /// Forgets where question `id` was sent (its notifications are closed).
+    pub fn forget_notified(&self, id: &str) -> Result<(), StoreError> {
+        let context = |e| db_error(format!("cannot forget the notifications of {id:?}"), e);
+        self.noted(
+            self.lock()
+                .prepare_cached("DELETE FROM notified WHERE question_id = ?1")
+                .and_then(|mut s| s.execute([id]))
+                .map(drop)
+                .map_err(context),
+        )
     }
 
     /// Uses the link whose key hashes to `hash` at `now`: marks it used if it is unused

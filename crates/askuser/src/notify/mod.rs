@@ -272,18 +272,26 @@ impl Notifier {
         &self.options
     }
 
-    /// Takes in what the store says was sent, then schedules every pending question.
+    /// Takes in what the store says was sent, closes what closed meanwhile (or whose
+    /// close did not go out before a stop), then schedules every pending question.
     fn resume(self: &Arc<Self>) {
         let sent = self.bridge.store().notified().unwrap_or_else(|e| {
             tracing::warn!("cannot read the notifications sent: {e}");
             vec![]
         });
         let subs = self.bridge.store().subscriptions().unwrap_or_default();
-        for (id, target) in sent {
+        let mut closed = HashSet::new();
+        for (id, target, waits) in sent {
             if let Some(sub) = target.strip_prefix("push:").and_then(|e| subs.iter().find(|s| s.endpoint == e)) {
                 lock(&self.reached).entry(id.clone()).or_default().push(sub.clone());
             }
+            if !waits {
+                closed.insert(id.clone());
+            }
             lock(&self.claimed).insert((id, target));
+        }
+        for id in closed {
+            self.closed(&id);
         }
         self.schedule_pending();
     }
@@ -471,21 +479,36 @@ impl Notifier {
     /// Question `id` closed: its notifications close on every device it reached.
     fn closed(self: &Arc<Self>, id: &str) {
         lock(&self.claimed).retain(|(q, _)| q != id);
-        let Some(reached) = lock(&self.reached).remove(id) else { return };
+        let reached = lock(&self.reached).remove(id).unwrap_or_default();
         let payload = serde_json::json!({"type": "close", "tag": id}).to_string();
-        for sub in reached {
-            let me = self.clone();
-            let payload = payload.clone();
-            let id = id.to_owned();
-            tokio::spawn(async move {
-                let Ok(target) = me.push_target(&sub) else { return };
-                let _permit = me.gate.acquire().await;
-                let now_s = me.bridge.now_ms() / 1000;
-                if let push::Sent::Gone = push::send(&me.http, &me.vapid, &target, payload.as_bytes(), &push::topic(&id), now_s).await {
-                    let _ = me.bridge.store().remove_subscription(&sub.endpoint, None);
+        let closing: Vec<_> = reached
+            .into_iter()
+            .map(|sub| {
+                let me = self.clone();
+                let payload = payload.clone();
+                let id = id.to_owned();
+                tokio::spawn(async move {
+                    let Ok(target) = me.push_target(&sub) else { return };
+                    let _permit = me.gate.acquire().await;
+                    let now_s = me.bridge.now_ms() / 1000;
+                    if let push::Sent::Gone = push::send(&me.http, &me.vapid, &target, payload.as_bytes(), &push::topic(&id), now_s).await {
+                        let _ = me.bridge.store().remove_subscription(&sub.endpoint, None);
+                    }
+                })
+            })
+            .collect();
+        // Forgotten once every close went out: a bridge stopped before that closes them
+        // when it starts again.
+        let me = self.clone();
+        let id = id.to_owned();
+        tokio::spawn(async move {
+            for close in closing {
+                if close.await.is_err() {
+                    return;
                 }
-            });
-        }
+            }
+            let _ = me.bridge.store().forget_notified(&id);
+        });
     }
 }
 
