@@ -752,7 +752,7 @@ const PUSH_STUB: &str = r#"
     PushManager.prototype.getSubscription = async function () { return current; };
 "#;
 
-/// The "Notifications" panel sends questions to this device with rules (a refusal from
+/// The "Push to this device" panel sends questions to this device with rules (a refusal from
 /// the bridge is shown), and stops.
 #[tokio::test]
 async fn the_notifications_panel_subscribes_this_device_with_rules_and_stops() {
@@ -767,7 +767,7 @@ async fn the_notifications_panel_subscribes_this_device_with_rules_and_stops() {
     browser.wait_css(".askuser-empty").await;
     let p256dh = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4";
     browser.execute(PUSH_STUB, vec![json!(p256dh)]).await.unwrap();
-    button(&browser, "Notifications").await.click().await.unwrap();
+    button(&browser, "Push to this device").await.click().await.unwrap();
     let start = button(&browser, "Send questions to this device").await;
     assert!(text_with(&browser, ".askuser-push", "gets no questions").await.contains("gets no questions"));
     let agents = browser.wait_css(".askuser-push input[name=agents]").await;

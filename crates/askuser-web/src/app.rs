@@ -49,7 +49,7 @@ struct Page {
     /// The page's token, for its own requests (pairing a device).
     token: StoredValue<Option<String>>,
     show_pair: RwSignal<bool>,
-    /// The "Notifications" panel (Web Push to this device).
+    /// The "Push to this device" panel (Web Push to this device).
     show_push: RwSignal<bool>,
     /// The page's notification permission ("granted", ...: [`notify::permission`]).
     permission: RwSignal<&'static str>,
@@ -335,7 +335,7 @@ fn Header(page: Page) -> impl IntoView {
             </button>
             <button type="button" aria-pressed=move || pressed(page.show_push.get())
                 on:click=move |_| page.show_push.update(|p| *p = !*p)>
-                "Notifications"
+                "Push to this device"
             </button>
         </header>
     }

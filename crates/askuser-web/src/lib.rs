@@ -18,7 +18,7 @@
 //! - [`drafts`], [`notify`]: draft storage, attention.
 //! - [`kept`]: the inbox as last seen, shown while the bridge cannot be reached.
 //! - [`pairing`]: a device opened at `#pair=CODE` trades it for a token of its own.
-//! - [`push`]: Web Push to this device (the "Notifications" panel); a tapped
+//! - [`push`]: Web Push to this device (the "Push to this device" panel); a tapped
 //!   notification opens the page at `#q=ID`, on that question.
 //! - [`history`]: answered question sets kept in this browser.
 //!
