@@ -229,7 +229,7 @@ async fn a_question_is_pushed_answered_by_its_action_and_closed_everywhere() {
     let b = notifying_bridge(|_| {}).await;
     let info: Value = b.get("/v1/push").send().await.unwrap().json().await.unwrap();
     assert_eq!(B64.decode(info["publicKey"].as_str().unwrap()).unwrap().len(), 65);
-    subscribe(&b, &device, &format!("{service}/push/phone"), json!({})).await;
+    let (_, phone) = subscribe(&b, &device, &format!("{service}/push/phone"), json!({})).await;
 
     let asking = b.ask(ask_body("n-1", "claude-code"), "canonical");
     let m = pushed.nth(1).await;
@@ -269,9 +269,7 @@ async fn a_question_is_pushed_answered_by_its_action_and_closed_everywhere() {
     b.post("/v1/ask?wait=false").json(&ask_body("n-1b", "claude-code")).send().await.unwrap();
     let m = pushed.nth(3).await;
     let stale = m["actions"][0]["link"].as_str().unwrap().to_owned();
-    let tokens: Value = b.get("/v1/tokens").send().await.unwrap().json().await.unwrap();
-    let id = tokens.as_array().unwrap().iter().find(|t| t["name"] == "phone").unwrap()["id"].as_str().unwrap().to_owned();
-    assert_eq!(b.http.delete(format!("{}/v1/tokens/{id}", b.url)).bearer_auth(TOKEN).send().await.unwrap().status(), 200);
+    assert_eq!(b.http.delete(format!("{}/v1/tokens/{phone}", b.url)).bearer_auth(TOKEN).send().await.unwrap().status(), 200);
     let r = b.http.post(&stale).send().await.unwrap();
     assert_eq!(r.status(), 410);
     assert!(r.text().await.unwrap().contains("revoked"));
