@@ -260,10 +260,10 @@ async fn an_identical_resend_is_acknowledged_and_a_different_answer_is_a_conflic
 // 3. A tab that falls behind
 // ---------------------------------------------------------------------------------
 
-/// The test and the in-process bridge share one thread. While a loop of synchronous
-/// `Bridge::ask` calls runs, the tab's task cannot take events off the broadcast channel,
+/// The test and the in-process bridge share one thread. While a loop of `Bridge::ask`
+/// calls runs (they never yield: the SQLite store answers inline), the tab's task cannot take events off the broadcast channel,
 /// so it falls exactly as far behind as the loop makes it: no socket buffer is involved.
-fn starve_the_tab(b: &TestBridge, ids: &[String]) {
+async fn starve_the_tab(b: &TestBridge, ids: &[String]) {
     assert_eq!(
         tokio::runtime::Handle::current().runtime_flavor(),
         tokio::runtime::RuntimeFlavor::CurrentThread,
@@ -271,7 +271,7 @@ fn starve_the_tab(b: &TestBridge, ids: &[String]) {
     );
     let bridge = &b.running().bridge;
     for id in ids {
-        bridge.ask(&json!({"id": id, "question": "Go?", "choices": ["Yes", "No"]})).unwrap();
+        bridge.ask(&json!({"id": id, "question": "Go?", "choices": ["Yes", "No"]})).await.unwrap();
     }
 }
 
@@ -280,14 +280,14 @@ async fn a_tab_that_falls_behind_the_event_buffer_gets_a_fresh_snapshot_of_every
     let b = bridge().await;
     let (mut ws, client) = tab(&b).await;
     let ids: Vec<String> = (0..EVENT_BUFFER + 150).map(|i| format!("lag-{i:04}")).collect();
-    starve_the_tab(&b, &ids);
+    starve_the_tab(&b, &ids).await;
     // Not one `asked` event: the next thing the tab hears is a new snapshot, in parts,
     // holding every pending question once, oldest first.
     let got = snapshot_ids(&mut ws, &client).await;
     assert_eq!(got.len(), ids.len());
     assert_eq!(got, ids);
     // The tab is live again.
-    b.running().bridge.ask(&json!({"id": "after", "question": "Still there?"})).unwrap();
+    b.running().bridge.ask(&json!({"id": "after", "question": "Still there?"})).await.unwrap();
     match next_event(&mut ws).await {
         BrowserEvent::Asked { question } => assert_eq!(question.id, "after"),
         other => panic!("expected the new question, got {}", brief(&other)),
@@ -302,7 +302,7 @@ async fn a_tab_no_further_behind_than_the_event_buffer_gets_every_event_and_no_s
     let b = bridge().await;
     let (mut ws, _) = tab(&b).await;
     let ids: Vec<String> = (0..EVENT_BUFFER).map(|i| format!("near-{i:04}")).collect();
-    starve_the_tab(&b, &ids);
+    starve_the_tab(&b, &ids).await;
     for id in &ids {
         match next_event(&mut ws).await {
             BrowserEvent::Asked { question } => assert_eq!(&question.id, id),
@@ -310,7 +310,7 @@ async fn a_tab_no_further_behind_than_the_event_buffer_gets_every_event_and_no_s
         }
     }
     // Nothing else is on its way: a question asked now is the next thing the tab hears.
-    b.running().bridge.ask(&json!({"id": "marker", "question": "Last?"})).unwrap();
+    b.running().bridge.ask(&json!({"id": "marker", "question": "Last?"})).await.unwrap();
     match next_event(&mut ws).await {
         BrowserEvent::Asked { question } => assert_eq!(question.id, "marker"),
         other => panic!("expected marker asked, got {}", brief(&other)),
@@ -435,7 +435,7 @@ async fn an_answer_queued_across_a_restart_reaches_the_resumed_agent_once() {
     assert_eq!(next_json(&mut agent).await, json!({"type": "accepted", "ref": "again", "id": "offline-1", "resumed": true}));
     let mut attached = false;
     for _ in 0..250 {
-        let parts = b.running().bridge.snapshot("probe").unwrap();
+        let parts = b.running().bridge.snapshot("probe").await.unwrap();
         let BrowserEvent::Snapshot { agents, .. } = &parts[0] else { panic!("a snapshot") };
         if agents.iter().any(|a| a.session_id == "s-off" && a.connected) {
             attached = true;

@@ -3,7 +3,7 @@
 
 use crate::support::{bridge, bridge_in, next_asked, next_event, next_json, send, TOKEN};
 use askuser::hub::{Bridge, Settings};
-use askuser::store::Store;
+use askuser::store::Sqlite;
 use askuser_core::protocol::BrowserEvent;
 use askuser_core::Status;
 use serde_json::{json, Value};
@@ -312,10 +312,10 @@ async fn chat_about_this_tells_the_agent_to_talk_it_over() {
 
 #[tokio::test(start_paused = true)]
 async fn timeouts_fire_under_paused_time() {
-    let bridge = Bridge::new(Store::open_in_memory().unwrap(), Settings { default_timeout: Some(3600), ..Settings::default() });
-    bridge.start_background().unwrap();
-    let own = bridge.ask(&json!({"question": "Quick?", "timeoutSeconds": 60})).unwrap();
-    let default = bridge.ask(&json!({"question": "Slow?"})).unwrap();
+    let bridge = Bridge::new(Sqlite::open_in_memory().unwrap(), Settings { default_timeout: Some(3600), ..Settings::default() });
+    bridge.start_background().await.unwrap();
+    let own = bridge.ask(&json!({"question": "Quick?", "timeoutSeconds": 60})).await.unwrap();
+    let default = bridge.ask(&json!({"question": "Slow?"})).await.unwrap();
     let (b1, b2) = (bridge.clone(), bridge.clone());
     let own_wait = tokio::spawn(async move { b1.wait(&own.record.id).await.unwrap() });
     let default_wait = tokio::spawn(async move { b2.wait(&default.record.id).await.unwrap() });
@@ -332,9 +332,9 @@ async fn timeouts_fire_under_paused_time() {
 
 #[tokio::test(start_paused = true)]
 async fn an_abandoned_question_is_withdrawn_after_the_grace_period() {
-    let bridge = Bridge::new(Store::open_in_memory().unwrap(), Settings { grace: Duration::from_secs(100), ..Settings::default() });
-    bridge.start_background().unwrap();
-    let asked = bridge.ask(&json!({"question": "Anyone?"})).unwrap();
+    let bridge = Bridge::new(Sqlite::open_in_memory().unwrap(), Settings { grace: Duration::from_secs(100), ..Settings::default() });
+    bridge.start_background().await.unwrap();
+    let asked = bridge.ask(&json!({"question": "Anyone?"})).await.unwrap();
     let id = asked.record.id.clone();
     // An agent waits for a while, then goes away.
     let b = bridge.clone();
@@ -343,12 +343,12 @@ async fn an_abandoned_question_is_withdrawn_after_the_grace_period() {
         async move { b.wait(&id).await }
     });
     tokio::time::sleep(Duration::from_secs(500)).await;
-    assert_eq!(bridge.get(&id).unwrap().status, Status::Pending, "a waiting agent keeps it");
+    assert_eq!(bridge.get(&id).await.unwrap().status, Status::Pending, "a waiting agent keeps it");
     waiting.abort();
     tokio::time::sleep(Duration::from_secs(50)).await;
-    assert_eq!(bridge.get(&id).unwrap().status, Status::Pending, "still within the grace period");
+    assert_eq!(bridge.get(&id).await.unwrap().status, Status::Pending, "still within the grace period");
     tokio::time::sleep(Duration::from_secs(100)).await;
-    assert_eq!(bridge.get(&id).unwrap().status, Status::Withdrawn);
+    assert_eq!(bridge.get(&id).await.unwrap().status, Status::Withdrawn);
 }
 
 #[tokio::test]
@@ -369,29 +369,31 @@ async fn a_port_in_use_is_a_clear_error() {
 #[tokio::test]
 async fn finished_agent_sessions_are_forgotten() {
     let settings = Settings { grace: Duration::from_millis(200), ..Settings::default() };
-    let bridge = Bridge::new(Store::open_in_memory().unwrap(), settings);
-    bridge.start_background().unwrap();
+    let bridge = Bridge::new(Sqlite::open_in_memory().unwrap(), settings);
+    bridge.start_background().await.unwrap();
     let ask = |id: &str, session: &str| json!({"id": id, "question": "Go?", "choices": ["Yes", "No"], "agent": {"name": session, "sessionId": session}});
-    bridge.ask(&ask("done", "s-done")).unwrap();
-    bridge.ask(&ask("busy", "s-busy")).unwrap();
+    bridge.ask(&ask("done", "s-done")).await.unwrap();
+    bridge.ask(&ask("busy", "s-busy")).await.unwrap();
     let waiting = {
         let bridge = bridge.clone();
         tokio::spawn(async move { bridge.wait("busy").await })
     };
-    bridge.answer("done", &[askuser_core::Selection::option("Yes")], None).unwrap();
-    let sessions = |bridge: &Bridge| -> Vec<String> {
-        let Some(BrowserEvent::Snapshot { agents, .. }) = bridge.snapshot("c").unwrap().into_iter().next() else { panic!("a snapshot") };
+    bridge.answer("done", &[askuser_core::Selection::option("Yes")], None).await.unwrap();
+    async fn sessions(bridge: &Bridge) -> Vec<String> {
+        let Some(BrowserEvent::Snapshot { agents, .. }) = bridge.snapshot("c").await.unwrap().into_iter().next() else {
+            panic!("a snapshot")
+        };
         let mut ids: Vec<String> = agents.into_iter().map(|a| a.session_id).collect();
         ids.sort();
         ids
-    };
-    let mut now = sessions(&bridge);
+    }
+    let mut now = sessions(&bridge).await;
     for _ in 0..50 {
         if now == ["s-busy"] {
             break;
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
-        now = sessions(&bridge);
+        now = sessions(&bridge).await;
     }
     assert_eq!(now, ["s-busy"], "the finished session is forgotten, the waiting one kept");
     waiting.abort();
@@ -402,9 +404,9 @@ async fn finished_agent_sessions_are_forgotten() {
 /// between two parts is simply not in the later one.
 #[tokio::test]
 async fn a_snapshot_is_read_part_by_part() {
-    let bridge = Bridge::new(Store::open_in_memory().unwrap(), Settings::default());
+    let bridge = Bridge::new(Sqlite::open_in_memory().unwrap(), Settings::default());
     for i in 0..250 {
-        bridge.ask(&json!({"id": format!("q-{i:03}"), "question": "Go?", "agent": {"name": "bot", "sessionId": "s-1"}})).unwrap();
+        bridge.ask(&json!({"id": format!("q-{i:03}"), "question": "Go?", "agent": {"name": "bot", "sessionId": "s-1"}})).await.unwrap();
     }
     let questions = |part: &BrowserEvent| match part {
         BrowserEvent::Snapshot { questions, agents, more, .. } => {
@@ -413,17 +415,17 @@ async fn a_snapshot_is_read_part_by_part() {
         other => panic!("a snapshot part, got {other:?}"),
     };
     let mut cursor = bridge.snapshot_cursor();
-    let (first, agents, more) = questions(&bridge.snapshot_part("c-1", &mut cursor).unwrap().unwrap());
+    let (first, agents, more) = questions(&bridge.snapshot_part("c-1", &mut cursor).await.unwrap().unwrap());
     assert_eq!((first.len(), agents, more), (100, 1, true));
     assert_eq!(first[0], "q-000");
-    bridge.answer("q-150", &[askuser_core::Selection::custom("done")], None).unwrap();
+    bridge.answer("q-150", &[askuser_core::Selection::custom("done")], None).await.unwrap();
     let mut rest = Vec::new();
-    while let Some(part) = bridge.snapshot_part("c-1", &mut cursor).unwrap() {
+    while let Some(part) = bridge.snapshot_part("c-1", &mut cursor).await.unwrap() {
         let (ids, agents, _) = questions(&part);
         assert_eq!(agents, 0, "the agents come once, in the first part");
         rest.extend(ids);
     }
     assert_eq!(rest.len(), 149, "q-100 to q-249 but the one answered meanwhile");
     assert!(!rest.contains(&"q-150".to_owned()) && rest.windows(2).all(|w| w[0] < w[1]), "oldest first, each once");
-    assert!(bridge.snapshot_part("c-1", &mut cursor).unwrap().is_none(), "done stays done");
+    assert!(bridge.snapshot_part("c-1", &mut cursor).await.unwrap().is_none(), "done stays done");
 }

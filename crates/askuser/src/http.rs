@@ -373,7 +373,7 @@ async fn ask(
     let p = read_query(p)?;
     let body = read_body(body)?;
     let format = parse_format(p.format.as_deref())?;
-    let asked = app.bridge.ask_as(&parse_json(&body)?, caller.owner())?;
+    let asked = app.bridge.ask_as(&parse_json(&body)?, caller.owner()).await?;
     if p.wait == Some(false) {
         let status = if asked.resumed { StatusCode::OK } else { StatusCode::ACCEPTED };
         return Ok((status, Json(asked.record)).into_response());
@@ -398,7 +398,7 @@ async fn list(State(app): State<App>, p: Result<Query<ListParams>, QueryRejectio
         other => (Filter::Final, Some(other.parse::<Status>().map_err(|e| invalid(format!("status: {e}, final or all")))?)),
     };
     let limit = p.limit.unwrap_or(1000).min(100_000);
-    let mut records = app.bridge.list(filter, if only.is_some() { usize::MAX } else { limit })?;
+    let mut records = app.bridge.list(filter, if only.is_some() { usize::MAX } else { limit }).await?;
     if let Some(s) = only {
         records.retain(|r| r.status == s);
         records.truncate(limit);
@@ -407,8 +407,8 @@ async fn list(State(app): State<App>, p: Result<Query<ListParams>, QueryRejectio
 }
 
 async fn get_one(State(app): State<App>, Extension(caller): Extension<Caller>, Path(id): Path<String>) -> Reply {
-    app.bridge.reaches(&id, caller.owner())?;
-    Ok(Json(app.bridge.get(&id)?).into_response())
+    app.bridge.reaches(&id, caller.owner()).await?;
+    Ok(Json(app.bridge.get(&id).await?).into_response())
 }
 
 /// Who answered over HTTP: `X-Askuser-Client` if given (the terminal sends `cli`).
@@ -424,9 +424,9 @@ async fn answer(State(app): State<App>, Path(id): Path<String>, headers: HeaderM
              {{\"answers\": {{\"<question>\": \"<answer>\"}}}}: {e}"
         ))
     })?;
-    let record = app.bridge.get(&id)?;
+    let record = app.bridge.get(&id).await?;
     let selections = body.answers.selections(&record.request.questions).map_err(BridgeError::Invalid)?;
-    Ok(Json(app.bridge.answer(&id, &selections, Some(&client_name(&headers)))?).into_response())
+    Ok(Json(app.bridge.answer(&id, &selections, Some(&client_name(&headers))).await?).into_response())
 }
 
 /// A person declines. An optional body `{"chat": true}` says they would rather talk
@@ -442,20 +442,20 @@ async fn cancel(State(app): State<App>, Path(id): Path<String>, headers: HeaderM
             Some(other) => return Err(invalid(format!("chat: expected true or false, got {other}"))),
         }
     };
-    Ok(Json(app.bridge.decline(&id, chat, Some(&client_name(&headers)))?).into_response())
+    Ok(Json(app.bridge.decline(&id, chat, Some(&client_name(&headers))).await?).into_response())
 }
 
 async fn withdraw(State(app): State<App>, Extension(caller): Extension<Caller>, Path(id): Path<String>) -> Reply {
-    app.bridge.reaches(&id, caller.owner())?;
-    Ok(Json(app.bridge.close(&id, Status::Withdrawn, None)?).into_response())
+    app.bridge.reaches(&id, caller.owner()).await?;
+    Ok(Json(app.bridge.close(&id, Status::Withdrawn, None).await?).into_response())
 }
 
 /// `ok` only when the store answers and can take writes: a full disk is not healthy.
 async fn health(State(app): State<App>) -> Reply {
     let store = app.bridge.store();
-    let (pending, done) = store.counts().map_err(BridgeError::from)?;
+    let (pending, done) = store.counts().await.map_err(BridgeError::from)?;
     let mut body = serde_json::json!({"ok": true, "version": env!("CARGO_PKG_VERSION"), "pending": pending, "final": done});
-    Ok(match store.health() {
+    Ok(match store.health().await {
         Ok(()) => Json(body).into_response(),
         Err(problem) => {
             tracing::warn!("unhealthy: {problem}");
@@ -486,7 +486,7 @@ async fn ui_socket(State(app): State<App>, Extension(caller): Extension<Caller>,
 
 /// Every credential, revoked ones too (never a token: only its hash is kept).
 async fn list_tokens(State(app): State<App>) -> Reply {
-    Ok(Json(app.bridge.store().credentials().map_err(BridgeError::from)?).into_response())
+    Ok(Json(app.bridge.store().credentials().await.map_err(BridgeError::from)?).into_response())
 }
 
 #[derive(Deserialize)]
@@ -511,7 +511,7 @@ async fn create_token(State(app): State<App>, body: Result<Bytes, BytesRejection
         .map_err(|e| invalid(format!("expected {{\"scope\": \"agent\" | \"device\" | \"admin\", \"name\": \"…\"}}: {e}")))?;
     let name = credential_name(&wanted.name)?;
     let (credential, token) =
-        app.security.registry.create(app.bridge.store(), wanted.scope, name, app.bridge.now_ms()).map_err(BridgeError::from)?;
+        app.security.registry.create(app.bridge.store(), wanted.scope, name, app.bridge.now_ms()).await.map_err(BridgeError::from)?;
     tracing::info!(id = %credential.id, scope = credential.scope.as_str(), "credential made");
     Ok((StatusCode::CREATED, Json(serde_json::json!({"credential": credential, "token": token}))).into_response())
 }
@@ -554,6 +554,7 @@ async fn push_info(State(app): State<App>, Extension(caller): Extension<Caller>)
         .bridge
         .store()
         .subscriptions()
+        .await
         .map_err(BridgeError::Store)?
         .into_iter()
         .filter(|s| s.credential.as_deref() == caller.id.as_deref())
@@ -591,7 +592,7 @@ async fn subscribe(State(app): State<App>, Extension(caller): Extension<Caller>,
         rules: serde_json::to_string(&wanted.rules).unwrap_or_else(|_| "{}".into()),
         created_at: app.bridge.now_ms(),
     };
-    app.bridge.store().add_subscription(&stored).map_err(BridgeError::Store)?;
+    app.bridge.store().add_subscription(&stored).await.map_err(BridgeError::Store)?;
     let made = serde_json::json!({"endpoint": stored.endpoint, "rules": wanted.rules});
     Ok((StatusCode::CREATED, Json(made)).into_response())
 }
@@ -607,7 +608,7 @@ async fn unsubscribe(State(app): State<App>, Extension(caller): Extension<Caller
     let body = read_body(body)?;
     let gone: Unsubscribe = serde_json::from_slice(&body).map_err(|e| invalid(format!("expected {{\"endpoint\": \"…\"}}: {e}")))?;
     let whose = (caller.scope != Scope::Admin).then_some(caller.id.as_deref());
-    if !app.bridge.store().remove_subscription(&gone.endpoint, whose).map_err(BridgeError::Store)? {
+    if !app.bridge.store().remove_subscription(&gone.endpoint, whose).await.map_err(BridgeError::Store)? {
         return Err(Refusal(error(StatusCode::NOT_FOUND, ErrorBody::new(ErrorCode::NotFound, "no such subscription of yours"))));
     }
     Ok(Json(serde_json::json!({"removed": gone.endpoint})).into_response())
@@ -635,18 +636,18 @@ async fn claim_pairing(State(app): State<App>, body: Result<Bytes, BytesRejectio
         }
     };
     let (credential, token) =
-        app.security.registry.create(app.bridge.store(), Scope::Device, &name, app.bridge.now_ms()).map_err(BridgeError::from)?;
+        app.security.registry.create(app.bridge.store(), Scope::Device, &name, app.bridge.now_ms()).await.map_err(BridgeError::from)?;
     tracing::info!(id = %credential.id, "a device paired");
     Ok(Json(serde_json::json!({"credential": credential, "token": token})).into_response())
 }
 
 /// Revokes a credential: refused from its next request, its sockets closed now.
 async fn revoke_token(State(app): State<App>, Path(id): Path<String>) -> Reply {
-    if app.security.registry.revoke(app.bridge.store(), &id, app.bridge.now_ms()).map_err(BridgeError::from)? {
+    if app.security.registry.revoke(app.bridge.store(), &id, app.bridge.now_ms()).await.map_err(BridgeError::from)? {
         tracing::info!(%id, "credential revoked");
         return Ok(Json(serde_json::json!({"id": id, "revoked": true})).into_response());
     }
-    let known = app.bridge.store().credentials().map_err(BridgeError::from)?.into_iter().any(|c| c.id == id);
+    let known = app.bridge.store().credentials().await.map_err(BridgeError::from)?.into_iter().any(|c| c.id == id);
     let message = if known { format!("credential {id:?} was already revoked") } else { format!("no credential with id {id:?}") };
     Err(Refusal(error(StatusCode::NOT_FOUND, ErrorBody::new(ErrorCode::NotFound, message))))
 }

@@ -10,7 +10,7 @@
 //! across an `.await`.
 
 use crate::lock;
-use crate::store::{Durability, Filter, Finished, Inserted, Store, StoreError};
+use crate::store::{Durability, Filter, Finished, Inserted, Sqlite, Store, StoreError};
 use askuser_core::dialect::normalize;
 use askuser_core::protocol::{AgentPresence, BrowserEvent, ErrorBody, ErrorCode, QuestionRecord, SNAPSHOT_PART, SNAPSHOT_PART_BYTES};
 use askuser_core::{resolve, AskResult, Invalid, Limits, Selection, Status, Warning};
@@ -169,7 +169,7 @@ struct Session {
 }
 
 pub struct Bridge {
-    store: Store,
+    store: Box<dyn Store>,
     settings: Settings,
     clock: Clock,
     events: broadcast::Sender<BrowserEvent>,
@@ -185,10 +185,10 @@ const EVENT_BUFFER: usize = 1024;
 impl Bridge {
     /// A bridge over `store`. Call [`Bridge::start_background`] inside a runtime to arm
     /// timeouts and the sweeper.
-    pub fn new(store: Store, settings: Settings) -> Arc<Bridge> {
+    pub fn new(store: impl Store + 'static, settings: Settings) -> Arc<Bridge> {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Arc::new(Bridge {
-            store,
+            store: Box::new(store),
             settings,
             clock: Clock::new(),
             events,
@@ -200,7 +200,7 @@ impl Bridge {
     }
 
     pub fn open(path: &std::path::Path, durability: Durability, settings: Settings) -> Result<Arc<Bridge>, StoreError> {
-        Ok(Bridge::new(Store::open(path, durability)?, settings))
+        Ok(Bridge::new(Sqlite::open(path, durability)?, settings))
     }
 
     pub fn settings(&self) -> &Settings {
@@ -211,20 +211,20 @@ impl Bridge {
         self.clock.now_ms()
     }
 
-    pub fn store(&self) -> &Store {
-        &self.store
+    pub fn store(&self) -> &dyn Store {
+        &*self.store
     }
 
     /// Arms the timeouts of stored pending questions, prunes old history and starts
     /// the sweeper that withdraws questions whose agent never came back.
-    pub fn start_background(self: &Arc<Self>) -> Result<(), BridgeError> {
+    pub async fn start_background(self: &Arc<Self>) -> Result<(), BridgeError> {
         let now = self.now_ms();
         let cutoff = now.saturating_sub(self.settings.retention.as_millis() as u64);
-        let pruned = self.store.prune(cutoff)?;
+        let pruned = self.store.prune(cutoff).await?;
         if pruned > 0 {
             tracing::info!("pruned {pruned} answered questions older than the retention period");
         }
-        for record in self.store.list(Filter::Pending, usize::MAX)? {
+        for record in self.store.list(Filter::Pending, usize::MAX).await? {
             self.track(&record, now);
         }
         let me = Arc::downgrade(self);
@@ -237,7 +237,7 @@ impl Bridge {
                     _ = stop.changed() => return,
                 }
                 let Some(bridge) = me.upgrade() else { return };
-                bridge.sweep();
+                bridge.sweep().await;
             }
         });
         Ok(())
@@ -283,14 +283,14 @@ impl Bridge {
                     _ = stop.changed() => return,
                 }
                 if let Some(bridge) = me.upgrade() {
-                    let _ = bridge.close(&id, Status::TimedOut, None);
+                    let _ = bridge.close(&id, Status::TimedOut, None).await;
                 }
             });
         }
     }
 
     /// Withdraws pending questions whose agent has been away longer than the grace period.
-    fn sweep(&self) {
+    async fn sweep(&self) {
         let now = self.now_ms();
         let grace = self.settings.grace.as_millis() as u64;
         let expired: Vec<String> = lock(&self.waiting)
@@ -300,7 +300,7 @@ impl Bridge {
             .collect();
         for id in expired {
             tracing::info!(%id, "withdrawing: its agent did not come back within the grace period");
-            let _ = self.close(&id, Status::Withdrawn, None);
+            let _ = self.close(&id, Status::Withdrawn, None).await;
         }
         self.forget_idle_sessions();
     }
@@ -313,7 +313,7 @@ impl Bridge {
     }
 
     /// Stores a question from an agent (any dialect), or finds the one it resumes.
-    pub fn ask(self: &Arc<Self>, input: &Value) -> Result<Asked, BridgeError> {
+    pub async fn ask(self: &Arc<Self>, input: &Value) -> Result<Asked, BridgeError> {
         let normalized = normalize(input, &self.settings.limits).map_err(BridgeError::Invalid)?;
         let mut request = normalized.request;
         let id = request.id.clone().unwrap_or_else(|| format!("q-{}", crate::config::random_hex(8)));
@@ -323,7 +323,7 @@ impl Bridge {
             let limit = self.settings.max_pending_per_session;
             if pending >= limit {
                 // A resume is not a new question, but it is checked like one.
-                return match self.store.get(&id)? {
+                return match self.store.get(&id).await? {
                     Some(existing) if existing.request.questions == request.questions => {
                         Ok(Asked { record: existing, resumed: true, warnings: normalized.warnings })
                     }
@@ -344,7 +344,7 @@ impl Bridge {
             result: None,
             answered_by: None,
         };
-        match self.store.insert(&record)? {
+        match self.store.insert(&record).await? {
             Inserted::New => {
                 self.track(&record, now);
                 let _ = self.events.send(BrowserEvent::Asked { question: record.clone() });
@@ -356,12 +356,12 @@ impl Bridge {
 
     /// [`Bridge::ask`] for an agent credential (`owner`; None: the admin token, any
     /// question): a new question is recorded as its own, and it resumes only its own.
-    pub fn ask_as(self: &Arc<Self>, input: &Value, owner: Option<&str>) -> Result<Asked, BridgeError> {
-        let asked = self.ask(input)?;
+    pub async fn ask_as(self: &Arc<Self>, input: &Value, owner: Option<&str>) -> Result<Asked, BridgeError> {
+        let asked = self.ask(input).await?;
         if let Some(owner) = owner {
             if !asked.resumed {
-                self.store.set_owner(&asked.record.id, owner)?;
-            } else if self.store.owner(&asked.record.id)?.as_deref() != Some(owner) {
+                self.store.set_owner(&asked.record.id, owner).await?;
+            } else if self.store.owner(&asked.record.id).await?.as_deref() != Some(owner) {
                 return Err(BridgeError::Conflict(format!(
                     "question id {:?} is used by another agent; ask with a new id",
                     asked.record.id
@@ -373,9 +373,9 @@ impl Bridge {
 
     /// Whether `owner` (an agent credential; None: any caller) may reach question `id`:
     /// another agent's question is "not found", as if it did not exist.
-    pub fn reaches(&self, id: &str, owner: Option<&str>) -> Result<(), BridgeError> {
+    pub async fn reaches(&self, id: &str, owner: Option<&str>) -> Result<(), BridgeError> {
         match owner {
-            Some(owner) if self.store.owner(id)?.as_deref() != Some(owner) => Err(BridgeError::NotFound(id.to_owned())),
+            Some(owner) if self.store.owner(id).await?.as_deref() != Some(owner) => Err(BridgeError::NotFound(id.to_owned())),
             _ => Ok(()),
         }
     }
@@ -398,7 +398,7 @@ impl Bridge {
         };
         let Some(session) = attached else {
             // Not pending (or unknown): the store has the answer.
-            return match self.store.get(id)? {
+            return match self.store.get(id).await? {
                 Some(QuestionRecord { result: Some(result), .. }) => Ok(result),
                 Some(_) => Err(BridgeError::Conflict(format!("question {id:?} is pending but not tracked"))),
                 None => Err(BridgeError::NotFound(id.to_owned())),
@@ -432,34 +432,34 @@ impl Bridge {
     }
 
     /// A person's answer. Sending the same answer again returns the stored result.
-    pub fn answer(&self, id: &str, selections: &[Selection], by: Option<&str>) -> Result<AskResult, BridgeError> {
-        let record = self.store.get(id)?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
+    pub async fn answer(&self, id: &str, selections: &[Selection], by: Option<&str>) -> Result<AskResult, BridgeError> {
+        let record = self.store.get(id).await?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
         let answers = resolve(&record.request.questions, selections).map_err(BridgeError::Invalid)?;
         let result = AskResult::answered(id, &record.request, answers, self.now_ms());
-        self.finish(record, result, by)
+        self.finish(record, result, by).await
     }
 
     /// A person declines; with `chat`, because they would rather talk it over.
-    pub fn decline(&self, id: &str, chat: bool, by: Option<&str>) -> Result<AskResult, BridgeError> {
+    pub async fn decline(&self, id: &str, chat: bool, by: Option<&str>) -> Result<AskResult, BridgeError> {
         if !chat {
-            return self.close(id, Status::Cancelled, by);
+            return self.close(id, Status::Cancelled, by).await;
         }
-        let record = self.store.get(id)?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
+        let record = self.store.get(id).await?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
         let result = AskResult::chat(id, &record.request, self.now_ms());
-        self.finish(record, result, by)
+        self.finish(record, result, by).await
     }
 
     /// Ends a question without an answer: `Cancelled` (a person declined),
     /// `Withdrawn` (the agent took it back) or `TimedOut`.
-    pub fn close(&self, id: &str, status: Status, by: Option<&str>) -> Result<AskResult, BridgeError> {
-        let record = self.store.get(id)?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
+    pub async fn close(&self, id: &str, status: Status, by: Option<&str>) -> Result<AskResult, BridgeError> {
+        let record = self.store.get(id).await?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
         let result = AskResult::unanswered(id, &record.request, status, self.now_ms());
-        self.finish(record, result, by)
+        self.finish(record, result, by).await
     }
 
-    fn finish(&self, record: QuestionRecord, result: AskResult, by: Option<&str>) -> Result<AskResult, BridgeError> {
+    async fn finish(&self, record: QuestionRecord, result: AskResult, by: Option<&str>) -> Result<AskResult, BridgeError> {
         let id = record.id.clone();
-        match self.store.finish(&id, &result, by)? {
+        match self.store.finish(&id, &result, by).await? {
             Finished::Done(_) => {}
             Finished::AlreadyFinal(stored) => {
                 let previous = stored.result.expect("a final record has a result");
@@ -493,12 +493,12 @@ impl Bridge {
         Ok(result)
     }
 
-    pub fn get(&self, id: &str) -> Result<QuestionRecord, BridgeError> {
-        self.store.get(id)?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))
+    pub async fn get(&self, id: &str) -> Result<QuestionRecord, BridgeError> {
+        self.store.get(id).await?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))
     }
 
-    pub fn list(&self, filter: Filter, limit: usize) -> Result<Vec<QuestionRecord>, BridgeError> {
-        Ok(self.store.list(filter, limit)?)
+    pub async fn list(&self, filter: Filter, limit: usize) -> Result<Vec<QuestionRecord>, BridgeError> {
+        Ok(self.store.list(filter, limit).await?)
     }
 
     /// Subscribe first, then take the snapshot, so no event falls between the two.
@@ -517,21 +517,21 @@ impl Bridge {
     /// The next `snapshot` part (the agents go in the first), or None after the last.
     /// Questions answered between parts are simply not in the later ones, and new ones
     /// may come both in a part and as an `asked` event; a client keys questions by id.
-    pub fn snapshot_part(&self, client: &str, cursor: &mut SnapshotCursor) -> Result<Option<BrowserEvent>, BridgeError> {
+    pub async fn snapshot_part(&self, client: &str, cursor: &mut SnapshotCursor) -> Result<Option<BrowserEvent>, BridgeError> {
         if cursor.done {
             return Ok(None);
         }
-        let (questions, last, more) = self.store.pending_page(cursor.after, SNAPSHOT_PART, SNAPSHOT_PART_BYTES)?;
+        let (questions, last, more) = self.store.pending_page(cursor.after, SNAPSHOT_PART, SNAPSHOT_PART_BYTES).await?;
         cursor.after = last;
         cursor.done = !more;
         Ok(Some(BrowserEvent::Snapshot { client: client.to_owned(), questions, agents: cursor.agents.take().unwrap_or_default(), more }))
     }
 
     /// Every part of a snapshot at once (tests and the benchmark).
-    pub fn snapshot(&self, client: &str) -> Result<Vec<BrowserEvent>, BridgeError> {
+    pub async fn snapshot(&self, client: &str) -> Result<Vec<BrowserEvent>, BridgeError> {
         let mut cursor = self.snapshot_cursor();
         let mut parts = Vec::new();
-        while let Some(part) = self.snapshot_part(client, &mut cursor)? {
+        while let Some(part) = self.snapshot_part(client, &mut cursor).await? {
             parts.push(part);
         }
         Ok(parts)

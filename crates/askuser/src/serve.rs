@@ -213,10 +213,10 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     if !clean {
         tracing::debug!("the last bridge on {} did not stop cleanly; checking the store's integrity", opts.data_dir.display());
     }
-    crate::damage::check(crate::store::Store::check(&db, !clean), !clean, &opts.data_dir, opts.accept_damaged_store)?;
+    crate::damage::check(crate::store::Sqlite::check(&db, !clean), !clean, &opts.data_dir, opts.accept_damaged_store)?;
     private_store_files(&db)?;
     let bridge = Bridge::open(&db, opts.durability, opts.settings.clone())?;
-    bridge.start_background()?;
+    bridge.start_background().await?;
     // Refused before binding when the address says so, after it for a host name.
     let literal = opts.addr.parse::<SocketAddr>().ok();
     if let Some(addr) = literal {
@@ -246,7 +246,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         None => None,
     };
     let scheme = if acceptor.is_some() { "https" } else { "http" };
-    let registry = Arc::new(crate::tokens::Registry::load(bridge.store())?);
+    let registry = Arc::new(crate::tokens::Registry::load(bridge.store()).await?);
     let mut security = Security::new(token.clone(), registry, addr, scheme, &opts.names, &opts.allow_origins);
     let public = opts.public_url.as_ref().map(|u| u.origin().ascii_serialization());
     if let Some(url) = &opts.public_url {

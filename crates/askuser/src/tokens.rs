@@ -100,8 +100,8 @@ impl std::fmt::Debug for Registry {
 }
 
 impl Registry {
-    pub fn load(store: &Store) -> Result<Registry, StoreError> {
-        let by_hash = store.credentials()?.into_iter().filter(|c| c.revoked_at.is_none()).map(|c| (c.hash.clone(), c)).collect();
+    pub async fn load(store: &dyn Store) -> Result<Registry, StoreError> {
+        let by_hash = store.credentials().await?.into_iter().filter(|c| c.revoked_at.is_none()).map(|c| (c.hash.clone(), c)).collect();
         Ok(Registry { by_hash: RwLock::new(by_hash), revoked: broadcast::channel(16).0 })
     }
 
@@ -113,7 +113,7 @@ impl Registry {
     }
 
     /// Makes a credential; returns it with its token (shown this once).
-    pub fn create(&self, store: &Store, scope: Scope, name: &str, now: u64) -> Result<(Credential, String), StoreError> {
+    pub async fn create(&self, store: &dyn Store, scope: Scope, name: &str, now: u64) -> Result<(Credential, String), StoreError> {
         let token = crate::config::random_hex(32);
         let credential = Credential {
             id: format!("{}-{}", scope.as_str(), crate::config::random_hex(4)),
@@ -123,7 +123,7 @@ impl Registry {
             created_at: now,
             revoked_at: None,
         };
-        store.add_credential(&credential)?;
+        store.add_credential(&credential).await?;
         self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(credential.hash.clone(), credential.clone());
         Ok((credential, token))
     }
@@ -136,9 +136,9 @@ impl Registry {
     /// Revokes credential `id`: its next request is refused, its sockets close now, and
     /// its push subscriptions are forgotten (its answer links stop working: see
     /// [`Registry::in_force`]).
-    pub fn revoke(&self, store: &Store, id: &str, now: u64) -> Result<bool, StoreError> {
-        let revoked = store.revoke_credential(id, now)?;
-        store.remove_subscriptions_of(id)?;
+    pub async fn revoke(&self, store: &dyn Store, id: &str, now: u64) -> Result<bool, StoreError> {
+        let revoked = store.revoke_credential(id, now).await?;
+        store.remove_subscriptions_of(id).await?;
         self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|_, c| c.id != id);
         if revoked {
             let _ = self.revoked.send(id.to_owned());
@@ -281,24 +281,23 @@ mod tests {
         assert!(can(Scope::Admin, Method::POST, "/v1/tokens"));
     }
 
-    #[test]
-    fn a_token_is_stored_only_as_its_hash_and_revoking_it_takes_effect_at_once() {
-        let store = Store::open_in_memory().unwrap();
-        let registry = Registry::load(&store).unwrap();
-        let (device, token) = registry.create(&store, Scope::Device, "phone", 1).unwrap();
+    #[tokio::test]
+    async fn a_token_is_stored_only_as_its_hash_and_revoking_it_takes_effect_at_once() {
+        let store = crate::store::Sqlite::open_in_memory().unwrap();
+        let registry = Registry::load(&store).await.unwrap();
+        let (device, token) = registry.create(&store, Scope::Device, "phone", 1).await.unwrap();
         assert_eq!(registry.find(&token), Some(Caller { scope: Scope::Device, id: Some(device.id.clone()) }));
         assert!(registry.find("wrong").is_none());
         let stored = store.credentials().unwrap();
         assert_eq!(stored[0].hash, hash(&token));
         assert_ne!(stored[0].hash, token);
         // A new registry (a restart) knows it too.
-        assert!(Registry::load(&store).unwrap().find(&token).is_some());
-        let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
+        assert!(Registry::load(&store).await.unwrap().find(&token).is_some());
         let gone = registry.revocation(Some(device.id.clone()));
-        assert!(registry.revoke(&store, &device.id, 2).unwrap());
-        rt.block_on(async { tokio::time::timeout(std::time::Duration::from_secs(1), gone).await.expect("the revocation is heard") });
+        assert!(registry.revoke(&store, &device.id, 2).await.unwrap());
+        tokio::time::timeout(std::time::Duration::from_secs(1), gone).await.expect("the revocation is heard");
         assert!(registry.find(&token).is_none());
-        assert!(Registry::load(&store).unwrap().find(&token).is_none(), "revoked for good");
-        assert!(!registry.revoke(&store, &device.id, 3).unwrap(), "once");
+        assert!(Registry::load(&store).await.unwrap().find(&token).is_none(), "revoked for good");
+        assert!(!registry.revoke(&store, &device.id, 3).await.unwrap(), "once");
     }
 }

@@ -19,7 +19,7 @@ use crate::hub::{Bridge, BridgeError};
 use askuser_core::protocol::{
     decode_agent, decode_browser, AgentEvent, AgentMessage, BrowserEvent, BrowserMessage, ErrorBody, ErrorCode, Refused, HISTORY_PAGE,
 };
-use askuser_core::Status;
+use askuser_core::{AskResult, Status};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
@@ -132,7 +132,7 @@ async fn send(sink: &mut (impl SinkExt<Message> + Unpin), msg: Message, within: 
 async fn send_snapshot(bridge: &Bridge, client: &str, sink: &mut (impl SinkExt<Message> + Unpin), within: Duration) -> bool {
     let mut cursor = bridge.snapshot_cursor();
     loop {
-        match bridge.snapshot_part(client, &mut cursor) {
+        match bridge.snapshot_part(client, &mut cursor).await {
             Ok(Some(part)) => {
                 if !send(sink, text(&part), within).await {
                     return false;
@@ -226,7 +226,7 @@ pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket, owner: Option<String>
         alive.heard();
         let reply = match incoming(frame, &mut bucket) {
             Incoming::Text(t) => match decode_agent(t.as_str()) {
-                Ok(msg) => on_agent_message(&bridge, msg, owner.as_deref(), &tx, &mut waits),
+                Ok(msg) => on_agent_message(&bridge, msg, owner.as_deref(), &tx, &mut waits).await,
                 Err(error) => Some(AgentEvent::Error(Refused::of(error))),
             },
             Incoming::Refused(error) => Some(AgentEvent::Error(Refused::of(error))),
@@ -250,7 +250,7 @@ pub async fn agent(bridge: Arc<Bridge>, socket: WebSocket, owner: Option<String>
     let _ = writer.await;
 }
 
-fn on_agent_message(
+async fn on_agent_message(
     bridge: &Arc<Bridge>,
     msg: AgentMessage,
     owner: Option<&str>,
@@ -258,7 +258,7 @@ fn on_agent_message(
     waits: &mut JoinSet<()>,
 ) -> Option<AgentEvent> {
     match msg {
-        AgentMessage::Ask { reference, request, format } => match bridge.ask_as(&request, owner) {
+        AgentMessage::Ask { reference, request, format } => match bridge.ask_as(&request, owner).await {
             Err(e) => Some(AgentEvent::Error(Refused { reference, id: None, error: e.body() })),
             Ok(asked) => {
                 let id = asked.record.id.clone();
@@ -273,11 +273,17 @@ fn on_agent_message(
                 Some(AgentEvent::Accepted { reference, id, resumed: asked.resumed, warnings: asked.warnings })
             }
         },
-        AgentMessage::Withdraw { id } => match bridge.reaches(&id, owner).and_then(|()| bridge.close(&id, Status::Withdrawn, None)) {
+        AgentMessage::Withdraw { id } => match withdraw(bridge, &id, owner).await {
             Ok(_) => None,
             Err(e) => Some(AgentEvent::Error(Refused { reference: None, id: Some(id), error: e.body() })),
         },
     }
+}
+
+/// An agent takes back question `id` (only its own).
+async fn withdraw(bridge: &Bridge, id: &str, owner: Option<&str>) -> Result<AskResult, BridgeError> {
+    bridge.reaches(id, owner).await?;
+    bridge.close(id, Status::Withdrawn, None).await
 }
 
 /// The browser socket; it closes when `revocation` resolves (its token was revoked).
@@ -313,7 +319,7 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, revocation: impl st
                 alive.heard();
                 let reply = match incoming(frame, &mut bucket) {
                     Incoming::Text(t) => match decode_browser(t.as_str()) {
-                        Ok(msg) => on_browser_message(&bridge, msg, &client),
+                        Ok(msg) => on_browser_message(&bridge, msg, &client).await,
                         Err(error) => Some(BrowserEvent::Error(Refused::of(error))),
                     },
                     Incoming::Refused(error) => Some(BrowserEvent::Error(Refused::of(error))),
@@ -355,13 +361,13 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, revocation: impl st
     tracing::debug!(%client, "browser disconnected");
 }
 
-fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str) -> Option<BrowserEvent> {
+async fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str) -> Option<BrowserEvent> {
     let (reference, id, outcome) = match msg {
         BrowserMessage::History { reference, search, offset, limit } => {
             let limit = limit.clamp(1, HISTORY_PAGE);
             let search = search.filter(|s| !s.trim().is_empty());
             // One more than asked says whether older ones follow.
-            return Some(match bridge.store().history(search.as_deref(), offset, limit + 1) {
+            return Some(match bridge.store().history(search.as_deref(), offset, limit + 1).await {
                 Ok(mut records) => {
                     let more = records.len() > limit;
                     records.truncate(limit);
@@ -371,11 +377,11 @@ fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str) -> Opt
             });
         }
         BrowserMessage::Answer { reference, id, answers } => {
-            let r = bridge.answer(&id, &answers, Some(client));
+            let r = bridge.answer(&id, &answers, Some(client)).await;
             (reference, id, r)
         }
         BrowserMessage::Cancel { reference, id, chat } => {
-            let r = bridge.decline(&id, chat, Some(client));
+            let r = bridge.decline(&id, chat, Some(client)).await;
             (reference, id, r)
         }
     };

@@ -20,7 +20,7 @@ const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 's
 
 /// `GET /a/KEY`: what the link would answer, and a button to send it.
 pub async fn show(State(app): State<App>, Path(key): Path<String>) -> Response {
-    let found = app.bridge.store().link(&crate::tokens::hash(&key));
+    let found = app.bridge.store().link(&crate::tokens::hash(&key)).await;
     let (link, used) = match found {
         Ok(Some(found)) => found,
         Ok(None) => return unknown(),
@@ -32,7 +32,7 @@ pub async fn show(State(app): State<App>, Path(key): Path<String>) -> Response {
     if link.expires_at <= app.bridge.now_ms() {
         return expired();
     }
-    match usable(&app, &link) {
+    match usable(&app, &link).await {
         Err(refusal) => refusal,
         Ok((record, label)) => {
             let form = format!("<form method=post><button type=submit>Send “{}”</button></form>", escape(&label));
@@ -44,33 +44,33 @@ pub async fn show(State(app): State<App>, Path(key): Path<String>) -> Response {
 /// `POST /a/KEY`: uses the link and answers. 200 answered, 404 unknown, 409 the
 /// question closed, 410 used, expired or revoked.
 pub async fn answer(State(app): State<App>, Path(key): Path<String>) -> Response {
-    let link = match app.bridge.store().use_link(&crate::tokens::hash(&key), app.bridge.now_ms()) {
+    let link = match app.bridge.store().use_link(&crate::tokens::hash(&key), app.bridge.now_ms()).await {
         Ok(LinkUse::Fresh(link)) => link,
         Ok(LinkUse::Used) => return used_already(),
         Ok(LinkUse::Expired) => return expired(),
         Ok(LinkUse::Unknown) => return unknown(),
         Err(e) => return page(StatusCode::INTERNAL_SERVER_ERROR, "Not answered", &e.to_string(), None),
     };
-    let (record, label) = match usable(&app, &link) {
+    let (record, label) = match usable(&app, &link).await {
         Ok(found) => found,
         Err(refusal) => return refusal,
     };
-    match app.bridge.answer(&record.id, &[Selection::option(label.clone())], Some(&link.channel)) {
+    match app.bridge.answer(&record.id, &[Selection::option(label.clone())], Some(&link.channel)).await {
         Ok(_) => page(StatusCode::OK, "Answered", &format!("Sent “{}”. The agent has your answer.", escape(&label)), None),
-        Err(_) => closed(&app, &record.id),
+        Err(_) => closed(&app, &record.id).await,
     }
 }
 
 /// The question and option `link` answers, if it can still be answered.
-fn usable(app: &App, link: &StoredLink) -> Result<(QuestionRecord, String), Response> {
+async fn usable(app: &App, link: &StoredLink) -> Result<(QuestionRecord, String), Response> {
     if let Some(id) = &link.credential {
         if !app.security.registry.in_force(id) {
             return Err(page(StatusCode::GONE, "Revoked", "The device this link was sent to has been revoked.", None));
         }
     }
-    let Ok(record) = app.bridge.get(&link.question_id) else { return Err(unknown()) };
+    let Ok(record) = app.bridge.get(&link.question_id).await else { return Err(unknown()) };
     if record.status != Status::Pending {
-        return Err(closed(app, &record.id));
+        return Err(closed(app, &record.id).await);
     }
     let label = record.request.questions.first().and_then(|q| q.options.get(link.option)).map(|o| o.label.clone());
     label.map(|l| (record, l)).ok_or_else(unknown)
@@ -105,8 +105,8 @@ fn unknown() -> Response {
     )
 }
 
-fn closed(app: &App, id: &str) -> Response {
-    let what = match app.bridge.get(id) {
+async fn closed(app: &App, id: &str) -> Response {
+    let what = match app.bridge.get(id).await {
         Ok(r) => match (r.status, r.result) {
             (Status::Answered, Some(result)) => {
                 let given: Vec<String> = result.answers.iter().map(|a| a.answer.joined()).collect();

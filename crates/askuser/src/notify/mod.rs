@@ -249,18 +249,18 @@ impl Notifier {
         tokio::spawn(async move {
             // What a previous run sent is not sent again (and closes when answered);
             // what it had not sent yet (a delay, quiet hours) is scheduled again.
-            me.resume();
+            me.resume().await;
             loop {
                 let event = tokio::select! {
                     e = events.recv() => e,
                     _ = crate::hub::stopped(&mut stop) => return,
                 };
                 match event {
-                    Ok(BrowserEvent::Asked { question }) => me.asked(&question),
+                    Ok(BrowserEvent::Asked { question }) => me.asked(&question).await,
                     Ok(BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. }) => me.closed(&id),
                     Ok(_) => {}
                     // Fell behind: what was asked meanwhile is still pending in the store.
-                    Err(RecvError::Lagged(_)) => me.schedule_pending(),
+                    Err(RecvError::Lagged(_)) => me.schedule_pending().await,
                     Err(RecvError::Closed) => return,
                 }
             }
@@ -274,12 +274,12 @@ impl Notifier {
 
     /// Takes in what the store says was sent, closes what closed meanwhile (or whose
     /// close did not go out before a stop), then schedules every pending question.
-    fn resume(self: &Arc<Self>) {
-        let sent = self.bridge.store().notified().unwrap_or_else(|e| {
+    async fn resume(self: &Arc<Self>) {
+        let sent = self.bridge.store().notified().await.unwrap_or_else(|e| {
             tracing::warn!("cannot read the notifications sent: {e}");
             vec![]
         });
-        let subs = self.bridge.store().subscriptions().unwrap_or_default();
+        let subs = self.bridge.store().subscriptions().await.unwrap_or_default();
         let mut closed = HashSet::new();
         for (id, target, waits) in sent {
             if let Some(sub) = target.strip_prefix("push:").and_then(|e| subs.iter().find(|s| s.endpoint == e)) {
@@ -293,20 +293,20 @@ impl Notifier {
         for id in closed {
             self.closed(&id);
         }
-        self.schedule_pending();
+        self.schedule_pending().await;
     }
 
     /// Schedules every pending question (a target already claimed is skipped when due).
-    fn schedule_pending(self: &Arc<Self>) {
-        for record in self.bridge.list(crate::store::Filter::Pending, 10_000).unwrap_or_default() {
-            self.asked(&record);
+    async fn schedule_pending(self: &Arc<Self>) {
+        for record in self.bridge.list(crate::store::Filter::Pending, 10_000).await.unwrap_or_default() {
+            self.asked(&record).await;
         }
     }
 
     /// Schedules a notification of `record` for every device and channel that wants it.
-    fn asked(self: &Arc<Self>, record: &QuestionRecord) {
+    async fn asked(self: &Arc<Self>, record: &QuestionRecord) {
         let mut targets: Vec<(Target, Rules)> = vec![];
-        match self.bridge.store().subscriptions() {
+        match self.bridge.store().subscriptions().await {
             Ok(subs) => {
                 for sub in subs {
                     let rules = serde_json::from_str(&sub.rules).unwrap_or_default();
@@ -342,13 +342,13 @@ impl Notifier {
 
     /// Sends question `id` to `target` if it still waits, retrying with backoff.
     async fn deliver(self: &Arc<Self>, id: &str, target: Target) {
-        let Ok(record) = self.bridge.get(id) else { return };
+        let Ok(record) = self.bridge.get(id).await else { return };
         if record.status != Status::Pending {
             return; // answered before it was due
         }
         if let Target::Push(sub) = &target {
             // Unsubscribed or revoked while this waited for its time: not sent.
-            let current = self.bridge.store().subscriptions().unwrap_or_default();
+            let current = self.bridge.store().subscriptions().await.unwrap_or_default();
             if !current.iter().any(|c| c.endpoint == sub.endpoint && c.credential == sub.credential) {
                 return;
             }
@@ -361,13 +361,13 @@ impl Notifier {
             Target::Push(sub) => sub.credential.clone(),
             _ => None,
         };
-        let message = match self.message(&record, target.channel(), credential) {
+        let message = match self.message(&record, target.channel(), credential).await {
             Ok(m) => m,
             Err(e) => return tracing::warn!(%id, "cannot make answer links: {e}"),
         };
         let mut backoff = Duration::from_secs(1);
         for attempt in 1..=ATTEMPTS {
-            if attempt > 1 && !self.waits(id) {
+            if attempt > 1 && !self.waits(id).await {
                 return; // answered meanwhile
             }
             let sent = {
@@ -376,14 +376,14 @@ impl Notifier {
             };
             match sent {
                 push::Sent::Delivered => {
-                    if let Err(e) = self.bridge.store().add_notified(id, &key, self.bridge.now_ms()) {
+                    if let Err(e) = self.bridge.store().add_notified(id, &key, self.bridge.now_ms()).await {
                         tracing::warn!(%id, "{e}");
                     }
                     if let Target::Push(sub) = &target {
                         lock(&self.reached).entry(id.to_owned()).or_default().push(sub.clone());
                     }
                     // It may have closed while this was on its way: close it there too.
-                    if !self.waits(id) {
+                    if !self.waits(id).await {
                         self.closed(id);
                     }
                     return;
@@ -391,7 +391,7 @@ impl Notifier {
                 push::Sent::Gone => {
                     if let Target::Push(sub) = &target {
                         tracing::info!(endpoint = %sub.endpoint, "the push service says this subscription is gone: forgetting it");
-                        let _ = self.bridge.store().remove_subscription(&sub.endpoint, None);
+                        let _ = self.bridge.store().remove_subscription(&sub.endpoint, None).await;
                     }
                     return;
                 }
@@ -419,8 +419,8 @@ impl Notifier {
     }
 
     /// Whether question `id` still waits for an answer.
-    fn waits(&self, id: &str) -> bool {
-        self.bridge.get(id).is_ok_and(|r| r.status == Status::Pending)
+    async fn waits(&self, id: &str) -> bool {
+        self.bridge.get(id).await.is_ok_and(|r| r.status == Status::Pending)
     }
 
     async fn send(&self, target: &Target, message: &Message) -> push::Sent {
@@ -442,7 +442,12 @@ impl Notifier {
     }
 
     /// `record` as a notification for `channel`, with fresh answer links.
-    fn message(&self, record: &QuestionRecord, channel: &str, credential: Option<String>) -> Result<Message, crate::store::StoreError> {
+    async fn message(
+        &self,
+        record: &QuestionRecord,
+        channel: &str,
+        credential: Option<String>,
+    ) -> Result<Message, crate::store::StoreError> {
         let questions = &record.request.questions;
         let first = questions.first();
         let linkable = questions.len() == 1;
@@ -463,7 +468,7 @@ impl Notifier {
                 });
                 options.push(LinkedOption { label: choice.label.clone(), link: format!("{}/a/{key}", self.base) });
             }
-            self.bridge.store().add_links(&stored)?;
+            self.bridge.store().add_links(&stored).await?;
         }
         Ok(Message {
             id: record.id.clone(),
@@ -492,7 +497,7 @@ impl Notifier {
                     let _permit = me.gate.acquire().await;
                     let now_s = me.bridge.now_ms() / 1000;
                     if let push::Sent::Gone = push::send(&me.http, &me.vapid, &target, payload.as_bytes(), &push::topic(&id), now_s).await {
-                        let _ = me.bridge.store().remove_subscription(&sub.endpoint, None);
+                        let _ = me.bridge.store().remove_subscription(&sub.endpoint, None).await;
                     }
                 })
             })
@@ -507,7 +512,7 @@ impl Notifier {
                     return;
                 }
             }
-            let _ = me.bridge.store().forget_notified(&id);
+            let _ = me.bridge.store().forget_notified(&id).await;
         });
     }
 }

@@ -1,20 +1,20 @@
-//! The question store: every question an agent asks, and the final answer to it, kept
-//! durably in one SQLite file (`askuser.db` in the data directory).
+//! The SQLite store: one file (`askuser.db` in the data directory), the embedded default.
 //!
-//! This module owns the database file, its schema and migrations, and the one rule the
-//! rest of the bridge relies on: **a question becomes final once**. The first
-//! [`Store::finish`] wins atomically; any later one gets [`Finished::AlreadyFinal`] and
-//! changes nothing. A bridge killed with SIGKILL and restarted on the same file still
-//! has every pending question and every answer it acknowledged: every write is a
-//! committed SQLite transaction in WAL mode before the call returns.
+//! Every write is a committed SQLite transaction in WAL mode before the call returns, so
+//! a bridge killed with SIGKILL and restarted on the same file still has every pending
+//! question and every answer it acknowledged.
 //!
-//! The store is synchronous. The server keeps one [`Store`] in an `Arc` and calls it
-//! directly from async code: each call takes microseconds and never awaits.
+//! The calls are synchronous: the [`Store`] impl runs them inline on the bridge's thread
+//! (each takes microseconds and never awaits).
 
+use super::{
+    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Filter, Finished, Inserted, LinkUse, RawRecord, Store, StoreError,
+    StoredLink, StoredSubscription,
+};
 use crate::lock;
 use crate::tokens::{Credential, Scope};
 use askuser_core::protocol::QuestionRecord;
-use askuser_core::{AskResult, Status};
+use askuser_core::AskResult;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -98,51 +98,8 @@ const MIGRATIONS: &[&str] = &[
      );",
 ];
 
-/// The columns a [`QuestionRecord`] is rebuilt from, in [`RawRecord::from_row`] order.
-macro_rules! record_columns {
-    () => {
-        "id, status, created_at, answered_at, answered_by, request, result"
-    };
-}
-
-/// A device's push subscription as stored (`rules` as JSON text).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredSubscription {
-    pub endpoint: String,
-    /// The device credential that made it (`None`: the admin token).
-    pub credential: Option<String>,
-    pub p256dh: String,
-    pub auth: String,
-    pub rules: String,
-    pub created_at: u64,
-}
-
-/// An answer link as stored: `hash` is its key's SHA-256 in hex.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct StoredLink {
-    pub hash: String,
-    pub question_id: String,
-    /// The option it picks, by index in the (only) question's options.
-    pub option: usize,
-    /// Where it was sent (`push`, `webhook`, `ntfy`).
-    pub channel: String,
-    /// The device it was pushed to, so revoking the device voids it.
-    pub credential: Option<String>,
-    pub expires_at: u64,
-}
-
-/// What [`Store::use_link`] found.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum LinkUse {
-    /// Unused and unexpired: now used.
-    Fresh(StoredLink),
-    Used,
-    Expired,
-    Unknown,
-}
-
-/// The durable store of questions. Cheap to share: wrap it in an `Arc`.
-pub struct Store {
+/// The SQLite store. Cheap to share: wrap it in an `Arc`.
+pub struct Sqlite {
     /// One connection behind a std `Mutex`, not an async one: every critical section is
     /// a few statements on one connection (microseconds), and it is never held across
     /// an `.await` (the guard is not `Send`, so the compiler refuses that in a spawned
@@ -172,62 +129,13 @@ pub enum Durability {
     Full,
 }
 
-/// Why a store operation failed.
-#[derive(Debug, thiserror::Error)]
-pub enum StoreError {
-    /// Opening failed: `message` says what went wrong and what to do about it.
-    #[error("cannot open the question store at {}: {message}", path.display())]
-    Open { path: PathBuf, message: String },
-    /// The id exists with different questions.
-    #[error("question id {id:?} is already used by different questions; ask with a new id, or with the same questions to resume")]
-    Conflict { id: String },
-    /// No question has this id (it never existed, or was pruned).
-    #[error("no question with id {id:?}")]
-    NotFound { id: String },
-    /// Any other SQLite failure (disk full, I/O error, a corrupt row...), with context.
-    #[error("question store: {0}")]
-    Db(String),
-}
-
-/// What [`Store::insert`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[allow(clippy::large_enum_variant, reason = "one per ask, moved straight out; a Box would only add an allocation")]
-pub enum Inserted {
-    /// The question is stored as new.
-    New,
-    /// The id was already stored with the same questions (a resume): nothing changed,
-    /// and this is the stored record, which may already be final.
-    Existing(QuestionRecord),
-}
-
-/// What [`Store::finish`] did.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Finished {
-    /// This call made the question final; this is the record as now stored.
-    Done(QuestionRecord),
-    /// The question was already final: nothing changed, and this is the record with the
-    /// result that won.
-    AlreadyFinal(QuestionRecord),
-}
-
-/// Which questions [`Store::list`] returns.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Filter {
-    /// Questions still waiting for an answer, oldest first.
-    Pending,
-    /// Final questions, most recently finished first.
-    Final,
-    /// Every question, newest first.
-    All,
-}
-
-impl fmt::Debug for Store {
+impl fmt::Debug for Sqlite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Store").finish_non_exhaustive()
+        f.debug_struct("Sqlite").finish_non_exhaustive()
     }
 }
 
-impl Store {
+impl Sqlite {
     /// Opens (creating if missing) the store file at `path`; its directory must exist.
     ///
     /// Sets WAL mode, `synchronous` per `durability` and a busy timeout, migrates the
@@ -235,7 +143,7 @@ impl Store {
     /// missing or read-only directory, a read-only file, a file that is not a database or
     /// one written by a newer askuser fails here with [`StoreError::Open`], not at the
     /// first answer.
-    pub fn open(path: &Path, durability: Durability) -> Result<Store, StoreError> {
+    pub fn open(path: &Path, durability: Durability) -> Result<Sqlite, StoreError> {
         let fail = |e: rusqlite::Error| StoreError::Open { path: path.to_owned(), message: open_message(&e, path) };
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(path, flags).map_err(fail)?;
@@ -262,7 +170,7 @@ impl Store {
         };
         conn.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
         migrate(&mut conn, path)?;
-        Ok(Store::with(conn, path.parent().map(Path::to_path_buf)))
+        Ok(Sqlite::with(conn, path.parent().map(Path::to_path_buf)))
     }
 
     /// SQLite's own check of the store file at `path`, on a read-only connection of its
@@ -289,17 +197,17 @@ impl Store {
     }
 
     /// Opens an empty store that lives in memory only, for tests and benchmarks.
-    pub fn open_in_memory() -> Result<Store, StoreError> {
+    pub fn open_in_memory() -> Result<Sqlite, StoreError> {
         let memory = Path::new(":memory:");
         let fail = |e: rusqlite::Error| StoreError::Open { path: memory.to_owned(), message: open_message(&e, memory) };
         let mut conn = Connection::open_in_memory().map_err(fail)?;
         migrate(&mut conn, memory)?;
-        Ok(Store::with(conn, None))
+        Ok(Sqlite::with(conn, None))
     }
 
-    fn with(conn: Connection, dir: Option<PathBuf>) -> Store {
+    fn with(conn: Connection, dir: Option<PathBuf>) -> Sqlite {
         conn.set_prepared_statement_cache_capacity(32);
-        Store { conn: Mutex::new(conn), dir, write_failure: Mutex::new(None) }
+        Sqlite { conn: Mutex::new(conn), dir, write_failure: Mutex::new(None) }
     }
 
     /// Remembers how a write went, for [`Store::health`].
@@ -370,7 +278,7 @@ impl Store {
         drop(tx); // nothing was written: roll back
         drop(conn);
         let stored =
-            stored.ok_or_else(|| StoreError::Db(format!("question {:?} was neither inserted nor found", record.id)))?.into_record()?;
+            parse_record(stored.ok_or_else(|| StoreError::Db(format!("question {:?} was neither inserted nor found", record.id)))?)?;
         if stored.request.questions == record.request.questions {
             Ok(Inserted::Existing(stored))
         } else {
@@ -410,18 +318,18 @@ impl Store {
                  RETURNING ",
                 record_columns!()
             ))
-            .and_then(|mut s| s.query_row(params![id, result.status.as_str(), answered_at, by, json], RawRecord::from_row).optional())
+            .and_then(|mut s| s.query_row(params![id, result.status.as_str(), answered_at, by, json], from_row).optional())
             .map_err(context)?;
         if let Some(raw) = done {
             tx.commit().map_err(context)?;
             drop(conn);
-            return Ok(Finished::Done(raw.into_record()?));
+            return Ok(Finished::Done(parse_record(raw)?));
         }
         let stored = select(&tx, id).map_err(context)?;
         drop(tx); // nothing was written: roll back
         drop(conn);
         match stored {
-            Some(raw) => Ok(Finished::AlreadyFinal(raw.into_record()?)),
+            Some(raw) => Ok(Finished::AlreadyFinal(parse_record(raw)?)),
             None => Err(StoreError::NotFound { id: id.to_owned() }),
         }
     }
@@ -429,7 +337,7 @@ impl Store {
     /// The question `id`, or `None` if it is not stored.
     pub fn get(&self, id: &str) -> Result<Option<QuestionRecord>, StoreError> {
         let raw = select(&self.lock(), id).map_err(|e| db_error(format!("cannot read question {id:?}"), e))?;
-        raw.map(RawRecord::into_record).transpose()
+        raw.map(parse_record).transpose()
     }
 
     /// At most `limit` questions. [`Filter::Pending`]: oldest first (insertion order).
@@ -449,10 +357,10 @@ impl Store {
         let raw: Vec<RawRecord> = {
             let conn = self.lock();
             let mut stmt = conn.prepare_cached(sql).map_err(|e| db_error("cannot list questions".into(), e))?;
-            let rows = stmt.query_map([limit], RawRecord::from_row).map_err(|e| db_error("cannot list questions".into(), e))?;
+            let rows = stmt.query_map([limit], from_row).map_err(|e| db_error("cannot list questions".into(), e))?;
             rows.collect::<Result<_, _>>().map_err(|e| db_error("cannot list questions".into(), e))?
         };
-        raw.into_iter().map(RawRecord::into_record).collect()
+        raw.into_iter().map(parse_record).collect()
     }
 
     /// Pending questions after `after_seq` (0: from the first), oldest first: at most
@@ -476,20 +384,20 @@ impl Store {
                     break;
                 }
                 let seq: i64 = row.get(0).map_err(fail)?;
-                let record = RawRecord::from_row_at(row, 1).map_err(fail)?;
+                let record = from_row_at(row, 1).map_err(fail)?;
                 bytes += record.request.len() + record.result.as_ref().map_or(0, String::len);
                 last = seq;
                 raw.push(record);
             }
         }
-        let records = raw.into_iter().map(RawRecord::into_record).collect::<Result<_, _>>()?;
+        let records = raw.into_iter().map(parse_record).collect::<Result<_, _>>()?;
         Ok((records, last, more))
     }
 
     /// Final questions, most recently finished first, from `offset`; with `search`, only
     /// those whose request or result contains it (ASCII case ignored, as SQLite's LIKE).
     pub fn history(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<QuestionRecord>, StoreError> {
-        let pattern = search.map(|s| format!("%{}%", s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
+        let pattern = search.map(like_pattern);
         let (limit, offset) = (i64::try_from(limit).unwrap_or(i64::MAX), i64::try_from(offset).unwrap_or(i64::MAX));
         let raw: Vec<RawRecord> = {
             let conn = self.lock();
@@ -502,11 +410,11 @@ impl Store {
             );
             let mut stmt = conn.prepare_cached(sql).map_err(|e| db_error("cannot read the history".into(), e))?;
             let rows = stmt
-                .query_map(rusqlite::params![pattern, limit, offset], RawRecord::from_row)
+                .query_map(rusqlite::params![pattern, limit, offset], from_row)
                 .map_err(|e| db_error("cannot read the history".into(), e))?;
             rows.collect::<Result<_, _>>().map_err(|e| db_error("cannot read the history".into(), e))?
         };
-        raw.into_iter().map(RawRecord::into_record).collect()
+        raw.into_iter().map(parse_record).collect()
     }
 
     /// Deletes the final questions that became final (`answered_at`) before `cutoff_ms`,
@@ -773,6 +681,43 @@ impl Store {
     }
 }
 
+/// The [`Store`] calls, run inline: each is the synchronous method of the same name.
+macro_rules! inline {
+    ($($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
+        #[async_trait::async_trait]
+        impl Store for Sqlite {
+            $(async fn $name(&self, $($arg: $ty),*) -> $ret { Sqlite::$name(self, $($arg),*) })*
+        }
+    };
+}
+
+inline! {
+    insert(record: &QuestionRecord) -> Result<Inserted, StoreError>;
+    finish(id: &str, result: &AskResult, by: Option<&str>) -> Result<Finished, StoreError>;
+    get(id: &str) -> Result<Option<QuestionRecord>, StoreError>;
+    list(filter: Filter, limit: usize) -> Result<Vec<QuestionRecord>, StoreError>;
+    pending_page(after: i64, max_count: usize, max_bytes: usize) -> Result<(Vec<QuestionRecord>, i64, bool), StoreError>;
+    history(search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<QuestionRecord>, StoreError>;
+    prune(cutoff_ms: u64) -> Result<usize, StoreError>;
+    counts() -> Result<(usize, usize), StoreError>;
+    health() -> Result<(), String>;
+    set_owner(id: &str, owner: &str) -> Result<(), StoreError>;
+    owner(id: &str) -> Result<Option<String>, StoreError>;
+    add_credential(c: &Credential) -> Result<(), StoreError>;
+    credentials() -> Result<Vec<Credential>, StoreError>;
+    revoke_credential(id: &str, at: u64) -> Result<bool, StoreError>;
+    add_subscription(sub: &StoredSubscription) -> Result<(), StoreError>;
+    subscriptions() -> Result<Vec<StoredSubscription>, StoreError>;
+    remove_subscription(endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError>;
+    remove_subscriptions_of(id: &str) -> Result<usize, StoreError>;
+    add_links(links: &[StoredLink]) -> Result<(), StoreError>;
+    use_link(hash: &str, now: u64) -> Result<LinkUse, StoreError>;
+    link(hash: &str) -> Result<Option<(StoredLink, bool)>, StoreError>;
+    add_notified(id: &str, target: &str, at: u64) -> Result<(), StoreError>;
+    notified() -> Result<Vec<(String, String, bool)>, StoreError>;
+    forget_notified(id: &str) -> Result<(), StoreError>;
+}
+
 /// Brings the schema of the store at `path` to [`SCHEMA_VERSION`] in one write
 /// transaction. The version is written even when it is current, so an unwritable file
 /// or directory fails at open.
@@ -795,60 +740,26 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     tx.commit().map_err(fail)
 }
 
-/// A stored row, copied out of SQLite as is; [`RawRecord::into_record`] parses it.
-struct RawRecord {
-    id: String,
-    status: String,
-    created_at: i64,
-    answered_at: Option<i64>,
-    answered_by: Option<String>,
-    request: String,
-    result: Option<String>,
+/// Reads the columns named by `record_columns!`, in that order.
+fn from_row(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
+    from_row_at(row, 0)
 }
 
-impl RawRecord {
-    /// Reads the columns named by `record_columns!`, in that order.
-    fn from_row(row: &Row<'_>) -> rusqlite::Result<RawRecord> {
-        RawRecord::from_row_at(row, 0)
-    }
-
-    /// The same, starting at column `at`.
-    fn from_row_at(row: &Row<'_>, at: usize) -> rusqlite::Result<RawRecord> {
-        Ok(RawRecord {
-            id: row.get(at)?,
-            status: row.get(at + 1)?,
-            created_at: row.get(at + 2)?,
-            answered_at: row.get(at + 3)?,
-            answered_by: row.get(at + 4)?,
-            request: row.get(at + 5)?,
-            result: row.get(at + 6)?,
-        })
-    }
-
-    fn into_record(self) -> Result<QuestionRecord, StoreError> {
-        let id = self.id;
-        let corrupt = |what: &str, e: &dyn fmt::Display| StoreError::Db(format!("question {id:?} has an invalid stored {what}: {e}"));
-        let status: Status = self.status.parse().map_err(|e: String| corrupt("status", &e))?;
-        let request = serde_json::from_str(&self.request).map_err(|e| corrupt("request", &e))?;
-        let result = match self.result {
-            Some(text) => Some(serde_json::from_str(&text).map_err(|e| corrupt("result", &e))?),
-            None => None,
-        };
-        let ms = |v: i64, what: &str| u64::try_from(v).map_err(|_| corrupt(what, &format!("negative time {v}")));
-        let created_at = ms(self.created_at, "createdAt")?;
-        let answered_at = self.answered_at.map(|v| ms(v, "answeredAt")).transpose()?;
-        Ok(QuestionRecord { id, request, status, created_at, answered_at, result, answered_by: self.answered_by })
-    }
+/// The same, starting at column `at`.
+fn from_row_at(row: &Row<'_>, at: usize) -> rusqlite::Result<RawRecord> {
+    Ok(RawRecord {
+        id: row.get(at)?,
+        status: row.get(at + 1)?,
+        created_at: row.get(at + 2)?,
+        answered_at: row.get(at + 3)?,
+        answered_by: row.get(at + 4)?,
+        request: row.get(at + 5)?,
+        result: row.get(at + 6)?,
+    })
 }
 
 fn select(conn: &Connection, id: &str) -> rusqlite::Result<Option<RawRecord>> {
-    conn.prepare_cached(concat!("SELECT ", record_columns!(), " FROM questions WHERE id = ?1"))?
-        .query_row([id], RawRecord::from_row)
-        .optional()
-}
-
-fn to_json<T: serde::Serialize>(value: &T, what: &str, id: &str) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Db(format!("cannot encode the {what} of question {id:?}: {e}")))
+    conn.prepare_cached(concat!("SELECT ", record_columns!(), " FROM questions WHERE id = ?1"))?.query_row([id], from_row).optional()
 }
 
 /// The link whose key hashes to `hash`, and when it was used.
@@ -866,10 +777,6 @@ fn read_link(conn: &Connection, hash: &str) -> rusqlite::Result<Option<(StoredLi
             Ok((link, r.get(5)?))
         })
         .optional()
-}
-
-fn to_sql_ms(ms: u64, what: &str, id: &str) -> Result<i64, StoreError> {
-    i64::try_from(ms).map_err(|_| StoreError::Db(format!("question {id:?}: {what} {ms} is out of range")))
 }
 
 /// The bytes an unprivileged user may still write on the file system holding `dir`.
@@ -926,7 +833,7 @@ fn open_message(e: &rusqlite::Error, path: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use askuser_core::{resolve, Agent, Choice, Question, Request, Selection};
+    use askuser_core::{resolve, Agent, Choice, Question, Request, Selection, Status};
     use std::sync::{Arc, Barrier};
 
     fn request(id: &str, question: &str) -> Request {
@@ -981,7 +888,7 @@ mod tests {
 
     #[test]
     fn an_answer_link_is_used_once_and_not_after_it_expires() {
-        let store = Store::open_in_memory().unwrap();
+        let store = Sqlite::open_in_memory().unwrap();
         let link = |hash: &str, expires_at| StoredLink {
             hash: hash.into(),
             question_id: "q1".into(),
@@ -1002,13 +909,13 @@ mod tests {
     #[test]
     fn store_is_send_and_sync() {
         fn check<T: Send + Sync>() {}
-        check::<Store>();
+        check::<Sqlite>();
     }
 
     #[test]
     fn insert_get_round_trip() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("askuser.db"), Durability::Normal).unwrap();
+        let store = Sqlite::open(&dir.path().join("askuser.db"), Durability::Normal).unwrap();
         let rec = pending("q-1", 1_000);
         assert_eq!(store.insert(&rec).unwrap(), Inserted::New);
         assert_eq!(store.get("q-1").unwrap(), Some(rec));
@@ -1018,7 +925,7 @@ mod tests {
 
     #[test]
     fn resume_with_same_questions_returns_the_stored_record() {
-        let store = Store::open_in_memory().unwrap();
+        let store = Sqlite::open_in_memory().unwrap();
         let rec = pending("q-1", 1_000);
         store.insert(&rec).unwrap();
         // A resume may come later, with other metadata: only the questions must match.
@@ -1033,7 +940,7 @@ mod tests {
 
     #[test]
     fn history_pages_newest_final_first_and_searches() {
-        let store = Store::open_in_memory().unwrap();
+        let store = Sqlite::open_in_memory().unwrap();
         for (i, q) in ["Which database?", "Which cache?", "Which 100%_db?"].iter().enumerate() {
             let id = format!("q-{i}");
             let mut rec = pending(&id, 1_000 + i as u64);
@@ -1054,7 +961,7 @@ mod tests {
 
     #[test]
     fn pending_pages_are_bounded_by_count_and_bytes() {
-        let store = Store::open_in_memory().unwrap();
+        let store = Sqlite::open_in_memory().unwrap();
         for i in 0..5 {
             store.insert(&pending(&format!("q-{i}"), 1_000 + i)).unwrap();
         }
@@ -1073,7 +980,7 @@ mod tests {
 
     #[test]
     fn conflict_leaves_the_stored_question_unchanged() {
-        let store = Store::open_in_memory().unwrap();
+        let store = Sqlite::open_in_memory().unwrap();
         let rec = pending("q-1", 1_000);
         store.insert(&rec).unwrap();
         let mut other = pending("q-1", 2_000);
@@ -1087,7 +994,7 @@ mod tests {
 
     #[test]
     fn first_finish_wins() {
-        let store = Store::open_in_memory().unwrap();
+        let store = Sqlite::open_in_memory().unwrap();
         store.insert(&pending("q-1", 1_000)).unwrap();
         let first = answer("q-1", "SQLite", 2_000);
         let rec = done(store.finish("q-1", &first, Some("c-1")).unwrap());
@@ -1109,7 +1016,7 @@ mod tests {
 
     #[test]
     fn finish_without_a_client_and_with_every_final_status() {
-        let store = Store::open_in_memory().unwrap();
+        let store = Sqlite::open_in_memory().unwrap();
         for (i, status) in [Status::Cancelled, Status::TimedOut, Status::Withdrawn].into_iter().enumerate() {
             let id = format!("q-{i}");
             store.insert(&pending(&id, 1_000)).unwrap();
@@ -1121,7 +1028,7 @@ mod tests {
 
     #[test]
     fn finish_refuses_a_pending_result() {
-        let store = Store::open_in_memory().unwrap();
+        let store = Sqlite::open_in_memory().unwrap();
         store.insert(&pending("q-1", 1_000)).unwrap();
         let mut result = cancel("q-1", 2_000);
         result.status = Status::Pending;
@@ -1131,7 +1038,7 @@ mod tests {
 
     #[test]
     fn finish_unknown_id_is_not_found() {
-        let store = Store::open_in_memory().unwrap();
+        let store = Sqlite::open_in_memory().unwrap();
         let err = store.finish("nope", &cancel("nope", 1), None).unwrap_err();
         assert!(matches!(&err, StoreError::NotFound { id } if id == "nope"), "{err:?}");
         assert_eq!(err.to_string(), "no question with id \"nope\"");
@@ -1139,7 +1046,7 @@ mod tests {
 
     #[test]
     fn list_orders_each_filter_and_respects_limit() {
-        let store = Store::open_in_memory().unwrap();
+        let store = Sqlite::open_in_memory().unwrap();
         // Created in this order; created_at deliberately disagrees with insertion order.
         for (i, id) in ["a", "b", "c", "d", "e"].into_iter().enumerate() {
             store.insert(&pending(id, 10_000 - i as u64)).unwrap();
@@ -1166,7 +1073,7 @@ mod tests {
 
     #[test]
     fn prune_removes_only_old_final_questions() {
-        let store = Store::open_in_memory().unwrap();
+        let store = Sqlite::open_in_memory().unwrap();
         for id in ["old", "new", "waiting", "boundary"] {
             store.insert(&pending(id, 0)).unwrap();
         }
@@ -1188,7 +1095,7 @@ mod tests {
     }
 
     /// Writes a pending question, an answered one and a cancelled one.
-    fn write_sample(store: &Store) {
+    fn write_sample(store: &Sqlite) {
         store.insert(&pending("p", 1)).unwrap();
         store.insert(&pending("a", 2)).unwrap();
         store.insert(&pending("c", 3)).unwrap();
@@ -1196,7 +1103,7 @@ mod tests {
         done(store.finish("c", &cancel("c", 11), Some("cli")).unwrap());
     }
 
-    fn check_sample(store: &Store) {
+    fn check_sample(store: &Sqlite) {
         assert_eq!(store.get("p").unwrap(), Some(pending("p", 1)));
         let a = store.get("a").unwrap().unwrap();
         assert_eq!((a.status, a.answered_by.as_deref(), a.result), (Status::Answered, Some("c-1"), Some(answer("a", "SQLite", 10))));
@@ -1214,10 +1121,10 @@ mod tests {
         let path = dir.path().join("askuser.db");
         for durability in [Durability::Normal, Durability::Full] {
             let _ = std::fs::remove_file(&path);
-            let store = Store::open(&path, durability).unwrap();
+            let store = Sqlite::open(&path, durability).unwrap();
             write_sample(&store);
             drop(store);
-            check_sample(&Store::open(&path, durability).unwrap());
+            check_sample(&Sqlite::open(&path, durability).unwrap());
         }
     }
 
@@ -1227,20 +1134,20 @@ mod tests {
         // file stays, and a second store on the same file sees every commit.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("askuser.db");
-        let first = Store::open(&path, Durability::Normal).unwrap();
+        let first = Sqlite::open(&path, Durability::Normal).unwrap();
         write_sample(&first);
-        let second = Store::open(&path, Durability::Normal).unwrap();
+        let second = Sqlite::open(&path, Durability::Normal).unwrap();
         check_sample(&second);
         std::mem::forget(first); // never closed, like a killed process
         drop(second);
-        check_sample(&Store::open(&path, Durability::Normal).unwrap());
+        check_sample(&Sqlite::open(&path, Durability::Normal).unwrap());
     }
 
     /// Not a test on its own: the child process of `killed_bridge_loses_nothing`.
     #[test]
     fn sigkill_child() {
         let Some(path) = std::env::var_os("ASKUSER_STORE_SIGKILL_CHILD") else { return };
-        let store = Store::open(Path::new(&path), Durability::Normal).unwrap();
+        let store = Sqlite::open(Path::new(&path), Durability::Normal).unwrap();
         write_sample(&store);
         println!("STORE-READY");
         loop {
@@ -1267,14 +1174,14 @@ mod tests {
         assert!(ready, "the child process never wrote its questions");
         // The child never closed the store, so its commits are still only in the WAL.
         assert!(dir.path().join("askuser.db-wal").exists());
-        check_sample(&Store::open(&path, Durability::Normal).unwrap());
+        check_sample(&Sqlite::open(&path, Durability::Normal).unwrap());
     }
 
     #[test]
     fn open_in_a_missing_directory_names_the_path() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("missing").join("askuser.db");
-        let err = Store::open(&path, Durability::Normal).unwrap_err();
+        let err = Sqlite::open(&path, Durability::Normal).unwrap_err();
         assert!(matches!(&err, StoreError::Open { path: p, .. } if *p == path), "{err:?}");
         let text = err.to_string();
         assert!(text.contains(&path.display().to_string()), "{text}");
@@ -1299,7 +1206,7 @@ mod tests {
             std::fs::write(&file, b"").unwrap();
             file.join("askuser.db")
         };
-        let err = Store::open(&path, Durability::Normal).unwrap_err();
+        let err = Sqlite::open(&path, Durability::Normal).unwrap_err();
         assert!(matches!(&err, StoreError::Open { path: p, .. } if *p == path), "{err:?}");
         assert!(err.to_string().contains(&path.display().to_string()), "{err}");
         std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o700)).unwrap();
@@ -1311,17 +1218,17 @@ mod tests {
         use std::os::unix::fs::PermissionsExt;
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("askuser.db");
-        drop(Store::open(&path, Durability::Normal).unwrap());
+        drop(Sqlite::open(&path, Durability::Normal).unwrap());
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o400)).unwrap();
         if std::fs::OpenOptions::new().append(true).open(&path).is_ok() {
             return; // root ignores permissions: nothing to check
         }
-        let err = Store::open(&path, Durability::Normal).unwrap_err();
+        let err = Sqlite::open(&path, Durability::Normal).unwrap_err();
         assert!(err.to_string().contains("read-only"), "{err}");
         // A writable store in a directory that became read-only cannot get its WAL file.
         std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o500)).unwrap();
-        let err = Store::open(&path, Durability::Normal);
+        let err = Sqlite::open(&path, Durability::Normal);
         std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
         assert!(matches!(err, Err(StoreError::Open { .. })), "{err:?}");
     }
@@ -1331,7 +1238,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("askuser.db");
         std::fs::write(&path, "this is not a database, just some text that is long enough to have a header").unwrap();
-        let err = Store::open(&path, Durability::Normal).unwrap_err();
+        let err = Sqlite::open(&path, Durability::Normal).unwrap_err();
         assert!(matches!(err, StoreError::Open { .. }), "{err:?}");
         assert!(err.to_string().contains("not an askuser store"), "{err}");
     }
@@ -1340,23 +1247,23 @@ mod tests {
     fn open_refuses_a_newer_schema() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("askuser.db");
-        drop(Store::open(&path, Durability::Normal).unwrap());
+        drop(Sqlite::open(&path, Durability::Normal).unwrap());
         Connection::open(&path).unwrap().pragma_update(None, "user_version", SCHEMA_VERSION + 1).unwrap();
-        let err = Store::open(&path, Durability::Normal).unwrap_err();
+        let err = Sqlite::open(&path, Durability::Normal).unwrap_err();
         assert!(err.to_string().contains("newer askuser"), "{err}");
     }
 
     #[test]
     fn open_on_a_directory_says_so() {
         let dir = tempfile::tempdir().unwrap();
-        let err = Store::open(dir.path(), Durability::Normal).unwrap_err();
+        let err = Sqlite::open(dir.path(), Durability::Normal).unwrap_err();
         assert!(err.to_string().contains("it is a directory"), "{err}");
     }
 
     #[test]
     fn concurrent_finishes_have_exactly_one_winner() {
         let dir = tempfile::tempdir().unwrap();
-        let store = Arc::new(Store::open(&dir.path().join("askuser.db"), Durability::Normal).unwrap());
+        let store = Arc::new(Sqlite::open(&dir.path().join("askuser.db"), Durability::Normal).unwrap());
         race_to_finish(&[store]);
     }
 
@@ -1365,12 +1272,12 @@ mod tests {
         // As if two processes shared the file: SQLite's locking, not the mutex, decides.
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("askuser.db");
-        let stores: Vec<_> = (0..8).map(|_| Arc::new(Store::open(&path, Durability::Normal).unwrap())).collect();
+        let stores: Vec<_> = (0..8).map(|_| Arc::new(Sqlite::open(&path, Durability::Normal).unwrap())).collect();
         race_to_finish(&stores);
     }
 
     /// Eight threads, spread over `stores`, answer the same question at once.
-    fn race_to_finish(stores: &[Arc<Store>]) {
+    fn race_to_finish(stores: &[Arc<Sqlite>]) {
         let store = &stores[0];
         store.insert(&pending("q-1", 1)).unwrap();
         let barrier = Arc::new(Barrier::new(8));

@@ -1,0 +1,244 @@
+//! The question store: every question an agent asks and the final answer to it, the
+//! credentials, push subscriptions and answer links. The only durable state a bridge has.
+//!
+//! One trait, [`Store`], and two implementations: [`Sqlite`] (one file in the data
+//! directory, the embedded default, one bridge) and [`Postgres`] (a database several
+//! bridges share, `--store postgres://…`). The hub holds a `Box<dyn Store>` and does not
+//! know which it has.
+//!
+//! Both keep the rule the rest of the bridge relies on: **a question becomes final
+//! once**. The first [`Store::finish`] wins atomically (one `UPDATE … WHERE status =
+//! 'pending'`, in whichever process or bridge); any later one gets
+//! [`Finished::AlreadyFinal`] and changes nothing. Every write is committed before the
+//! call returns, so a bridge killed with SIGKILL loses nothing it acknowledged.
+//!
+//! A shared store also carries the bridges' events to each other ([`Store::events`]);
+//! SQLite, with one bridge, has none.
+
+// pub mod postgres;
+mod sqlite;
+
+use crate::tokens::Credential;
+use askuser_core::protocol::QuestionRecord;
+use askuser_core::AskResult;
+use std::path::PathBuf;
+
+// pub use postgres::Postgres;
+pub use sqlite::{Durability, Sqlite, MIN_FREE_BYTES};
+
+/// The durable store a bridge keeps everything in (see the module docs).
+#[async_trait::async_trait]
+pub trait Store: Send + Sync + std::fmt::Debug {
+    /// Stores a new question (normally pending; the record is stored as given).
+    ///
+    /// If `record.id` is already stored: with the same `request.questions` this is a
+    /// resume and returns `Ok(Inserted::Existing(stored record))`, changing nothing; with
+    /// different questions it returns [`StoreError::Conflict`], changing nothing.
+    async fn insert(&self, record: &QuestionRecord) -> Result<Inserted, StoreError>;
+
+    /// Makes the pending question `id` final with `result` (its status and
+    /// `answered_at`); `by` is the client that gave the answer, if any. Atomic: of several
+    /// concurrent calls, from any bridge, exactly one returns [`Finished::Done`]. An
+    /// unknown id is [`StoreError::NotFound`]; a pending `result` is refused.
+    async fn finish(&self, id: &str, result: &AskResult, by: Option<&str>) -> Result<Finished, StoreError>;
+
+    /// The question `id`, or `None` if it is not stored.
+    async fn get(&self, id: &str) -> Result<Option<QuestionRecord>, StoreError>;
+
+    /// At most `limit` questions. [`Filter::Pending`]: oldest first (insertion order).
+    /// [`Filter::Final`]: most recently finished first. [`Filter::All`]: newest first.
+    async fn list(&self, filter: Filter, limit: usize) -> Result<Vec<QuestionRecord>, StoreError>;
+
+    /// Pending questions after position `after` (0: from the first), oldest first: at most
+    /// `max_count`, and no more once their stored text passes `max_bytes` (at least one
+    /// is returned, however big). Returns them, the last one's position for the next call,
+    /// and whether more follow.
+    async fn pending_page(&self, after: i64, max_count: usize, max_bytes: usize) -> Result<(Vec<QuestionRecord>, i64, bool), StoreError>;
+
+    /// Final questions, most recently finished first, from `offset`; with `search`, only
+    /// those whose request or result contains it (ASCII case ignored).
+    async fn history(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<QuestionRecord>, StoreError>;
+
+    /// Deletes the final questions that became final before `cutoff_ms` (and expired
+    /// answer links and old notification records); how many questions. Pending questions
+    /// are never deleted.
+    async fn prune(&self, cutoff_ms: u64) -> Result<usize, StoreError>;
+
+    /// How many questions are `(pending, final)`.
+    async fn counts(&self) -> Result<(usize, usize), StoreError>;
+
+    /// Whether the store can take writes; `Err` says why not.
+    async fn health(&self) -> Result<(), String>;
+
+    /// Records that credential `owner` asked question `id` (kept if one is recorded).
+    async fn set_owner(&self, id: &str, owner: &str) -> Result<(), StoreError>;
+    /// The agent credential that asked question `id`, if one did.
+    async fn owner(&self, id: &str) -> Result<Option<String>, StoreError>;
+
+    /// Stores a new credential (its token only as a hash).
+    async fn add_credential(&self, c: &Credential) -> Result<(), StoreError>;
+    /// Every credential, revoked ones included, oldest first.
+    async fn credentials(&self) -> Result<Vec<Credential>, StoreError>;
+    /// Marks credential `id` revoked at `at`; false when there is none or it already was.
+    async fn revoke_credential(&self, id: &str, at: u64) -> Result<bool, StoreError>;
+
+    /// Keeps `sub` (replacing one with the same endpoint).
+    async fn add_subscription(&self, sub: &StoredSubscription) -> Result<(), StoreError>;
+    /// Every push subscription, oldest first.
+    async fn subscriptions(&self) -> Result<Vec<StoredSubscription>, StoreError>;
+    /// Forgets the subscription at `endpoint` (only `credential`'s, when given); whether
+    /// there was one.
+    async fn remove_subscription(&self, endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError>;
+    /// Forgets every subscription credential `id` made (it was revoked).
+    async fn remove_subscriptions_of(&self, id: &str) -> Result<usize, StoreError>;
+
+    /// Keeps answer links (their keys only as hashes).
+    async fn add_links(&self, links: &[StoredLink]) -> Result<(), StoreError>;
+    /// Uses the link whose key hashes to `hash` at `now`: marks it used if it is unused
+    /// and unexpired, atomically, so a link answers once however many use it at once.
+    async fn use_link(&self, hash: &str, now: u64) -> Result<LinkUse, StoreError>;
+    /// The link whose key hashes to `hash`, and whether it was used, without using it.
+    async fn link(&self, hash: &str) -> Result<Option<(StoredLink, bool)>, StoreError>;
+
+    /// Records that question `id` reached `target` (`push:ENDPOINT`, `webhook`, `ntfy`).
+    async fn add_notified(&self, id: &str, target: &str, at: u64) -> Result<(), StoreError>;
+    /// Every (question, target) recorded as reached, and whether the question still waits.
+    async fn notified(&self) -> Result<Vec<(String, String, bool)>, StoreError>;
+    /// Forgets where question `id` was sent (its notifications are closed).
+    async fn forget_notified(&self, id: &str) -> Result<(), StoreError>;
+}
+
+/// A device's push subscription as stored (`rules` as JSON text).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredSubscription {
+    pub endpoint: String,
+    /// The device credential that made it (`None`: the admin token).
+    pub credential: Option<String>,
+    pub p256dh: String,
+    pub auth: String,
+    pub rules: String,
+    pub created_at: u64,
+}
+
+/// An answer link as stored: `hash` is its key's SHA-256 in hex.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredLink {
+    pub hash: String,
+    pub question_id: String,
+    /// The option it picks, by index in the (only) question's options.
+    pub option: usize,
+    /// Where it was sent (`push`, `webhook`, `ntfy`).
+    pub channel: String,
+    /// The device it was pushed to, so revoking the device voids it.
+    pub credential: Option<String>,
+    pub expires_at: u64,
+}
+
+/// What [`Store::use_link`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LinkUse {
+    /// Unused and unexpired: now used.
+    Fresh(StoredLink),
+    Used,
+    Expired,
+    Unknown,
+}
+
+/// Why a store operation failed.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// Opening failed: `message` says what went wrong and what to do about it.
+    #[error("cannot open the question store at {}: {message}", path.display())]
+    Open { path: PathBuf, message: String },
+    /// The id exists with different questions.
+    #[error("question id {id:?} is already used by different questions; ask with a new id, or with the same questions to resume")]
+    Conflict { id: String },
+    /// No question has this id (it never existed, or was pruned).
+    #[error("no question with id {id:?}")]
+    NotFound { id: String },
+    /// Any other database failure (disk full, I/O error, a lost connection, a corrupt
+    /// row...), with context.
+    #[error("question store: {0}")]
+    Db(String),
+}
+
+/// What [`Store::insert`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[allow(clippy::large_enum_variant, reason = "one per ask, moved straight out; a Box would only add an allocation")]
+pub enum Inserted {
+    /// The question is stored as new.
+    New,
+    /// The id was already stored with the same questions (a resume): nothing changed,
+    /// and this is the stored record, which may already be final.
+    Existing(QuestionRecord),
+}
+
+/// What [`Store::finish`] did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Finished {
+    /// This call made the question final; this is the record as now stored.
+    Done(QuestionRecord),
+    /// The question was already final: nothing changed, and this is the record with the
+    /// result that won.
+    AlreadyFinal(QuestionRecord),
+}
+
+/// Which questions [`Store::list`] returns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Filter {
+    /// Questions still waiting for an answer, oldest first.
+    Pending,
+    /// Final questions, most recently finished first.
+    Final,
+    /// Every question, newest first.
+    All,
+}
+
+/// Parses stored JSON text into a record's parts, naming the question when it is not.
+pub(crate) fn parse_record(raw: RawRecord) -> Result<QuestionRecord, StoreError> {
+    use askuser_core::Status;
+    let id = raw.id;
+    let corrupt = |what: &str, e: &dyn std::fmt::Display| StoreError::Db(format!("question {id:?} has an invalid stored {what}: {e}"));
+    let status: Status = raw.status.parse().map_err(|e: String| corrupt("status", &e))?;
+    let request = serde_json::from_str(&raw.request).map_err(|e| corrupt("request", &e))?;
+    let result = match raw.result {
+        Some(text) => Some(serde_json::from_str(&text).map_err(|e| corrupt("result", &e))?),
+        None => None,
+    };
+    let ms = |v: i64, what: &str| u64::try_from(v).map_err(|_| corrupt(what, &format!("negative time {v}")));
+    let created_at = ms(raw.created_at, "createdAt")?;
+    let answered_at = raw.answered_at.map(|v| ms(v, "answeredAt")).transpose()?;
+    Ok(QuestionRecord { id, request, status, created_at, answered_at, result, answered_by: raw.answered_by })
+}
+
+/// A stored question row, copied out of the database as is; [`parse_record`] parses it.
+pub(crate) struct RawRecord {
+    pub id: String,
+    pub status: String,
+    pub created_at: i64,
+    pub answered_at: Option<i64>,
+    pub answered_by: Option<String>,
+    pub request: String,
+    pub result: Option<String>,
+}
+
+/// The columns a [`RawRecord`] is read from, in its field order.
+macro_rules! record_columns {
+    () => {
+        "id, status, created_at, answered_at, answered_by, request, result"
+    };
+}
+pub(crate) use record_columns;
+
+pub(crate) fn to_json<T: serde::Serialize>(value: &T, what: &str, id: &str) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::Db(format!("cannot encode the {what} of question {id:?}: {e}")))
+}
+
+pub(crate) fn to_sql_ms(ms: u64, what: &str, id: &str) -> Result<i64, StoreError> {
+    i64::try_from(ms).map_err(|_| StoreError::Db(format!("question {id:?}: {what} {ms} is out of range")))
+}
+
+/// The `%…%` pattern for a history search, with LIKE's wildcards escaped (`\`).
+pub(crate) fn like_pattern(search: &str) -> String {
+    format!("%{}%", search.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_"))
+}
