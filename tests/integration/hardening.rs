@@ -936,10 +936,11 @@ async fn a_half_open_agent_socket_is_noticed_and_its_question_stays_answerable()
         }
         got
     });
+    // Its keepalive starts when its socket opens: time from there.
+    let started = Instant::now();
     let mut half = agent_socket(&b.url).await;
     send(&mut half, ask("half-q", "half")).await;
     assert_eq!(next_json(&mut half).await["type"], "accepted");
-    let started = Instant::now();
     // The browser hears that "half" went away; "live" never does.
     let mut gone = None;
     while started.elapsed() < Duration::from_secs(5) {

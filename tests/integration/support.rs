@@ -43,14 +43,33 @@ pub async fn bridge_with(settings: askuser::hub::Settings) -> TestBridge {
 
 /// A bridge on 127.0.0.1:0 (unless `configure` says otherwise) with the test token,
 /// and an HTTP client that pins its certificate if it speaks TLS.
+///
+/// With `ASKUSER_TEST_POSTGRES` set (scripts/with-postgres), the bridge keeps its store
+/// in a database of that server instead, one per data directory (so a restart on the
+/// same directory finds its questions again).
 pub async fn bridge_configured(dir: tempfile::TempDir, configure: impl FnOnce(&mut ServeOptions)) -> TestBridge {
     let mut opts = ServeOptions::new(dir.path().to_path_buf());
     opts.addr = "127.0.0.1:0".into();
     opts.token = Some(TOKEN.into());
+    if let Ok(admin) = std::env::var("ASKUSER_TEST_POSTGRES") {
+        opts.store = Some(shared_store(&admin, dir.path()).await);
+    }
     configure(&mut opts);
     let running = start(opts).await.expect("the bridge starts");
     let (url, http) = (running.url.clone(), askuser::tls::http_client(running.fingerprint));
     TestBridge { running: Some(running), dir, url, http }
+}
+
+/// The database of data directory `dir` on the server at `admin`, made the first time.
+async fn shared_store(admin: &str, dir: &std::path::Path) -> String {
+    let name: String = dir.file_name().unwrap().to_string_lossy().chars().filter(char::is_ascii_alphanumeric).collect();
+    let name = format!("t_{}", name.to_lowercase());
+    let marker = dir.join("test-database");
+    if !marker.exists() {
+        crate::pg::create_database(admin, &name).await;
+        std::fs::write(&marker, &name).unwrap();
+    }
+    admin.replacen("/postgres?", &format!("/{name}?"), 1)
 }
 
 impl TestBridge {

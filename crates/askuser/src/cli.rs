@@ -159,6 +159,12 @@ pub struct ServeArgs {
     /// How long answered questions stay in the history, in days.
     #[arg(long, value_name = "DAYS", default_value_t = 30)]
     pub retention_days: u64,
+    /// Keep questions, credentials and subscriptions in this PostgreSQL database, shared
+    /// by every bridge given the same URL (a team's inbox; docs/deploy.md), instead of the
+    /// SQLite file in the data directory: postgres://USER:PASSWORD@HOST/DB, with
+    /// ?sslmode=require&sslrootcert=CA.pem for TLS. Also from ASKUSER_STORE.
+    #[arg(long, value_name = "URL", env = "ASKUSER_STORE", value_parser = store_url)]
+    pub store: Option<String>,
     /// `full` also survives power loss (slower); `normal` survives a killed process.
     #[arg(long, value_enum, default_value_t = DurabilityArg::Normal)]
     pub durability: DurabilityArg,
@@ -310,6 +316,14 @@ pub enum DurabilityArg {
     Full,
 }
 
+/// `--store`: a PostgreSQL URL (checked here, so a typo fails before anything starts).
+fn store_url(text: &str) -> Result<String, String> {
+    if !(text.starts_with("postgres://") || text.starts_with("postgresql://")) {
+        return Err(format!("expected a postgres:// or postgresql:// URL, got {:?}", crate::store::postgres::shown(text)));
+    }
+    crate::store::postgres::parse_url(text).map(|_| text.to_owned())
+}
+
 impl ServeArgs {
     pub fn options(&self) -> anyhow::Result<ServeOptions> {
         let mut opts = ServeOptions::new(config::data_dir(self.data_dir.as_deref())?);
@@ -318,6 +332,7 @@ impl ServeArgs {
         opts.allow_origins = self.allow_origins.clone();
         opts.limits.max_connections = self.max_connections;
         opts.accept_damaged_store = self.accept_damaged_store;
+        opts.store = self.store.clone();
         opts.tls = match (&self.tls_cert, &self.tls_key) {
             (Some(cert), Some(key)) => Some(crate::serve::Tls::Files { cert: cert.clone(), key: key.clone() }),
             _ => self.tls.then_some(crate::serve::Tls::SelfSigned),

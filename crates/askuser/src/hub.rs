@@ -10,12 +10,12 @@
 //! across an `.await`.
 
 use crate::lock;
-use crate::store::{Durability, Filter, Finished, Inserted, Sqlite, Store, StoreError};
+use crate::store::{Durability, Filter, Finished, Inserted, Sqlite, Store, StoreError, StoreEvent};
 use askuser_core::dialect::normalize;
 use askuser_core::protocol::{AgentPresence, BrowserEvent, ErrorBody, ErrorCode, QuestionRecord, SNAPSHOT_PART, SNAPSHOT_PART_BYTES};
 use askuser_core::{resolve, AskResult, Invalid, Limits, Selection, Status, Warning};
 use serde_json::Value;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -165,11 +165,19 @@ pub struct SnapshotCursor {
 #[derive(Debug, Clone)]
 struct Session {
     presence: AgentPresence,
+    /// Agents of this session waiting here ...
     attached: usize,
+    /// ... and whether one waits at another bridge sharing the store.
+    elsewhere: bool,
 }
 
 pub struct Bridge {
-    store: Box<dyn Store>,
+    store: Arc<dyn Store>,
+    /// The store is shared with other bridges (it has events).
+    shared: bool,
+    /// Questions this bridge is finishing, so a resync does not take them for finished
+    /// elsewhere.
+    settling: Mutex<HashSet<String>>,
     settings: Settings,
     clock: Clock,
     events: broadcast::Sender<BrowserEvent>,
@@ -186,9 +194,16 @@ impl Bridge {
     /// A bridge over `store`. Call [`Bridge::start_background`] inside a runtime to arm
     /// timeouts and the sweeper.
     pub fn new(store: impl Store + 'static, settings: Settings) -> Arc<Bridge> {
+        Bridge::with_store(Arc::new(store), settings)
+    }
+
+    /// A bridge over `store`, which other bridges may share.
+    pub fn with_store(store: Arc<dyn Store>, settings: Settings) -> Arc<Bridge> {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Arc::new(Bridge {
-            store: Box::new(store),
+            shared: store.events().is_some(),
+            settling: Mutex::new(HashSet::new()),
+            store,
             settings,
             clock: Clock::new(),
             events,
@@ -215,6 +230,11 @@ impl Bridge {
         &*self.store
     }
 
+    /// The store, to keep beyond a borrow of the bridge.
+    pub fn store_arc(&self) -> Arc<dyn Store> {
+        self.store.clone()
+    }
+
     /// Arms the timeouts of stored pending questions, prunes old history and starts
     /// the sweeper that withdraws questions whose agent never came back.
     pub async fn start_background(self: &Arc<Self>) -> Result<(), BridgeError> {
@@ -226,6 +246,24 @@ impl Bridge {
         }
         for record in self.store.list(Filter::Pending, usize::MAX).await? {
             self.track(&record, now);
+        }
+        if let Some(mut heard) = self.store.events() {
+            let me = Arc::downgrade(self);
+            let mut stop = self.shutdown.subscribe();
+            tokio::spawn(async move {
+                loop {
+                    let event = tokio::select! {
+                        e = heard.recv() => e,
+                        _ = stop.changed() => return,
+                    };
+                    let Some(bridge) = me.upgrade() else { return };
+                    match event {
+                        Ok(event) => bridge.hear(event).await,
+                        Err(broadcast::error::RecvError::Lagged(_)) => bridge.hear(StoreEvent::Resync).await,
+                        Err(broadcast::error::RecvError::Closed) => return,
+                    }
+                }
+            });
         }
         let me = Arc::downgrade(self);
         let period = (self.settings.grace / 10).clamp(Duration::from_millis(10), Duration::from_secs(60));
@@ -261,6 +299,7 @@ impl Bridge {
                         connected: false,
                     },
                     attached: 0,
+                    elsewhere: false,
                 });
             }
         }
@@ -299,6 +338,13 @@ impl Bridge {
             .map(|(id, _)| id.clone())
             .collect();
         for id in expired {
+            if self.store.attached_elsewhere(&id).await.unwrap_or(true) {
+                // Its agent waits at another bridge: the grace period starts when it leaves.
+                if let Some(w) = lock(&self.waiting).get_mut(&id) {
+                    w.detached_since = Some(now);
+                }
+                continue;
+            }
             tracing::info!(%id, "withdrawing: its agent did not come back within the grace period");
             let _ = self.close(&id, Status::Withdrawn, None).await;
         }
@@ -308,8 +354,8 @@ impl Bridge {
     /// Forgets agent sessions that are not connected and have nothing pending, so they
     /// leave every new tab's snapshot (a busy bridge saw thousands of finished sessions).
     fn forget_idle_sessions(&self) {
-        let busy: std::collections::HashSet<String> = lock(&self.waiting).values().filter_map(|w| w.session.clone()).collect();
-        lock(&self.sessions).retain(|sid, s| s.attached > 0 || busy.contains(sid));
+        let busy: HashSet<String> = lock(&self.waiting).values().filter_map(|w| w.session.clone()).collect();
+        lock(&self.sessions).retain(|sid, s| s.attached > 0 || s.elsewhere || busy.contains(sid));
     }
 
     /// Stores a question from an agent (any dialect), or finds the one it resumes.
@@ -385,27 +431,37 @@ impl Bridge {
     pub async fn wait(self: &Arc<Self>, id: &str) -> Result<AskResult, BridgeError> {
         let (tx, rx) = oneshot::channel();
         let key = self.next.fetch_add(1, Ordering::Relaxed);
-        let attached = {
-            let mut waiting = lock(&self.waiting);
-            match waiting.get_mut(id) {
-                Some(w) => {
-                    w.senders.push((key, tx));
-                    w.detached_since = None;
-                    Some(w.session.clone())
-                }
-                None => None,
-            }
+        let mut tx = Some(tx);
+        let mut attach = |waiting: &mut HashMap<String, Waiting>| {
+            waiting.get_mut(id).map(|w| {
+                w.senders.extend(tx.take().map(|tx| (key, tx)));
+                w.detached_since = None;
+                (w.session.clone(), w.senders.len() == 1)
+            })
         };
-        let Some(session) = attached else {
-            // Not pending (or unknown): the store has the answer.
-            return match self.store.get(id).await? {
-                Some(QuestionRecord { result: Some(result), .. }) => Ok(result),
-                Some(_) => Err(BridgeError::Conflict(format!("question {id:?} is pending but not tracked"))),
-                None => Err(BridgeError::NotFound(id.to_owned())),
-            };
+        let mut attached = attach(&mut lock(&self.waiting));
+        if attached.is_none() {
+            // Not pending here: the store has the answer, or (asked at another bridge
+            // sharing the store, not heard of yet) the question.
+            match self.store.get(id).await? {
+                Some(QuestionRecord { result: Some(result), .. }) => return Ok(result),
+                Some(record) => {
+                    self.track(&record, self.now_ms());
+                    attached = attach(&mut lock(&self.waiting));
+                }
+                None => return Err(BridgeError::NotFound(id.to_owned())),
+            }
+        }
+        let Some((session, first)) = attached else {
+            return Err(BridgeError::Conflict(format!("question {id:?} is pending but not tracked")));
         };
         if let Some(sid) = &session {
             self.set_attached(sid, 1);
+        }
+        if first && self.shared {
+            if let Err(e) = self.store.attach(id, session.as_deref(), true).await {
+                tracing::warn!(%id, "{e}");
+            }
         }
         let guard = Detach { bridge: self, id, key, session };
         let mut stop = self.shutdown.subscribe();
@@ -423,7 +479,7 @@ impl Bridge {
             let Some(s) = sessions.get_mut(sid) else { return };
             let before = s.attached > 0;
             s.attached = s.attached.saturating_add_signed(delta);
-            s.presence.connected = s.attached > 0;
+            s.presence.connected = s.attached > 0 || s.elsewhere;
             (before != s.presence.connected).then(|| s.presence.clone())
         };
         if let Some(agent) = changed {
@@ -459,7 +515,10 @@ impl Bridge {
 
     async fn finish(&self, record: QuestionRecord, result: AskResult, by: Option<&str>) -> Result<AskResult, BridgeError> {
         let id = record.id.clone();
-        match self.store.finish(&id, &result, by).await? {
+        lock(&self.settling).insert(id.clone());
+        let finished = self.store.finish(&id, &result, by).await;
+        lock(&self.settling).remove(&id);
+        match finished? {
             Finished::Done(_) => {}
             Finished::AlreadyFinal(stored) => {
                 let previous = stored.result.expect("a final record has a result");
@@ -473,7 +532,22 @@ impl Bridge {
                 )));
             }
         }
-        let waiting = lock(&self.waiting).remove(&id);
+        let (_, delivered) = self.settled(&id, &result, by);
+        let late = !delivered && result.status == Status::Answered && !self.settings.on_late_answer.is_empty();
+        // Run once: only the bridge whose answer won runs it, and not when an agent
+        // waits at another bridge (it gets the answer there).
+        if late && !self.store.attached_elsewhere(&id).await.unwrap_or(false) {
+            crate::late::run(&self.settings.on_late_answer, &record, &result);
+        }
+        Ok(result)
+    }
+
+    /// Question `id` became final with `result` (here or at another bridge): its waiting
+    /// agents get it and every tab hears it. Returns whether it was tracked here and
+    /// whether an agent got it.
+    fn settled(&self, id: &str, result: &AskResult, by: Option<&str>) -> (bool, bool) {
+        let waiting = lock(&self.waiting).remove(id);
+        let tracked = waiting.is_some();
         let mut delivered = false;
         if let Some(w) = waiting {
             for (_, tx) in w.senders {
@@ -482,15 +556,97 @@ impl Bridge {
         }
         let event = match result.status {
             Status::Answered | Status::Cancelled => {
-                BrowserEvent::Answered { id: id.clone(), by: by.map(str::to_owned), result: result.clone() }
+                BrowserEvent::Answered { id: id.to_owned(), by: by.map(str::to_owned), result: result.clone() }
             }
-            status => BrowserEvent::Withdrawn { id: id.clone(), status },
+            status => BrowserEvent::Withdrawn { id: id.to_owned(), status },
         };
         let _ = self.events.send(event);
-        if !delivered && result.status == Status::Answered && !self.settings.on_late_answer.is_empty() {
-            crate::late::run(&self.settings.on_late_answer, &record, &result);
+        (tracked, delivered)
+    }
+
+    /// Takes in what another bridge sharing the store did.
+    async fn hear(self: &Arc<Self>, event: StoreEvent) {
+        match event {
+            StoreEvent::Asked(id) => self.adopt(&id).await,
+            StoreEvent::Final(id) => self.finished_elsewhere(&id).await,
+            StoreEvent::Presence => self.refresh_presence().await,
+            StoreEvent::Credentials => {}
+            StoreEvent::Resync => self.resync().await,
         }
-        Ok(result)
+    }
+
+    /// A question asked at another bridge: tracked here too (its timeout, its agent's
+    /// presence) and shown in this bridge's tabs.
+    async fn adopt(self: &Arc<Self>, id: &str) {
+        if lock(&self.waiting).contains_key(id) {
+            return;
+        }
+        match self.store.get(id).await {
+            Ok(Some(record)) if record.status == Status::Pending => {
+                if lock(&self.waiting).contains_key(id) {
+                    return; // adopted while this read
+                }
+                self.track(&record, self.now_ms());
+                let _ = self.events.send(BrowserEvent::Asked { question: record });
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(%id, "cannot read a question asked at another bridge: {e}"),
+        }
+    }
+
+    /// A question finished at another bridge: its agents here get the result.
+    async fn finished_elsewhere(&self, id: &str) {
+        if !lock(&self.waiting).contains_key(id) {
+            return; // never shown here, or settled already
+        }
+        match self.store.get(id).await {
+            Ok(Some(QuestionRecord { result: Some(result), answered_by, .. })) => {
+                self.settled(id, &result, answered_by.as_deref());
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!(%id, "cannot read a question finished at another bridge: {e}"),
+        }
+    }
+
+    /// Compares what this bridge tracks with the store: adopts what others asked and
+    /// settles what others finished, whether or not their events arrived.
+    async fn resync(self: &Arc<Self>) {
+        let pending = match self.store.pending_ids().await {
+            Ok(p) => p,
+            Err(e) => return tracing::warn!("cannot resync with the store: {e}"),
+        };
+        let local: HashSet<String> = lock(&self.waiting).keys().cloned().collect();
+        for id in local.iter().filter(|id| !pending.contains(*id)) {
+            if !lock(&self.settling).contains(id) {
+                self.finished_elsewhere(id).await;
+            }
+        }
+        for id in pending.iter().filter(|id| !local.contains(*id)) {
+            self.adopt(id).await;
+        }
+        self.refresh_presence().await;
+    }
+
+    /// Which agent sessions wait at other bridges, and tabs told of every change.
+    async fn refresh_presence(&self) {
+        let elsewhere = match self.store.sessions_elsewhere().await {
+            Ok(e) => e,
+            Err(e) => return tracing::warn!("cannot read the agents waiting at other bridges: {e}"),
+        };
+        let changed: Vec<AgentPresence> = lock(&self.sessions)
+            .iter_mut()
+            .filter_map(|(sid, s)| {
+                s.elsewhere = elsewhere.contains(sid);
+                let connected = s.attached > 0 || s.elsewhere;
+                (connected != s.presence.connected).then(|| {
+                    s.presence.connected = connected;
+                    s.presence.clone()
+                })
+            })
+            .collect();
+        for agent in changed {
+            let _ = self.events.send(BrowserEvent::Agent { agent });
+        }
     }
 
     pub async fn get(&self, id: &str) -> Result<QuestionRecord, BridgeError> {
@@ -568,11 +724,21 @@ struct Detach<'a> {
 impl Drop for Detach<'_> {
     fn drop(&mut self) {
         let now = self.bridge.now_ms();
+        let mut left = false;
         if let Some(w) = lock(&self.bridge.waiting).get_mut(self.id) {
             w.senders.retain(|(k, _)| *k != self.key);
             if w.senders.is_empty() {
                 w.detached_since = Some(now);
+                left = true;
             }
+        }
+        if left && self.bridge.shared {
+            let (store, id, session) = (self.bridge.store.clone(), self.id.to_owned(), self.session.clone());
+            tokio::spawn(async move {
+                if let Err(e) = store.attach(&id, session.as_deref(), false).await {
+                    tracing::warn!(%id, "{e}");
+                }
+            });
         }
         if let Some(sid) = &self.session {
             self.bridge.set_attached(sid, -1);

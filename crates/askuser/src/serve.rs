@@ -30,6 +30,9 @@ pub struct ServeOptions {
     pub limits: crate::listen::Limits,
     /// Start even on a store found damaged, with what SQLite can still read.
     pub accept_damaged_store: bool,
+    /// Keep everything in this PostgreSQL database, shared with other bridges
+    /// (`postgres://…`), instead of the SQLite file in the data directory.
+    pub store: Option<String>,
     /// Speak TLS (required beyond loopback unless `trust_proxy`).
     pub tls: Option<Tls>,
     /// Host names people reach the bridge by (accepted as Host and Origin; put in a
@@ -64,6 +67,7 @@ impl ServeOptions {
             announce: true,
             limits: crate::listen::Limits::default(),
             accept_damaged_store: false,
+            store: None,
             tls: None,
             names: vec![],
             public_url: None,
@@ -97,7 +101,8 @@ pub struct Running {
     /// This bridge's claim on its data directory, released when it stops.
     _lock: std::fs::File,
     data_dir: PathBuf,
-    store_state: crate::damage::State,
+    /// The SQLite store's recorded state (none for a shared store).
+    store_state: Option<crate::damage::State>,
 }
 
 impl Running {
@@ -111,9 +116,12 @@ impl Running {
         self.bridge.shut_down();
         let _ = self.stop.send(true);
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), self.server).await;
-        let clean = crate::damage::State { clean: true, ..self.store_state };
-        if let Err(e) = crate::damage::write_state(&self.data_dir, clean) {
-            tracing::warn!("cannot record the clean shutdown: {e:#}");
+        self.bridge.store().close().await;
+        if let Some(state) = self.store_state {
+            let clean = crate::damage::State { clean: true, ..state };
+            if let Err(e) = crate::damage::write_state(&self.data_dir, clean) {
+                tracing::warn!("cannot record the clean shutdown: {e:#}");
+            }
         }
         if let Some(path) = self.bridge_file {
             remove_if_ours(&path);
@@ -207,15 +215,24 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     config::ensure_dir(&opts.data_dir)?;
     let lock = lock_dir(&opts.data_dir)?;
     let token = config::token(opts.token.as_deref(), &opts.data_dir)?;
-    let db = opts.data_dir.join(crate::damage::DB);
-    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-    let (store_state, clean) = crate::damage::before_open(&opts.data_dir, now, opts.accept_damaged_store)?;
-    if !clean {
-        tracing::debug!("the last bridge on {} did not stop cleanly; checking the store's integrity", opts.data_dir.display());
-    }
-    crate::damage::check(crate::store::Sqlite::check(&db, !clean), !clean, &opts.data_dir, opts.accept_damaged_store)?;
-    private_store_files(&db)?;
-    let bridge = Bridge::open(&db, opts.durability, opts.settings.clone())?;
+    let (bridge, store_state) = match &opts.store {
+        Some(url) => {
+            let store = crate::store::Postgres::connect(url).await?;
+            tracing::info!("sharing the store at {} (this bridge: {})", crate::store::postgres::shown(url), store.bridge_id());
+            (Bridge::with_store(store, opts.settings.clone()), None)
+        }
+        None => {
+            let db = opts.data_dir.join(crate::damage::DB);
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+            let (state, clean) = crate::damage::before_open(&opts.data_dir, now, opts.accept_damaged_store)?;
+            if !clean {
+                tracing::debug!("the last bridge on {} did not stop cleanly; checking the store's integrity", opts.data_dir.display());
+            }
+            crate::damage::check(crate::store::Sqlite::check(&db, !clean), !clean, &opts.data_dir, opts.accept_damaged_store)?;
+            private_store_files(&db)?;
+            (Bridge::open(&db, opts.durability, opts.settings.clone())?, Some(state))
+        }
+    };
     bridge.start_background().await?;
     // Refused before binding when the address says so, after it for a host name.
     let literal = opts.addr.parse::<SocketAddr>().ok();
@@ -247,6 +264,9 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     };
     let scheme = if acceptor.is_some() { "https" } else { "http" };
     let registry = Arc::new(crate::tokens::Registry::load(bridge.store()).await?);
+    if let Some(heard) = bridge.store().events() {
+        reload_credentials(bridge.clone(), registry.clone(), heard);
+    }
     let mut security = Security::new(token.clone(), registry, addr, scheme, &opts.names, &opts.allow_origins);
     let public = opts.public_url.as_ref().map(|u| u.origin().ascii_serialization());
     if let Some(url) = &opts.public_url {
@@ -288,6 +308,33 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         data_dir: opts.data_dir,
         store_state,
     })
+}
+
+/// Keeps the credentials in force here the same as at the other bridges sharing the store.
+fn reload_credentials(
+    bridge: Arc<Bridge>,
+    registry: Arc<crate::tokens::Registry>,
+    mut heard: tokio::sync::broadcast::Receiver<crate::store::StoreEvent>,
+) {
+    use crate::store::StoreEvent;
+    let mut stop = bridge.shutdown_signal();
+    tokio::spawn(async move {
+        loop {
+            let event = tokio::select! {
+                e = heard.recv() => e,
+                _ = crate::hub::stopped(&mut stop) => return,
+            };
+            match event {
+                Ok(StoreEvent::Credentials | StoreEvent::Resync) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    if let Err(e) = registry.reload(bridge.store()).await {
+                        tracing::warn!("cannot read the credentials: {e}");
+                    }
+                }
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+            }
+        }
+    });
 }
 
 /// `--public-url`: an https address with nothing after the host and port.

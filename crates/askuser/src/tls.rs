@@ -219,6 +219,25 @@ pub fn client_config(pin: Option<Fingerprint>) -> rustls::ClientConfig {
     }
 }
 
+/// What a connection to the shared database trusts: the CA in the PEM file `ca` (the
+/// `sslrootcert` of its URL), else the system's authorities. Either way the server's
+/// certificate is verified, with its name.
+pub fn database_config(ca: Option<&Path>) -> anyhow::Result<rustls::ClientConfig> {
+    let Some(ca) = ca else { return Ok(client_config(None)) };
+    let mut roots = rustls::RootCertStore::empty();
+    let certs = CertificateDer::pem_file_iter(ca)
+        .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
+        .map_err(|e| anyhow::anyhow!("cannot read the database's CA certificate {}: {e}", ca.display()))?;
+    for cert in certs {
+        roots.add(cert).map_err(|e| anyhow::anyhow!("{} is not a usable CA certificate: {e}", ca.display()))?;
+    }
+    Ok(rustls::ClientConfig::builder_with_provider(provider())
+        .with_safe_default_protocol_versions()
+        .expect("ring supports TLS 1.2 and 1.3")
+        .with_root_certificates(roots)
+        .with_no_client_auth())
+}
+
 /// An HTTP client for the bridge (plain http, or https with `pin` or the system's CAs).
 pub fn http(pin: Option<Fingerprint>) -> reqwest::ClientBuilder {
     reqwest::Client::builder().tls_backend_preconfigured(client_config(pin))

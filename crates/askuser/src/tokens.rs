@@ -105,6 +105,23 @@ impl Registry {
         Ok(Registry { by_hash: RwLock::new(by_hash), revoked: broadcast::channel(16).0 })
     }
 
+    /// Reads the credentials again (another bridge sharing the store made or revoked
+    /// one): the new ones work here now, and the sockets of revoked ones close.
+    pub async fn reload(&self, store: &dyn Store) -> Result<(), StoreError> {
+        let fresh: HashMap<String, Credential> =
+            store.credentials().await?.into_iter().filter(|c| c.revoked_at.is_none()).map(|c| (c.hash.clone(), c)).collect();
+        let gone: Vec<String> = {
+            let mut by_hash = self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+            let gone = by_hash.values().filter(|c| !fresh.contains_key(&c.hash)).map(|c| c.id.clone()).collect();
+            *by_hash = fresh;
+            gone
+        };
+        for id in gone {
+            let _ = self.revoked.send(id);
+        }
+        Ok(())
+    }
+
     /// The credential `token` is, if any (the token is hashed first, so the lookup
     /// says nothing about how close a wrong token came).
     pub fn find(&self, token: &str) -> Option<Caller> {

@@ -15,15 +15,17 @@
 //! A shared store also carries the bridges' events to each other ([`Store::events`]);
 //! SQLite, with one bridge, has none.
 
-// pub mod postgres;
+pub mod postgres;
 mod sqlite;
 
 use crate::tokens::Credential;
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::AskResult;
+use std::collections::HashSet;
 use std::path::PathBuf;
+use tokio::sync::broadcast;
 
-// pub use postgres::Postgres;
+pub use postgres::Postgres;
 pub use sqlite::{Durability, Sqlite, MIN_FREE_BYTES};
 
 /// The durable store a bridge keeps everything in (see the module docs).
@@ -106,6 +108,54 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn notified(&self) -> Result<Vec<(String, String, bool)>, StoreError>;
     /// Forgets where question `id` was sent (its notifications are closed).
     async fn forget_notified(&self, id: &str) -> Result<(), StoreError>;
+
+    // What several bridges sharing one store need of it. A store only one bridge uses
+    // keeps the defaults: no events, no agents waiting anywhere else.
+
+    /// What the other bridges sharing this store did; `None`: it is not shared.
+    fn events(&self) -> Option<broadcast::Receiver<StoreEvent>> {
+        None
+    }
+
+    /// The ids of every pending question (a resync compares them with its own).
+    async fn pending_ids(&self) -> Result<HashSet<String>, StoreError> {
+        Ok(self.list(Filter::Pending, usize::MAX).await?.into_iter().map(|r| r.id).collect())
+    }
+
+    /// Records that an agent of `session` waits on question `id` at this bridge
+    /// (`attached`), or that none waits here any more.
+    async fn attach(&self, _id: &str, _session: Option<&str>, _attached: bool) -> Result<(), StoreError> {
+        Ok(())
+    }
+
+    /// Whether an agent waits on question `id` at another bridge that is alive.
+    async fn attached_elsewhere(&self, _id: &str) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+
+    /// The agent sessions with an agent waiting at another bridge that is alive.
+    async fn sessions_elsewhere(&self) -> Result<HashSet<String>, StoreError> {
+        Ok(HashSet::new())
+    }
+
+    /// This bridge is stopping: whatever it holds in a shared store is let go.
+    async fn close(&self) {}
+}
+
+/// What another bridge sharing the store did (see [`Store::events`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoreEvent {
+    /// It stored a new question with this id.
+    Asked(String),
+    /// It made this question final.
+    Final(String),
+    /// An agent started or stopped waiting there.
+    Presence,
+    /// A credential was made or revoked.
+    Credentials,
+    /// Events may have been missed (a lost connection), or it is simply time: compare
+    /// with the store.
+    Resync,
 }
 
 /// A device's push subscription as stored (`rules` as JSON text).

@@ -1,0 +1,985 @@
+//! The shared store: one PostgreSQL database that several bridges use at once
+//! (`askuser serve --store postgres://…`).
+//!
+//! The database is both the store and the bus between bridges. Every write that others
+//! must hear about sends a `NOTIFY askuser` in its own transaction, so it is heard only
+//! once committed; each bridge keeps one extra connection that `LISTEN`s and turns what
+//! other bridges did into [`StoreEvent`]s. No event is needed for correctness: after a
+//! lost connection, and every [`RESYNC_EVERY`] anyway, a bridge is told to resync from
+//! the tables.
+//!
+//! The rules are the SQLite store's: the first `UPDATE … WHERE status = 'pending'` wins
+//! (PostgreSQL re-checks the condition after a concurrent update commits, so of any
+//! number of bridges exactly one finishes a question), and every write is committed
+//! before the call returns. Times of the bridges' liveness come from the database's
+//! clock, so bridges on machines with skewed clocks agree on who is alive.
+//!
+//! Driver: tokio-postgres (async, LISTEN/NOTIFY through its connection's messages, no
+//! compile-time database), pooled by deadpool-postgres; TLS by the same rustls as the
+//! rest of askuser (see [`crate::tls::database_config`]).
+
+use super::{
+    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Filter, Finished, Inserted, LinkUse, RawRecord, Store, StoreError,
+    StoreEvent, StoredLink, StoredSubscription,
+};
+use crate::lock;
+use crate::tokens::{Credential, Scope};
+use askuser_core::protocol::QuestionRecord;
+use askuser_core::AskResult;
+use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
+use std::collections::HashSet;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::sync::broadcast;
+use tokio_postgres::Row;
+use tokio_postgres_rustls::MakeRustlsConnect;
+
+/// The channel every bridge listens on.
+const CHANNEL: &str = "askuser"; // also in `LISTEN` below
+/// A bridge says it is alive this often ...
+const HEARTBEAT: Duration = Duration::from_secs(5);
+/// ... and counts as gone (its waiting agents no longer keep questions) after this long.
+const ALIVE_MS: i64 = 15_000;
+/// How often a bridge resyncs from the tables even when no connection was lost.
+pub const RESYNC_EVERY: Duration = Duration::from_secs(10);
+/// Connections in the pool (the listener has its own).
+const POOL_SIZE: usize = 8;
+/// A call waits at most this long for a connection (the database is down: fail clearly).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The database's clock in ms, for liveness.
+const NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
+
+/// Each entry migrates the schema from version `index` to `index + 1`.
+const MIGRATIONS: &[&str] = &[
+    // 0 -> 1: everything the SQLite store has at its version 4, and the bridges.
+    "CREATE TABLE questions (
+         seq         BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+         id          TEXT   NOT NULL UNIQUE,
+         status      TEXT   NOT NULL
+                     CHECK (status IN ('pending', 'answered', 'cancelled', 'timed_out', 'withdrawn')),
+         created_at  BIGINT NOT NULL,
+         answered_at BIGINT,
+         answered_by TEXT,
+         final_seq   BIGINT,
+         request     TEXT   NOT NULL,
+         result      TEXT,
+         owner       TEXT
+     );
+     CREATE SEQUENCE questions_final_seq;
+     CREATE INDEX questions_pending ON questions (seq) WHERE status = 'pending';
+     CREATE INDEX questions_final ON questions (final_seq) WHERE final_seq IS NOT NULL;
+     CREATE INDEX questions_answered_at ON questions (answered_at) WHERE answered_at IS NOT NULL;
+     CREATE TABLE credentials (
+         id         TEXT   PRIMARY KEY,
+         name       TEXT   NOT NULL,
+         scope      TEXT   NOT NULL CHECK (scope IN ('agent', 'device', 'admin')),
+         hash       TEXT   NOT NULL UNIQUE,
+         created_at BIGINT NOT NULL,
+         revoked_at BIGINT
+     );
+     CREATE TABLE push_subscriptions (
+         endpoint   TEXT   PRIMARY KEY,
+         credential TEXT,
+         p256dh     TEXT   NOT NULL,
+         auth       TEXT   NOT NULL,
+         rules      TEXT   NOT NULL,
+         created_at BIGINT NOT NULL
+     );
+     CREATE TABLE answer_links (
+         hash        TEXT    PRIMARY KEY,
+         question_id TEXT    NOT NULL,
+         option      INTEGER NOT NULL,
+         channel     TEXT    NOT NULL,
+         credential  TEXT,
+         expires_at  BIGINT  NOT NULL,
+         used_at     BIGINT
+     );
+     CREATE TABLE notified (
+         question_id TEXT   NOT NULL,
+         target      TEXT   NOT NULL,
+         at          BIGINT NOT NULL,
+         PRIMARY KEY (question_id, target)
+     );
+     -- The bridges using this database, each with when it last said it was alive, and
+     -- the questions an agent waits on at each (presence, the grace period, the
+     -- late-answer hook are decided across bridges from these).
+     CREATE TABLE bridges (
+         id      TEXT   PRIMARY KEY,
+         seen_at BIGINT NOT NULL
+     );
+     CREATE TABLE attached (
+         bridge      TEXT NOT NULL,
+         question_id TEXT NOT NULL,
+         session_id  TEXT,
+         PRIMARY KEY (bridge, question_id)
+     );",
+];
+
+/// The shared PostgreSQL store. Cheap to share: wrap it in an `Arc`.
+pub struct Postgres {
+    pool: Pool,
+    /// This bridge's id (random per start), in every notification it sends.
+    me: String,
+    /// Where the database is, without a password (for messages).
+    shown: String,
+    events: broadcast::Sender<StoreEvent>,
+    /// Why the last write failed, until one succeeds.
+    write_failure: Mutex<Option<String>>,
+    stop: tokio::sync::watch::Sender<bool>,
+}
+
+impl std::fmt::Debug for Postgres {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Postgres").field("at", &self.shown).field("bridge", &self.me).finish_non_exhaustive()
+    }
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        let _ = self.stop.send(true);
+    }
+}
+
+/// Where the database is and how to reach it: a `postgres://` or `postgresql://` URL
+/// (or a libpq `key=value` string). `sslrootcert=FILE` names the CA that signed the
+/// server's certificate (PEM); without it the system's authorities are trusted. TLS is
+/// used as `sslmode` says (`disable`, `prefer`: the default, `require`), and when used
+/// the server's certificate is always verified.
+pub fn parse_url(url: &str) -> Result<(tokio_postgres::Config, Option<std::path::PathBuf>), String> {
+    let mut ca = None;
+    let mut kept = vec![];
+    let (base, query) = url.split_once('?').unwrap_or((url, ""));
+    for pair in query.split('&').filter(|p| !p.is_empty()) {
+        match pair.split_once('=') {
+            Some(("sslrootcert", file)) => ca = Some(std::path::PathBuf::from(percent_decode(file))),
+            _ => kept.push(pair),
+        }
+    }
+    let url = if kept.is_empty() { base.to_owned() } else { format!("{base}?{}", kept.join("&")) };
+    let config: tokio_postgres::Config = url.parse().map_err(|e| format!("not a PostgreSQL connection URL: {e}"))?;
+    Ok((config, ca))
+}
+
+fn percent_decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' && i + 2 < bytes.len() {
+            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
+                out.push(b);
+                i += 3;
+                continue;
+            }
+        }
+        out.push(bytes[i]);
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// The URL as safe to show: the password replaced.
+pub fn shown(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let userinfo = &url[scheme + 3..at];
+            match userinfo.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_owned(),
+            }
+        }
+        _ => url.split_whitespace().map(|kv| if kv.starts_with("password=") { "password=***" } else { kv }).collect::<Vec<_>>().join(" "),
+    }
+}
+
+impl Postgres {
+    /// Connects to the database at `url` (see [`parse_url`]), migrates its schema (one
+    /// bridge at a time, under an advisory lock) and starts listening for the other
+    /// bridges. Fails with [`StoreError::Open`] saying what is wrong: an unreachable
+    /// server, refused credentials, a certificate that does not verify, a schema written
+    /// by a newer askuser.
+    pub async fn connect(url: &str) -> Result<Arc<Postgres>, StoreError> {
+        let at = shown(url);
+        let fail = |message: String| StoreError::Open { path: at.clone().into(), message };
+        let (config, ca) = parse_url(url).map_err(fail)?;
+        let tls = MakeRustlsConnect::new(crate::tls::database_config(ca.as_deref()).map_err(|e| fail(format!("{e:#}")))?);
+        let manager = Manager::from_config(config.clone(), tls.clone(), ManagerConfig { recycling_method: RecyclingMethod::Fast });
+        let pool = Pool::builder(manager)
+            .max_size(POOL_SIZE)
+            .runtime(Runtime::Tokio1)
+            .wait_timeout(Some(CONNECT_TIMEOUT))
+            .create_timeout(Some(CONNECT_TIMEOUT))
+            .recycle_timeout(Some(CONNECT_TIMEOUT))
+            .build()
+            .map_err(|e| fail(e.to_string()))?;
+        {
+            let mut client = pool.get().await.map_err(|e| fail(explain(&e)))?;
+            migrate(&mut client).await.map_err(fail)?;
+        }
+        let me = format!("b-{}", crate::config::random_hex(6));
+        let store = Arc::new(Postgres {
+            pool,
+            me,
+            shown: at.clone(),
+            events: broadcast::channel(4096).0,
+            write_failure: Mutex::new(None),
+            stop: tokio::sync::watch::channel(false).0,
+        });
+        store.beat().await.map_err(|e| fail(e.to_string()))?;
+        let listener = Listener { config, tls, store: Arc::downgrade(&store), stop: store.stop.subscribe() };
+        tokio::spawn(listener.run());
+        Ok(store)
+    }
+
+    /// This bridge's id among those sharing the database.
+    pub fn bridge_id(&self) -> &str {
+        &self.me
+    }
+
+    async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
+        self.pool.get().await.map_err(|e| StoreError::Db(format!("cannot reach the database at {}: {}", self.shown, explain(&e))))
+    }
+
+    fn noted<T>(&self, outcome: Result<T, StoreError>) -> Result<T, StoreError> {
+        *lock(&self.write_failure) = match &outcome {
+            Err(StoreError::Db(message)) => Some(message.clone()),
+            _ => None,
+        };
+        outcome
+    }
+
+    fn note(&self, kind: &str, id: &str) -> String {
+        serde_json::json!({"b": self.me, "k": kind, "id": id}).to_string()
+    }
+
+    /// Says this bridge is alive, and forgets the attachments of bridges long gone.
+    async fn beat(&self) -> Result<(), StoreError> {
+        let client = self.client().await?;
+        let fail = |e| db_error("cannot record that this bridge is alive", e);
+        client
+            .execute(
+                &format!(
+                    "INSERT INTO bridges (id, seen_at) VALUES ($1, {NOW_MS}) ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at"
+                ),
+                &[&self.me],
+            )
+            .await
+            .map_err(fail)?;
+        client
+            .execute(&format!("DELETE FROM attached WHERE bridge IN (SELECT id FROM bridges WHERE seen_at < {NOW_MS} - {ALIVE_MS})"), &[])
+            .await
+            .map_err(fail)?;
+        client.execute(&format!("DELETE FROM bridges WHERE seen_at < {NOW_MS} - 86400000"), &[]).await.map_err(fail)?;
+        Ok(())
+    }
+
+    /// Says this bridge is gone (a clean stop): its waiting agents no longer count.
+    pub async fn leave(&self) {
+        if let Ok(client) = self.client().await {
+            let _ = client.execute("DELETE FROM attached WHERE bridge = $1", &[&self.me]).await;
+            let _ = client.execute("DELETE FROM bridges WHERE id = $1", &[&self.me]).await;
+            let _ = client.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("presence", "")]).await;
+        }
+    }
+
+    async fn records(
+        &self,
+        sql: &str,
+        params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
+        what: &str,
+    ) -> Result<Vec<QuestionRecord>, StoreError> {
+        let client = self.client().await?;
+        let rows = client.query(sql, params).await.map_err(|e| db_error(what, e))?;
+        rows.iter().map(|r| parse_record(raw(r, 0))).collect()
+    }
+}
+
+/// The columns named by `record_columns!`, from column `at`.
+fn raw(row: &Row, at: usize) -> RawRecord {
+    RawRecord {
+        id: row.get(at),
+        status: row.get(at + 1),
+        created_at: row.get(at + 2),
+        answered_at: row.get(at + 3),
+        answered_by: row.get(at + 4),
+        request: row.get(at + 5),
+        result: row.get(at + 6),
+    }
+}
+
+fn db_error(context: &str, e: tokio_postgres::Error) -> StoreError {
+    StoreError::Db(format!("{context}: {}", explain(&e)))
+}
+
+/// An error with its causes (tokio-postgres says "db error" and puts the server's
+/// message in the source).
+fn explain(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        let more = s.to_string();
+        if !text.contains(&more) {
+            text = format!("{text}: {more}");
+        }
+        source = s.source();
+    }
+    text
+}
+
+/// Whether PostgreSQL can hold `text` at all (it has no NUL in its text type): an id
+/// or key from a URL that cannot be stored names nothing stored.
+fn storable(text: &str) -> bool {
+    !text.contains('\0')
+}
+
+fn ms(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+fn to_i64(n: usize) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+/// Brings the schema to the newest version, one bridge at a time.
+async fn migrate(client: &mut deadpool_postgres::Object) -> Result<(), String> {
+    let fail = |e: tokio_postgres::Error| format!("cannot prepare the database: {}", explain(&e));
+    let tx = client.transaction().await.map_err(fail)?;
+    // Bridges starting together wait here for each other.
+    tx.execute("SELECT pg_advisory_xact_lock(7070707)", &[]).await.map_err(fail)?;
+    tx.batch_execute("CREATE TABLE IF NOT EXISTS askuser_schema (version INTEGER NOT NULL)").await.map_err(fail)?;
+    let found: Option<i32> = tx.query_opt("SELECT version FROM askuser_schema", &[]).await.map_err(fail)?.map(|r| r.get(0));
+    let found = found.unwrap_or(0);
+    let known = i32::try_from(MIGRATIONS.len()).unwrap_or(i32::MAX);
+    if found > known {
+        return Err(format!(
+            "it was prepared by a newer askuser (schema version {found}; this one knows up to {known}); upgrade every bridge"
+        ));
+    }
+    for sql in &MIGRATIONS[usize::try_from(found).unwrap_or(0)..] {
+        tx.batch_execute(sql).await.map_err(fail)?;
+    }
+    tx.execute("DELETE FROM askuser_schema", &[]).await.map_err(fail)?;
+    tx.execute("INSERT INTO askuser_schema (version) VALUES ($1)", &[&known]).await.map_err(fail)?;
+    tx.commit().await.map_err(fail)
+}
+
+/// The connection that listens for the other bridges, and the heartbeat.
+struct Listener {
+    config: tokio_postgres::Config,
+    tls: MakeRustlsConnect,
+    store: std::sync::Weak<Postgres>,
+    stop: tokio::sync::watch::Receiver<bool>,
+}
+
+impl Listener {
+    async fn run(mut self) {
+        let mut backoff = Duration::from_millis(100);
+        let mut lost = false;
+        loop {
+            match self.config.connect(self.tls.clone()).await {
+                Ok((client, connection)) => {
+                    backoff = Duration::from_millis(100);
+                    if lost {
+                        tracing::info!("the database is back; resyncing");
+                    }
+                    if self.listen(&client, connection, lost).await {
+                        return;
+                    }
+                    lost = true;
+                    tracing::warn!("lost the connection to the database; reconnecting");
+                }
+                Err(e) => {
+                    if !lost {
+                        tracing::warn!("cannot listen to the database: {}", explain(&e));
+                    }
+                    lost = true;
+                }
+            }
+            tokio::select! {
+                _ = tokio::time::sleep(backoff) => {}
+                _ = self.stop.changed() => return,
+            }
+            backoff = (backoff * 2).min(Duration::from_secs(5));
+        }
+    }
+
+    /// Listens until the connection is lost (false) or the store stops (true).
+    async fn listen<S, T>(
+        &mut self,
+        client: &tokio_postgres::Client,
+        mut connection: tokio_postgres::Connection<S, T>,
+        resync: bool,
+    ) -> bool
+    where
+        S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+        T: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
+    {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let driver = async move {
+            let mut messages = futures_util::stream::poll_fn(move |cx| connection.poll_message(cx));
+            while let Some(message) = futures_util::StreamExt::next(&mut messages).await {
+                match message {
+                    Ok(tokio_postgres::AsyncMessage::Notification(n)) => {
+                        let _ = tx.send(n.payload().to_owned());
+                    }
+                    Ok(_) => {}
+                    Err(_) => break,
+                }
+            }
+        };
+        tokio::pin!(driver);
+        let listening = client.batch_execute(concat!("LISTEN ", "askuser"));
+        tokio::select! {
+            r = listening => if r.is_err() { return false },
+            () = &mut driver => return false,
+        }
+        let Some(store) = self.store.upgrade() else { return true };
+        if resync {
+            let _ = store.events.send(StoreEvent::Resync);
+        }
+        drop(store);
+        let mut beat = tokio::time::interval(HEARTBEAT);
+        let mut resync = tokio::time::interval(RESYNC_EVERY);
+        resync.reset();
+        loop {
+            tokio::select! {
+                () = &mut driver => return false,
+                Some(payload) = rx.recv() => {
+                    let Some(store) = self.store.upgrade() else { return true };
+                    if let Some(event) = parse_note(&payload, &store.me) {
+                        let _ = store.events.send(event);
+                    }
+                }
+                _ = beat.tick() => {
+                    let Some(store) = self.store.upgrade() else { return true };
+                    if let Err(e) = store.beat().await {
+                        tracing::warn!("{e}");
+                    }
+                }
+                _ = resync.tick() => {
+                    let Some(store) = self.store.upgrade() else { return true };
+                    let _ = store.events.send(StoreEvent::Resync);
+                }
+                _ = self.stop.changed() => return true,
+            }
+        }
+    }
+}
+
+/// A notification from another bridge as an event (none for this bridge's own).
+fn parse_note(payload: &str, me: &str) -> Option<StoreEvent> {
+    let v: serde_json::Value = serde_json::from_str(payload).ok()?;
+    if v["b"].as_str() == Some(me) {
+        return None;
+    }
+    let id = v["id"].as_str().unwrap_or_default().to_owned();
+    Some(match v["k"].as_str()? {
+        "asked" => StoreEvent::Asked(id),
+        "final" => StoreEvent::Final(id),
+        "presence" => StoreEvent::Presence,
+        "credentials" => StoreEvent::Credentials,
+        _ => return None,
+    })
+}
+
+#[async_trait::async_trait]
+impl Store for Postgres {
+    async fn insert(&self, record: &QuestionRecord) -> Result<Inserted, StoreError> {
+        let outcome = async {
+            let context = format!("cannot store question {:?}", record.id);
+            let fail = |e| db_error(&context, e);
+            let request = to_json(&record.request, "request", &record.id)?;
+            let result = record.result.as_ref().map(|r| to_json(r, "result", &record.id)).transpose()?;
+            let created_at = to_sql_ms(record.created_at, "createdAt", &record.id)?;
+            let answered_at = record.answered_at.map(|ms| to_sql_ms(ms, "answeredAt", &record.id)).transpose()?;
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(fail)?;
+            let added = tx
+                .execute(
+                    "INSERT INTO questions (id, status, created_at, answered_at, answered_by, request, result, final_seq)
+                     VALUES ($1, $2::text, $3, $4, $5, $6, $7,
+                             CASE WHEN $2::text = 'pending' THEN NULL ELSE nextval('questions_final_seq') END)
+                     ON CONFLICT (id) DO NOTHING",
+                    &[&record.id, &record.status.as_str(), &created_at, &answered_at, &record.answered_by, &request, &result],
+                )
+                .await
+                .map_err(fail)?;
+            if added == 1 {
+                tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("asked", &record.id)]).await.map_err(fail)?;
+                tx.commit().await.map_err(fail)?;
+                return Ok(Inserted::New);
+            }
+            let stored = tx
+                .query_opt(concat!("SELECT ", record_columns!(), " FROM questions WHERE id = $1"), &[&record.id])
+                .await
+                .map_err(fail)?
+                .ok_or_else(|| StoreError::Db(format!("question {:?} was neither inserted nor found", record.id)))?;
+            let stored = parse_record(raw(&stored, 0))?;
+            if stored.request.questions == record.request.questions {
+                Ok(Inserted::Existing(stored))
+            } else {
+                Err(StoreError::Conflict { id: record.id.clone() })
+            }
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn finish(&self, id: &str, result: &AskResult, by: Option<&str>) -> Result<Finished, StoreError> {
+        if !result.status.is_final() {
+            return Err(StoreError::Db(format!("cannot finish question {id:?} with status \"pending\"; a final status is needed")));
+        }
+        if !storable(id) {
+            return Err(StoreError::NotFound { id: id.to_owned() });
+        }
+        let outcome = async {
+            let context = format!("cannot finish question {id:?}");
+            let fail = |e| db_error(&context, e);
+            let json = to_json(result, "result", id)?;
+            let answered_at = to_sql_ms(result.answered_at, "answeredAt", id)?;
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(fail)?;
+            let done = tx
+                .query_opt(
+                    concat!(
+                        "UPDATE questions
+                         SET status = $2, answered_at = $3, answered_by = $4, result = $5, final_seq = nextval('questions_final_seq')
+                         WHERE id = $1 AND status = 'pending'
+                         RETURNING ",
+                        record_columns!()
+                    ),
+                    &[&id, &result.status.as_str(), &answered_at, &by, &json],
+                )
+                .await
+                .map_err(fail)?;
+            if let Some(row) = done {
+                tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("final", id)]).await.map_err(fail)?;
+                tx.commit().await.map_err(fail)?;
+                return Ok(Finished::Done(parse_record(raw(&row, 0))?));
+            }
+            let stored =
+                tx.query_opt(concat!("SELECT ", record_columns!(), " FROM questions WHERE id = $1"), &[&id]).await.map_err(fail)?;
+            match stored {
+                Some(row) => Ok(Finished::AlreadyFinal(parse_record(raw(&row, 0))?)),
+                None => Err(StoreError::NotFound { id: id.to_owned() }),
+            }
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn get(&self, id: &str) -> Result<Option<QuestionRecord>, StoreError> {
+        if !storable(id) {
+            return Ok(None);
+        }
+        let sql = concat!("SELECT ", record_columns!(), " FROM questions WHERE id = $1");
+        Ok(self.records(sql, &[&id], &format!("cannot read question {id:?}")).await?.pop())
+    }
+
+    async fn list(&self, filter: Filter, limit: usize) -> Result<Vec<QuestionRecord>, StoreError> {
+        let sql = match filter {
+            Filter::Pending => concat!("SELECT ", record_columns!(), " FROM questions WHERE status = 'pending' ORDER BY seq LIMIT $1"),
+            Filter::Final => {
+                concat!("SELECT ", record_columns!(), " FROM questions WHERE final_seq IS NOT NULL ORDER BY final_seq DESC LIMIT $1")
+            }
+            Filter::All => concat!("SELECT ", record_columns!(), " FROM questions ORDER BY seq DESC LIMIT $1"),
+        };
+        self.records(sql, &[&to_i64(limit)], "cannot list questions").await
+    }
+
+    async fn pending_page(&self, after: i64, max_count: usize, max_bytes: usize) -> Result<(Vec<QuestionRecord>, i64, bool), StoreError> {
+        let sql = concat!("SELECT seq, ", record_columns!(), " FROM questions WHERE status = 'pending' AND seq > $1 ORDER BY seq LIMIT $2");
+        let client = self.client().await?;
+        let rows = client
+            .query(sql, &[&after, &to_i64(max_count.max(1).saturating_add(1))])
+            .await
+            .map_err(|e| db_error("cannot list pending questions", e))?;
+        let (mut records, mut last, mut more, mut bytes) = (Vec::new(), after, false, 0usize);
+        for row in &rows {
+            if records.len() == max_count.max(1) || (!records.is_empty() && bytes >= max_bytes) {
+                more = true;
+                break;
+            }
+            let r = raw(row, 1);
+            bytes += r.request.len() + r.result.as_ref().map_or(0, String::len);
+            last = row.get(0);
+            records.push(parse_record(r)?);
+        }
+        Ok((records, last, more))
+    }
+
+    async fn history(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<QuestionRecord>, StoreError> {
+        let pattern = search.map(like_pattern);
+        let sql = concat!(
+            "SELECT ",
+            record_columns!(),
+            " FROM questions WHERE final_seq IS NOT NULL",
+            " AND ($1::text IS NULL OR request ILIKE $1 ESCAPE '\\' OR result ILIKE $1 ESCAPE '\\')",
+            " ORDER BY final_seq DESC LIMIT $2 OFFSET $3"
+        );
+        self.records(sql, &[&pattern, &to_i64(limit), &to_i64(offset)], "cannot read the history").await
+    }
+
+    async fn prune(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
+        let cutoff = i64::try_from(cutoff_ms).unwrap_or(i64::MAX);
+        let client = self.client().await?;
+        let fail = |e| db_error("cannot prune old questions", e);
+        client.execute("DELETE FROM answer_links WHERE expires_at < $1", &[&cutoff]).await.map_err(fail)?;
+        client.execute("DELETE FROM notified WHERE at < $1", &[&cutoff]).await.map_err(fail)?;
+        let n = client.execute("DELETE FROM questions WHERE answered_at < $1 AND status <> 'pending'", &[&cutoff]).await.map_err(fail)?;
+        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+    }
+
+    async fn counts(&self) -> Result<(usize, usize), StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_one("SELECT count(*) FILTER (WHERE status = 'pending'), count(*) FROM questions", &[])
+            .await
+            .map_err(|e| db_error("cannot count questions", e))?;
+        let (pending, total): (i64, i64) = (row.get(0), row.get(1));
+        let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
+        Ok((count(pending), count(total - pending)))
+    }
+
+    async fn health(&self) -> Result<(), String> {
+        if let Some(failure) = lock(&self.write_failure).clone() {
+            return Err(format!("the last write to the question store failed: {failure}"));
+        }
+        let client = self.client().await.map_err(|e| e.to_string())?;
+        client
+            .execute("SELECT 1", &[])
+            .await
+            .map(drop)
+            .map_err(|e| format!("the database at {} does not answer: {}", self.shown, explain(&e)))
+    }
+
+    async fn set_owner(&self, id: &str, owner: &str) -> Result<(), StoreError> {
+        let outcome = async {
+            let client = self.client().await?;
+            client
+                .execute("UPDATE questions SET owner = $2 WHERE id = $1 AND owner IS NULL", &[&id, &owner])
+                .await
+                .map(drop)
+                .map_err(|e| db_error(&format!("cannot record who asked {id:?}"), e))
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn owner(&self, id: &str) -> Result<Option<String>, StoreError> {
+        if !storable(id) {
+            return Ok(None);
+        }
+        let client = self.client().await?;
+        let row = client
+            .query_opt("SELECT owner FROM questions WHERE id = $1", &[&id])
+            .await
+            .map_err(|e| db_error(&format!("cannot read who asked {id:?}"), e))?;
+        Ok(row.and_then(|r| r.get(0)))
+    }
+
+    async fn add_credential(&self, c: &Credential) -> Result<(), StoreError> {
+        let outcome = async {
+            let created = to_sql_ms(c.created_at, "createdAt", &c.id)?;
+            let fail = |e| db_error(&format!("cannot store credential {:?}", c.id), e);
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(fail)?;
+            tx.execute(
+                "INSERT INTO credentials (id, name, scope, hash, created_at) VALUES ($1, $2, $3, $4, $5)",
+                &[&c.id, &c.name, &c.scope.as_str(), &c.hash, &created],
+            )
+            .await
+            .map_err(fail)?;
+            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("credentials", &c.id)]).await.map_err(fail)?;
+            tx.commit().await.map_err(fail)
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn credentials(&self) -> Result<Vec<Credential>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query("SELECT id, name, scope, hash, created_at, revoked_at FROM credentials ORDER BY created_at, id", &[])
+            .await
+            .map_err(|e| db_error("cannot read the credentials", e))?;
+        Ok(rows
+            .iter()
+            .map(|r| Credential {
+                id: r.get(0),
+                name: r.get(1),
+                scope: r.get::<_, String>(2).parse().unwrap_or(Scope::Device),
+                hash: r.get(3),
+                created_at: ms(r.get(4)),
+                revoked_at: r.get::<_, Option<i64>>(5).map(ms),
+            })
+            .collect())
+    }
+
+    async fn revoke_credential(&self, id: &str, at: u64) -> Result<bool, StoreError> {
+        let outcome = async {
+            let at = to_sql_ms(at, "revokedAt", id)?;
+            let fail = |e| db_error(&format!("cannot revoke credential {id:?}"), e);
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(fail)?;
+            let n = tx
+                .execute("UPDATE credentials SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL", &[&id, &at])
+                .await
+                .map_err(fail)?;
+            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("credentials", id)]).await.map_err(fail)?;
+            tx.commit().await.map_err(fail)?;
+            Ok(n == 1)
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn add_subscription(&self, sub: &StoredSubscription) -> Result<(), StoreError> {
+        let outcome = async {
+            let created = to_sql_ms(sub.created_at, "createdAt", &sub.endpoint)?;
+            let client = self.client().await?;
+            client
+                .execute(
+                    "INSERT INTO push_subscriptions (endpoint, credential, p256dh, auth, rules, created_at) VALUES ($1, $2, $3, $4, $5, $6)
+                     ON CONFLICT (endpoint) DO UPDATE SET credential = excluded.credential, p256dh = excluded.p256dh,
+                         auth = excluded.auth, rules = excluded.rules, created_at = excluded.created_at",
+                    &[&sub.endpoint, &sub.credential, &sub.p256dh, &sub.auth, &sub.rules, &created],
+                )
+                .await
+                .map(drop)
+                .map_err(|e| db_error("cannot store the push subscription", e))
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn subscriptions(&self) -> Result<Vec<StoredSubscription>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT endpoint, credential, p256dh, auth, rules, created_at FROM push_subscriptions ORDER BY created_at, endpoint",
+                &[],
+            )
+            .await
+            .map_err(|e| db_error("cannot read the push subscriptions", e))?;
+        Ok(rows
+            .iter()
+            .map(|r| StoredSubscription {
+                endpoint: r.get(0),
+                credential: r.get(1),
+                p256dh: r.get(2),
+                auth: r.get(3),
+                rules: r.get(4),
+                created_at: ms(r.get(5)),
+            })
+            .collect())
+    }
+
+    async fn remove_subscription(&self, endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError> {
+        let outcome = async {
+            let client = self.client().await?;
+            let n = match credential {
+                None => client.execute("DELETE FROM push_subscriptions WHERE endpoint = $1", &[&endpoint]).await,
+                Some(c) => {
+                    client
+                        .execute(
+                            "DELETE FROM push_subscriptions WHERE endpoint = $1 AND credential IS NOT DISTINCT FROM $2",
+                            &[&endpoint, &c],
+                        )
+                        .await
+                }
+            };
+            n.map(|n| n > 0).map_err(|e| db_error("cannot remove the push subscription", e))
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn remove_subscriptions_of(&self, id: &str) -> Result<usize, StoreError> {
+        let outcome = async {
+            let client = self.client().await?;
+            let n = client
+                .execute("DELETE FROM push_subscriptions WHERE credential = $1", &[&id])
+                .await
+                .map_err(|e| db_error("cannot remove the push subscriptions", e))?;
+            Ok(usize::try_from(n).unwrap_or(usize::MAX))
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn add_links(&self, links: &[StoredLink]) -> Result<(), StoreError> {
+        let outcome = async {
+            let fail = |e| db_error("cannot store answer links", e);
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(fail)?;
+            let insert = tx
+                .prepare_cached(
+                    "INSERT INTO answer_links (hash, question_id, option, channel, credential, expires_at) VALUES ($1, $2, $3, $4, $5, $6)",
+                )
+                .await
+                .map_err(fail)?;
+            for l in links {
+                let option = i32::try_from(l.option).unwrap_or(i32::MAX);
+                let expires = i64::try_from(l.expires_at).unwrap_or(i64::MAX);
+                tx.execute(&insert, &[&l.hash, &l.question_id, &option, &l.channel, &l.credential, &expires]).await.map_err(fail)?;
+            }
+            tx.commit().await.map_err(fail)
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn use_link(&self, hash: &str, now: u64) -> Result<LinkUse, StoreError> {
+        if !storable(hash) {
+            return Ok(LinkUse::Unknown);
+        }
+        let outcome = async {
+            let at = i64::try_from(now).unwrap_or(i64::MAX);
+            let fail = |e| db_error("cannot use an answer link", e);
+            let client = self.client().await?;
+            // One UPDATE decides, so a link answers once however many bridges take it.
+            let used = client
+                .query_opt(
+                    "UPDATE answer_links SET used_at = $2 WHERE hash = $1 AND used_at IS NULL AND expires_at > $2
+                     RETURNING question_id, option, channel, credential, expires_at, used_at",
+                    &[&hash, &at],
+                )
+                .await
+                .map_err(fail)?;
+            if let Some(row) = used {
+                return Ok(LinkUse::Fresh(link_of(hash, &row).0));
+            }
+            Ok(match read_link(&client, hash).await.map_err(fail)? {
+                None => LinkUse::Unknown,
+                Some((_, Some(_))) => LinkUse::Used,
+                Some((_, None)) => LinkUse::Expired,
+            })
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn link(&self, hash: &str) -> Result<Option<(StoredLink, bool)>, StoreError> {
+        if !storable(hash) {
+            return Ok(None);
+        }
+        let client = self.client().await?;
+        let found = read_link(&client, hash).await.map_err(|e| db_error("cannot read an answer link", e))?;
+        Ok(found.map(|(link, used)| (link, used.is_some())))
+    }
+
+    async fn add_notified(&self, id: &str, target: &str, at: u64) -> Result<(), StoreError> {
+        let outcome = async {
+            let at = to_sql_ms(at, "notifiedAt", id)?;
+            let client = self.client().await?;
+            client
+                .execute("INSERT INTO notified (question_id, target, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", &[&id, &target, &at])
+                .await
+                .map(drop)
+                .map_err(|e| db_error(&format!("cannot record a notification of {id:?}"), e))
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn notified(&self) -> Result<Vec<(String, String, bool)>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                "SELECT n.question_id, n.target, q.status = 'pending' FROM notified n LEFT JOIN questions q ON q.id = n.question_id",
+                &[],
+            )
+            .await
+            .map_err(|e| db_error("cannot read the notifications sent", e))?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get::<_, Option<bool>>(2).unwrap_or(false))).collect())
+    }
+
+    async fn forget_notified(&self, id: &str) -> Result<(), StoreError> {
+        let outcome = async {
+            let client = self.client().await?;
+            client
+                .execute("DELETE FROM notified WHERE question_id = $1", &[&id])
+                .await
+                .map(drop)
+                .map_err(|e| db_error(&format!("cannot forget the notifications of {id:?}"), e))
+        };
+        self.noted(outcome.await)
+    }
+
+    fn events(&self) -> Option<broadcast::Receiver<StoreEvent>> {
+        Some(self.events.subscribe())
+    }
+
+    async fn pending_ids(&self) -> Result<HashSet<String>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query("SELECT id FROM questions WHERE status = 'pending'", &[])
+            .await
+            .map_err(|e| db_error("cannot list pending questions", e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    async fn attach(&self, id: &str, session: Option<&str>, attached: bool) -> Result<(), StoreError> {
+        let fail = |e| db_error(&format!("cannot record an agent waiting on {id:?}"), e);
+        let mut client = self.client().await?;
+        let tx = client.transaction().await.map_err(fail)?;
+        if attached {
+            tx.execute(
+                "INSERT INTO attached (bridge, question_id, session_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                &[&self.me, &id, &session],
+            )
+            .await
+            .map_err(fail)?;
+        } else {
+            tx.execute("DELETE FROM attached WHERE bridge = $1 AND question_id = $2", &[&self.me, &id]).await.map_err(fail)?;
+        }
+        if session.is_some() {
+            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("presence", id)]).await.map_err(fail)?;
+        }
+        tx.commit().await.map_err(fail)
+    }
+
+    async fn attached_elsewhere(&self, id: &str) -> Result<bool, StoreError> {
+        let client = self.client().await?;
+        let row = client
+            .query_one(
+                &format!(
+                    "SELECT EXISTS (SELECT 1 FROM attached a JOIN bridges b ON b.id = a.bridge
+                     WHERE a.question_id = $1 AND a.bridge <> $2 AND b.seen_at > {NOW_MS} - {ALIVE_MS})"
+                ),
+                &[&id, &self.me],
+            )
+            .await
+            .map_err(|e| db_error(&format!("cannot tell whether an agent waits on {id:?}"), e))?;
+        Ok(row.get(0))
+    }
+
+    async fn sessions_elsewhere(&self) -> Result<HashSet<String>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query(
+                &format!(
+                    "SELECT DISTINCT a.session_id FROM attached a JOIN bridges b ON b.id = a.bridge
+                     WHERE a.bridge <> $1 AND a.session_id IS NOT NULL AND b.seen_at > {NOW_MS} - {ALIVE_MS}"
+                ),
+                &[&self.me],
+            )
+            .await
+            .map_err(|e| db_error("cannot read which agents wait elsewhere", e))?;
+        Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    async fn close(&self) {
+        self.leave().await;
+    }
+}
+
+fn link_of(hash: &str, row: &Row) -> (StoredLink, Option<i64>) {
+    let link = StoredLink {
+        hash: hash.to_owned(),
+        question_id: row.get(0),
+        option: usize::try_from(row.get::<_, i32>(1)).unwrap_or(usize::MAX),
+        channel: row.get(2),
+        credential: row.get(3),
+        expires_at: ms(row.get(4)),
+    };
+    (link, row.get(5))
+}
+
+async fn read_link(client: &impl GenericClient, hash: &str) -> Result<Option<(StoredLink, Option<i64>)>, tokio_postgres::Error> {
+    let row = client
+        .query_opt("SELECT question_id, option, channel, credential, expires_at, used_at FROM answer_links WHERE hash = $1", &[&hash])
+        .await?;
+    Ok(row.map(|r| link_of(hash, &r)))
+}

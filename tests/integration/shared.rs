@@ -1,0 +1,246 @@
+//! Several bridges on one PostgreSQL database behave as one: a question asked at any
+//! appears at all, the first answer wins across them, an agent resumes at any, presence
+//! merges, timeouts and the late-answer hook happen once, and a database restart loses
+//! nothing acknowledged. Each test runs its own throwaway cluster (`pg.rs`).
+
+use crate::pg::Cluster;
+use crate::support::*;
+use askuser_core::protocol::{BrowserEvent, ErrorCode, Refused};
+use askuser_core::Status;
+use serde_json::{json, Value};
+use std::collections::{HashMap, HashSet};
+use std::time::Duration;
+
+async fn bridges(url: &str, n: usize) -> Vec<TestBridge> {
+    bridges_with(url, n, |_| {}).await
+}
+
+async fn bridges_with(url: &str, n: usize, configure: impl Fn(&mut askuser::serve::ServeOptions)) -> Vec<TestBridge> {
+    let mut all = vec![];
+    for _ in 0..n {
+        let url = url.to_owned();
+        all.push(
+            bridge_configured(tempfile::tempdir().unwrap(), |o| {
+                o.store = Some(url);
+                configure(o);
+            })
+            .await,
+        );
+    }
+    all
+}
+
+fn question(id: &str) -> Value {
+    json!({"id": id, "question": "Which database?", "choices": ["PostgreSQL", "SQLite"], "agent": {"name": "bot", "sessionId": format!("s-{id}")}})
+}
+
+/// Events on `ws` until `done` says enough (each within 5 s).
+async fn until(ws: &mut Socket, mut done: impl FnMut(&BrowserEvent) -> bool) {
+    loop {
+        if done(&next_event(ws).await) {
+            return;
+        }
+    }
+}
+
+#[tokio::test]
+async fn three_bridges_one_inbox_each_question_answered_once_from_another_bridge() {
+    let db = Cluster::start();
+    let url = db.database("team").await;
+    let b = bridges(&url, 3).await;
+    let mut tabs = vec![];
+    for bridge in &b {
+        let mut tab = bridge.browser().await;
+        next_event(&mut tab).await; // the snapshot
+        tabs.push(tab);
+    }
+    let ids: Vec<String> = (0..3).map(|i| format!("q-{i}")).collect();
+    let asking: Vec<_> = ids.iter().enumerate().map(|(i, id)| b[i].ask(question(id), "canonical")).collect();
+    // Every tab, at every bridge, shows every question.
+    for tab in &mut tabs {
+        let mut seen = HashSet::new();
+        until(tab, |e| {
+            if let BrowserEvent::Asked { question } = e {
+                seen.insert(question.id.clone());
+            }
+            seen.len() == 3
+        })
+        .await;
+    }
+    // Each question is answered at once from the two other bridges' tabs, differently.
+    for (i, id) in ids.iter().enumerate() {
+        let (x, y) = ((i + 1) % 3, (i + 2) % 3);
+        send(&mut tabs[x], json!({"type": "answer", "ref": "x", "id": id, "answers": [{"selected": ["PostgreSQL"]}]})).await;
+        send(&mut tabs[y], json!({"type": "answer", "ref": "y", "id": id, "answers": [{"selected": ["SQLite"]}]})).await;
+    }
+    // Every tab hears of each answer exactly once; of each pair exactly one won.
+    let mut won: HashMap<String, usize> = HashMap::new();
+    for (t, tab) in tabs.iter_mut().enumerate() {
+        let mut answered: HashMap<String, usize> = HashMap::new();
+        let mut replies = 0;
+        let expected_replies = 2; // each tab sent two answers (for the two others' questions)
+        until(tab, |e| {
+            match e {
+                BrowserEvent::Answered { id, .. } => *answered.entry(id.clone()).or_default() += 1,
+                BrowserEvent::Ack { id, .. } => {
+                    *won.entry(id.clone()).or_default() += 1;
+                    replies += 1;
+                }
+                BrowserEvent::Error(Refused { error, .. }) => {
+                    assert_eq!(error.code, ErrorCode::Conflict, "the losing answer is a conflict");
+                    replies += 1;
+                }
+                _ => {}
+            }
+            answered.len() == 3 && replies == expected_replies
+        })
+        .await;
+        assert!(answered.values().all(|n| *n == 1), "tab {t} heard each answer once: {answered:?}");
+    }
+    assert_eq!(won.len(), 3);
+    assert!(won.values().all(|n| *n == 1), "exactly one answer won each question: {won:?}");
+    // Each agent got the answer that won, as stored.
+    for (i, asked) in asking.into_iter().enumerate() {
+        let result: Value = asked.await.unwrap().json().await.unwrap();
+        for bridge in &b {
+            let stored: Value = bridge.get(&format!("/v1/questions/{}", ids[i])).send().await.unwrap().json().await.unwrap();
+            assert_eq!(stored["result"], result, "every bridge reads the same final answer");
+        }
+    }
+}
+
+#[tokio::test]
+async fn an_agent_resumes_at_another_bridge_and_its_presence_shows_everywhere() {
+    let db = Cluster::start();
+    let url = db.database("team").await;
+    let b = bridges(&url, 3).await;
+    let mut tab = b[2].browser().await;
+    next_event(&mut tab).await;
+    // Asked at A; the agent goes away.
+    let first = b[0].ask(question("moving"), "canonical");
+    until(&mut tab, |e| matches!(e, BrowserEvent::Asked { question } if question.id == "moving")).await;
+    until(&mut tab, |e| matches!(e, BrowserEvent::Agent { agent } if agent.connected)).await;
+    first.abort();
+    until(&mut tab, |e| matches!(e, BrowserEvent::Agent { agent } if !agent.connected)).await;
+    let mut tab_a = b[0].browser().await;
+    next_event(&mut tab_a).await;
+    // It comes back at B with the same id: resumed, not asked again; the tabs at A and C
+    // see it back.
+    let resumed = b[1].ask(question("moving"), "canonical");
+    until(&mut tab, |e| {
+        assert!(!matches!(e, BrowserEvent::Asked { .. }), "a resume is not a new question");
+        matches!(e, BrowserEvent::Agent { agent } if agent.session_id == "s-moving" && agent.connected)
+    })
+    .await;
+    until(&mut tab_a, |e| matches!(e, BrowserEvent::Agent { agent } if agent.session_id == "s-moving" && agent.connected)).await;
+    // A new tab at A shows the agent connected (merged presence) in its snapshot.
+    let mut late = b[0].browser().await;
+    let BrowserEvent::Snapshot { agents, questions, .. } = next_event(&mut late).await else { panic!("a snapshot first") };
+    assert_eq!(questions.len(), 1);
+    assert!(agents.iter().any(|a| a.session_id == "s-moving" && a.connected), "{agents:?}");
+    // Answered at C: the agent at B gets it.
+    send(&mut tab, json!({"type": "answer", "ref": "r", "id": "moving", "answers": [{"selected": ["SQLite"]}]})).await;
+    let response = resumed.await.unwrap();
+    assert_eq!(response.status(), 200);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["answers"][0]["selectedOptions"], json!(["SQLite"]));
+}
+
+#[tokio::test]
+async fn a_timeout_fires_once_though_its_bridge_is_gone() {
+    let db = Cluster::start();
+    let url = db.database("team").await;
+    let mut b = bridges(&url, 3).await;
+    let mut tab = b[2].browser().await;
+    next_event(&mut tab).await;
+    let mut asked = question("soon");
+    asked["timeoutSeconds"] = json!(2);
+    let asking = b[0].ask(asked, "canonical");
+    until(&mut tab, |e| matches!(e, BrowserEvent::Asked { .. })).await;
+    // The bridge it was asked at stops; the other two both track its timeout.
+    asking.abort();
+    b.remove(0).stop().await;
+    until(&mut tab, |e| matches!(e, BrowserEvent::Withdrawn { id, status: Status::TimedOut } if id == "soon")).await;
+    // Once: no second close within the next second, and the store says timed out.
+    let more = tokio::time::timeout(Duration::from_secs(1), async {
+        loop {
+            if let BrowserEvent::Withdrawn { .. } | BrowserEvent::Answered { .. } = next_event(&mut tab).await {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(more.is_err(), "the timeout closed the question once");
+    let stored: Value = b[0].get("/v1/questions/soon").send().await.unwrap().json().await.unwrap();
+    assert_eq!(stored["status"], "timed_out");
+}
+
+#[tokio::test]
+async fn the_late_answer_hook_runs_once_across_bridges() {
+    let db = Cluster::start();
+    let url = db.database("team").await;
+    let out = tempfile::tempdir().unwrap();
+    let log = out.path().join("late.log");
+    let hook = vec!["sh".to_owned(), "-c".to_owned(), format!("echo {{id}} >> {}", log.display())];
+    let b = bridges_with(&url, 3, |o| o.settings.on_late_answer = hook.clone()).await;
+    let mut tab = b[2].browser().await;
+    next_event(&mut tab).await;
+    let asking = b[0].ask(question("late"), "canonical");
+    until(&mut tab, |e| matches!(e, BrowserEvent::Agent { agent } if agent.connected)).await;
+    asking.abort();
+    until(&mut tab, |e| matches!(e, BrowserEvent::Agent { agent } if !agent.connected)).await;
+    send(&mut tab, json!({"type": "answer", "ref": "r", "id": "late", "answers": [{"selected": ["SQLite"]}]})).await;
+    until(&mut tab, |e| matches!(e, BrowserEvent::Ack { .. })).await;
+    let mut lines = String::new();
+    for _ in 0..50 {
+        lines = std::fs::read_to_string(&log).unwrap_or_default();
+        if !lines.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    tokio::time::sleep(Duration::from_secs(1)).await; // room for a second run, if there were one
+    let lines = std::fs::read_to_string(&log).unwrap_or(lines);
+    assert_eq!(lines, "late\n", "the hook ran exactly once");
+}
+
+#[tokio::test]
+async fn a_database_restart_loses_nothing_and_the_bridges_resync() {
+    let db = Cluster::start();
+    let url = db.database("team").await;
+    let b = bridges(&url, 2).await;
+    let mut tab = b[1].browser().await;
+    next_event(&mut tab).await;
+    let before = b[0].ask(question("before"), "canonical");
+    until(&mut tab, |e| matches!(e, BrowserEvent::Asked { .. })).await;
+    send(&mut tab, json!({"type": "answer", "ref": "r", "id": "before", "answers": [{"selected": ["SQLite"]}]})).await;
+    until(&mut tab, |e| matches!(e, BrowserEvent::Ack { .. })).await;
+    assert_eq!(before.await.unwrap().status(), 200);
+    let waiting = b[0].ask(question("across"), "canonical");
+    until(&mut tab, |e| matches!(e, BrowserEvent::Asked { .. })).await;
+
+    // The database crashes and comes back.
+    db.down();
+    let refused = b[1].post("/v1/ask?wait=false").json(&question("while-down")).send().await.unwrap();
+    assert!(refused.status().is_server_error(), "an ask while the database is down is refused, not acknowledged");
+    db.up();
+
+    // Asked at B after the restart: A hears of it (the listener reconnected and resynced).
+    let mut tab_a = b[0].browser().await;
+    let BrowserEvent::Snapshot { questions, .. } = next_event(&mut tab_a).await else { panic!("a snapshot") };
+    assert_eq!(questions.iter().map(|q| q.id.as_str()).collect::<Vec<_>>(), ["across"], "the answered one stayed answered");
+    let after = b[1].ask(question("after"), "canonical");
+    tokio::time::timeout(
+        Duration::from_secs(15),
+        until(&mut tab_a, |e| matches!(e, BrowserEvent::Asked { question } if question.id == "after")),
+    )
+    .await
+    .expect("the other bridge hears of a question asked after the restart");
+    // The agent that waited across the restart at A gets the answer given at B.
+    send(&mut tab, json!({"type": "answer", "ref": "r2", "id": "across", "answers": [{"selected": ["PostgreSQL"]}]})).await;
+    let response = tokio::time::timeout(Duration::from_secs(15), waiting).await.expect("the answer arrives").unwrap();
+    assert_eq!(response.status(), 200);
+    after.abort();
+    let stored: Value = b[0].get("/v1/questions/before").send().await.unwrap().json().await.unwrap();
+    assert_eq!(stored["result"]["answers"][0]["selectedOptions"], json!(["SQLite"]), "the answer acknowledged before the crash is kept");
+}
