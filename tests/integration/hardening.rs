@@ -1185,17 +1185,37 @@ const CRASH_SEED: u64 = 0x5eed_a5c0_11fe_2024;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    crash_test(dir.path(), vec![(data, vec![])]).await;
+}
+
+/// Three bridges on one PostgreSQL database; agents ask at one and resume at another,
+/// tabs answer at any, and a random one of them is killed each time.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigkill_one_of_three_shared_bridges_at_random_moments_loses_and_duplicates_nothing() {
+    let db = crate::pg::Cluster::start();
+    let url = db.database("team").await;
+    let dir = tempfile::tempdir().unwrap();
+    let bridges = (0..3).map(|i| (dir.path().join(format!("data-{i}")), vec!["--store".to_owned(), url.clone()])).collect();
+    crash_test(dir.path(), bridges).await;
+}
+
+/// Agents and tabs at `bridges` (each a data directory and extra `serve` arguments), one
+/// of which is SIGKILLed at random moments and restarted, then the ledger against the store.
+async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>) {
     let seed = std::env::var("ASKUSER_CRASH_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(CRASH_SEED);
     let kills_wanted: usize = std::env::var("ASKUSER_CRASH_KILLS").ok().and_then(|s| s.parse().ok()).unwrap_or(24);
     let mut rng = Rng(seed);
-    let dir = tempfile::tempdir().unwrap();
-    let data = dir.path().join("data");
-    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let url = format!("http://127.0.0.1:{port}");
-    let spawn = |n: usize| {
+    let ports: Vec<u16> =
+        bridges.iter().map(|_| std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()).collect();
+    let urls: Arc<Vec<String>> = Arc::new(ports.iter().map(|p| format!("http://127.0.0.1:{p}")).collect());
+    let url = urls[0].clone();
+    let spawn = |b: usize, n: usize| {
+        let (data, extra) = &bridges[b];
         let mut cmd = askuser();
-        cmd.args(["serve", "--addr", &format!("127.0.0.1:{port}"), "--token", TOKEN, "--data-dir"]).arg(&data);
-        Served::spawn(cmd, dir.path().join(format!("serve-{n}.log")))
+        cmd.args(["serve", "--addr", &format!("127.0.0.1:{}", ports[b]), "--token", TOKEN, "--data-dir"]).arg(data).args(extra);
+        Served::spawn(cmd, dir.join(format!("serve-{b}-{n}.log")))
     };
     let http = askuser::tls::http(None).timeout(Duration::from_secs(5)).pool_max_idle_per_host(0).build().unwrap();
     let ledger = Arc::new(Mutex::new(CrashLedger::default()));
@@ -1203,23 +1223,30 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
     let all_done = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let test_started = Instant::now();
 
-    let mut served = spawn(0);
-    served.open_line();
-
+    let mut served: Vec<Served> = (0..bridges.len()).map(|b| spawn(b, 0)).collect();
+    for s in &mut served {
+        s.open_line();
+    }
     // Agents: ask with an id (wait=false, so "accepted" is known), then wait by
     // resuming the same id until a final result comes, across every restart.
     let mut agents = vec![];
     for k in 0..4 {
-        let (http, url, ledger, stop) = (http.clone(), url.clone(), ledger.clone(), stop_asking.clone());
+        let (http, urls, ledger, stop) = (http.clone(), urls.clone(), ledger.clone(), stop_asking.clone());
         agents.push(tokio::spawn(async move {
             let mut n = 0;
+            // Each try goes to the next bridge: an ask, and every resume, may land anywhere.
+            let mut at = k;
+            let mut next = move || {
+                at += 1;
+                urls[at % urls.len()].clone()
+            };
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let id = format!("crash-{k}-{n}");
                 n += 1;
                 let body = question(&id, &format!("Agent {k}, question {n}: which?"));
                 loop {
                     ledger.lock().unwrap().asks_sent += 1;
-                    match http.post(format!("{url}/v1/ask?wait=false")).bearer_auth(TOKEN).json(&body).send().await {
+                    match http.post(format!("{}/v1/ask?wait=false", next())).bearer_auth(TOKEN).json(&body).send().await {
                         Ok(r) if r.status() == 202 || r.status() == 200 => {
                             ledger.lock().unwrap().accepted.insert(id.clone());
                             break;
@@ -1232,7 +1259,14 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
                 let deadline = Instant::now() + Duration::from_secs(60);
                 loop {
                     assert!(Instant::now() < deadline, "{id} never got a result");
-                    match http.post(format!("{url}/v1/ask")).timeout(Duration::from_secs(10)).bearer_auth(TOKEN).json(&body).send().await {
+                    match http
+                        .post(format!("{}/v1/ask", next()))
+                        .timeout(Duration::from_secs(10))
+                        .bearer_auth(TOKEN)
+                        .json(&body)
+                        .send()
+                        .await
+                    {
                         Ok(r) if r.status() == 200 => {
                             let Ok(v) = r.json::<Value>().await else { continue };
                             ledger.lock().unwrap().results.entry(id.clone()).or_default().push(v);
@@ -1244,7 +1278,7 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
                     tokio::time::sleep(Duration::from_millis(30)).await;
                 }
                 // Resuming a final question returns the same result again, never another.
-                if let Ok(r) = http.post(format!("{url}/v1/ask")).bearer_auth(TOKEN).json(&body).send().await {
+                if let Ok(r) = http.post(format!("{}/v1/ask", next())).bearer_auth(TOKEN).json(&body).send().await {
                     if r.status() == 200 {
                         if let Ok(again) = r.json::<Value>().await {
                             let l = ledger.lock().unwrap();
@@ -1259,11 +1293,12 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
     // Browsers: two tabs racing to answer every question, reconnecting after each kill.
     let mut browsers = vec![];
     for tab in 0..2usize {
-        let (url, ledger, done) = (url.clone(), ledger.clone(), all_done.clone());
+        let (urls, ledger, done) = (urls.clone(), ledger.clone(), all_done.clone());
         let label = ["Alpha", "Beta"][tab].to_owned();
         browsers.push(tokio::spawn(async move {
             let mut reconnects = 0;
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
+                let url = &urls[(tab + reconnects) % urls.len()];
                 let mut req = format!("{}/v1/ui?token={TOKEN}", url.replacen("http", "ws", 1)).into_client_request().unwrap();
                 req.headers_mut().insert("origin", url.parse().unwrap());
                 let Ok((mut ws, _)) = tokio_tungstenite::connect_async(req).await else {
@@ -1308,19 +1343,21 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
         }));
     }
 
-    // The killer: SIGKILL at a random moment, restart on the same directory and port.
+    // The killer: SIGKILL one bridge at a random moment, restart it on the same
+    // directory and port.
     let mut kills = 0;
     let mut restart_times = vec![];
     while kills < kills_wanted && test_started.elapsed() < Duration::from_secs(40) {
         tokio::time::sleep(Duration::from_millis(rng.between(150, 1200))).await;
-        served.sigkill();
+        let victim = rng.between(0, served.len() as u64) as usize % served.len();
+        served[victim].sigkill();
         kills += 1;
-        let log = std::fs::read_to_string(&served.log).unwrap_or_default();
+        let log = std::fs::read_to_string(&served[victim].log).unwrap_or_default();
         no_panic(&log);
         tokio::time::sleep(Duration::from_millis(rng.between(0, 150))).await;
         let t = Instant::now();
-        served = spawn(kills);
-        served.open_line();
+        served[victim] = spawn(victim, kills);
+        served[victim].open_line();
         restart_times.push(t.elapsed());
     }
     // Let everything outstanding finish on the last bridge.
@@ -1364,13 +1401,14 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
     assert!(kills >= 20, "only {kills} kills in time");
     assert!(l.accepted.len() >= 40, "only {} questions accepted", l.accepted.len());
     let mut logs = String::new();
-    for n in 0..=kills {
-        logs += &std::fs::read_to_string(dir.path().join(format!("serve-{n}.log"))).unwrap_or_default();
+    for entry in std::fs::read_dir(dir).unwrap().flatten().filter(|e| e.file_name().to_string_lossy().ends_with(".log")) {
+        logs += &std::fs::read_to_string(entry.path()).unwrap_or_default();
     }
     no_panic(&logs);
     let slowest = restart_times.iter().max().copied().unwrap_or_default();
     println!(
-        "crash test (seed {seed:#x}): {kills} SIGKILLs in {:.1} s; {} asks sent ({} retried), {} accepted, {} results ({} waits resumed after a kill), {acked_answers} acknowledged answers, {reconnects} browser connections, slowest restart {slowest:?}",
+        "crash test (seed {seed:#x}, {} bridges): {kills} SIGKILLs in {:.1} s; {} asks sent ({} retried), {} accepted, {} results ({} waits resumed after a kill), {acked_answers} acknowledged answers, {reconnects} browser connections, slowest restart {slowest:?}",
+        served.len(),
         test_started.elapsed().as_secs_f64(),
         l.asks_sent,
         l.ask_retries,
