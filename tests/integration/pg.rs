@@ -48,6 +48,13 @@ impl Cluster {
 
     /// The same, with extra `postgres` settings (`key=value`).
     pub fn start_with(settings: &[&str]) -> Cluster {
+        let cluster = Cluster::init(settings);
+        cluster.up();
+        cluster
+    }
+
+    /// A new cluster, not started yet (see [`Cluster::up`]).
+    pub fn init(settings: &[&str]) -> Cluster {
         let dir = tempfile::Builder::new().prefix("askuser-pg").tempdir().unwrap();
         if rustix::process::geteuid().is_root() {
             run(
@@ -63,9 +70,30 @@ impl Cluster {
         let mut initdb = as_owner(bin.join("initdb"));
         initdb.arg("-D").arg(dir.path().join("data")).args(["-A", "trust", "-U", "askuser", "--no-sync"]);
         run(initdb, "initdb");
-        let cluster = Cluster { dir, bin, settings: settings.iter().map(|s| (*s).to_owned()).collect() };
-        cluster.up();
-        cluster
+        Cluster { dir, bin, settings: settings.iter().map(|s| (*s).to_owned()).collect() }
+    }
+
+    /// Its data directory (its configuration files are there).
+    pub fn data(&self) -> PathBuf {
+        self.dir.path().join("data")
+    }
+
+    /// Gives `files` in the data directory to the server's user, readable by it only.
+    pub fn own(&self, files: &[&str]) {
+        for f in files {
+            let path = self.data().join(f);
+            std::fs::set_permissions(&path, std::os::unix::fs::PermissionsExt::from_mode(0o600)).unwrap();
+            if rustix::process::geteuid().is_root() {
+                run(
+                    {
+                        let mut c = Command::new("chown");
+                        c.arg("postgres").arg(&path);
+                        c
+                    },
+                    "chown",
+                );
+            }
+        }
     }
 
     /// Starts it again (after [`Cluster::down`]).

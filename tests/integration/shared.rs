@@ -244,3 +244,65 @@ async fn a_database_restart_loses_nothing_and_the_bridges_resync() {
     let stored: Value = b[0].get("/v1/questions/before").send().await.unwrap().json().await.unwrap();
     assert_eq!(stored["result"]["answers"][0]["selectedOptions"], json!(["SQLite"]), "the answer acknowledged before the crash is kept");
 }
+
+/// TLS to the database: a server that takes only TLS connections, its certificate signed
+/// by a CA made here. With the CA (`sslrootcert`) the bridge connects and works; without
+/// it the certificate does not verify and the bridge says so; without TLS it is refused.
+#[tokio::test]
+async fn tls_to_the_database_is_verified_against_the_given_ca() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let certs = tempfile::tempdir().unwrap();
+    let ca_key = rcgen::KeyPair::generate().unwrap();
+    let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    let ca_cert = ca_params.self_signed(&ca_key).unwrap();
+    let issuer = rcgen::Issuer::new(ca_params, ca_key);
+    let server_key = rcgen::KeyPair::generate().unwrap();
+    let server_cert = rcgen::CertificateParams::new(vec!["localhost".to_owned(), "127.0.0.1".to_owned()])
+        .unwrap()
+        .signed_by(&server_key, &issuer)
+        .unwrap();
+    let ca_file = certs.path().join("ca.pem");
+    std::fs::write(&ca_file, ca_cert.pem()).unwrap();
+
+    // The server's files are its own (PostgreSQL refuses a key others can read).
+    let db = Cluster::init(&[
+        &format!("port={port}"),
+        "listen_addresses=127.0.0.1",
+        "ssl=on",
+        "ssl_cert_file=server.crt",
+        "ssl_key_file=server.key",
+    ]);
+    let data = db.data();
+    std::fs::write(data.join("server.crt"), server_cert.pem()).unwrap();
+    std::fs::write(data.join("server.key"), server_key.serialize_pem()).unwrap();
+    std::fs::write(data.join("pg_hba.conf"), "local all all trust\nhostssl all all 127.0.0.1/32 trust\n").unwrap();
+    db.own(&["server.crt", "server.key", "pg_hba.conf"]);
+    db.up();
+
+    let base = format!("postgresql://askuser@127.0.0.1:{port}/postgres");
+    let open = |url: String| async move {
+        askuser::serve::start({
+            let mut o = askuser::serve::ServeOptions::new(tempfile::tempdir().unwrap().keep());
+            o.addr = "127.0.0.1:0".into();
+            o.token = Some(TOKEN.into());
+            o.announce = false;
+            o.store = Some(url);
+            o
+        })
+        .await
+    };
+    let unverified = open(format!("{base}?sslmode=require")).await.err().expect("an unknown CA is refused");
+    assert!(format!("{unverified:#}").contains("certificate"), "the error names the certificate: {unverified:#}");
+    let plain = open(format!("{base}?sslmode=disable")).await.err().expect("no TLS, no connection");
+    assert!(format!("{plain:#}").contains("pg_hba.conf"), "the server's refusal is shown: {plain:#}");
+
+    let url = format!("{base}?sslmode=require&sslrootcert={}", ca_file.display());
+    let b = bridges(&url, 2).await;
+    let asked = b[0].post("/v1/ask?wait=false").json(&question("over-tls")).send().await.unwrap();
+    assert_eq!(asked.status(), 202);
+    let stored: Value = b[1].get("/v1/questions/over-tls").send().await.unwrap().json().await.unwrap();
+    assert_eq!(stored["status"], "pending", "the other bridge reads it over TLS too");
+    let health: Value = b[1].get("/v1/health").send().await.unwrap().json().await.unwrap();
+    assert_eq!(health["ok"], true, "{health}");
+}

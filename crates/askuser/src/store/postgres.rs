@@ -214,7 +214,7 @@ impl Postgres {
             .build()
             .map_err(|e| fail(e.to_string()))?;
         {
-            let mut client = pool.get().await.map_err(|e| fail(explain(&e)))?;
+            let mut client = pool.get().await.map_err(|e| fail(format!("{}; is PostgreSQL running there, and may this user connect?", pool_error(&e))))?;
             migrate(&mut client).await.map_err(fail)?;
         }
         let me = format!("b-{}", crate::config::random_hex(6));
@@ -238,7 +238,7 @@ impl Postgres {
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
-        self.pool.get().await.map_err(|e| StoreError::Db(format!("cannot reach the database at {}: {}", self.shown, explain(&e))))
+        self.pool.get().await.map_err(|e| StoreError::Db(format!("cannot reach the database at {}: {}", self.shown, pool_error(&e))))
     }
 
     fn noted<T>(&self, outcome: Result<T, StoreError>) -> Result<T, StoreError> {
@@ -305,6 +305,14 @@ fn raw(row: &Row, at: usize) -> RawRecord {
         answered_by: row.get(at + 4),
         request: row.get(at + 5),
         result: row.get(at + 6),
+    }
+}
+
+fn pool_error(e: &deadpool_postgres::PoolError) -> String {
+    match e {
+        deadpool_postgres::PoolError::Backend(e) => explain(e),
+        deadpool_postgres::PoolError::Timeout(_) => format!("no connection within {} s", CONNECT_TIMEOUT.as_secs()),
+        other => explain(other),
     }
 }
 
