@@ -131,9 +131,10 @@ async fn push_service(device: Arc<Device>) -> (String, Inbox) {
             if header("topic").len() > 32 || body.len() > 4096 {
                 return (StatusCode::PAYLOAD_TOO_LARGE, "too large".into());
             }
-            if let Err(e) = check_vapid(&header("authorization"), &audience) {
-                return (StatusCode::UNAUTHORIZED, e);
-            }
+            let vapid = match check_vapid(&header("authorization"), &audience) {
+                Ok(key) => key,
+                Err(e) => return (StatusCode::UNAUTHORIZED, e),
+            };
             let auth = web_push_native::Auth::clone_from_slice(&device.auth);
             let Ok(plain) = web_push_native::decrypt(body.to_vec(), &device.secret, &auth) else {
                 return (StatusCode::BAD_REQUEST, "cannot decrypt".into());
@@ -141,6 +142,7 @@ async fn push_service(device: Arc<Device>) -> (String, Inbox) {
             let mut v: Value = serde_json::from_slice(&plain).unwrap();
             v["path"] = path.into();
             v["topic"] = header("topic").into();
+            v["vapid"] = vapid.into();
             inbox.got.lock().unwrap().push(v);
             (StatusCode::CREATED, String::new())
         }
@@ -275,6 +277,48 @@ async fn a_question_is_pushed_answered_by_its_action_and_closed_everywhere() {
     assert!(r.text().await.unwrap().contains("revoked"));
     let record: Value = b.get("/v1/questions/n-1b").send().await.unwrap().json().await.unwrap();
     assert_eq!(record["status"], "pending");
+}
+
+/// Bridges sharing a store: a device subscribed through one is pushed each question
+/// once, whichever bridge it was asked at, signed with the one key they share.
+#[tokio::test]
+async fn bridges_sharing_a_store_push_each_question_once_with_one_key() {
+    let db = crate::pg::Cluster::start();
+    let url = db.database("team").await;
+    let device = Arc::new(Device::new());
+    let (origin, inbox) = push_service(device.clone()).await;
+    let mut b = vec![];
+    for _ in 0..3 {
+        let url = url.clone();
+        b.push(
+            bridge_configured(tempfile::tempdir().unwrap(), move |opts| {
+                opts.store = Some(url);
+                opts.notify.push_services = push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+            })
+            .await,
+        );
+    }
+    let mut keys = vec![];
+    for bridge in &b {
+        let v: Value = bridge.get("/v1/push").send().await.unwrap().json().await.unwrap();
+        keys.push(v["publicKey"].as_str().unwrap().to_owned());
+    }
+    assert!(keys.iter().all(|k| *k == keys[0]), "one key for every bridge: {keys:?}");
+    subscribe(&b[0], &device, &format!("{origin}/push/phone"), json!({})).await;
+    for (i, bridge) in b.iter().enumerate() {
+        let r = bridge.post("/v1/ask?wait=false").json(&ask_body(&format!("team-{i}"), "bot")).send().await.unwrap();
+        assert_eq!(r.status(), 202);
+    }
+    let mut pushed = vec![];
+    for n in 1..=3 {
+        let m = inbox.nth(n).await;
+        assert_eq!(m["vapid"], keys[0].as_str(), "signed with the shared key");
+        pushed.push(m["tag"].as_str().unwrap_or_default().to_owned());
+    }
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(inbox.count(), 3, "each question pushed once, not once per bridge: {:?}", inbox.got.lock().unwrap());
+    pushed.sort();
+    assert_eq!(pushed, ["team-0", "team-1", "team-2"]);
 }
 
 #[tokio::test]

@@ -280,7 +280,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         .clone()
         .or_else(|| opts.names.first().map(|n| format!("{scheme}://{}", http::host_port(n, addr.port()))))
         .unwrap_or_else(|| url.clone());
-    let vapid = crate::notify::push::Vapid::load_or_create(&opts.data_dir, &opts.notify.push_contact)?;
+    let vapid = crate::notify::push::Vapid::for_store(bridge.store(), &opts.data_dir, &opts.notify.push_contact).await?;
     let notifier = crate::notify::Notifier::start(bridge.clone(), opts.notify.clone(), vapid, base);
     let app = App { bridge: bridge.clone(), security: Arc::new(security), notifier };
     let (stop, stopped) = watch::channel(false);

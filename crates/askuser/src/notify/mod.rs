@@ -357,6 +357,12 @@ impl Notifier {
         if !lock(&self.claimed).insert((id.to_owned(), key.clone())) {
             return; // sent already, or on its way
         }
+        // Bridges sharing a store: one of them sends it.
+        match self.bridge.store().claim_notified(id, &key, self.bridge.now_ms()).await {
+            Ok(true) => {}
+            Ok(false) => return,
+            Err(e) => return tracing::warn!(%id, "{e}"),
+        }
         let credential = match &target {
             Target::Push(sub) => sub.credential.clone(),
             _ => None,

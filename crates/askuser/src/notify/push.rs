@@ -36,21 +36,47 @@ impl Vapid {
     /// The key kept in `dir/push/vapid.p8`, made on first use.
     pub fn load_or_create(dir: &Path, contact: &str) -> anyhow::Result<Vapid> {
         let path = dir.join("push").join("vapid.p8");
-        let rng = SystemRandom::new();
         let pkcs8 = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
                 config::ensure_dir(&dir.join("push"))?;
-                let made = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &rng)
-                    .map_err(|_| anyhow::anyhow!("cannot make a VAPID key"))?;
-                config::write_private(&path, made.as_ref())?;
-                made.as_ref().to_vec()
+                let made = Vapid::generate()?;
+                config::write_private(&path, &made)?;
+                made
             }
             Err(e) => return Err(e).with_context(|| format!("cannot read the VAPID key {}", path.display())),
         };
-        let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &pkcs8, &rng)
-            .map_err(|_| anyhow::anyhow!("{} is not a P-256 key in PKCS#8; move it away to make a new one", path.display()))?;
+        Vapid::from_pkcs8(&pkcs8, contact)
+            .with_context(|| format!("{} is not a P-256 key in PKCS#8; move it away to make a new one", path.display()))
+    }
+
+    /// A new key, as PKCS#8.
+    pub fn generate() -> anyhow::Result<Vec<u8>> {
+        let made = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
+            .map_err(|_| anyhow::anyhow!("cannot make a VAPID key"))?;
+        Ok(made.as_ref().to_vec())
+    }
+
+    /// The key in `pkcs8` (P-256, PKCS#8).
+    pub fn from_pkcs8(pkcs8: &[u8], contact: &str) -> anyhow::Result<Vapid> {
+        let rng = SystemRandom::new();
+        let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8, &rng)
+            .map_err(|_| anyhow::anyhow!("not a P-256 key in PKCS#8"))?;
         Ok(Vapid { key, rng, contact: contact.to_owned() })
+    }
+
+    /// The key every bridge sharing `store` signs with (made by the first), else the one
+    /// kept in data directory `dir`: a device subscribed through one bridge is pushed
+    /// to by any.
+    pub async fn for_store(store: &dyn crate::store::Store, dir: &Path, contact: &str) -> anyhow::Result<Vapid> {
+        let fresh = B64.encode(Vapid::generate()?);
+        match store.shared_value("vapid", &fresh).await? {
+            Some(shared) => {
+                let pkcs8 = B64.decode(shared.trim()).context("the shared VAPID key is not base64url")?;
+                Vapid::from_pkcs8(&pkcs8, contact).context("the shared VAPID key")
+            }
+            None => Vapid::load_or_create(dir, contact),
+        }
     }
 
     /// The public key as a page passes it to `pushManager.subscribe`

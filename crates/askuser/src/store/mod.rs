@@ -138,6 +138,20 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(HashSet::new())
     }
 
+    /// The value named `name` that every bridge sharing the store uses (a key they must
+    /// all sign with): the stored one, or `fresh`, stored now, if there is none yet.
+    /// `None`: the store is not shared (keep your own).
+    async fn shared_value(&self, _name: &str, _fresh: &str) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
+
+    /// Claims sending question `id` to `target`: true for exactly one bridge sharing
+    /// the store (recorded as sent, see [`Store::add_notified`]). A store only one
+    /// bridge uses has nobody to claim against.
+    async fn claim_notified(&self, _id: &str, _target: &str, _at: u64) -> Result<bool, StoreError> {
+        Ok(true)
+    }
+
     /// This bridge is stopping: whatever it holds in a shared store is let go.
     async fn close(&self) {}
 }

@@ -114,6 +114,11 @@ const MIGRATIONS: &[&str] = &[
          session_id  TEXT,
          PRIMARY KEY (bridge, question_id)
      );",
+    // 1 -> 2: values every bridge must use alike (the VAPID key that signs pushes).
+    "CREATE TABLE shared (
+         name  TEXT PRIMARY KEY,
+         value TEXT NOT NULL
+     );",
 ];
 
 /// The shared PostgreSQL store. Cheap to share: wrap it in an `Arc`.
@@ -214,7 +219,10 @@ impl Postgres {
             .build()
             .map_err(|e| fail(e.to_string()))?;
         {
-            let mut client = pool.get().await.map_err(|e| fail(format!("{}; is PostgreSQL running there, and may this user connect?", pool_error(&e))))?;
+            let mut client = pool
+                .get()
+                .await
+                .map_err(|e| fail(format!("{}; is PostgreSQL running there, and may this user connect?", pool_error(&e))))?;
             migrate(&mut client).await.map_err(fail)?;
         }
         let me = format!("b-{}", crate::config::random_hex(6));
@@ -966,6 +974,30 @@ impl Store for Postgres {
             .await
             .map_err(|e| db_error("cannot read which agents wait elsewhere", e))?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
+    }
+
+    async fn shared_value(&self, name: &str, fresh: &str) -> Result<Option<String>, StoreError> {
+        let fail = |e| db_error(&format!("cannot read the shared {name}"), e);
+        let client = self.client().await?;
+        client
+            .execute("INSERT INTO shared (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING", &[&name, &fresh])
+            .await
+            .map_err(fail)?;
+        let row = client.query_one("SELECT value FROM shared WHERE name = $1", &[&name]).await.map_err(fail)?;
+        Ok(Some(row.get(0)))
+    }
+
+    async fn claim_notified(&self, id: &str, target: &str, at: u64) -> Result<bool, StoreError> {
+        let outcome = async {
+            let at = to_sql_ms(at, "notifiedAt", id)?;
+            let client = self.client().await?;
+            let n = client
+                .execute("INSERT INTO notified (question_id, target, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", &[&id, &target, &at])
+                .await
+                .map_err(|e| db_error(&format!("cannot claim a notification of {id:?}"), e))?;
+            Ok(n == 1)
+        };
+        self.noted(outcome.await)
     }
 
     async fn close(&self) {
