@@ -223,6 +223,10 @@ async fn a_database_restart_loses_nothing_and_the_bridges_resync() {
     db.down();
     let refused = b[1].post("/v1/ask?wait=false").json(&question("while-down")).send().await.unwrap();
     assert!(refused.status().is_server_error(), "an ask while the database is down is refused, not acknowledged");
+    let health = b[1].get("/v1/health").send().await.unwrap();
+    assert_eq!(health.status(), 503, "a load balancer takes the bridge out");
+    let health: Value = health.json().await.unwrap();
+    assert!(health["error"].as_str().unwrap().contains("database"), "{health}");
     db.up();
 
     // Asked at B after the restart: A hears of it (the listener reconnected and resynced).
