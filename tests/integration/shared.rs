@@ -310,3 +310,51 @@ async fn tls_to_the_database_is_verified_against_the_given_ca() {
     let health: Value = b[1].get("/v1/health").send().await.unwrap().json().await.unwrap();
     assert_eq!(health["ok"], true, "{health}");
 }
+
+/// The store itself: eight connections' worth of bridges finishing one question at
+/// once, 50 times: exactly one wins each time, and every loser reads the winner's result.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn of_many_concurrent_finishes_exactly_one_wins() {
+    use askuser::store::{Finished, Postgres, Store};
+    use askuser_core::protocol::QuestionRecord;
+    use askuser_core::{AskResult, Request, Selection};
+    let db = Cluster::start();
+    let url = db.database("race").await;
+    let mut stores = vec![];
+    for _ in 0..8 {
+        stores.push(Postgres::connect(&url).await.unwrap());
+    }
+    let request: Request =
+        serde_json::from_value(json!({"questions": [{"question": "Which?", "options": [{"label": "A"}, {"label": "B"}]}]})).unwrap();
+    for round in 0..50 {
+        let id = format!("race-{round}");
+        let record = QuestionRecord {
+            id: id.clone(),
+            request: request.clone(),
+            status: Status::Pending,
+            created_at: 1,
+            answered_at: None,
+            result: None,
+            answered_by: None,
+        };
+        stores[round % 8].insert(&record).await.unwrap();
+        let finishes = stores.iter().enumerate().map(|(i, store)| {
+            let (store, request, id) = (store.clone(), request.clone(), id.clone());
+            tokio::spawn(async move {
+                let label = if i % 2 == 0 { "A" } else { "B" };
+                let answers = askuser_core::resolve(&request.questions, &[Selection::option(label)]).unwrap();
+                let result = AskResult::answered(&id, &request, answers, 2 + i as u64);
+                (result.clone(), store.finish(&id, &result, Some(&format!("c-{i}"))).await.unwrap())
+            })
+        });
+        let outcomes = futures_util::future::join_all(finishes).await;
+        let winners: Vec<_> = outcomes.iter().map(|o| o.as_ref().unwrap()).filter(|(_, f)| matches!(f, Finished::Done(_))).collect();
+        assert_eq!(winners.len(), 1, "round {round}: exactly one finish wins");
+        let won = winners[0].0.clone();
+        for o in &outcomes {
+            match &o.as_ref().unwrap().1 {
+                Finished::Done(r) | Finished::AlreadyFinal(r) => assert_eq!(r.result.as_ref(), Some(&won), "round {round}"),
+            }
+        }
+    }
+}
