@@ -144,6 +144,8 @@ async fn an_agent_resumes_at_another_bridge_and_its_presence_shows_everywhere() 
     assert_eq!(response.status(), 200);
     let body: Value = response.json().await.unwrap();
     assert_eq!(body["answers"][0]["selectedOptions"], json!(["SQLite"]));
+    // Answered, its agent no longer waits anywhere: the other bridges show it gone.
+    until(&mut tab_a, |e| matches!(e, BrowserEvent::Agent { agent } if agent.session_id == "s-moving" && !agent.connected)).await;
 }
 
 #[tokio::test]

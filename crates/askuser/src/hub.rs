@@ -446,7 +446,7 @@ impl Bridge {
             match self.store.get(id).await? {
                 Some(QuestionRecord { result: Some(result), .. }) => return Ok(result),
                 Some(record) => {
-                    self.track(&record, self.now_ms());
+                    self.take_in(record);
                     attached = attach(&mut lock(&self.waiting));
                 }
                 None => return Err(BridgeError::NotFound(id.to_owned())),
@@ -550,6 +550,15 @@ impl Bridge {
         let tracked = waiting.is_some();
         let mut delivered = false;
         if let Some(w) = waiting {
+            if self.shared && !w.senders.is_empty() {
+                // No agent waits on it here any more (their waits end with the result).
+                let (store, id, session) = (self.store.clone(), id.to_owned(), w.session.clone());
+                tokio::spawn(async move {
+                    if let Err(e) = store.attach(&id, session.as_deref(), false).await {
+                        tracing::warn!(%id, "{e}");
+                    }
+                });
+            }
             for (_, tx) in w.senders {
                 delivered |= tx.send(result.clone()).is_ok();
             }
@@ -582,16 +591,20 @@ impl Bridge {
             return;
         }
         match self.store.get(id).await {
-            Ok(Some(record)) if record.status == Status::Pending => {
-                if lock(&self.waiting).contains_key(id) {
-                    return; // adopted while this read
-                }
-                self.track(&record, self.now_ms());
-                let _ = self.events.send(BrowserEvent::Asked { question: record });
-            }
+            Ok(Some(record)) if record.status == Status::Pending => self.take_in(record),
             Ok(_) => {}
             Err(e) => tracing::warn!(%id, "cannot read a question asked at another bridge: {e}"),
         }
+    }
+
+    /// Tracks a pending question stored by another bridge and shows it in this bridge's
+    /// tabs, unless it is tracked already.
+    fn take_in(self: &Arc<Self>, record: QuestionRecord) {
+        if lock(&self.waiting).contains_key(&record.id) {
+            return;
+        }
+        self.track(&record, self.now_ms());
+        let _ = self.events.send(BrowserEvent::Asked { question: record });
     }
 
     /// A question finished at another bridge: its agents here get the result.
