@@ -1023,3 +1023,39 @@ async fn read_link(client: &impl GenericClient, hash: &str) -> Result<Option<(St
         .await?;
     Ok(row.map(|r| link_of(hash, &r)))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_url_is_shown_without_its_password() {
+        assert_eq!(
+            shown("postgres://askuser:s3cret@db:5432/askuser?sslmode=require"),
+            "postgres://askuser:***@db:5432/askuser?sslmode=require"
+        );
+        assert_eq!(shown("postgresql://askuser@/askuser?host=/tmp/x"), "postgresql://askuser@/askuser?host=/tmp/x");
+        assert_eq!(shown("host=db user=askuser password=s3cret"), "host=db user=askuser password=***");
+    }
+
+    #[test]
+    fn sslrootcert_is_taken_out_of_the_url_and_the_rest_is_parsed() {
+        let (config, ca) = parse_url("postgres://u@db/askuser?sslmode=require&sslrootcert=/etc/a%20b/ca.pem").unwrap();
+        assert_eq!(ca, Some(std::path::PathBuf::from("/etc/a b/ca.pem")));
+        assert_eq!(config.get_ssl_mode(), tokio_postgres::config::SslMode::Require);
+        assert_eq!(config.get_dbname(), Some("askuser"));
+        let err = parse_url("postgres://u@db/askuser?sslmode=sometimes").unwrap_err();
+        assert!(err.starts_with("not a PostgreSQL connection URL"), "{err}");
+    }
+
+    #[test]
+    fn another_bridges_notes_become_events_and_this_ones_do_not() {
+        let note = |b: &str, k: &str| serde_json::json!({"b": b, "k": k, "id": "q1"}).to_string();
+        assert_eq!(parse_note(&note("b-2", "asked"), "b-1"), Some(StoreEvent::Asked("q1".into())));
+        assert_eq!(parse_note(&note("b-2", "final"), "b-1"), Some(StoreEvent::Final("q1".into())));
+        assert_eq!(parse_note(&note("b-2", "presence"), "b-1"), Some(StoreEvent::Presence));
+        assert_eq!(parse_note(&note("b-1", "asked"), "b-1"), None, "its own");
+        assert_eq!(parse_note("not json", "b-1"), None);
+        assert_eq!(parse_note(&note("b-2", "unheard-of"), "b-1"), None);
+    }
+}
