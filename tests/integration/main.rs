@@ -9,6 +9,7 @@ mod hardening;
 mod input;
 mod mcp;
 mod notify;
+mod people;
 mod pg;
 mod remote;
 mod setup;

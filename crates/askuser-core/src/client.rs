@@ -114,6 +114,9 @@ pub enum Effect {
     Event(BrowserEvent),
 }
 
+/// A snapshot coming in parts, so far: the client id, the questions and agents, the viewer.
+type Partial = (String, Vec<QuestionRecord>, Vec<AgentPresence>, Option<crate::protocol::Viewer>);
+
 /// The client. See the module documentation.
 #[derive(Debug)]
 pub struct Client {
@@ -125,7 +128,7 @@ pub struct Client {
     seed: String,
     counter: u64,
     /// The parts of a snapshot received so far.
-    partial: Option<(String, Vec<QuestionRecord>, Vec<AgentPresence>)>,
+    partial: Option<Partial>,
 }
 
 impl Client {
@@ -241,15 +244,17 @@ impl Client {
             effects.push(self.save());
         }
         let event = match event {
-            BrowserEvent::Snapshot { client, questions, agents, more } => {
-                let (client, mut all, mut all_agents) = self.partial.take().unwrap_or((client, Vec::new(), Vec::new()));
+            BrowserEvent::Snapshot { client, questions, agents, more, viewer } => {
+                let (client, mut all, mut all_agents, first_viewer) =
+                    self.partial.take().unwrap_or((client, Vec::new(), Vec::new(), viewer.clone()));
                 all.extend(questions);
                 all_agents.extend(agents);
+                let viewer = first_viewer.or(viewer);
                 if more {
-                    self.partial = Some((client, all, all_agents));
+                    self.partial = Some((client, all, all_agents, viewer));
                     return effects;
                 }
-                BrowserEvent::Snapshot { client, questions: all, agents: all_agents, more: false }
+                BrowserEvent::Snapshot { client, questions: all, agents: all_agents, more: false, viewer }
             }
             other => other,
         };
@@ -439,7 +444,7 @@ mod tests {
         assert!(events(&effects).is_empty());
         frame(&mut c, json!({"type": "snapshot", "client": "c-1", "questions": [record("q2")], "agents": [], "more": true}));
         let effects = frame(&mut c, json!({"type": "snapshot", "client": "c-1", "questions": [record("q3")], "agents": []}));
-        let [BrowserEvent::Snapshot { client, questions, agents, more }] = &events(&effects)[..] else { panic!("{effects:?}") };
+        let [BrowserEvent::Snapshot { client, questions, agents, more, .. }] = &events(&effects)[..] else { panic!("{effects:?}") };
         assert_eq!((client.as_str(), agents.len(), *more), ("c-1", 1, false));
         assert_eq!(questions.iter().map(|q| q.id.as_str()).collect::<Vec<_>>(), ["q1", "q2", "q3"]);
         // A drop mid-snapshot forgets the parts: the next socket sends a whole one.

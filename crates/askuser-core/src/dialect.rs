@@ -211,12 +211,13 @@ impl Reader {
                     parent_session_id: self
                         .opt_string(a, "parentSessionId", "agent.parentSessionId")
                         .or_else(|| self.opt_string(a, "parent_session_id", "agent.parent_session_id")),
+                    assignee: self.opt_string(a, "assignee", "agent.assignee"),
                 };
-                self.unknown_keys(a, "agent", &["name", "sessionId", "session_id", "parentSessionId", "parent_session_id"]);
+                self.unknown_keys(a, "agent", &["name", "sessionId", "session_id", "parentSessionId", "parent_session_id", "assignee"]);
                 Some(agent)
             }
             Some((other, _)) => {
-                self.wrong_type("agent", "an object {name, sessionId?, parentSessionId?}", other);
+                self.wrong_type("agent", "an object {name, sessionId?, parentSessionId?, assignee?}", other);
                 None
             }
             None => None,

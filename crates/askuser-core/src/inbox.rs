@@ -2,7 +2,7 @@
 //! and agent presence. Plain data updated by
 //! [`Inbox::apply`] from [`BrowserEvent`]s; no DOM, no clock (the time is passed in).
 
-use crate::protocol::{AgentPresence, BrowserEvent, QuestionRecord, Refused};
+use crate::protocol::{AgentPresence, BrowserEvent, QuestionRecord, Refused, Viewer};
 use crate::Status;
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -44,6 +44,30 @@ pub struct Group {
     pub items: Vec<String>,
 }
 
+/// Which question sets the inbox lists, for a viewer who is a person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Show {
+    /// Those for this person.
+    Mine,
+    /// Those for this person or one of their teams.
+    Team,
+    /// Everything this connection may see.
+    #[default]
+    All,
+}
+
+impl Show {
+    pub const ALL: [Show; 3] = [Show::Mine, Show::Team, Show::All];
+
+    pub fn label(self) -> &'static str {
+        match self {
+            Show::Mine => "Mine",
+            Show::Team => "Team",
+            Show::All => "All",
+        }
+    }
+}
+
 /// Something the page should tell the person.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Notice {
@@ -62,6 +86,15 @@ pub struct Inbox {
     sent: BTreeSet<String>,
     /// The last active question set that closed elsewhere, until [`Inbox::dismiss`].
     pub closed: Option<Closed>,
+    /// Who this connection is, as the bridge said (none: not a person, show all).
+    pub viewer: Option<Viewer>,
+    /// Which question sets [`Inbox::groups`] lists.
+    pub show: Show,
+}
+
+/// The person or team `record` is for, if any.
+pub fn assignee(record: &QuestionRecord) -> Option<&str> {
+    record.request.agent.as_ref()?.assignee.as_deref()
 }
 
 pub fn agent_name(record: &QuestionRecord) -> String {
@@ -110,8 +143,9 @@ impl Inbox {
     pub fn apply(&mut self, event: &BrowserEvent) -> Vec<Notice> {
         let mut notices = Vec::new();
         match event {
-            BrowserEvent::Snapshot { client, questions, agents, .. } => {
+            BrowserEvent::Snapshot { client, questions, agents, viewer, .. } => {
                 self.client = Some(client.clone());
+                self.viewer = viewer.clone();
                 self.agents = agents.iter().map(|a| (a.session_id.clone(), a.clone())).collect();
                 let known: BTreeSet<&str> = questions.iter().map(|q| q.id.as_str()).collect();
                 // Drop the vanished ones; if the active one vanished, say so.
@@ -239,8 +273,13 @@ impl Inbox {
             }
             questions.push(item.record.clone());
         }
-        let snapshot =
-            BrowserEvent::Snapshot { client: "kept".into(), questions, agents: self.agents.values().cloned().collect(), more: false };
+        let snapshot = BrowserEvent::Snapshot {
+            client: "kept".into(),
+            questions,
+            agents: self.agents.values().cloned().collect(),
+            more: false,
+            viewer: self.viewer.clone(),
+        };
         serde_json::to_string(&snapshot).unwrap_or_default()
     }
 
@@ -311,8 +350,25 @@ impl Inbox {
         current
     }
 
+    /// Whether `record` is listed under `show` (everything, for a viewer who is no one).
+    pub fn shows(&self, record: &QuestionRecord, show: Show) -> bool {
+        let Some(viewer) = &self.viewer else { return true };
+        let to = assignee(record);
+        match show {
+            Show::All => true,
+            Show::Mine => to == Some(viewer.person.as_str()),
+            Show::Team => to.is_some_and(|to| to == viewer.person || viewer.teams.iter().any(|t| t == to)),
+        }
+    }
+
+    /// How many pending question sets each of [`Show::ALL`] lists.
+    pub fn show_counts(&self) -> [usize; 3] {
+        Show::ALL.map(|show| self.items.values().filter(|i| i.fate == Fate::Pending && self.shows(&i.record, show)).count())
+    }
+
     /// The inbox as shown: sessions ordered by their oldest question, each followed by
-    /// its sub-agents' sessions; question sets oldest first.
+    /// its sub-agents' sessions; question sets oldest first; only those [`Inbox::show`]
+    /// lists (the active one always).
     pub fn groups(&self) -> Vec<Group> {
         struct Session {
             root: String,
@@ -320,7 +376,11 @@ impl Inbox {
             ids: Vec<String>,
             name: String,
         }
-        let mut oldest_first: Vec<&Item> = self.items.values().collect();
+        let mut oldest_first: Vec<&Item> = self
+            .items
+            .values()
+            .filter(|i| self.shows(&i.record, self.show) || self.active.as_deref() == Some(i.record.id.as_str()))
+            .collect();
         oldest_first.sort_by(|a, b| a.record.created_at.cmp(&b.record.created_at).then_with(|| a.record.id.cmp(&b.record.id)));
         let mut sessions: BTreeMap<String, Session> = BTreeMap::new();
         for item in oldest_first {
@@ -429,6 +489,41 @@ mod tests {
             {"sessionId": "child", "name": "helper", "parentSessionId": "root", "connected": true}
         ], "questions": [record("a", "other", "lone", 5), record("b", "helper", "child", 1), record("c", "main", "root", 3)]})));
         inbox
+    }
+
+    #[test]
+    fn mine_team_and_all_list_what_is_for_this_person_their_teams_and_everyone() {
+        let to = |id: &str, assignee: Option<&str>| {
+            let mut r = record(id, "bot", id, 1);
+            if let Some(a) = assignee {
+                r["request"]["agent"]["assignee"] = a.into();
+            }
+            r
+        };
+        let mut inbox = Inbox::default();
+        inbox.apply(&ev(json!({"type": "snapshot", "client": "me", "agents": [],
+            "viewer": {"person": "alice", "teams": ["db"]},
+            "questions": [to("mine", Some("alice")), to("team", Some("db")), to("bob", Some("bob")), to("anyone", None)]})));
+        assert_eq!(inbox.viewer.as_ref().map(|v| v.person.as_str()), Some("alice"));
+        let listed = |inbox: &Inbox| {
+            let mut ids = inbox.order();
+            ids.sort();
+            ids
+        };
+        assert_eq!(listed(&inbox), ["anyone", "bob", "mine", "team"], "all by default");
+        inbox.select("mine");
+        inbox.show = Show::Team;
+        assert_eq!(listed(&inbox), ["mine", "team"]);
+        inbox.show = Show::Mine;
+        assert_eq!(listed(&inbox), ["mine"]);
+        assert_eq!(inbox.show_counts(), [1, 2, 4]);
+        // The active question set stays listed whatever the filter.
+        inbox.select("anyone");
+        assert_eq!(listed(&inbox), ["anyone", "mine"]);
+        // A connection that is no one (the admin token) lists everything.
+        let mut nobody = Inbox { show: Show::Mine, ..Inbox::default() };
+        nobody.apply(&ev(json!({"type": "snapshot", "client": "me", "agents": [], "questions": [to("bob", Some("bob"))]})));
+        assert_eq!(nobody.order(), ["bob"]);
     }
 
     #[test]

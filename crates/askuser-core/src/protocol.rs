@@ -191,6 +191,15 @@ pub const SNAPSHOT_PART: usize = 100;
 /// sits in memory whole.
 pub const SNAPSHOT_PART_BYTES: usize = 512 * 1024;
 
+/// The person a browser connection belongs to, and their teams.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct Viewer {
+    pub person: String,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub teams: Vec<String>,
+}
+
 /// From the bridge to every browser.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -207,6 +216,10 @@ pub enum BrowserEvent {
         agents: Vec<AgentPresence>,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         more: bool,
+        /// Who this connection is (its device's person and their teams), when it is
+        /// someone: what the inbox's "mine" and "team" mean.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        viewer: Option<Viewer>,
     },
     Asked {
         question: QuestionRecord,
@@ -375,7 +388,7 @@ mod tests {
                 ],
                 multi_select: false,
             }],
-            agent: Some(Agent { name: "claude-code".into(), session_id: Some("s-1".into()), parent_session_id: None }),
+            agent: Some(Agent { name: "claude-code".into(), session_id: Some("s-1".into()), ..Default::default() }),
             ..Request::default()
         }
     }
@@ -440,6 +453,7 @@ mod tests {
                     connected: true
                 }],
                 more: false,
+                viewer: None,
             }
         );
         insta::assert_json_snapshot!("browser_asked", BrowserEvent::Asked { question: record() });

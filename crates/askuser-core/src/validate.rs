@@ -35,6 +35,14 @@ pub struct Limits {
     pub max_metadata_bytes: usize,
 }
 
+/// The longest person or team name, in characters.
+pub const MAX_NAME_CHARS: usize = 64;
+
+/// Whether `name` is a usable person or team name (`alice`, `db-team`, `bob@example.org`).
+pub fn is_name(name: &str) -> bool {
+    !name.is_empty() && chars(name) <= MAX_NAME_CHARS && name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.@".contains(c))
+}
+
 /// The longest agent name, in characters (the inbox shows it as a heading).
 pub const MAX_AGENT_NAME_CHARS: usize = 100;
 
@@ -195,6 +203,17 @@ pub(crate) fn apply_rules(
                     chars(&agent.name)
                 ),
             ));
+        }
+        if let Some(to) = &agent.assignee {
+            if !is_name(to) {
+                errors.push(FieldError::new(
+                    "agent.assignee",
+                    format!(
+                        "expected a person or team name: 1 to {MAX_NAME_CHARS} characters from a-z A-Z 0-9 - _ . @, got {:?}",
+                        to.chars().take(60).collect::<String>()
+                    ),
+                ));
+            }
         }
         // Session ids reach a late-answer hook's environment and command line.
         for (path, value) in [("agent.sessionId", &agent.session_id), ("agent.parentSessionId", &agent.parent_session_id)] {
@@ -416,9 +435,35 @@ mod tests {
     }
 
     #[test]
+    fn an_assignee_is_a_person_or_team_name() {
+        let to = |assignee: &str| Request {
+            agent: Some(crate::model::Agent { name: "bot".into(), assignee: Some(assignee.into()), ..Default::default() }),
+            ..req(vec![q("Pick", &["A", "B"])])
+        };
+        for good in ["alice", "db-team", "bob@example.org", "on_call.1"] {
+            assert!(validate(to(good), &Limits::default()).is_ok(), "{good:?}");
+        }
+        for bad in ["", "a b", "<script>", &"x".repeat(65), "al\u{0}ice"] {
+            let m = messages(to(bad), &Limits::default());
+            assert!(m[0].starts_with("agent.assignee: expected a person or team name"), "{bad:?}: {m:?}");
+        }
+        let read = crate::dialect::normalize(
+            &serde_json::json!({"question": "Go?", "agent": {"name": "ci", "assignee": "db-team"}}),
+            &Limits::default(),
+        )
+        .unwrap();
+        assert_eq!(read.request.agent.unwrap().assignee.as_deref(), Some("db-team"), "read from every dialect's agent");
+    }
+
+    #[test]
     fn agent_fields_are_bounded_and_plain() {
         let with = |name: &str, session: &str| Request {
-            agent: Some(crate::model::Agent { name: name.into(), session_id: Some(session.into()), parent_session_id: Some("p-1".into()) }),
+            agent: Some(crate::model::Agent {
+                name: name.into(),
+                session_id: Some(session.into()),
+                parent_session_id: Some("p-1".into()),
+                ..Default::default()
+            }),
             ..req(vec![q("Pick", &["A", "B"])])
         };
         assert!(validate(with("claude-code", "3f2a-9c:1.x_y"), &Limits::default()).is_ok());

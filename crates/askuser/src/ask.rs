@@ -50,6 +50,10 @@ pub struct AskArgs {
     /// Who is asking, as shown in the inbox.
     #[arg(long, default_value = "askuser ask")]
     pub agent_name: String,
+    /// The person or team the question is for: their devices see it first, everyone
+    /// else after the bridge's --escalate-after.
+    #[arg(long, value_name = "NAME")]
+    pub to: Option<String>,
     /// Store the question, print its id, and exit; get the answer later with `askuser result ID`.
     #[arg(long)]
     pub no_wait: bool,
@@ -71,6 +75,10 @@ pub struct McpArgs {
     /// This server runs for a sub-agent of this session, so the inbox shows whose helper asks.
     #[arg(long, value_name = "ID")]
     pub parent_session: Option<String>,
+    /// Every question this server asks is for this person or team, unless the model
+    /// names another (`to`).
+    #[arg(long, value_name = "NAME")]
+    pub to: Option<String>,
     /// The tool result's text: the Claude Code sentence, a one-line summary, or JSON.
     #[arg(long, default_value = "claude")]
     pub result_format: Format,
@@ -135,7 +143,10 @@ fn build_request(args: &AskArgs) -> anyhow::Result<Value> {
         if let Some(t) = args.timeout {
             map.insert("timeoutSeconds".into(), t.into());
         }
-        map.entry("agent").or_insert_with(|| json!({"name": args.agent_name}));
+        let agent = map.entry("agent").or_insert_with(|| json!({"name": args.agent_name}));
+        if let (Some(to), Value::Object(agent)) = (&args.to, agent) {
+            agent.insert("assignee".into(), to.clone().into());
+        }
     }
     Ok(request)
 }
@@ -305,6 +316,7 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
     let opts = McpOptions {
         agent_name: args.agent_name,
         parent_session: args.parent_session,
+        to: args.to,
         result_format: args.result_format,
         progress_every: Duration::from_secs(args.progress_seconds.max(1)),
         open_url,

@@ -117,6 +117,9 @@ pub enum Command {
         /// What the device is called in `askuser tokens list`.
         #[arg(long, default_value = "paired device")]
         name: String,
+        /// The person it belongs to: questions for them or their teams reach it first.
+        #[arg(long, value_name = "NAME")]
+        person: Option<String>,
         /// How long the code is good for.
         #[arg(long, default_value_t = 5, value_parser = clap::value_parser!(u64).range(1..=60))]
         minutes: u64,
@@ -134,6 +137,59 @@ pub enum Command {
     },
     /// The inbox and the dialog in this terminal (for SSH, or no browser at hand).
     Tui(crate::tui::TuiArgs),
+    /// People and their teams: a question for a person or team (`askuser ask --to`)
+    /// reaches their devices first (with the admin token).
+    People {
+        #[command(flatten)]
+        bridge: BridgeArgs,
+        #[command(subcommand)]
+        action: Option<PeopleAction>,
+    },
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum PeopleAction {
+    /// Every person, their teams and devices (the default).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Puts a person in exactly these teams (none: in no team).
+    Teams {
+        person: String,
+        #[arg(long = "team", value_name = "TEAM")]
+        teams: Vec<String>,
+    },
+}
+
+async fn people(client: &Client, action: Option<PeopleAction>) -> anyhow::Result<()> {
+    match action.unwrap_or(PeopleAction::List { json: false }) {
+        PeopleAction::List { json } => {
+            let people = client.people().await?;
+            if json {
+                print_json(&people);
+            } else if people.as_array().is_none_or(Vec::is_empty) {
+                out!("No people yet: `askuser pair --person alice` pairs a device of hers, `askuser people teams alice --team db` puts her in a team.");
+            } else {
+                for p in people.as_array().into_iter().flatten() {
+                    let list = |v: &serde_json::Value| {
+                        v.as_array().map(|a| a.iter().filter_map(|x| x.as_str()).collect::<Vec<_>>().join(", ")).unwrap_or_default()
+                    };
+                    out!(
+                        "{}  teams: {}  devices: {}",
+                        crate::term::safe(p["person"].as_str().unwrap_or_default()),
+                        crate::term::safe(&list(&p["teams"])),
+                        crate::term::safe(&list(&p["devices"]))
+                    );
+                }
+            }
+        }
+        PeopleAction::Teams { person, teams } => {
+            let set = client.set_teams(&person, &teams).await?;
+            out!("{}", serde_json::to_string(&set).unwrap_or_default());
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Args)]
@@ -156,6 +212,10 @@ pub struct ServeArgs {
     /// How long a question whose agent went away stays answerable, in seconds.
     #[arg(long, value_name = "SECONDS", default_value_t = 24 * 3600)]
     pub grace: u64,
+    /// A question for a person or team (`agent.assignee`, `askuser ask --to`) reaches
+    /// everyone else's devices after this many seconds, or `never`.
+    #[arg(long, value_name = "SECONDS|never", default_value = "300", value_parser = escalation)]
+    pub escalate_after: Escalation,
     /// How long answered questions stay in the history, in days.
     #[arg(long, value_name = "DAYS", default_value_t = 30)]
     pub retention_days: u64,
@@ -316,6 +376,17 @@ pub enum DurabilityArg {
     Full,
 }
 
+/// `--escalate-after`: seconds, or never.
+#[derive(Debug, Clone, Copy)]
+pub struct Escalation(Option<Duration>);
+
+fn escalation(text: &str) -> Result<Escalation, String> {
+    if text == "never" {
+        return Ok(Escalation(None));
+    }
+    text.parse::<u64>().map(|s| Escalation(Some(Duration::from_secs(s)))).map_err(|_| format!("expected seconds or never, got {text:?}"))
+}
+
 /// `--store`: a PostgreSQL URL (checked here, so a typo fails before anything starts).
 fn store_url(text: &str) -> Result<String, String> {
     if !(text.starts_with("postgres://") || text.starts_with("postgresql://")) {
@@ -350,6 +421,7 @@ impl ServeArgs {
             grace: Duration::from_secs(self.grace),
             retention: Duration::from_secs(self.retention_days.saturating_mul(24 * 3600)),
             on_late_answer: self.on_late_answer.clone(),
+            escalate_after: self.escalate_after.0,
             ..Settings::default()
         };
         Ok(opts)
@@ -424,7 +496,10 @@ pub fn run(cli: Cli) -> ExitCode {
         }),
         Command::Setup(args) => crate::setup::run(&args),
         Command::Doctor(args) => crate::doctor::run(&args),
-        Command::Pair { bridge, name, minutes } => client_command(&bridge, |c| async move { pair(&c, &name, minutes).await }),
+        Command::Pair { bridge, name, person, minutes } => {
+            client_command(&bridge, |c| async move { pair(&c, &name, person.as_deref(), minutes).await })
+        }
+        Command::People { bridge, action } => client_command(&bridge, |c| async move { people(&c, action).await }),
         Command::Devices { bridge } => client_command(&bridge, |c| async move { devices(&c).await }),
         Command::Tokens { bridge, action } => client_command(&bridge, |c| async move { tokens(&c, action).await }),
         Command::Tui(args) => crate::tui::run(&args),
@@ -490,13 +565,16 @@ pub enum TokensAction {
         /// What it is for ("phone", "ci-runner-3").
         #[arg(long)]
         name: String,
+        /// The person a device token belongs to.
+        #[arg(long, value_name = "NAME")]
+        person: Option<String>,
     },
     /// Revoke a token by its id: refused from its next request, its sockets closed now.
     Revoke { id: String },
 }
 
-async fn pair(client: &Client, name: &str, minutes: u64) -> anyhow::Result<()> {
-    let code = client.pairing(name, minutes * 60).await?;
+async fn pair(client: &Client, name: &str, person: Option<&str>, minutes: u64) -> anyhow::Result<()> {
+    let code = client.pairing(name, person, minutes * 60).await?;
     let link = format!("{}/#pair={code}", client.endpoint.url);
     if let Some(lines) = crate::term::qr(&link) {
         for line in lines {
@@ -542,8 +620,8 @@ async fn tokens(client: &Client, action: TokensAction) -> anyhow::Result<()> {
                 }
             }
         }
-        TokensAction::Create { scope, name } => {
-            let (credential, token) = client.create_token(scope, &name).await?;
+        TokensAction::Create { scope, name, person } => {
+            let (credential, token) = client.create_token(scope, &name, person.as_deref()).await?;
             err!(
                 "askuser: made {} token {} ({}); it is shown only now:",
                 scope.as_str(),

@@ -106,22 +106,37 @@ impl Client {
     }
 
     /// Makes a token; returns it with its credential.
-    pub async fn create_token(&self, scope: crate::tokens::Scope, name: &str) -> anyhow::Result<(crate::tokens::Credential, String)> {
+    pub async fn create_token(
+        &self,
+        scope: crate::tokens::Scope,
+        name: &str,
+        person: Option<&str>,
+    ) -> anyhow::Result<(crate::tokens::Credential, String)> {
         #[derive(serde::Deserialize)]
         struct Made {
             credential: crate::tokens::Credential,
             token: String,
         }
-        let body = serde_json::json!({"scope": scope, "name": name});
+        let body = serde_json::json!({"scope": scope, "name": name, "person": person});
         let made: Made = self.json(self.request(Method::POST, "/v1/tokens").json(&body)).await?;
         Ok((made.credential, made.token))
     }
 
     /// A one-time pairing code for a device called `name`, good for `seconds`.
-    pub async fn pairing(&self, name: &str, seconds: u64) -> anyhow::Result<String> {
-        let made: serde_json::Value =
-            self.json(self.request(Method::POST, "/v1/pairings").json(&serde_json::json!({"name": name, "seconds": seconds}))).await?;
+    pub async fn pairing(&self, name: &str, person: Option<&str>, seconds: u64) -> anyhow::Result<String> {
+        let body = serde_json::json!({"name": name, "person": person, "seconds": seconds});
+        let made: serde_json::Value = self.json(self.request(Method::POST, "/v1/pairings").json(&body)).await?;
         made["code"].as_str().map(str::to_owned).context("the bridge sent no pairing code")
+    }
+
+    /// Every person, with their teams and devices.
+    pub async fn people(&self) -> anyhow::Result<serde_json::Value> {
+        self.json(self.request(Method::GET, "/v1/people")).await
+    }
+
+    /// Puts `person` in exactly `teams`.
+    pub async fn set_teams(&self, person: &str, teams: &[String]) -> anyhow::Result<serde_json::Value> {
+        self.json(self.request(Method::PUT, &format!("/v1/people/{}", encode(person))).json(&serde_json::json!({"teams": teams}))).await
     }
 
     pub async fn revoke_token(&self, id: &str) -> anyhow::Result<serde_json::Value> {

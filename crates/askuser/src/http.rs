@@ -124,6 +124,8 @@ pub fn router(app: App) -> Router {
         .route("/v1/tokens", get(list_tokens).post(create_token))
         .route("/v1/tokens/{id}", delete(revoke_token))
         .route("/v1/pairings", post(create_pairing))
+        .route("/v1/people", get(list_people))
+        .route("/v1/people/{person}", axum::routing::put(set_teams))
         .route("/v1/pair", post(claim_pairing))
         .route("/v1/push", get(push_info))
         .route("/v1/push/subscriptions", post(subscribe).delete(unsubscribe));
@@ -389,7 +391,7 @@ struct ListParams {
 }
 
 /// `GET /v1/questions?status=pending|answered|cancelled|timed_out|withdrawn|final|all`.
-async fn list(State(app): State<App>, p: Result<Query<ListParams>, QueryRejection>) -> Reply {
+async fn list(State(app): State<App>, Extension(caller): Extension<Caller>, p: Result<Query<ListParams>, QueryRejection>) -> Reply {
     let p = read_query(p)?;
     let (filter, only) = match p.status.as_deref().unwrap_or("pending") {
         "all" => (Filter::All, None),
@@ -403,11 +405,16 @@ async fn list(State(app): State<App>, p: Result<Query<ListParams>, QueryRejectio
         records.retain(|r| r.status == s);
         records.truncate(limit);
     }
+    // A person's device lists what it sees: not someone else's pending question yet.
+    if let Some(viewer) = app.security.registry.viewer(&caller) {
+        records.retain(|r| r.status != Status::Pending || app.bridge.visible(r, Some(&viewer)));
+    }
     Ok(Json(records).into_response())
 }
 
 async fn get_one(State(app): State<App>, Extension(caller): Extension<Caller>, Path(id): Path<String>) -> Reply {
     app.bridge.reaches(&id, caller.owner()).await?;
+    app.bridge.sees(&id, app.security.registry.viewer(&caller).as_ref()).await?;
     Ok(Json(app.bridge.get(&id).await?).into_response())
 }
 
@@ -416,7 +423,14 @@ fn client_name(headers: &HeaderMap) -> String {
     headers.get("x-askuser-client").and_then(|v| v.to_str().ok()).filter(|v| !v.is_empty() && v.len() <= 64).unwrap_or("http").to_owned()
 }
 
-async fn answer(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Reply {
+async fn answer(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Reply {
+    app.bridge.sees(&id, app.security.registry.viewer(&caller).as_ref()).await?;
     let value = parse_json(&read_body(body)?)?;
     let body: AnswerBody = serde_json::from_value(value).map_err(|e| {
         invalid(format!(
@@ -431,7 +445,14 @@ async fn answer(State(app): State<App>, Path(id): Path<String>, headers: HeaderM
 
 /// A person declines. An optional body `{"chat": true}` says they would rather talk
 /// the questions over with the agent ("Chat about this").
-async fn cancel(State(app): State<App>, Path(id): Path<String>, headers: HeaderMap, body: Result<Bytes, BytesRejection>) -> Reply {
+async fn cancel(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Reply {
+    app.bridge.sees(&id, app.security.registry.viewer(&caller).as_ref()).await?;
     let body = read_body(body)?;
     let chat = if body.iter().all(u8::is_ascii_whitespace) {
         false
@@ -484,8 +505,9 @@ async fn agent_socket(State(app): State<App>, Extension(caller): Extension<Calle
 
 async fn ui_socket(State(app): State<App>, Extension(caller): Extension<Caller>, method: Method, upgrade: WebSocketUpgrade) -> Response {
     debug_assert_eq!(method, Method::GET);
+    let viewer = app.security.registry.viewer(&caller);
     let revocation = app.security.registry.revocation(caller.id);
-    small_buffers(upgrade).on_upgrade(move |socket| ws::browser(app.bridge, socket, revocation))
+    small_buffers(upgrade).on_upgrade(move |socket| ws::browser(app.bridge, socket, viewer, revocation))
 }
 
 /// Every credential, revoked ones too (never a token: only its hash is kept).
@@ -497,6 +519,21 @@ async fn list_tokens(State(app): State<App>) -> Reply {
 struct NewToken {
     scope: Scope,
     name: String,
+    /// The person a device belongs to.
+    #[serde(default)]
+    person: Option<String>,
+}
+
+/// A person's or team's name, checked: `what` names the field.
+fn person_name(raw: Option<&str>, what: &str) -> Result<Option<String>, Refusal> {
+    match raw {
+        None => Ok(None),
+        Some(name) if askuser_core::validate::is_name(name) => Ok(Some(name.to_owned())),
+        Some(name) => Err(invalid(format!(
+            "{what}: expected 1 to {} characters from a-z A-Z 0-9 - _ . @, got {name:?}",
+            askuser_core::validate::MAX_NAME_CHARS
+        ))),
+    }
 }
 
 /// A credential's name (what it is for), trimmed: 1 to 100 characters.
@@ -514,8 +551,16 @@ async fn create_token(State(app): State<App>, body: Result<Bytes, BytesRejection
     let wanted: NewToken = serde_json::from_slice(&body)
         .map_err(|e| invalid(format!("expected {{\"scope\": \"agent\" | \"device\" | \"admin\", \"name\": \"…\"}}: {e}")))?;
     let name = credential_name(&wanted.name)?;
-    let (credential, token) =
-        app.security.registry.create(app.bridge.store(), wanted.scope, name, app.bridge.now_ms()).await.map_err(BridgeError::from)?;
+    let person = person_name(wanted.person.as_deref(), "person")?;
+    if person.is_some() && wanted.scope != Scope::Device {
+        return Err(invalid(format!("person: only a device belongs to a person, not an {} credential", wanted.scope.as_str())));
+    }
+    let (credential, token) = app
+        .security
+        .registry
+        .create(app.bridge.store(), wanted.scope, name, person.as_deref(), app.bridge.now_ms())
+        .await
+        .map_err(BridgeError::from)?;
     tracing::info!(id = %credential.id, scope = credential.scope.as_str(), "credential made");
     Ok((StatusCode::CREATED, Json(serde_json::json!({"credential": credential, "token": token}))).into_response())
 }
@@ -523,6 +568,9 @@ async fn create_token(State(app): State<App>, body: Result<Bytes, BytesRejection
 #[derive(Deserialize)]
 struct NewPairing {
     name: String,
+    /// The person the device will belong to.
+    #[serde(default)]
+    person: Option<String>,
     /// How long the code is good for (default 300 s, at most an hour).
     #[serde(default)]
     seconds: Option<u64>,
@@ -541,7 +589,8 @@ async fn create_pairing(State(app): State<App>, headers: HeaderMap, body: Result
         return Err(invalid(format!("seconds: expected 1 to 3600, got {seconds}")));
     }
     let now = app.bridge.now_ms();
-    let code = app.security.pairings.open(name, now + seconds * 1000);
+    let person = person_name(wanted.person.as_deref(), "person")?;
+    let code = app.security.pairings.open(tokens::Paired { name: name.to_owned(), person }, now + seconds * 1000);
     let mut made = serde_json::json!({"code": code, "name": name, "expiresAt": now + seconds * 1000});
     if let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
         let link = format!("{origin}/#pair={code}");
@@ -627,8 +676,8 @@ struct Claim {
 async fn claim_pairing(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> Reply {
     let body = read_body(body)?;
     let claim: Claim = serde_json::from_slice(&body).map_err(|e| invalid(format!("expected {{\"code\": \"…\"}}: {e}")))?;
-    let name = match app.security.pairings.claim(&claim.code, app.bridge.now_ms()) {
-        Ok(name) => name,
+    let paired = match app.security.pairings.claim(&claim.code, app.bridge.now_ms()) {
+        Ok(paired) => paired,
         Err(refused) => {
             let status = match refused {
                 tokens::Unpaired::TooMany => StatusCode::TOO_MANY_REQUESTS,
@@ -639,10 +688,47 @@ async fn claim_pairing(State(app): State<App>, body: Result<Bytes, BytesRejectio
             return Err(Refusal(error(status, ErrorBody::new(code, refused.to_string()))));
         }
     };
-    let (credential, token) =
-        app.security.registry.create(app.bridge.store(), Scope::Device, &name, app.bridge.now_ms()).await.map_err(BridgeError::from)?;
+    let (credential, token) = app
+        .security
+        .registry
+        .create(app.bridge.store(), Scope::Device, &paired.name, paired.person.as_deref(), app.bridge.now_ms())
+        .await
+        .map_err(BridgeError::from)?;
     tracing::info!(id = %credential.id, "a device paired");
     Ok(Json(serde_json::json!({"credential": credential, "token": token})).into_response())
+}
+
+/// `GET /v1/people`: every person (a device's, or a team member) with their teams and
+/// devices (credential ids).
+async fn list_people(State(app): State<App>) -> Reply {
+    let people: Vec<serde_json::Value> = app
+        .security
+        .registry
+        .people()
+        .into_iter()
+        .map(|(person, teams, devices)| serde_json::json!({"person": person, "teams": teams, "devices": devices}))
+        .collect();
+    Ok(Json(people).into_response())
+}
+
+#[derive(Deserialize)]
+struct Teams {
+    teams: Vec<String>,
+}
+
+/// `PUT /v1/people/{person}` `{"teams": [...]}`: the teams a person is in.
+async fn set_teams(State(app): State<App>, Path(person): Path<String>, body: Result<Bytes, BytesRejection>) -> Reply {
+    let person = person_name(Some(&person), "person")?.unwrap_or_default();
+    let body = read_body(body)?;
+    let wanted: Teams = serde_json::from_slice(&body).map_err(|e| invalid(format!("expected {{\"teams\": [\"name\", …]}}: {e}")))?;
+    let mut teams = vec![];
+    for (i, team) in wanted.teams.iter().enumerate() {
+        teams.extend(person_name(Some(team), &format!("teams[{i}]"))?);
+    }
+    teams.sort();
+    teams.dedup();
+    app.security.registry.set_teams(app.bridge.store(), &person, teams.clone()).await.map_err(BridgeError::from)?;
+    Ok(Json(serde_json::json!({"person": person, "teams": teams})).into_response())
 }
 
 /// Revokes a credential: refused from its next request, its sockets closed now.

@@ -12,7 +12,9 @@
 use crate::lock;
 use crate::store::{Durability, Filter, Finished, Inserted, Sqlite, Store, StoreError, StoreEvent};
 use askuser_core::dialect::normalize;
-use askuser_core::protocol::{AgentPresence, BrowserEvent, ErrorBody, ErrorCode, QuestionRecord, SNAPSHOT_PART, SNAPSHOT_PART_BYTES};
+use askuser_core::protocol::{
+    AgentPresence, BrowserEvent, ErrorBody, ErrorCode, QuestionRecord, Viewer, SNAPSHOT_PART, SNAPSHOT_PART_BYTES,
+};
 use askuser_core::{resolve, AskResult, Invalid, Limits, Selection, Status, Warning};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
@@ -79,6 +81,9 @@ pub struct Settings {
     /// ... and in a burst. A socket that keeps sending past it gets `too_many` errors,
     /// then is closed.
     pub message_burst: u32,
+    /// A question for a person or team (`agent.assignee`) reaches everyone else's
+    /// devices after this long; `None`: never.
+    pub escalate_after: Option<Duration>,
 }
 
 impl Default for Settings {
@@ -94,6 +99,7 @@ impl Default for Settings {
             ping_every: PING_EVERY,
             messages_per_second: 50,
             message_burst: 100,
+            escalate_after: Some(Duration::from_secs(300)),
         }
     }
 }
@@ -312,6 +318,25 @@ impl Bridge {
             .and_then(|secs| secs.checked_mul(1000))
             .and_then(|ms| record.created_at.checked_add(ms))
             .and_then(|ms| self.clock.instant_at(ms));
+        // A question for someone is announced again when it reaches everyone else.
+        let escalation = self.escalates_at(record).filter(|at| *at > record.created_at).and_then(|at| self.clock.instant_at(at));
+        if let Some(at) = escalation {
+            let me = Arc::downgrade(self);
+            let id = record.id.clone();
+            let mut stop = self.shutdown.subscribe();
+            tokio::spawn(async move {
+                tokio::select! {
+                    _ = tokio::time::sleep_until(at) => {}
+                    _ = stop.changed() => return,
+                }
+                let Some(bridge) = me.upgrade() else { return };
+                if let Ok(Some(record)) = bridge.store.get(&id).await {
+                    if record.status == Status::Pending {
+                        let _ = bridge.events.send(BrowserEvent::Asked { question: record });
+                    }
+                }
+            });
+        }
         if let Some(deadline) = deadline {
             let me = Arc::downgrade(self);
             let id = record.id.clone();
@@ -325,6 +350,48 @@ impl Bridge {
                     let _ = bridge.close(&id, Status::TimedOut, None).await;
                 }
             });
+        }
+    }
+
+    /// When a question for someone reaches everyone else (never: `None`); now for a
+    /// question for no one.
+    pub fn escalates_at(&self, record: &QuestionRecord) -> Option<u64> {
+        match record.request.agent.as_ref().and_then(|a| a.assignee.as_ref()) {
+            None => Some(record.created_at),
+            Some(_) => self.settings.escalate_after.map(|d| record.created_at.saturating_add(d.as_millis() as u64)),
+        }
+    }
+
+    /// Whether `viewer` sees `record` now: everyone sees a question for no one, and an
+    /// escalated one; a person sees those for them and their teams; a connection that is
+    /// no one (the admin token, a device of no one) sees everything.
+    pub fn visible(&self, record: &QuestionRecord, viewer: Option<&Viewer>) -> bool {
+        self.seen_from(record, viewer).is_some_and(|at| at <= self.now_ms())
+    }
+
+    /// From when `viewer` sees `record` (ms; None: never).
+    pub fn seen_from(&self, record: &QuestionRecord, viewer: Option<&Viewer>) -> Option<u64> {
+        let Some(viewer) = viewer else { return Some(record.created_at) };
+        let to = record.request.agent.as_ref().and_then(|a| a.assignee.as_deref());
+        let theirs = to.is_none_or(|to| to == viewer.person || viewer.teams.iter().any(|t| t == to));
+        if theirs {
+            Some(record.created_at)
+        } else {
+            self.escalates_at(record)
+        }
+    }
+
+    /// Whether `viewer` may see (and so answer) question `id` now: one it cannot see is
+    /// "not found", as if it did not exist.
+    pub async fn sees(&self, id: &str, viewer: Option<&Viewer>) -> Result<(), BridgeError> {
+        if viewer.is_none() {
+            return Ok(());
+        }
+        let record = self.get(id).await?;
+        if record.status != Status::Pending || self.visible(&record, viewer) {
+            Ok(())
+        } else {
+            Err(BridgeError::NotFound(id.to_owned()))
         }
     }
 
@@ -693,7 +760,13 @@ impl Bridge {
         let (questions, last, more) = self.store.pending_page(cursor.after, SNAPSHOT_PART, SNAPSHOT_PART_BYTES).await?;
         cursor.after = last;
         cursor.done = !more;
-        Ok(Some(BrowserEvent::Snapshot { client: client.to_owned(), questions, agents: cursor.agents.take().unwrap_or_default(), more }))
+        Ok(Some(BrowserEvent::Snapshot {
+            client: client.to_owned(),
+            questions,
+            agents: cursor.agents.take().unwrap_or_default(),
+            more,
+            viewer: None,
+        }))
     }
 
     /// Every part of a snapshot at once (tests and the benchmark).

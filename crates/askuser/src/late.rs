@@ -65,7 +65,7 @@ mod tests {
     #[test]
     fn placeholders_become_the_values_and_nothing_else() {
         let request = Request {
-            agent: Some(Agent { name: "claude-code".into(), session_id: Some("s-42".into()), parent_session_id: None }),
+            agent: Some(Agent { name: "claude-code".into(), session_id: Some("s-42".into()), ..Default::default() }),
             ..Request::default()
         };
         let record = QuestionRecord {

@@ -264,6 +264,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     };
     let scheme = if acceptor.is_some() { "https" } else { "http" };
     let registry = Arc::new(crate::tokens::Registry::load(bridge.store()).await?);
+    let people = registry.clone();
     if let Some(heard) = bridge.store().events() {
         reload_credentials(bridge.clone(), registry.clone(), heard);
     }
@@ -281,7 +282,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         .or_else(|| opts.names.first().map(|n| format!("{scheme}://{}", http::host_port(n, addr.port()))))
         .unwrap_or_else(|| url.clone());
     let vapid = crate::notify::push::Vapid::for_store(bridge.store(), &opts.data_dir, &opts.notify.push_contact).await?;
-    let notifier = crate::notify::Notifier::start(bridge.clone(), opts.notify.clone(), vapid, base);
+    let notifier = crate::notify::Notifier::start(bridge.clone(), people, opts.notify.clone(), vapid, base);
     let app = App { bridge: bridge.clone(), security: Arc::new(security), notifier };
     let (stop, stopped) = watch::channel(false);
     let router = http::router(app);

@@ -58,6 +58,9 @@ pub struct Credential {
     pub created_at: u64,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_at: Option<u64>,
+    /// The person a device belongs to: questions for them or their teams reach it first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
 }
 
 /// Who sent a request: the admin token (`id` None) or a stored credential.
@@ -87,6 +90,8 @@ pub fn hash(token: &str) -> String {
 /// The credentials in force, by hash, kept in step with the store.
 pub struct Registry {
     by_hash: RwLock<HashMap<String, Credential>>,
+    /// Each person's teams.
+    teams: RwLock<HashMap<String, Vec<String>>>,
     /// Ids of credentials as they are revoked, for the sockets using them.
     revoked: broadcast::Sender<String>,
 }
@@ -102,7 +107,57 @@ impl std::fmt::Debug for Registry {
 impl Registry {
     pub async fn load(store: &dyn Store) -> Result<Registry, StoreError> {
         let by_hash = store.credentials().await?.into_iter().filter(|c| c.revoked_at.is_none()).map(|c| (c.hash.clone(), c)).collect();
-        Ok(Registry { by_hash: RwLock::new(by_hash), revoked: broadcast::channel(16).0 })
+        let registry = Registry { by_hash: RwLock::new(by_hash), teams: RwLock::default(), revoked: broadcast::channel(16).0 };
+        registry.load_teams(store).await?;
+        Ok(registry)
+    }
+
+    async fn load_teams(&self, store: &dyn Store) -> Result<(), StoreError> {
+        let mut teams: HashMap<String, Vec<String>> = HashMap::new();
+        for (person, team) in store.teams().await? {
+            teams.entry(person).or_default().push(team);
+        }
+        *self.teams.write().unwrap_or_else(std::sync::PoisonError::into_inner) = teams;
+        Ok(())
+    }
+
+    /// Makes `teams` the teams `person` is in, here and in the store.
+    pub async fn set_teams(&self, store: &dyn Store, person: &str, teams: Vec<String>) -> Result<(), StoreError> {
+        store.set_teams(person, &teams).await?;
+        self.teams.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(person.to_owned(), teams);
+        Ok(())
+    }
+
+    /// Every person known (a device's, or a team member), with their teams and devices.
+    pub fn people(&self) -> Vec<(String, Vec<String>, Vec<String>)> {
+        let teams = self.teams.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let by_hash = self.by_hash.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut people: std::collections::BTreeMap<String, (Vec<String>, Vec<String>)> =
+            teams.iter().map(|(p, t)| (p.clone(), (t.clone(), vec![]))).collect();
+        for c in by_hash.values() {
+            if let Some(p) = &c.person {
+                people.entry(p.clone()).or_default().1.push(c.id.clone());
+            }
+        }
+        people
+            .into_iter()
+            .map(|(p, (t, mut d))| {
+                d.sort();
+                (p, t, d)
+            })
+            .collect()
+    }
+
+    /// Who a caller is, as a person: its device's person and their teams (None: the
+    /// admin token, or a credential that belongs to no one).
+    pub fn viewer(&self, caller: &Caller) -> Option<askuser_core::protocol::Viewer> {
+        let id = caller.id.as_deref()?;
+        let person = {
+            let by_hash = self.by_hash.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+            by_hash.values().find(|c| c.id == id)?.person.clone()?
+        };
+        let teams = self.teams.read().unwrap_or_else(std::sync::PoisonError::into_inner).get(&person).cloned().unwrap_or_default();
+        Some(askuser_core::protocol::Viewer { person, teams })
     }
 
     /// Reads the credentials again (another bridge sharing the store made or revoked
@@ -119,7 +174,7 @@ impl Registry {
         for id in gone {
             let _ = self.revoked.send(id);
         }
-        Ok(())
+        self.load_teams(store).await
     }
 
     /// The credential `token` is, if any (the token is hashed first, so the lookup
@@ -130,7 +185,14 @@ impl Registry {
     }
 
     /// Makes a credential; returns it with its token (shown this once).
-    pub async fn create(&self, store: &dyn Store, scope: Scope, name: &str, now: u64) -> Result<(Credential, String), StoreError> {
+    pub async fn create(
+        &self,
+        store: &dyn Store,
+        scope: Scope,
+        name: &str,
+        person: Option<&str>,
+        now: u64,
+    ) -> Result<(Credential, String), StoreError> {
         let token = crate::config::random_hex(32);
         let credential = Credential {
             id: format!("{}-{}", scope.as_str(), crate::config::random_hex(4)),
@@ -139,6 +201,7 @@ impl Registry {
             hash: hash(&token),
             created_at: now,
             revoked_at: None,
+            person: person.map(str::to_owned),
         };
         store.add_credential(&credential).await?;
         self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(credential.hash.clone(), credential.clone());
@@ -179,11 +242,18 @@ impl Registry {
     }
 }
 
+/// What a pairing code makes: a device credential with this name, for this person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paired {
+    pub name: String,
+    pub person: Option<String>,
+}
+
 /// One-time pairing codes (`askuser pair`): each is traded once, before it expires,
 /// for a device token. Kept in memory: a restart voids them.
 #[derive(Debug, Default)]
 pub struct Pairings {
-    open: std::sync::Mutex<HashMap<String, (String, u64)>>,
+    open: std::sync::Mutex<HashMap<String, (Paired, u64)>>,
     /// When recent claims with a wrong or expired code came, to slow down guessing.
     misses: std::sync::Mutex<std::collections::VecDeque<u64>>,
 }
@@ -207,17 +277,17 @@ const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 
 impl Pairings {
     /// A new code for a device called `name`, good until `expires_at` (ms).
-    pub fn open(&self, name: &str, expires_at: u64) -> String {
+    pub fn open(&self, paired: Paired, expires_at: u64) -> String {
         let mut bytes = [0u8; 10];
         getrandom::fill(&mut bytes).expect("the operating system's random source is available");
         let code: String = bytes.iter().map(|b| CODE_ALPHABET[usize::from(b % 32)] as char).collect();
         let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        open.insert(code.clone(), (name.to_owned(), expires_at));
+        open.insert(code.clone(), (paired, expires_at));
         code
     }
 
-    /// Takes `code` (case and spaces ignored): the device's name, or why not.
-    pub fn claim(&self, code: &str, now: u64) -> Result<String, Unpaired> {
+    /// Takes `code` (case and spaces ignored): the device's name and person, or why not.
+    pub fn claim(&self, code: &str, now: u64) -> Result<Paired, Unpaired> {
         let mut misses = self.misses.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         while misses.front().is_some_and(|&t| t + 60_000 <= now) {
             misses.pop_front();
@@ -302,8 +372,13 @@ mod tests {
     async fn a_token_is_stored_only_as_its_hash_and_revoking_it_takes_effect_at_once() {
         let store = crate::store::Sqlite::open_in_memory().unwrap();
         let registry = Registry::load(&store).await.unwrap();
-        let (device, token) = registry.create(&store, Scope::Device, "phone", 1).await.unwrap();
+        let (device, token) = registry.create(&store, Scope::Device, "phone", Some("alice"), 1).await.unwrap();
         assert_eq!(registry.find(&token), Some(Caller { scope: Scope::Device, id: Some(device.id.clone()) }));
+        let viewer = |r: &Registry| r.viewer(&Caller { scope: Scope::Device, id: Some(device.id.clone()) });
+        assert_eq!(viewer(&registry).map(|v| (v.person, v.teams)), Some(("alice".into(), vec![])));
+        registry.set_teams(&store, "alice", vec!["db".into()]).await.unwrap();
+        assert_eq!(viewer(&Registry::load(&store).await.unwrap()).unwrap().teams, ["db"], "teams are stored");
+        assert_eq!(registry.viewer(&Caller { scope: Scope::Admin, id: None }), None, "the admin token is no one");
         assert!(registry.find("wrong").is_none());
         let stored = store.credentials().unwrap();
         assert_eq!(stored[0].hash, hash(&token));

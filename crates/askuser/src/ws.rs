@@ -16,6 +16,7 @@
 //! pong, for two ping periods is half-open and is dropped.
 
 use crate::hub::{Bridge, BridgeError};
+use askuser_core::protocol::Viewer;
 use askuser_core::protocol::{
     decode_agent, decode_browser, AgentEvent, AgentMessage, BrowserEvent, BrowserMessage, ErrorBody, ErrorCode, Refused, HISTORY_PAGE,
 };
@@ -23,6 +24,7 @@ use askuser_core::{AskResult, Status};
 use axum::extract::ws::{CloseFrame, Message, Utf8Bytes, WebSocket};
 use futures_util::{SinkExt, StreamExt};
 use serde::Serialize;
+use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{broadcast, mpsc};
@@ -128,12 +130,54 @@ async fn send(sink: &mut (impl SinkExt<Message> + Unpin), msg: Message, within: 
     matches!(tokio::time::timeout(within, sink.send(msg)).await, Ok(Ok(())))
 }
 
+/// What one browser connection is shown: who it is, and the pending questions it was
+/// shown (a question for someone else stays out until it escalates; what closes is
+/// told only to those who saw it).
+struct Sight {
+    viewer: Option<Viewer>,
+    shown: HashSet<String>,
+}
+
+impl Sight {
+    /// The event as this connection gets it, if at all.
+    fn admit(&mut self, bridge: &Bridge, event: BrowserEvent) -> Option<BrowserEvent> {
+        if self.viewer.is_none() {
+            return Some(event); // no one in particular: everything
+        }
+        match &event {
+            BrowserEvent::Asked { question } => {
+                (bridge.visible(question, self.viewer.as_ref()) && self.shown.insert(question.id.clone())).then_some(event)
+            }
+            BrowserEvent::Answered { id, .. } | BrowserEvent::Withdrawn { id, .. } => self.shown.remove(id).then_some(event),
+            _ => Some(event),
+        }
+    }
+}
+
 /// Sends a fresh snapshot, part by part; false if the store failed or the browser is gone.
-async fn send_snapshot(bridge: &Bridge, client: &str, sink: &mut (impl SinkExt<Message> + Unpin), within: Duration) -> bool {
+async fn send_snapshot(
+    bridge: &Bridge,
+    client: &str,
+    sight: &mut Sight,
+    sink: &mut (impl SinkExt<Message> + Unpin),
+    within: Duration,
+) -> bool {
     let mut cursor = bridge.snapshot_cursor();
+    sight.shown.clear();
+    let mut first = true;
     loop {
         match bridge.snapshot_part(client, &mut cursor).await {
-            Ok(Some(part)) => {
+            Ok(Some(mut part)) => {
+                if let BrowserEvent::Snapshot { questions, viewer, .. } = &mut part {
+                    if sight.viewer.is_some() {
+                        questions.retain(|q| bridge.visible(q, sight.viewer.as_ref()));
+                        sight.shown.extend(questions.iter().map(|q| q.id.clone()));
+                    }
+                    if first {
+                        viewer.clone_from(&sight.viewer);
+                    }
+                }
+                first = false;
                 if !send(sink, text(&part), within).await {
                     return false;
                 }
@@ -286,14 +330,16 @@ async fn withdraw(bridge: &Bridge, id: &str, owner: Option<&str>) -> Result<AskR
     bridge.close(id, Status::Withdrawn, None).await
 }
 
-/// The browser socket; it closes when `revocation` resolves (its token was revoked).
-pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, revocation: impl std::future::Future<Output = ()>) {
+/// The browser socket of `viewer` (None: no one in particular, shown everything); it
+/// closes when `revocation` resolves (its token was revoked).
+pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, viewer: Option<Viewer>, revocation: impl std::future::Future<Output = ()>) {
     tokio::pin!(revocation);
     let client = bridge.client_id();
     let (mut sink, mut stream) = socket.split();
     let within = bridge.settings().send_timeout;
     let mut events = bridge.subscribe();
-    if !send_snapshot(&bridge, &client, &mut sink, within).await {
+    let mut sight = Sight { viewer, shown: HashSet::new() };
+    if !send_snapshot(&bridge, &client, &mut sight, &mut sink, within).await {
         return;
     }
     tracing::debug!(%client, "browser connected");
@@ -303,11 +349,14 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, revocation: impl st
     loop {
         let out: Message = tokio::select! {
             ev = events.recv() => match ev {
-                Ok(ev) => text(&ev),
+                Ok(ev) => match sight.admit(&bridge, ev) {
+                    Some(ev) => text(&ev),
+                    None => continue,
+                },
                 Err(broadcast::error::RecvError::Lagged(n)) => {
                     tracing::info!(%client, "browser fell {n} events behind; resyncing from a snapshot");
                     events = bridge.subscribe();
-                    if !send_snapshot(&bridge, &client, &mut sink, within).await {
+                    if !send_snapshot(&bridge, &client, &mut sight, &mut sink, within).await {
                         break;
                     }
                     continue;
@@ -319,7 +368,7 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, revocation: impl st
                 alive.heard();
                 let reply = match incoming(frame, &mut bucket) {
                     Incoming::Text(t) => match decode_browser(t.as_str()) {
-                        Ok(msg) => on_browser_message(&bridge, msg, &client).await,
+                        Ok(msg) => on_browser_message(&bridge, msg, &client, sight.viewer.as_ref()).await,
                         Err(error) => Some(BrowserEvent::Error(Refused::of(error))),
                     },
                     Incoming::Refused(error) => Some(BrowserEvent::Error(Refused::of(error))),
@@ -361,7 +410,7 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, revocation: impl st
     tracing::debug!(%client, "browser disconnected");
 }
 
-async fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str) -> Option<BrowserEvent> {
+async fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str, viewer: Option<&Viewer>) -> Option<BrowserEvent> {
     let (reference, id, outcome) = match msg {
         BrowserMessage::History { reference, search, offset, limit } => {
             let limit = limit.clamp(1, HISTORY_PAGE);
@@ -377,11 +426,17 @@ async fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str) 
             });
         }
         BrowserMessage::Answer { reference, id, answers } => {
-            let r = bridge.answer(&id, &answers, Some(client)).await;
+            let r = match bridge.sees(&id, viewer).await {
+                Ok(()) => bridge.answer(&id, &answers, Some(client)).await,
+                Err(e) => Err(e),
+            };
             (reference, id, r)
         }
         BrowserMessage::Cancel { reference, id, chat } => {
-            let r = bridge.decline(&id, chat, Some(client)).await;
+            let r = match bridge.sees(&id, viewer).await {
+                Ok(()) => bridge.decline(&id, chat, Some(client)).await,
+                Err(e) => Err(e),
+            };
             (reference, id, r)
         }
     };

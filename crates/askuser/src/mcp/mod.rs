@@ -93,6 +93,7 @@ pub fn input_schema() -> Value {
             },
             "metadata": {"type": "object", "description": "Optional data for tracking (e.g. {\"source\": \"setup\"}); echoed back."},
             "id": {"type": "string", "description": "Only to keep waiting on an earlier question: the id a \"not answered yet\" result gave. Alone, it waits for that question's answer again."},
+            "to": {"type": "string", "description": "Optional: the person or team who should answer (e.g. \"db-team\"), when you were told who; others see the question later."},
             "question": {"type": "string", "description": "Short form: one question (instead of `questions`)."},
             "choices": {"type": "array", "items": {"type": "string"}, "description": "Short form: the choices for `question`."}
         }
@@ -143,6 +144,8 @@ const METHODS: &str = "initialize, ping, tools/list, tools/call, tasks/get, task
 pub struct McpOptions {
     pub agent_name: Option<String>,
     pub parent_session: Option<String>,
+    /// Who questions are for unless the model says (`to`).
+    pub to: Option<String>,
     pub result_format: Format,
     /// How often progress is reported while waiting.
     pub progress_every: Duration,
@@ -501,6 +504,16 @@ impl Server {
                 return Ok(Call { id: id.clone(), body: None, key: None, questions: vec![] });
             }
         }
+        let to = match args.remove("to") {
+            None => self.opts.to.clone(),
+            Some(Value::String(to)) if askuser_core::validate::is_name(&to) => Some(to),
+            Some(other) => {
+                return Err(format!(
+                    "{INVALID}\nto: expected a person or team name (1 to {} characters from a-z A-Z 0-9 - _ . @), got {other}",
+                    askuser_core::validate::MAX_NAME_CHARS
+                ))
+            }
+        };
         // Exactly what the model sent, so errors name only its own keys.
         let normalized = normalize(&Value::Object(args.clone()), &Limits::default()).map_err(|e| format!("{INVALID}\n{e}"))?;
         let key = serde_json::to_string(&normalized.request.questions).expect("questions serialize");
@@ -511,6 +524,9 @@ impl Server {
         let mut agent = json!({"name": name, "sessionId": self.session});
         if let Some(parent) = &self.opts.parent_session {
             agent["parentSessionId"] = parent.clone().into();
+        }
+        if let Some(to) = to {
+            agent["assignee"] = to.into();
         }
         args.insert("id".into(), id.clone().into());
         args.insert("agent".into(), agent);

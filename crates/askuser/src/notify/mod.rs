@@ -217,6 +217,8 @@ pub struct LinkedOption {
 
 pub struct Notifier {
     bridge: Arc<Bridge>,
+    /// Whose each device is: a question for someone else reaches it when it escalates.
+    registry: Arc<crate::tokens::Registry>,
     options: NotifyOptions,
     pub vapid: push::Vapid,
     http: reqwest::Client,
@@ -232,9 +234,16 @@ pub struct Notifier {
 
 impl Notifier {
     /// Starts listening to `bridge`; links point to `base` (`https://host:port`).
-    pub fn start(bridge: Arc<Bridge>, options: NotifyOptions, vapid: push::Vapid, base: String) -> Arc<Notifier> {
+    pub fn start(
+        bridge: Arc<Bridge>,
+        registry: Arc<crate::tokens::Registry>,
+        options: NotifyOptions,
+        vapid: push::Vapid,
+        base: String,
+    ) -> Arc<Notifier> {
         let notifier = Arc::new(Notifier {
             bridge: bridge.clone(),
+            registry,
             options,
             vapid,
             http: crate::tls::http_client(None),
@@ -325,7 +334,16 @@ impl Notifier {
             if !rules.wants(record) {
                 continue;
             }
-            let due = rules.due(record.created_at);
+            // A device of someone the question is not for gets it when it escalates.
+            let from = match &target {
+                Target::Push(sub) => {
+                    let caller = crate::tokens::Caller { scope: crate::tokens::Scope::Device, id: sub.credential.clone() };
+                    self.bridge.seen_from(record, self.registry.viewer(&caller).as_ref())
+                }
+                _ => Some(record.created_at),
+            };
+            let Some(from) = from else { continue };
+            let due = rules.due(from);
             let me = self.clone();
             let id = record.id.clone();
             let mut stop = self.bridge.shutdown_signal();

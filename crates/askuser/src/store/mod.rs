@@ -84,6 +84,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Marks credential `id` revoked at `at`; false when there is none or it already was.
     async fn revoke_credential(&self, id: &str, at: u64) -> Result<bool, StoreError>;
 
+    /// Every (person, team) membership.
+    async fn teams(&self) -> Result<Vec<(String, String)>, StoreError>;
+    /// Makes `teams` the teams `person` is in (none: in no team).
+    async fn set_teams(&self, person: &str, teams: &[String]) -> Result<(), StoreError>;
+
     /// Keeps `sub` (replacing one with the same endpoint).
     async fn add_subscription(&self, sub: &StoredSubscription) -> Result<(), StoreError>;
     /// Every push subscription, oldest first.

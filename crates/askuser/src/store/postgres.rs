@@ -119,6 +119,13 @@ const MIGRATIONS: &[&str] = &[
          name  TEXT PRIMARY KEY,
          value TEXT NOT NULL
      );",
+    // 2 -> 3: people. A device credential may belong to a person; people are in teams.
+    "ALTER TABLE credentials ADD COLUMN person TEXT;
+     CREATE TABLE teams (
+         person TEXT NOT NULL,
+         team   TEXT NOT NULL,
+         PRIMARY KEY (person, team)
+     );",
 ];
 
 /// The shared PostgreSQL store. Cheap to share: wrap it in an `Arc`.
@@ -699,8 +706,8 @@ impl Store for Postgres {
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(fail)?;
             tx.execute(
-                "INSERT INTO credentials (id, name, scope, hash, created_at) VALUES ($1, $2, $3, $4, $5)",
-                &[&c.id, &c.name, &c.scope.as_str(), &c.hash, &created],
+                "INSERT INTO credentials (id, name, scope, hash, created_at, person) VALUES ($1, $2, $3, $4, $5, $6)",
+                &[&c.id, &c.name, &c.scope.as_str(), &c.hash, &created, &c.person],
             )
             .await
             .map_err(fail)?;
@@ -713,7 +720,7 @@ impl Store for Postgres {
     async fn credentials(&self) -> Result<Vec<Credential>, StoreError> {
         let client = self.client().await?;
         let rows = client
-            .query("SELECT id, name, scope, hash, created_at, revoked_at FROM credentials ORDER BY created_at, id", &[])
+            .query("SELECT id, name, scope, hash, created_at, revoked_at, person FROM credentials ORDER BY created_at, id", &[])
             .await
             .map_err(|e| db_error("cannot read the credentials", e))?;
         Ok(rows
@@ -725,6 +732,7 @@ impl Store for Postgres {
                 hash: r.get(3),
                 created_at: ms(r.get(4)),
                 revoked_at: r.get::<_, Option<i64>>(5).map(ms),
+                person: r.get(6),
             })
             .collect())
     }
@@ -742,6 +750,32 @@ impl Store for Postgres {
             tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("credentials", id)]).await.map_err(fail)?;
             tx.commit().await.map_err(fail)?;
             Ok(n == 1)
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn teams(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let client = self.client().await?;
+        let rows = client
+            .query("SELECT person, team FROM teams ORDER BY person, team", &[])
+            .await
+            .map_err(|e| db_error("cannot read the teams", e))?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
+    async fn set_teams(&self, person: &str, teams: &[String]) -> Result<(), StoreError> {
+        let outcome = async {
+            let fail = |e| db_error(&format!("cannot set the teams of {person:?}"), e);
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(fail)?;
+            tx.execute("DELETE FROM teams WHERE person = $1", &[&person]).await.map_err(fail)?;
+            for team in teams {
+                tx.execute("INSERT INTO teams (person, team) VALUES ($1, $2) ON CONFLICT DO NOTHING", &[&person, team])
+                    .await
+                    .map_err(fail)?;
+            }
+            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("credentials", person)]).await.map_err(fail)?;
+            tx.commit().await.map_err(fail)
         };
         self.noted(outcome.await)
     }

@@ -96,6 +96,13 @@ const MIGRATIONS: &[&str] = &[
          at          INTEGER NOT NULL,
          PRIMARY KEY (question_id, target)
      );",
+    // 4 -> 5: people. A device credential may belong to a person; people are in teams.
+    "ALTER TABLE credentials ADD COLUMN person TEXT;
+     CREATE TABLE teams (
+         person TEXT NOT NULL,
+         team   TEXT NOT NULL,
+         PRIMARY KEY (person, team)
+     );",
 ];
 
 /// The SQLite store. Cheap to share: wrap it in an `Arc`.
@@ -619,8 +626,8 @@ impl Sqlite {
         let created = to_sql_ms(c.created_at, "createdAt", &c.id)?;
         self.noted(
             self.lock()
-                .prepare_cached("INSERT INTO credentials (id, name, scope, hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
-                .and_then(|mut s| s.execute(params![c.id, c.name, c.scope.as_str(), c.hash, created]))
+                .prepare_cached("INSERT INTO credentials (id, name, scope, hash, created_at, person) VALUES (?1, ?2, ?3, ?4, ?5, ?6)")
+                .and_then(|mut s| s.execute(params![c.id, c.name, c.scope.as_str(), c.hash, created, c.person]))
                 .map(|_| ())
                 .map_err(context),
         )
@@ -631,7 +638,7 @@ impl Sqlite {
         let context = |e| db_error("cannot read the credentials".into(), e);
         let conn = self.lock();
         let mut stmt = conn
-            .prepare_cached("SELECT id, name, scope, hash, created_at, revoked_at FROM credentials ORDER BY created_at, id")
+            .prepare_cached("SELECT id, name, scope, hash, created_at, revoked_at, person FROM credentials ORDER BY created_at, id")
             .map_err(context)?;
         let rows = stmt
             .query_map([], |r| {
@@ -644,6 +651,7 @@ impl Sqlite {
                     hash: r.get(3)?,
                     created_at: ms(r.get(4)?),
                     revoked_at: r.get::<_, Option<i64>>(5)?.map(ms),
+                    person: r.get(6)?,
                 })
             })
             .map_err(context)?;
@@ -661,6 +669,31 @@ impl Sqlite {
                 .map_err(context),
         )?;
         Ok(changed == 1)
+    }
+
+    /// Every (person, team) membership, by person then team.
+    pub fn teams(&self) -> Result<Vec<(String, String)>, StoreError> {
+        let context = |e| db_error("cannot read the teams".into(), e);
+        let conn = self.lock();
+        let mut stmt = conn.prepare_cached("SELECT person, team FROM teams ORDER BY person, team").map_err(context)?;
+        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?))).map_err(context)?;
+        rows.collect::<Result<_, _>>().map_err(context)
+    }
+
+    /// Makes `teams` the teams `person` is in.
+    pub fn set_teams(&self, person: &str, teams: &[String]) -> Result<(), StoreError> {
+        let context = |e| db_error(format!("cannot set the teams of {person:?}"), e);
+        let mut conn = self.lock();
+        let outcome = (|| {
+            let tx = conn.transaction()?;
+            tx.prepare_cached("DELETE FROM teams WHERE person = ?1")?.execute([person])?;
+            for team in teams {
+                tx.prepare_cached("INSERT OR IGNORE INTO teams (person, team) VALUES (?1, ?2)")?.execute([person, team])?;
+            }
+            tx.commit()
+        })();
+        drop(conn);
+        self.noted(outcome.map_err(context))
     }
 
     /// How many questions are `(pending, final)`, for `/v1/health` and benchmarks.
@@ -706,6 +739,8 @@ inline! {
     add_credential(c: &Credential) -> Result<(), StoreError>;
     credentials() -> Result<Vec<Credential>, StoreError>;
     revoke_credential(id: &str, at: u64) -> Result<bool, StoreError>;
+    teams() -> Result<Vec<(String, String)>, StoreError>;
+    set_teams(person: &str, teams: &[String]) -> Result<(), StoreError>;
     add_subscription(sub: &StoredSubscription) -> Result<(), StoreError>;
     subscriptions() -> Result<Vec<StoredSubscription>, StoreError>;
     remove_subscription(endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError>;
@@ -849,7 +884,7 @@ mod tests {
                 multi_select: false,
             }],
             metadata: Some(serde_json::json!({"ticket": 42, "tags": ["a", "b"]}).as_object().unwrap().clone()),
-            agent: Some(Agent { name: "claude-code".into(), session_id: Some("s-1".into()), parent_session_id: None }),
+            agent: Some(Agent { name: "claude-code".into(), session_id: Some("s-1".into()), ..Default::default() }),
             timeout_seconds: Some(60),
         }
     }

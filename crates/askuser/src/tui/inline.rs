@@ -94,7 +94,7 @@ pub async fn dialog(id: String, request: Request, endpoint: Endpoint) -> anyhow:
         result: None,
         answered_by: None,
     };
-    app.on_event(BrowserEvent::Snapshot { client: "here".into(), questions: vec![record], agents: vec![], more: false });
+    app.on_event(BrowserEvent::Snapshot { client: "here".into(), questions: vec![record], agents: vec![], more: false, viewer: None });
 
     let stdout = SavedStdout::to_terminal()?;
     let raw = RawMode::on()?;

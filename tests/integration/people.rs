@@ -1,0 +1,154 @@
+//! People and routing: a question for a person or team (`agent.assignee`) reaches their
+//! devices first and everyone else's when it escalates (or never); a device cannot see
+//! or answer a question that is not yet for it; the admin token sees everything.
+
+use crate::support::*;
+use askuser::hub::Settings;
+use askuser_core::protocol::{BrowserEvent, ErrorCode, Refused};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+
+/// A device token of `person`.
+async fn device(b: &TestBridge, person: &str) -> String {
+    let r =
+        b.post("/v1/tokens").json(&json!({"scope": "device", "name": format!("{person}'s phone"), "person": person})).send().await.unwrap();
+    assert_eq!(r.status(), 201, "{}", r.text().await.unwrap());
+    let made: Value = r.json().await.unwrap();
+    assert_eq!(made["credential"]["person"], person);
+    made["token"].as_str().unwrap().to_owned()
+}
+
+/// The browser socket of `token`, past its snapshot: the snapshot's question ids and viewer.
+async fn tab(b: &TestBridge, token: &str) -> (Socket, Vec<String>, Option<askuser_core::protocol::Viewer>) {
+    let url = format!("{}/v1/ui?token={token}", b.url.replacen("http", "ws", 1));
+    let mut req = url.into_client_request().unwrap();
+    req.headers_mut().insert("origin", b.url.parse().unwrap());
+    let (mut ws, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let BrowserEvent::Snapshot { questions, viewer, .. } = next_event(&mut ws).await else { panic!("a snapshot first") };
+    let mut ids: Vec<String> = questions.into_iter().map(|q| q.id).collect();
+    ids.sort();
+    (ws, ids, viewer)
+}
+
+fn for_someone(id: &str, to: Option<&str>) -> Value {
+    let mut agent = json!({"name": "ci", "sessionId": format!("s-{id}")});
+    if let Some(to) = to {
+        agent["assignee"] = to.into();
+    }
+    json!({"id": id, "question": "Migrate now?", "choices": ["Yes", "No"], "agent": agent})
+}
+
+/// The ids of `asked` events on `ws` within `within`.
+async fn asked_within(ws: &mut Socket, within: Duration) -> Vec<String> {
+    let mut ids = vec![];
+    let _ = tokio::time::timeout(within, async {
+        loop {
+            if let BrowserEvent::Asked { question } = next_event(ws).await {
+                ids.push(question.id);
+            }
+        }
+    })
+    .await;
+    ids.sort();
+    ids
+}
+
+async fn ask_no_wait(b: &TestBridge, body: Value) {
+    let r = b.post("/v1/ask?wait=false").json(&body).send().await.unwrap();
+    assert_eq!(r.status(), 202, "{}", r.text().await.unwrap());
+}
+
+#[tokio::test]
+async fn a_question_for_a_person_or_team_reaches_them_first_then_everyone() {
+    let b = bridge_with(Settings { escalate_after: Some(Duration::from_secs(2)), ..Settings::default() }).await;
+    let (alice, bob) = (device(&b, "alice").await, device(&b, "bob").await);
+    let r = b.http.put(format!("{}/v1/people/bob", b.url)).bearer_auth(TOKEN).json(&json!({"teams": ["db"]})).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let people: Value = b.get("/v1/people").send().await.unwrap().json().await.unwrap();
+    assert_eq!(people[1]["person"], "bob");
+    assert_eq!(people[1]["teams"], json!(["db"]));
+
+    let (mut a, _, viewer) = tab(&b, &alice).await;
+    assert_eq!(viewer.map(|v| v.person), Some("alice".to_owned()), "the page learns who it is");
+    let (mut o, _, _) = tab(&b, &bob).await;
+    let mut admin = b.browser().await;
+    next_event(&mut admin).await;
+    ask_no_wait(&b, for_someone("for-alice", Some("alice"))).await;
+    ask_no_wait(&b, for_someone("for-db", Some("db"))).await;
+    ask_no_wait(&b, for_someone("for-all", None)).await;
+
+    assert_eq!(asked_within(&mut a, Duration::from_millis(800)).await, ["for-alice", "for-all"]);
+    assert_eq!(asked_within(&mut o, Duration::from_millis(300)).await, ["for-all", "for-db"], "bob's team");
+    assert_eq!(asked_within(&mut admin, Duration::from_millis(300)).await, ["for-alice", "for-all", "for-db"], "the admin token sees all");
+    // Not yet bob's: not listed, not readable, not answerable (as if it did not exist).
+    let listed: Value = b.http.get(format!("{}/v1/questions", b.url)).bearer_auth(&bob).send().await.unwrap().json().await.unwrap();
+    let listed: Vec<&str> = listed.as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    assert!(!listed.contains(&"for-alice"), "{listed:?}");
+    let read = b.http.get(format!("{}/v1/questions/for-alice", b.url)).bearer_auth(&bob).send().await.unwrap();
+    assert_eq!(read.status(), 404);
+    send(&mut o, json!({"type": "answer", "ref": "early", "id": "for-alice", "answers": [{"selected": ["Yes"]}]})).await;
+    loop {
+        match next_event(&mut o).await {
+            BrowserEvent::Error(Refused { error, .. }) => {
+                assert_eq!(error.code, ErrorCode::NotFound);
+                break;
+            }
+            BrowserEvent::Ack { .. } => panic!("bob answered a question not yet his"),
+            _ => {}
+        }
+    }
+    let (_, snapshot, _) = tab(&b, &bob).await;
+    assert_eq!(snapshot, ["for-all", "for-db"], "a new tab of bob's lists the same");
+
+    // Two seconds on, nobody took them: they reach everyone.
+    assert_eq!(asked_within(&mut o, Duration::from_millis(3000)).await, ["for-alice"]);
+    assert_eq!(asked_within(&mut a, Duration::from_millis(500)).await, ["for-db"]);
+    send(&mut o, json!({"type": "answer", "ref": "now", "id": "for-alice", "answers": [{"selected": ["Yes"]}]})).await;
+    loop {
+        match next_event(&mut a).await {
+            BrowserEvent::Answered { id, .. } if id == "for-alice" => break,
+            _ => {}
+        }
+    }
+}
+
+#[tokio::test]
+async fn never_escalating_keeps_a_question_theirs() {
+    let b = bridge_with(Settings { escalate_after: None, ..Settings::default() }).await;
+    let bob = device(&b, "bob").await;
+    let (mut o, _, _) = tab(&b, &bob).await;
+    ask_no_wait(&b, for_someone("only-alice", Some("alice"))).await;
+    assert!(asked_within(&mut o, Duration::from_millis(1500)).await.is_empty());
+    let (_, snapshot, _) = tab(&b, &bob).await;
+    assert!(snapshot.is_empty(), "{snapshot:?}");
+    // Answered elsewhere: bob's tab is not told of a question it never saw.
+    let r = b.post("/v1/questions/only-alice/answer").json(&json!({"answers": [{"selected": ["No"]}]})).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let heard = tokio::time::timeout(Duration::from_millis(500), async {
+        loop {
+            if let BrowserEvent::Answered { .. } = next_event(&mut o).await {
+                return;
+            }
+        }
+    })
+    .await;
+    assert!(heard.is_err(), "nothing about it reaches bob");
+}
+
+#[tokio::test]
+async fn bad_names_are_refused_with_the_field() {
+    let b = bridge().await;
+    let r = b.post("/v1/tokens").json(&json!({"scope": "device", "name": "x", "person": "a b"})).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("person: expected 1 to 64 characters"));
+    let r = b.post("/v1/tokens").json(&json!({"scope": "agent", "name": "x", "person": "alice"})).send().await.unwrap();
+    assert_eq!(r.status(), 400, "only a device belongs to a person");
+    let r =
+        b.http.put(format!("{}/v1/people/alice", b.url)).bearer_auth(TOKEN).json(&json!({"teams": ["ok", "<b>"]})).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("teams[1]"));
+    let r = b.post("/v1/ask?wait=false").json(&for_someone("bad-to", Some("not a name"))).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("agent.assignee"));
+}
