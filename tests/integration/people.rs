@@ -152,3 +152,59 @@ async fn bad_names_are_refused_with_the_field() {
     assert_eq!(r.status(), 400);
     assert!(r.text().await.unwrap().contains("agent.assignee"));
 }
+
+/// The inbox rows' texts once there are `n` of them (within 5 s).
+async fn rows(browser: &crate::support::Browser, n: usize) -> Vec<String> {
+    let mut texts = vec![];
+    for _ in 0..100 {
+        texts.clear();
+        for e in browser.find_all(fantoccini::Locator::Css(".askuser-inbox .askuser-item")).await.unwrap() {
+            texts.push(e.text().await.unwrap());
+        }
+        if texts.len() == n {
+            return texts;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("expected {n} rows, got {texts:?}");
+}
+
+/// In Chromium: a person's page offers Mine / Team / All with counts, lists what each
+/// says and marks whom each question is for; the admin's page has no such filter.
+#[tokio::test]
+async fn a_persons_page_filters_mine_team_and_all() {
+    use fantoccini::Locator;
+    let b = bridge().await;
+    let alice = device(&b, "alice").await;
+    let r = b.http.put(format!("{}/v1/people/alice", b.url)).bearer_auth(TOKEN).json(&json!({"teams": ["db"]})).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    ask_no_wait(&b, for_someone("for-alice", Some("alice"))).await;
+    ask_no_wait(&b, for_someone("for-db", Some("db"))).await;
+    ask_no_wait(&b, for_someone("for-all", None)).await;
+    let browser = crate::support::browser(1200, 800).await;
+    browser.goto(&format!("{}/#token={alice}", b.url)).await.unwrap();
+    browser.wait_css(".askuser-show").await;
+    let all = rows(&browser, 3).await;
+    let buttons = browser.find_all(Locator::Css(".askuser-show button")).await.unwrap();
+    let mut labels = vec![];
+    for button in &buttons {
+        labels.push(button.text().await.unwrap());
+    }
+    assert_eq!(labels, ["Mine (1)", "Team (2)", "All (3)"]);
+    assert_eq!(buttons[2].attr("aria-pressed").await.unwrap().as_deref(), Some("true"), "all by default");
+    assert!(all.iter().any(|t| t.contains("for alice")) && all.iter().any(|t| t.contains("for db")), "whom each is for: {all:?}");
+    // Team: hers and her team's. (The question open in the dialog, hers, stays listed.)
+    buttons[1].click().await.unwrap();
+    let team = rows(&browser, 2).await;
+    assert!(team.iter().all(|t| t.contains("for alice") || t.contains("for db")), "{team:?}");
+    buttons[0].click().await.unwrap();
+    assert_eq!(buttons[0].attr("aria-pressed").await.unwrap().as_deref(), Some("true"));
+    let mine = rows(&browser, 1).await;
+    assert!(mine[0].contains("for alice"), "{mine:?}");
+    // The admin's page is no one in particular: no filter.
+    browser.goto("about:blank").await.unwrap();
+    browser.goto(&format!("{}/#token={TOKEN}", b.url)).await.unwrap();
+    rows(&browser, 3).await;
+    assert!(browser.find(Locator::Css(".askuser-show")).await.is_err());
+    browser.close().await;
+}

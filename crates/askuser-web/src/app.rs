@@ -11,7 +11,7 @@ use crate::events::{self, FromBridge};
 use crate::history::HistoryPanel;
 use crate::notify;
 use askuser_core::client::State;
-use askuser_core::inbox::{agent_name, first_rows, waited, Fate, Inbox, Notice};
+use askuser_core::inbox::{agent_name, assignee, first_rows, waited, Fate, Inbox, Notice, Show};
 use askuser_core::protocol::{BrowserEvent, Refused};
 use askuser_core::Selection;
 use leptos::callback::UnsyncCallback;
@@ -464,6 +464,18 @@ fn InboxList(page: Page) -> impl IntoView {
     let listed = Memo::new(move |_| inbox.with(|i| first_rows(i.groups(), LISTED)));
     view! {
         <h2 class="askuser-h">"Waiting " <span class="askuser-count">{move || inbox.with(|i| i.pending_count())}</span></h2>
+        // A person's page lists what is for them, their teams, or everything.
+        {move || inbox.with(|i| i.viewer.is_some()).then(|| view! {
+            <div class="askuser-show" role="group" aria-label="Show">
+                {Show::ALL.into_iter().enumerate().map(|(n, show)| view! {
+                    <button type="button" class="askuser-chip-btn"
+                        aria-pressed=move || (inbox.with(|i| i.show) == show).to_string()
+                        on:click=move |_| inbox.update(|i| i.show = show)>
+                        {move || format!("{} ({})", show.label(), inbox.with(|i| i.show_counts()[n]))}
+                    </button>
+                }).collect_view()}
+            </div>
+        })}
         <For each=move || listed.with(|l| l.0.clone()) key=|g| (g.session.clone(), g.name.clone(), g.connected, g.depth) let(g)>
             {
                 let status = g.connected.map(|c| if c { "connected" } else { "disconnected" });
@@ -494,6 +506,7 @@ fn InboxItem(page: Page, id: String) -> impl IntoView {
     let (record, _) = inbox.with_untracked(|i| i.get(&id).map(|x| (x.record.clone(), x.fate)))?;
     let first = record.request.questions.first().map(|q| askuser_core::text::summary(&q.question)).unwrap_or_default();
     let more = record.request.questions.len().saturating_sub(1);
+    let to = assignee(&record).map(|to| format!("for {to}"));
     let created = record.created_at;
     let state = {
         let id = id.clone();
@@ -507,6 +520,7 @@ fn InboxItem(page: Page, id: String) -> impl IntoView {
                 on:click=move |_| inbox.update(|i| i.select(&id))>
                 <span class="askuser-item-text">{first}</span>
                 {(more > 0).then(|| view! { <span class="askuser-muted">{format!(" +{more} more")}</span> })}
+                {to.map(|to| view! { <span class="askuser-for">{to}</span> })}
                 // A ticking "waiting N s" is not part of the button's name.
                 <span class="askuser-item-meta" aria-hidden="true">
                     {move || match state.get().1 {
