@@ -429,3 +429,30 @@ fn completions_and_a_man_page_come_from_the_command_definitions() {
     assert_eq!(out.status.code(), Some(2), "an unknown shell is a usage error naming the choices");
     assert!(text(&out.stderr).contains("possible values"), "{}", text(&out.stderr));
 }
+
+/// People from the command line: teams, a device of someone, a question for a team.
+#[test]
+fn people_teams_and_a_question_for_a_team_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let _server = Server::start(dir.path());
+    // (`--data-dir` goes before a subcommand's own arguments, as with `tokens`.)
+    let cmd = |args: &[&str]| {
+        let out = run(askuser().arg(args[0]).arg("--data-dir").arg(dir.path()).args(&args[1..]), None);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    cmd(&["people", "teams", "bob", "--team", "db", "--team", "oncall"]);
+    cmd(&["tokens", "create", "--scope", "device", "--name", "bob's phone", "--person", "bob"]);
+    let people: Value = serde_json::from_str(&cmd(&["people", "list", "--json"])).unwrap();
+    assert_eq!(people[0]["person"], "bob");
+    assert_eq!(people[0]["teams"], json!(["db", "oncall"]));
+    assert_eq!(people[0]["devices"].as_array().unwrap().len(), 1);
+    assert!(cmd(&["people"]).contains("bob  teams: db, oncall"));
+    let id = cmd(&["ask", "--question", "Drop the old index?", "--option", "Yes", "--option", "No", "--to", "db", "--no-wait"]);
+    let pending: Value = serde_json::from_str(&cmd(&["pending", "--json"])).unwrap();
+    assert_eq!(pending[0]["id"], id.trim());
+    assert_eq!(pending[0]["request"]["agent"]["assignee"], "db");
+    let bad = run(askuser().args(["ask", "--question", "Q", "--to", "not a name", "--no-wait", "--data-dir"]).arg(dir.path()), None);
+    assert!(!bad.status.success());
+    assert!(text(&bad.stderr).contains("agent.assignee"), "{}", text(&bad.stderr));
+}

@@ -163,7 +163,20 @@ async fn notifying_bridge(configure: impl FnOnce(&mut NotifyOptions)) -> TestBri
 
 /// A device token (and its credential's id), and its subscription to `endpoint`.
 async fn subscribe(b: &TestBridge, device: &Device, endpoint: &str, rules: Value) -> (String, String) {
-    let made: Value = b.post("/v1/tokens").json(&json!({"scope": "device", "name": "phone"})).send().await.unwrap().json().await.unwrap();
+    subscribe_as(b, device, endpoint, rules, None).await
+}
+
+/// [`subscribe`] for a device of `person`.
+async fn subscribe_as(b: &TestBridge, device: &Device, endpoint: &str, rules: Value, person: Option<&str>) -> (String, String) {
+    let made: Value = b
+        .post("/v1/tokens")
+        .json(&json!({"scope": "device", "name": "phone", "person": person}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
     let token = made["token"].as_str().unwrap().to_owned();
     let r = b
         .http
@@ -319,6 +332,30 @@ async fn bridges_sharing_a_store_push_each_question_once_with_one_key() {
     assert_eq!(inbox.count(), 3, "each question pushed once, not once per bridge: {:?}", inbox.got.lock().unwrap());
     pushed.sort();
     assert_eq!(pushed, ["team-0", "team-1", "team-2"]);
+}
+
+/// A question for alice is pushed to her device at once and to bob's when it escalates.
+#[tokio::test]
+async fn a_question_for_someone_is_pushed_to_their_device_first() {
+    let device = Arc::new(Device::new());
+    let (origin, inbox) = push_service(device.clone()).await;
+    let b = bridge_configured(tempfile::tempdir().unwrap(), |opts| {
+        opts.notify.push_services = push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+        opts.settings.escalate_after = Some(Duration::from_secs(2));
+    })
+    .await;
+    // One device's keys for both, at two endpoints: the path says whose it reached.
+    subscribe_as(&b, &device, &format!("{origin}/push/alice"), json!({}), Some("alice")).await;
+    subscribe_as(&b, &device, &format!("{origin}/push/bob"), json!({}), Some("bob")).await;
+    let mut body = ask_body("for-alice", "ci");
+    body["agent"]["assignee"] = "alice".into();
+    let asked = std::time::Instant::now();
+    assert_eq!(b.post("/v1/ask?wait=false").json(&body).send().await.unwrap().status(), 202);
+    assert_eq!(inbox.nth(1).await["path"], "alice");
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(inbox.count(), 1, "bob's device waits for the escalation");
+    assert_eq!(inbox.nth(2).await["path"], "bob");
+    assert!(asked.elapsed() >= Duration::from_secs(2), "not before it escalated");
 }
 
 #[tokio::test]

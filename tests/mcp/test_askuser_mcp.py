@@ -155,6 +155,17 @@ def test_single_select_returns_the_claude_sentence_and_structured_result(bridge,
     assert record["request"]["agent"]["sessionId"].startswith("mcp-")
 
 
+def test_to_names_the_person_or_team_the_question_is_for(bridge, data_dir):
+    args = {"question": "Drop the old index?", "choices": ["Yes", "No"], "to": "db-team"}
+    r = call(data_dir, args, lambda: bridge.answer(["Yes"]))
+    assert not r.is_error
+    status, record = bridge.http("GET", f"/v1/questions/{r.structured_content['id']}")
+    assert record["request"]["agent"]["assignee"] == "db-team"
+    # A name that is not one is an error naming `to`, before anything is asked.
+    bad = call(data_dir, {"question": "Q?", "to": "not a name"})
+    assert bad.is_error and "to: expected a person or team name" in text_of(bad)
+
+
 def test_multi_select_free_text_other_and_several_questions(bridge, data_dir):
     args = {"questions": [
         {"question": "Which features?", "multiSelect": True, "options": [{"label": "Auth"}, {"label": "API"}, {"label": "UI"}]},
