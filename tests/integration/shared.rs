@@ -360,3 +360,34 @@ async fn of_many_concurrent_finishes_exactly_one_wins() {
         }
     }
 }
+
+/// A pairing code made at one bridge works once at any (no sticky sessions), and the
+/// device it makes belongs to its person at every bridge.
+#[tokio::test]
+async fn a_pairing_code_made_at_one_bridge_is_claimed_once_at_another() {
+    let db = Cluster::start();
+    let url = db.database("team").await;
+    let b = bridges(&url, 3).await;
+    let made: Value =
+        b[0].post("/v1/pairings").json(&json!({"name": "phone", "person": "alice"})).send().await.unwrap().json().await.unwrap();
+    let code = made["code"].as_str().unwrap().to_lowercase(); // typed in lower case, as people do
+    let claim = |i: usize| b[i].http.post(format!("{}/v1/pair", b[i].url)).json(&json!({"code": code})).send();
+    let (first, second) = tokio::join!(claim(1), claim(2));
+    let statuses = [first.unwrap().status().as_u16(), second.unwrap().status().as_u16()];
+    assert!(statuses.contains(&200) && statuses.contains(&404), "once, at whichever bridge: {statuses:?}");
+    let mut devices = Value::Null;
+    for _ in 0..40 {
+        for bridge in &b {
+            devices = bridge.get("/v1/people").send().await.unwrap().json().await.unwrap();
+            if devices[0]["person"] != "alice" {
+                break;
+            }
+        }
+        if devices[0]["person"] == "alice" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(devices[0]["person"], "alice", "every bridge hears of the new device");
+    assert_eq!(devices[0]["devices"].as_array().unwrap().len(), 1, "every bridge knows the new device: {devices}");
+}

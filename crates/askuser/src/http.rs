@@ -590,7 +590,12 @@ async fn create_pairing(State(app): State<App>, headers: HeaderMap, body: Result
     }
     let now = app.bridge.now_ms();
     let person = person_name(wanted.person.as_deref(), "person")?;
-    let code = app.security.pairings.open(tokens::Paired { name: name.to_owned(), person }, now + seconds * 1000);
+    let (paired, expires_at) = (tokens::Paired { name: name.to_owned(), person }, now + seconds * 1000);
+    // In a store other bridges share, so the device may claim it at any of them.
+    let code = tokens::Pairings::code();
+    if !app.bridge.store().put_pairing(&tokens::hash(&code), &paired, expires_at).await.map_err(BridgeError::from)? {
+        app.security.pairings.keep(&code, paired, expires_at);
+    }
     let mut made = serde_json::json!({"code": code, "name": name, "expiresAt": now + seconds * 1000});
     if let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
         let link = format!("{origin}/#pair={code}");
@@ -676,7 +681,20 @@ struct Claim {
 async fn claim_pairing(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> Reply {
     let body = read_body(body)?;
     let claim: Claim = serde_json::from_slice(&body).map_err(|e| invalid(format!("expected {{\"code\": \"…\"}}: {e}")))?;
-    let paired = match app.security.pairings.claim(&claim.code, app.bridge.now_ms()) {
+    let (pairings, now) = (&app.security.pairings, app.bridge.now_ms());
+    let taken = match pairings.limited(now) {
+        Err(e) => Err(e),
+        Ok(()) => {
+            let code = tokens::Pairings::normal(&claim.code);
+            let here = pairings.take(&code, now);
+            let taken = match here {
+                Some(t) => Some(t),
+                None => app.bridge.store().take_pairing(&tokens::hash(&code)).await.map_err(BridgeError::from)?,
+            };
+            pairings.outcome(tokens::Pairings::judge(taken, now), now)
+        }
+    };
+    let paired = match taken {
         Ok(paired) => paired,
         Err(refused) => {
             let status = match refused {

@@ -276,18 +276,26 @@ const MISSES_PER_MINUTE: usize = 10;
 const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 
 impl Pairings {
-    /// A new code for a device called `name`, good until `expires_at` (ms).
-    pub fn open(&self, paired: Paired, expires_at: u64) -> String {
+    /// A new code (10 letters and digits, 50 random bits).
+    pub fn code() -> String {
         let mut bytes = [0u8; 10];
         getrandom::fill(&mut bytes).expect("the operating system's random source is available");
-        let code: String = bytes.iter().map(|b| CODE_ALPHABET[usize::from(b % 32)] as char).collect();
-        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        open.insert(code.clone(), (paired, expires_at));
-        code
+        bytes.iter().map(|b| CODE_ALPHABET[usize::from(b % 32)] as char).collect()
     }
 
-    /// Takes `code` (case and spaces ignored): the device's name and person, or why not.
-    pub fn claim(&self, code: &str, now: u64) -> Result<Paired, Unpaired> {
+    /// Keeps `code` here (a store shared with other bridges keeps it instead).
+    pub fn keep(&self, code: &str, paired: Paired, expires_at: u64) {
+        let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        open.insert(code.to_owned(), (paired, expires_at));
+    }
+
+    /// `code` as kept: case, spaces and dashes ignored.
+    pub fn normal(code: &str) -> String {
+        code.chars().filter(|c| !c.is_whitespace() && *c != '-').collect::<String>().to_ascii_uppercase()
+    }
+
+    /// Refuses when too many wrong codes came in the last minute.
+    pub fn limited(&self, now: u64) -> Result<(), Unpaired> {
         let mut misses = self.misses.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         while misses.front().is_some_and(|&t| t + 60_000 <= now) {
             misses.pop_front();
@@ -295,16 +303,29 @@ impl Pairings {
         if misses.len() >= MISSES_PER_MINUTE {
             return Err(Unpaired::TooMany);
         }
-        let code: String = code.chars().filter(|c| !c.is_whitespace() && *c != '-').collect::<String>().to_ascii_uppercase();
+        Ok(())
+    }
+
+    /// Takes the normalised `code` from those kept here.
+    pub fn take(&self, code: &str, now: u64) -> Option<(Paired, u64)> {
         let mut open = self.open.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
         open.retain(|_, (_, expires)| *expires + 3_600_000 > now); // forget long-dead codes
-        let outcome = match open.remove(&code) {
-            Some((name, expires)) if now < expires => Ok(name),
+        open.remove(code)
+    }
+
+    /// What a code taken (or not) amounts to at `now`.
+    pub fn judge(taken: Option<(Paired, u64)>, now: u64) -> Result<Paired, Unpaired> {
+        match taken {
+            Some((paired, expires)) if now < expires => Ok(paired),
             Some(_) => Err(Unpaired::Expired),
             None => Err(Unpaired::Unknown),
-        };
-        if outcome.is_err() {
-            misses.push_back(now);
+        }
+    }
+
+    /// Counts a wrong code against the limit.
+    pub fn outcome(&self, outcome: Result<Paired, Unpaired>, now: u64) -> Result<Paired, Unpaired> {
+        if matches!(outcome, Err(Unpaired::Unknown | Unpaired::Expired)) {
+            self.misses.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_back(now);
         }
         outcome
     }

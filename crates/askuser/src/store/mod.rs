@@ -157,6 +157,17 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(true)
     }
 
+    /// Keeps a pairing code (as its hash) where every bridge sharing the store can take
+    /// it; false: the store is not shared (the bridge keeps its codes itself).
+    async fn put_pairing(&self, _hash: &str, _paired: &crate::tokens::Paired, _expires_at: u64) -> Result<bool, StoreError> {
+        Ok(false)
+    }
+
+    /// Takes a code kept by [`Store::put_pairing`], once, at any bridge.
+    async fn take_pairing(&self, _hash: &str) -> Result<Option<(crate::tokens::Paired, u64)>, StoreError> {
+        Ok(None)
+    }
+
     /// This bridge is stopping: whatever it holds in a shared store is let go.
     async fn close(&self) {}
 }

@@ -126,6 +126,13 @@ const MIGRATIONS: &[&str] = &[
          team   TEXT NOT NULL,
          PRIMARY KEY (person, team)
      );",
+    // 3 -> 4: pairing codes (as hashes), so a code made at one bridge works at any.
+    "CREATE TABLE pairings (
+         hash       TEXT   PRIMARY KEY,
+         name       TEXT   NOT NULL,
+         person     TEXT,
+         expires_at BIGINT NOT NULL
+     );",
 ];
 
 /// The shared PostgreSQL store. Cheap to share: wrap it in an `Arc`.
@@ -1032,6 +1039,33 @@ impl Store for Postgres {
             Ok(n == 1)
         };
         self.noted(outcome.await)
+    }
+
+    async fn put_pairing(&self, hash: &str, paired: &crate::tokens::Paired, expires_at: u64) -> Result<bool, StoreError> {
+        let fail = |e| db_error("cannot keep a pairing code", e);
+        let expires = i64::try_from(expires_at).unwrap_or(i64::MAX);
+        let client = self.client().await?;
+        client.execute("DELETE FROM pairings WHERE expires_at < $1", &[&(expires - 7_200_000)]).await.map_err(fail)?;
+        client
+            .execute(
+                "INSERT INTO pairings (hash, name, person, expires_at) VALUES ($1, $2, $3, $4)",
+                &[&hash, &paired.name, &paired.person, &expires],
+            )
+            .await
+            .map_err(fail)?;
+        Ok(true)
+    }
+
+    async fn take_pairing(&self, hash: &str) -> Result<Option<(crate::tokens::Paired, u64)>, StoreError> {
+        if !storable(hash) {
+            return Ok(None);
+        }
+        let client = self.client().await?;
+        let row = client
+            .query_opt("DELETE FROM pairings WHERE hash = $1 RETURNING name, person, expires_at", &[&hash])
+            .await
+            .map_err(|e| db_error("cannot take a pairing code", e))?;
+        Ok(row.map(|r| (crate::tokens::Paired { name: r.get(0), person: r.get(1) }, ms(r.get(2)))))
     }
 
     async fn close(&self) {
