@@ -104,6 +104,7 @@ async fn a_question_for_a_person_or_team_reaches_them_first_then_everyone() {
     // Two seconds on, nobody took them: they reach everyone.
     assert_eq!(asked_within(&mut o, Duration::from_millis(3000)).await, ["for-alice"]);
     assert_eq!(asked_within(&mut a, Duration::from_millis(500)).await, ["for-db"]);
+    assert!(asked_within(&mut admin, Duration::from_millis(300)).await.is_empty(), "a tab that saw them is not told again");
     send(&mut o, json!({"type": "answer", "ref": "now", "id": "for-alice", "answers": [{"selected": ["Yes"]}]})).await;
     loop {
         match next_event(&mut a).await {

@@ -140,10 +140,9 @@ struct Sight {
 
 impl Sight {
     /// The event as this connection gets it, if at all.
+    /// (A question is announced again when it escalates: a connection that saw it
+    /// already is not told twice.)
     fn admit(&mut self, bridge: &Bridge, event: BrowserEvent) -> Option<BrowserEvent> {
-        if self.viewer.is_none() {
-            return Some(event); // no one in particular: everything
-        }
         match &event {
             BrowserEvent::Asked { question } => {
                 (bridge.visible(question, self.viewer.as_ref()) && self.shown.insert(question.id.clone())).then_some(event)
@@ -171,8 +170,8 @@ async fn send_snapshot(
                 if let BrowserEvent::Snapshot { questions, viewer, .. } = &mut part {
                     if sight.viewer.is_some() {
                         questions.retain(|q| bridge.visible(q, sight.viewer.as_ref()));
-                        sight.shown.extend(questions.iter().map(|q| q.id.clone()));
                     }
+                    sight.shown.extend(questions.iter().map(|q| q.id.clone()));
                     if first {
                         viewer.clone_from(&sight.viewer);
                     }
