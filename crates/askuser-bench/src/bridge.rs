@@ -87,7 +87,7 @@ impl Bridge {
                 Ok(Bridge { url, pid: std::process::id(), handle: Handle::InProcess { stop, thread }, dir })
             }
             Mode::Binary => {
-                let (child, url, _) = spawn_serve(bin, dir.path(), durability).await?;
+                let (child, url, _) = spawn_serve(bin, dir.path(), durability, &[]).await?;
                 let pid = child.id().context("the bridge exited at once")?;
                 Ok(Bridge { url, pid, handle: Handle::Binary(child), dir })
             }
@@ -138,14 +138,17 @@ pub fn fresh_dir() -> anyhow::Result<tempfile::TempDir> {
     Ok(tempfile::Builder::new().prefix("askuser-bench-").tempdir()?)
 }
 
-/// `askuser serve --addr 127.0.0.1:0`; returns once its port accepts a connection.
-async fn spawn_serve(bin: &Path, dir: &Path, durability: Durability) -> anyhow::Result<(Child, String, Duration)> {
+/// `askuser serve --addr 127.0.0.1:0` (and `extra` arguments); returns once its port
+/// accepts a connection.
+pub async fn spawn_serve(bin: &Path, dir: &Path, durability: Durability, extra: &[&str]) -> anyhow::Result<(Child, String, Duration)> {
     let t0 = Instant::now();
     let mut child = Command::new(bin)
         .args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN, "--durability", durability_name(durability)])
         .arg("--data-dir")
         .arg(dir)
+        .args(extra)
         .env("RUST_LOG", "warn")
+        .env_remove("ASKUSER_STORE")
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -181,13 +184,19 @@ async fn spawn_serve(bin: &Path, dir: &Path, durability: Durability) -> anyhow::
     .await??;
     let started_in = t0.elapsed();
     // Keep draining the log so the bridge never blocks on a full pipe.
-    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    tokio::spawn(async move {
+        while let Ok(Some(line)) = lines.next_line().await {
+            if std::env::var_os("BENCH_TRACE").is_some() {
+                eprintln!("bridge: {line}");
+            }
+        }
+    });
     Ok((child, url, started_in))
 }
 
 /// `askuser serve` from spawn until its port accepts, on `dir`.
 pub async fn serve_startup(bin: &Path, dir: &Path) -> anyhow::Result<Duration> {
-    let (mut child, _, took) = spawn_serve(bin, dir, Durability::Normal).await?;
+    let (mut child, _, took) = spawn_serve(bin, dir, Durability::Normal, &[]).await?;
     let _ = child.start_kill();
     let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
     Ok(took)

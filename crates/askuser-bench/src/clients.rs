@@ -319,3 +319,55 @@ pub async fn echo_floor(clients: usize, per_client: usize, payload: usize, gap: 
     server.abort();
     Ok((all, wall))
 }
+
+/// `agents` agent sockets (agent k at `ws_urls[k % len]`), each asking `per` questions and
+/// keeping them pending (64 connecting at once) until `stopped` turns true. Returns once
+/// every question was accepted, with the holders (still holding).
+pub async fn hold_pending(
+    ws_urls: &[String],
+    agents: usize,
+    per: usize,
+    stopped: watch::Receiver<bool>,
+) -> anyhow::Result<Vec<tokio::task::JoinHandle<()>>> {
+    let (filled_tx, mut filled_rx) = mpsc::channel::<anyhow::Result<()>>(agents.max(1));
+    let gate = std::sync::Arc::new(tokio::sync::Semaphore::new(64));
+    let mut holders = Vec::new();
+    for k in 0..agents {
+        let ws_url = ws_urls[k % ws_urls.len()].clone();
+        let (filled_tx, gate, mut stopped) = (filled_tx.clone(), gate.clone(), stopped.clone());
+        holders.push(tokio::spawn(async move {
+            let permit = gate.acquire_owned().await;
+            let held = async {
+                let mut ws = agent_socket(&ws_url).await?;
+                let ids: Vec<String> = (0..per).map(|q| format!("hold-{k}-{q}")).collect();
+                ws_hold(&mut ws, &ids, &format!("hold-{k}")).await?;
+                anyhow::Ok(ws)
+            }
+            .await;
+            drop(permit);
+            let mut ws = match held {
+                Ok(ws) => {
+                    let _ = filled_tx.send(Ok(())).await;
+                    ws
+                }
+                Err(e) => {
+                    let _ = filled_tx.send(Err(e)).await;
+                    return;
+                }
+            };
+            // Hold the connection (reading, so pings are answered) until told to stop.
+            loop {
+                tokio::select! {
+                    f = ws.next() => if f.is_none() { return },
+                    _ = stopped.wait_for(|s| *s) => break,
+                }
+            }
+            let _ = ws.close(None).await;
+        }));
+    }
+    drop(filled_tx);
+    for _ in 0..agents {
+        filled_rx.recv().await.context("a holder vanished")??;
+    }
+    Ok(holders)
+}

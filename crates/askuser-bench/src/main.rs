@@ -6,7 +6,7 @@
 //! ```sh
 //! scripts/bench            # release build, full run (figures in BENCHMARKS.md)
 //! scripts/bench --smoke    # seconds; keeps the harness working, asserts no timings
-//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,push,sizes] [--bridges 0,1,2]
+//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,push,shared,sizes] [--bridges 0,1,2]
 //! BENCH_TRACE=1 askuser-bench …   # every browser prints what it receives (debugging)
 //! ```
 //!
@@ -23,6 +23,7 @@
 //! - [`terminal`]: the terminal dialog: key to frame.
 //! - [`tls`]: what TLS adds to a request, and to a new connection.
 //! - [`push`]: Web Push to many devices: ask to last push, CPU per push.
+//! - [`shared`]: one SQLite bridge against three bridges sharing one PostgreSQL database.
 //! - [`sizes`]: what a browser downloads (the app, the embed package), raw and gzip.
 //! - [`stats`]: percentiles and `/proc` samples.
 
@@ -30,6 +31,7 @@ mod bridge;
 mod browser;
 mod clients;
 mod push;
+mod shared;
 mod sizes;
 mod stats;
 mod terminal;
@@ -44,7 +46,7 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use tokio::sync::{mpsc, watch, Semaphore};
+use tokio::sync::{mpsc, watch};
 
 /// How many of everything a run uses.
 #[derive(Debug, Clone, Copy)]
@@ -73,6 +75,8 @@ struct Counts {
     /// Subscribed devices, and questions pushed to all of them.
     push_devices: usize,
     push_questions: usize,
+    /// One SQLite bridge against three on one PostgreSQL database.
+    shared: shared::Counts,
     /// Each scenario must finish within this.
     limit: Duration,
 }
@@ -98,6 +102,7 @@ const FULL: Counts = Counts {
     tls_questions: 300,
     push_devices: 100,
     push_questions: 20,
+    shared: shared::Counts { round_trips: 500, fanouts: 500, agents: 1_000, per_agent: 10, snapshots: 5, warmup: 20 },
     limit: Duration::from_secs(300),
 };
 
@@ -122,6 +127,7 @@ const SMOKE: Counts = Counts {
     tls_questions: 5,
     push_devices: 5,
     push_questions: 2,
+    shared: shared::Counts { round_trips: 10, fanouts: 10, agents: 10, per_agent: 2, snapshots: 1, warmup: 2 },
     limit: Duration::from_secs(60),
 };
 
@@ -158,7 +164,7 @@ fn parse_args() -> anyhow::Result<Args> {
                 );
             }
             "-h" | "--help" => {
-                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,push,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
+                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,push,shared,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?}; see --help"),
@@ -388,47 +394,8 @@ async fn load(args: &Args, c: &Counts, mode: Mode, durability: Durability) -> an
 
     // Fill: `conns` agent sockets, each holding `per` pending questions.
     let (stop, stopped) = watch::channel(false);
-    let (filled_tx, mut filled_rx) = mpsc::channel::<anyhow::Result<()>>(conns);
-    let gate = std::sync::Arc::new(Semaphore::new(64));
     let t0 = Instant::now();
-    let mut holders = Vec::new();
-    for conn in 0..conns {
-        let (base_ws, filled_tx, gate, mut stopped) = (base_ws.clone(), filled_tx.clone(), gate.clone(), stopped.clone());
-        holders.push(tokio::spawn(async move {
-            let permit = gate.acquire_owned().await;
-            let ws = async {
-                let mut ws = clients::agent_socket(&base_ws).await?;
-                let ids: Vec<String> = (0..per).map(|k| format!("hold-{conn}-{k}")).collect();
-                clients::ws_hold(&mut ws, &ids, &format!("hold-{conn}")).await?;
-                anyhow::Ok(ws)
-            }
-            .await;
-            drop(permit);
-            let mut ws = match ws {
-                Ok(ws) => {
-                    let _ = filled_tx.send(Ok(())).await;
-                    ws
-                }
-                Err(e) => {
-                    let _ = filled_tx.send(Err(e)).await;
-                    return;
-                }
-            };
-            // Hold the connection (and its waits) until told to stop.
-            use futures_util::StreamExt;
-            loop {
-                tokio::select! {
-                    f = ws.next() => if f.is_none() { return },
-                    _ = stopped.wait_for(|s| *s) => break,
-                }
-            }
-            let _ = ws.close(None).await;
-        }));
-    }
-    drop(filled_tx);
-    for _ in 0..conns {
-        filled_rx.recv().await.context("a holder vanished")??;
-    }
+    let holders = clients::hold_pending(std::slice::from_ref(&base_ws), conns, per, stopped).await?;
     let fill = t0.elapsed();
     let after_fill = sample(bridge.pid, ticks)?;
     eprintln!("load: filled {} in {:.2} s; bridge RSS {} MiB", conns * per, fill.as_secs_f64(), mib(after_fill.rss_kib));
@@ -875,6 +842,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if args.wants("push") {
         let p = tokio::time::timeout(c.limit, push::run(c.push_devices, c.push_questions)).await.map_err(limit("push"))??;
         out.push_str(&push::table(&p));
+        out.push('\n');
+    }
+
+    if args.wants("shared") {
+        let s = tokio::time::timeout(c.limit, shared::run(&args.bin, c.shared)).await.map_err(limit("shared"))??;
+        out.push_str(&shared::table(&s));
         out.push('\n');
     }
 

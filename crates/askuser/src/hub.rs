@@ -257,6 +257,9 @@ impl Bridge {
             let me = Arc::downgrade(self);
             let mut stop = self.shutdown.subscribe();
             tokio::spawn(async move {
+                // Presence is read again once the notes waiting are taken in: a burst of
+                // agents starting to wait elsewhere costs one read, not one each.
+                let mut presence = false;
                 loop {
                     let event = tokio::select! {
                         e = heard.recv() => e,
@@ -264,9 +267,14 @@ impl Bridge {
                     };
                     let Some(bridge) = me.upgrade() else { return };
                     match event {
+                        Ok(StoreEvent::Presence) => presence = true,
                         Ok(event) => bridge.hear(event).await,
                         Err(broadcast::error::RecvError::Lagged(_)) => bridge.hear(StoreEvent::Resync).await,
                         Err(broadcast::error::RecvError::Closed) => return,
+                    }
+                    if presence && heard.is_empty() {
+                        presence = false;
+                        bridge.refresh_presence().await;
                     }
                 }
             });
