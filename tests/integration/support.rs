@@ -145,6 +145,9 @@ pub async fn send(ws: &mut Socket, value: Value) {
 pub struct Browser {
     client: Option<Client>,
     driver: Child,
+    /// Chromium's profile, removed with the browser (a killed Chromium leaves its own
+    /// temporary profile behind: ~6 MB a session, gigabytes over many runs).
+    _profile: tempfile::TempDir,
 }
 
 impl Drop for Browser {
@@ -204,6 +207,8 @@ async fn browser_options(width: u32, height: u32, flags: &[&str], options: serde
     .map(str::to_owned)
     .collect();
     args.push(format!("--window-size={width},{height}"));
+    let profile = tempfile::Builder::new().prefix("askuser-chromium-").tempdir().unwrap();
+    args.push(format!("--user-data-dir={}", profile.path().display()));
     let mut caps = serde_json::Map::new();
     let mut chrome = serde_json::json!({ "args": args });
     chrome.as_object_mut().unwrap().extend(options.as_object().cloned().unwrap_or_default());
@@ -212,7 +217,7 @@ async fn browser_options(width: u32, height: u32, flags: &[&str], options: serde
     let mut last = None;
     for _ in 0..50 {
         match ClientBuilder::new(connector.clone()).capabilities(caps.clone()).connect(&format!("http://127.0.0.1:{port}")).await {
-            Ok(client) => return Browser { client: Some(client), driver },
+            Ok(client) => return Browser { client: Some(client), driver, _profile: profile },
             Err(e) => last = Some(e),
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
