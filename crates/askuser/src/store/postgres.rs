@@ -988,8 +988,12 @@ impl Store for Postgres {
         let mut client = self.client().await?;
         let tx = client.transaction().await.map_err(fail)?;
         if attached {
+            // Only while it waits: an answer may have landed meanwhile (its detach then
+            // ran first, and this row would stay).
             tx.execute(
-                "INSERT INTO attached (bridge, question_id, session_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING",
+                "INSERT INTO attached (bridge, question_id, session_id)
+                 SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM questions WHERE id = $2 AND status = 'pending')
+                 ON CONFLICT DO NOTHING",
                 &[&self.me, &id, &session],
             )
             .await
