@@ -7,7 +7,8 @@
 //! - `store.json` records that this data directory holds a store and whether the last
 //!   bridge shut down cleanly. A missing or empty `askuser.db` beside it is refused.
 //! - The WAL's frames are checked the way SQLite checks them (salts and the running
-//!   checksum); a damaged frame is refused, naming it.
+//!   checksum); a damaged frame is refused, naming it (a last frame cut off by a kill is
+//!   the uncommitted tail SQLite ignores, not damage).
 //!
 //! and SQLite's own check runs on a read-only connection before the store opens: `quick_check` always, the full
 //! `integrity_check` when the last shutdown was not clean. Every refusal keeps the files
@@ -192,7 +193,15 @@ fn wal_problem(b: &[u8]) -> Option<String> {
         sum = checksum(&b[at..at + 8], big_endian, sum);
         sum = checksum(&b[at + FRAME_HEADER..at + frame], big_endian, sum);
         if sum != (be32(b, at + 16), be32(b, at + 20)) {
-            return Some(format!("frame {} of {frames} (byte {at}) fails its checksum", i + 1));
+            // SQLite writes a frame's header and its page apart: a process killed between
+            // the two leaves a last frame that fails, of a transaction that never
+            // committed (nothing in it was acknowledged); SQLite ignores it. A failing
+            // frame with more of this generation after it is damage.
+            let later = (i + 1..frames).any(|j| {
+                let at = WAL_HEADER + j * frame;
+                (be32(b, at + 8), be32(b, at + 12)) == salts
+            });
+            return later.then(|| format!("frame {} of {frames} (byte {at}) fails its checksum", i + 1));
         }
     }
     None
@@ -239,6 +248,19 @@ mod tests {
         header[10] ^= 1;
         assert!(wal_problem(&header).is_some());
         assert!(wal_problem(&good[..20]).unwrap().contains("shorter than its own header"));
+    }
+
+    #[test]
+    fn a_last_frame_cut_off_by_a_kill_is_the_uncommitted_tail_not_damage() {
+        // Its header was written, its page not (still an older page's bytes).
+        let mut torn = wal(3, 512);
+        let last = WAL_HEADER + 2 * (FRAME_HEADER + 512);
+        torn[last + FRAME_HEADER + 7] ^= 0x55;
+        assert_eq!(wal_problem(&torn), None);
+        // The same in a frame with more of its generation after it is damage.
+        let mut middle = wal(4, 512);
+        middle[last + FRAME_HEADER + 7] ^= 0x55;
+        assert_eq!(wal_problem(&middle).as_deref(), Some("frame 3 of 4 (byte 1104) fails its checksum"));
     }
 
     #[test]
