@@ -329,15 +329,8 @@ impl Bridge {
         // A question for someone is announced again when it reaches everyone else.
         let escalation = self.escalates_at(record).filter(|at| *at > record.created_at).and_then(|at| self.clock.instant_at(at));
         if let Some(at) = escalation {
-            let me = Arc::downgrade(self);
             let id = record.id.clone();
-            let mut stop = self.shutdown.subscribe();
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = tokio::time::sleep_until(at) => {}
-                    _ = stop.changed() => return,
-                }
-                let Some(bridge) = me.upgrade() else { return };
+            self.at(at, move |bridge| async move {
                 if let Ok(Some(record)) = bridge.store.get(&id).await {
                     if record.status == Status::Pending {
                         let _ = bridge.events.send(BrowserEvent::Asked { question: record });
@@ -346,19 +339,30 @@ impl Bridge {
             });
         }
         if let Some(deadline) = deadline {
-            let me = Arc::downgrade(self);
             let id = record.id.clone();
-            let mut stop = self.shutdown.subscribe();
-            tokio::spawn(async move {
-                tokio::select! {
-                    _ = tokio::time::sleep_until(deadline) => {}
-                    _ = stop.changed() => return,
-                }
-                if let Some(bridge) = me.upgrade() {
-                    let _ = bridge.close(&id, Status::TimedOut, None).await;
-                }
+            self.at(deadline, move |bridge| async move {
+                let _ = bridge.close(&id, Status::TimedOut, None).await;
             });
         }
+    }
+
+    /// Runs `then` with the bridge at `at`, unless the bridge stops or is gone first.
+    fn at<F, Fut>(self: &Arc<Self>, at: tokio::time::Instant, then: F)
+    where
+        F: FnOnce(Arc<Bridge>) -> Fut + Send + 'static,
+        Fut: std::future::Future<Output = ()> + Send,
+    {
+        let me = Arc::downgrade(self);
+        let mut stop = self.shutdown.subscribe();
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tokio::time::sleep_until(at) => {}
+                _ = stop.changed() => return,
+            }
+            if let Some(bridge) = me.upgrade() {
+                then(bridge).await;
+            }
+        });
     }
 
     /// When a question for someone reaches everyone else (never: `None`); now for a
