@@ -6,7 +6,7 @@
 use super::editor::{Edit, Editor};
 use askuser_core::client::State;
 use askuser_core::dialog::{Dialog, DialogOptions, Effect, Event};
-use askuser_core::inbox::{agent_name, Inbox, Notice};
+use askuser_core::inbox::{agent_name, Inbox, Notice, Show};
 use askuser_core::protocol::{BrowserEvent, Refused};
 use askuser_core::Selection;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -181,6 +181,12 @@ impl App {
             self.sync_editor();
             return vec![];
         }
+        // A person's terminal lists what is for them, their teams, or everything: f.
+        let plain = !ctrl && !alt;
+        if plain && key.code == KeyCode::Char('f') && self.inbox.viewer.is_some() && !self.editing() && !self.prompting() {
+            self.next_show();
+            return vec![];
+        }
         if self.dialog().is_none() {
             return vec![];
         }
@@ -204,6 +210,23 @@ impl App {
                 Some(name) => self.key(&name),
                 None => vec![],
             },
+        }
+    }
+
+    /// Mine, then Team, then All, then Mine again. The dialog moves to the first question
+    /// set the new choice lists if the one shown is not among them, or to none (what was
+    /// chosen or typed in it is kept).
+    fn next_show(&mut self) {
+        let at = Show::ALL.iter().position(|s| *s == self.inbox.show).unwrap_or(0);
+        self.inbox.show = Show::ALL[(at + 1) % Show::ALL.len()];
+        let before = self.inbox.active.clone();
+        let shown = before.as_ref().and_then(|id| self.inbox.get(id)).is_some_and(|i| self.inbox.shows(&i.record, self.inbox.show));
+        if !shown {
+            self.inbox.active = None;
+            self.inbox.ensure_active();
+        }
+        if self.inbox.active != before {
+            self.sync_editor();
         }
     }
 
@@ -415,6 +438,47 @@ mod tests {
         // The next question set comes up; 'c' is "Chat about this".
         assert_eq!(app.inbox.active.as_deref(), Some("q2"));
         assert_eq!(app.on_key(ch('c')), [Action::Decline { id: "q2".into(), chat: true }]);
+    }
+
+    #[test]
+    fn f_cycles_mine_team_all_for_a_person_and_is_typed_otherwise() {
+        let to = |id: &str, whom: &str| {
+            json!({"id": id, "status": "pending", "createdAt": 1,
+                   "request": {"questions": [{"question": "Go?", "options": [{"label": "Yes"}]}], "agent": {"name": "pi", "assignee": whom}}})
+        };
+        let questions = json!([to("bobs", "bob"), to("mine", "alice")]);
+        let mut app = app_with(questions.clone());
+        app.on_key(ch('f'));
+        assert_eq!(app.inbox.show, Show::All, "no viewer (an admin token): f does nothing to the filter");
+        let mut app = App::new(false);
+        let mut snap = json!({"type": "snapshot", "client": "c", "agents": [], "viewer": {"person": "alice", "teams": []}});
+        snap["questions"] = questions;
+        app.on_event(serde_json::from_value(snap).unwrap());
+        assert_eq!(app.inbox.active.as_deref(), Some("bobs"), "All lists the oldest first");
+        app.on_key(key(KeyCode::Down)); // a choice made in bob's question is kept
+        app.on_key(ch('f'));
+        assert_eq!((app.inbox.show, app.inbox.active.as_deref()), (Show::Mine, Some("mine")));
+        app.on_key(ch(']'));
+        assert_eq!(app.inbox.active.as_deref(), Some("mine"), "] steps among the listed only");
+        for _ in 0..3 {
+            app.on_key(ch('f'));
+        }
+        assert_eq!(app.inbox.show, Show::Mine, "Mine, Team, All, Mine");
+        app.inbox.show = Show::All;
+        app.on_key(ch('['));
+        assert_eq!(app.inbox.active.as_deref(), Some("bobs"));
+        assert!(
+            app.dialog().unwrap().1.state().rows.iter().position(|r| r.focused) != Some(0),
+            "kept: {:?}",
+            app.dialog().unwrap().1.state().rows
+        );
+        // While typing an answer, f is a letter.
+        let mut typing = App::new(false);
+        let mut snap = json!({"type": "snapshot", "client": "c", "agents": [], "viewer": {"person": "alice", "teams": []}});
+        snap["questions"] = json!([{"id": "n", "status": "pending", "createdAt": 1, "request": {"questions": [{"question": "Name?"}]}}]);
+        typing.on_event(serde_json::from_value(snap).unwrap());
+        typing.on_key(ch('f'));
+        assert_eq!((typing.inbox.show, typing.editor.text()), (Show::All, "f".to_owned()));
     }
 
     #[test]

@@ -7,7 +7,7 @@ use super::app::{App, Mode};
 use super::editor::Editor;
 use askuser_core::client::State;
 use askuser_core::dialog::View;
-use askuser_core::inbox::{first_rows, waited};
+use askuser_core::inbox::{first_rows, waited, Show};
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
@@ -85,16 +85,38 @@ fn header(app: &App, look: Look, width: u16) -> Line<'static> {
         Span::styled(connection, if state == State::Open { look.dim() } else { look.warn() }),
         Span::raw(format!(" · {waiting} waiting")),
     ];
-    if width >= 70 {
-        spans.push(Span::styled("  [ ] other question · Ctrl+C quit", look.dim()));
+    let person = app.inbox.viewer.is_some();
+    if person {
+        spans.push(Span::raw(" · showing "));
+        spans.push(Span::styled(app.inbox.show.label(), look.accent()));
+    }
+    let keys = if person { "  [ ] other question · f Mine/Team/All · Ctrl+C quit" } else { "  [ ] other question · Ctrl+C quit" };
+    if usize::from(width) >= spans.iter().map(|s| s.content.chars().count()).sum::<usize>() + keys.chars().count() {
+        spans.push(Span::styled(keys, look.dim()));
     }
     Line::from(spans)
+}
+
+/// "Mine 1 · Team 2 · All 4", the one shown marked (a person's terminal).
+fn shows(app: &App, look: Look) -> Option<Line<'static>> {
+    app.inbox.viewer.as_ref()?;
+    let counts = app.inbox.show_counts();
+    let mut spans = Vec::new();
+    for (n, show) in Show::ALL.into_iter().enumerate() {
+        if n > 0 {
+            spans.push(Span::styled(" · ", look.dim()));
+        }
+        let style = if show == app.inbox.show { look.style(Style::default().add_modifier(Modifier::REVERSED)) } else { Style::default() };
+        spans.push(Span::styled(format!("{} {}", show.label(), counts[n]), style));
+    }
+    Some(Line::from(spans))
 }
 
 /// The inbox: each agent session with its question sets (sub-agents under parents).
 fn inbox(app: &App, look: Look, height: usize) -> Paragraph<'static> {
     let (groups, hidden) = first_rows(app.inbox.groups(), height.saturating_sub(3).max(1));
     let mut lines = vec![Line::styled(format!("Waiting {}", app.inbox.pending_count()), look.accent())];
+    lines.extend(shows(app, look));
     for g in groups {
         let indent = if g.depth > 0 { "↳ " } else { "" };
         let mut head = vec![Span::styled(format!("{indent}{}", safe(&g.name)), Style::default().add_modifier(Modifier::BOLD))];
@@ -131,9 +153,17 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect) {
         lines.push(Line::styled("(any key)", look.dim()));
     }
     let Some(asker) = asker else {
-        let text = if app.connection.0 == State::Open { "No questions waiting." } else { "Waiting for the bridge…" };
-        lines.push(Line::raw(text));
-        lines.push(Line::styled("When an agent asks, its question appears here.", look.dim()));
+        let waiting = app.inbox.pending_count();
+        if app.connection.0 != State::Open {
+            lines.push(Line::raw("Waiting for the bridge…"));
+        } else if waiting > 0 && app.inbox.viewer.is_some() {
+            lines.push(Line::raw(format!("None of the {waiting} waiting is listed under {}.", app.inbox.show.label())));
+            lines.extend(shows(app, look));
+            lines.push(Line::styled("f shows Mine, Team or All.", look.dim()));
+        } else {
+            lines.push(Line::raw("No questions waiting."));
+            lines.push(Line::styled("When an agent asks, its question appears here.", look.dim()));
+        }
         if let Some(s) = status {
             lines.push(Line::raw(""));
             lines.push(Line::styled(safe(&s), look.dim()));
@@ -383,6 +413,31 @@ mod tests {
         let s = screen(&mut a, 120, 30);
         assert!(s.contains("Waiting 2") && s.contains("Second question?"), "{s}");
         assert!(s.contains("Preview: Sidebar") && s.contains("|  |"), "{s}");
+    }
+
+    #[test]
+    fn a_persons_terminal_shows_mine_team_and_all_and_f_changes_it() {
+        let mut a = App::new(false);
+        a.connection = (State::Open, 0);
+        let q = |id: &str, text: &str, to: &str| {
+            json!({"id": id, "status": "pending", "createdAt": 1,
+                   "request": {"questions": [{"question": text, "options": [{"label": "Yes"}]}], "agent": {"name": "claude-code", "assignee": to}}})
+        };
+        let snapshot = json!({"type": "snapshot", "client": "c", "agents": [], "viewer": {"person": "alice", "teams": ["db"]},
+            "questions": [q("t", "For the db team?", "db"), q("b", "For bob?", "bob")]});
+        a.on_event(serde_json::from_value(snapshot).unwrap());
+        let s = screen(&mut a, 120, 24);
+        assert!(s.contains("showing All") && s.contains("f Mine/Team/All"), "{s}");
+        assert!(s.contains("Mine 0 · Team 1 · All 2") && s.contains("For bob?"), "{s}");
+        let f = KeyEvent::new(KeyCode::Char('f'), KeyModifiers::NONE);
+        a.on_key(f);
+        let s = screen(&mut a, 120, 24);
+        assert!(s.contains("showing Mine") && s.contains("None of the 2 waiting is listed under Mine"), "{s}");
+        assert!(!s.contains("For bob?"), "bob's question is not listed under Mine: {s}");
+        a.on_key(f);
+        let s = screen(&mut a, 120, 24);
+        assert!(s.contains("showing Team") && s.contains("For the db team?") && !s.contains("For bob?"), "{s}");
+        assert_eq!(a.inbox.active.as_deref(), Some("t"), "the team's question came up");
     }
 
     #[test]
