@@ -1195,7 +1195,7 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_one_of_three_shared_bridges_at_random_moments_loses_and_duplicates_nothing() {
     let db = crate::pg::Cluster::start();
-    let url = db.database("team").await;
+    let url = db.database("team");
     let dir = tempfile::tempdir().unwrap();
     let bridges = (0..3).map(|i| (dir.path().join(format!("data-{i}")), vec!["--store".to_owned(), url.clone()])).collect();
     crash_test(dir.path(), bridges).await;

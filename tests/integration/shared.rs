@@ -46,7 +46,7 @@ async fn until(ws: &mut Socket, mut done: impl FnMut(&BrowserEvent) -> bool) {
 #[tokio::test]
 async fn three_bridges_one_inbox_each_question_answered_once_from_another_bridge() {
     let db = Cluster::start();
-    let url = db.database("team").await;
+    let url = db.database("team");
     let b = bridges(&url, 3).await;
     let mut tabs = vec![];
     for bridge in &b {
@@ -112,7 +112,7 @@ async fn three_bridges_one_inbox_each_question_answered_once_from_another_bridge
 #[tokio::test]
 async fn an_agent_resumes_at_another_bridge_and_its_presence_shows_everywhere() {
     let db = Cluster::start();
-    let url = db.database("team").await;
+    let url = db.database("team");
     let b = bridges(&url, 3).await;
     let mut tab = b[2].browser().await;
     next_event(&mut tab).await;
@@ -151,7 +151,7 @@ async fn an_agent_resumes_at_another_bridge_and_its_presence_shows_everywhere() 
 #[tokio::test]
 async fn a_timeout_fires_once_though_its_bridge_is_gone() {
     let db = Cluster::start();
-    let url = db.database("team").await;
+    let url = db.database("team");
     let mut b = bridges(&url, 3).await;
     let mut tab = b[2].browser().await;
     next_event(&mut tab).await;
@@ -180,7 +180,7 @@ async fn a_timeout_fires_once_though_its_bridge_is_gone() {
 #[tokio::test]
 async fn the_late_answer_hook_runs_once_across_bridges() {
     let db = Cluster::start();
-    let url = db.database("team").await;
+    let url = db.database("team");
     let out = tempfile::tempdir().unwrap();
     let log = out.path().join("late.log");
     let hook = vec!["sh".to_owned(), "-c".to_owned(), format!("echo {{id}} >> {}", log.display())];
@@ -209,7 +209,7 @@ async fn the_late_answer_hook_runs_once_across_bridges() {
 #[tokio::test]
 async fn a_database_restart_loses_nothing_and_the_bridges_resync() {
     let db = Cluster::start();
-    let url = db.database("team").await;
+    let url = db.database("team");
     let b = bridges(&url, 2).await;
     let mut tab = b[1].browser().await;
     next_event(&mut tab).await;
@@ -321,7 +321,7 @@ async fn of_many_concurrent_finishes_exactly_one_wins() {
     use askuser_core::protocol::QuestionRecord;
     use askuser_core::{AskResult, Request, Selection};
     let db = Cluster::start();
-    let url = db.database("race").await;
+    let url = db.database("race");
     let mut stores = vec![];
     for _ in 0..8 {
         stores.push(Postgres::connect(&url).await.unwrap());
@@ -366,7 +366,7 @@ async fn of_many_concurrent_finishes_exactly_one_wins() {
 #[tokio::test]
 async fn a_pairing_code_made_at_one_bridge_is_claimed_once_at_another() {
     let db = Cluster::start();
-    let url = db.database("team").await;
+    let url = db.database("team");
     let b = bridges(&url, 3).await;
     let made: Value =
         b[0].post("/v1/pairings").json(&json!({"name": "phone", "person": "alice"})).send().await.unwrap().json().await.unwrap();

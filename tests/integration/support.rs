@@ -60,13 +60,20 @@ pub async fn bridge_configured(dir: tempfile::TempDir, configure: impl FnOnce(&m
     TestBridge { running: Some(running), dir, url, http }
 }
 
+/// `CREATE DATABASE name` on the server at `admin` (a URL of an existing database).
+async fn create_database(admin: &str, name: &str) {
+    let (client, connection) = tokio_postgres::connect(admin, tokio_postgres::NoTls).await.expect("the test cluster is up");
+    tokio::spawn(connection);
+    client.batch_execute(&format!("CREATE DATABASE \"{name}\"")).await.expect("a new database");
+}
+
 /// The database of data directory `dir` on the server at `admin`, made the first time.
 async fn shared_store(admin: &str, dir: &std::path::Path) -> String {
     let name: String = dir.file_name().unwrap().to_string_lossy().chars().filter(char::is_ascii_alphanumeric).collect();
     let name = format!("t_{}", name.to_lowercase());
     let marker = dir.join("test-database");
     if !marker.exists() {
-        crate::pg::create_database(admin, &name).await;
+        create_database(admin, &name).await;
         std::fs::write(&marker, &name).unwrap();
     }
     admin.replacen("/postgres?", &format!("/{name}?"), 1)

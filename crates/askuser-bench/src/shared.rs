@@ -14,13 +14,16 @@ use anyhow::{bail, Context};
 use futures_util::StreamExt;
 use serde_json::Value;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
-use std::process::Stdio;
+use std::path::Path;
 use std::time::{Duration, Instant};
-use tokio::process::{Child, Command};
+use tokio::process::Child;
 use tokio::sync::{mpsc, watch};
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
+
+#[path = "../../../tests/integration/pg.rs"]
+mod pg;
+use pg::Cluster;
 
 /// How many of everything the scenario uses.
 #[derive(Debug, Clone, Copy)]
@@ -44,8 +47,6 @@ const SHARED: usize = 3;
 const QUIET_CPU: f64 = 0.05;
 /// ... waited for at most this long.
 const QUIET_LIMIT: Duration = Duration::from_secs(120);
-/// How long a bridge or the database may take to come up.
-const START_LIMIT: Duration = Duration::from_secs(30);
 
 pub struct Figures {
     pub counts: Counts,
@@ -130,11 +131,13 @@ pub async fn run(bin: &Path, c: Counts) -> anyhow::Result<Figures> {
 
     // Three bridges on one PostgreSQL database.
     eprintln!("shared: PostgreSQL cluster");
-    let db = Postgres::start().await?;
+    // fsync on, as a real database runs.
+    let db = Cluster::start_with(&["fsync=on", "max_connections=300"]);
+    let db_url = db.url("postgres");
     let mut bridges = Vec::new();
     for i in 0..SHARED {
         eprintln!("shared: PostgreSQL bridge {i}");
-        bridges.push(Running::spawn(bin, Some(&db.url)).await?);
+        bridges.push(Running::spawn(bin, Some(&db_url)).await?);
     }
     // Before measuring anything: a question asked at each bridge in turn, until listening
     // tabs at every bridge have it (so no measured question falls into a bridge's start).
@@ -150,7 +153,7 @@ pub async fn run(bin: &Path, c: Counts) -> anyhow::Result<Figures> {
     eprintln!("shared: every bridge hears the others {:.0} ms after the last one listened", ready.as_secs_f64() * 1e3);
     tokio::time::sleep(Duration::from_millis(200)).await;
     let idle = bridges.iter().map(|b| sample(b.pid, ticks)).collect::<anyhow::Result<Vec<_>>>()?;
-    let db_idle = db.footprint(ticks);
+    let db_idle = footprint(&db, ticks);
     {
         eprintln!("shared: PostgreSQL round trips across bridges × {}", c.round_trips);
         let tab = Browsers::open(&bridges[1].url, &bridges[1].ws(), 1, None).await?;
@@ -189,11 +192,11 @@ pub async fn run(bin: &Path, c: Counts) -> anyhow::Result<Figures> {
     }
     eprintln!("shared: PostgreSQL, {} agents × {} pending over {SHARED} bridges", c.agents, c.per_agent);
     let (shared, db_fill_cpu) = hold(&bridges, &idle, c, ticks, Some(&db)).await?;
-    let db_after = db.footprint(ticks);
+    let db_after = footprint(&db, ticks);
     for b in bridges {
         b.stop().await;
     }
-    let postgres = db.version.clone();
+    let postgres = db.version();
     drop(db);
     Ok(Figures { counts: c, postgres, ready, round_trips, fanouts, sqlite, shared, db_idle, db_after, db_fill_cpu })
 }
@@ -281,9 +284,9 @@ async fn snapshots(bridges: &[Running], c: Counts) -> anyhow::Result<(Vec<Summar
 /// Waits until the bridges and the database together use less than [`QUIET_CPU`] of a
 /// core over half a second, at most [`QUIET_LIMIT`] after `since`: how long after
 /// `since` that was (None if never), and the CPU they used from here until then.
-async fn quiet(bridges: &[Running], db: Option<&Postgres>, ticks: u64, since: Instant) -> anyhow::Result<(Option<Duration>, Duration)> {
+async fn quiet(bridges: &[Running], db: Option<&Cluster>, ticks: u64, since: Instant) -> anyhow::Result<(Option<Duration>, Duration)> {
     let cpu = || -> anyhow::Result<Duration> {
-        let mut total = db.and_then(|d| d.footprint(ticks)).map_or(Duration::ZERO, |f| f.cpu);
+        let mut total = db.and_then(|d| footprint(d, ticks)).map_or(Duration::ZERO, |f| f.cpu);
         for b in bridges {
             total += sample(b.pid, ticks)?.cpu;
         }
@@ -311,18 +314,18 @@ async fn hold(
     idle: &[stats::ProcSample],
     c: Counts,
     ticks: u64,
-    db: Option<&Postgres>,
+    db: Option<&Cluster>,
 ) -> anyhow::Result<(Hold, Option<Duration>)> {
     let (agents, per) = (c.agents, c.per_agent);
     let before = bridges.iter().map(|b| sample(b.pid, ticks)).collect::<anyhow::Result<Vec<_>>>()?;
-    let db_before = db.and_then(|d| d.footprint(ticks));
+    let db_before = db.and_then(|d| footprint(d, ticks));
     let (stop, stopped) = watch::channel(false);
     let t0 = Instant::now();
     let urls: Vec<String> = bridges.iter().map(Running::ws).collect();
     let holders = clients::hold_pending(&urls, agents, per, stopped).await?;
     let fill = t0.elapsed();
     let filled = bridges.iter().map(|b| sample(b.pid, ticks)).collect::<anyhow::Result<Vec<_>>>()?;
-    let db_fill_cpu = db.and_then(|d| d.footprint(ticks)).zip(db_before).map(|(a, b)| a.cpu.saturating_sub(b.cpu));
+    let db_fill_cpu = db.and_then(|d| footprint(d, ticks)).zip(db_before).map(|(a, b)| a.cpu.saturating_sub(b.cpu));
     eprintln!("shared: filled {} in {:.2} s", agents * per, fill.as_secs_f64());
 
     let (snapshot, snapshot_bytes) = snapshots(bridges, c).await?;
@@ -331,7 +334,7 @@ async fn hold(
     let (snapshot_quiet, _) = snapshots(bridges, c).await?;
     let snapshot_analyzed = match db {
         Some(db) => {
-            db.analyze().await?;
+            db.psql("postgres", "ANALYZE");
             Some(snapshots(bridges, c).await?.0)
         }
         None => None,
@@ -452,139 +455,31 @@ impl Running {
 }
 
 /// A throwaway PostgreSQL cluster: stopped and removed on drop.
-struct Postgres {
-    dir: tempfile::TempDir,
-    bin: PathBuf,
-    url: String,
-    version: String,
-}
-
-/// The newest PostgreSQL installed (`/usr/lib/postgresql/N/bin`), else `pg_config --bindir`'s.
-fn pg_bin() -> anyhow::Result<PathBuf> {
-    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .map(|d| {
-            d.filter_map(|e| e.ok())
-                .filter_map(|e| Some((e.file_name().to_str()?.parse::<u32>().ok()?, e.path().join("bin"))))
-                .filter(|(_, p)| p.join("initdb").exists())
-                .collect()
-        })
-        .unwrap_or_default();
-    found.sort();
-    if let Some((_, bin)) = found.pop() {
-        return Ok(bin);
+/// The cluster's postmaster and its children: how many, their PSS summed, their CPU summed.
+fn footprint(db: &Cluster, ticks: u64) -> Option<Footprint> {
+    let pid_file = std::fs::read_to_string(db.data().join("postmaster.pid")).ok()?;
+    let master: u32 = pid_file.lines().next()?.trim().parse().ok()?;
+    let mut pids = vec![master];
+    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else { continue };
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
+        let ppid = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)).and_then(|p| p.parse::<u32>().ok());
+        if ppid == Some(master) {
+            pids.push(pid);
+        }
     }
-    let out = std::process::Command::new("pg_config").arg("--bindir").output().context("PostgreSQL is not installed (scripts/setup)")?;
-    Ok(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
-}
-
-fn is_root() -> bool {
-    std::fs::read_to_string("/proc/self/status")
-        .ok()
-        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Uid:")).and_then(|u| u.split_whitespace().nth(1)).map(|e| e == "0"))
-        .unwrap_or(false)
-}
-
-/// `program`, as the `postgres` user when this runs as root (initdb refuses root).
-fn as_owner(program: PathBuf) -> std::process::Command {
-    if is_root() {
-        let mut c = std::process::Command::new("runuser");
-        c.args(["-u", "postgres", "--"]).arg(program);
-        c
-    } else {
-        std::process::Command::new(program)
-    }
-}
-
-async fn run_cmd(c: std::process::Command, what: &str) -> anyhow::Result<String> {
-    let out = tokio::time::timeout(START_LIMIT, Command::from(c).stdin(Stdio::null()).output())
-        .await
-        .with_context(|| format!("{what} took longer than {START_LIMIT:?}"))?
-        .with_context(|| format!("cannot run {what}"))?;
-    if !out.status.success() {
-        bail!("{what} failed: {}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-    }
-    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
-}
-
-impl Postgres {
-    async fn start() -> anyhow::Result<Postgres> {
-        let bin = pg_bin()?;
-        let dir = tempfile::Builder::new().prefix("askuser-bench-pg").tempdir()?;
-        let url = format!("postgresql://askuser@/postgres?host={}", dir.path().display());
-        let mut version = std::process::Command::new(bin.join("postgres"));
-        version.arg("--version");
-        // "postgres (PostgreSQL) 15.18 (Debian …)" → "PostgreSQL 15.18"
-        let version = run_cmd(version, "postgres --version")
-            .await
+    let mut f = Footprint { processes: 0, pss_kib: 0, cpu: Duration::ZERO };
+    for pid in pids {
+        let Ok(s) = sample(pid, ticks) else { continue };
+        let pss = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
             .ok()
-            .and_then(|v| {
-                v.trim().strip_prefix("postgres (PostgreSQL) ").and_then(|v| v.split(' ').next()).map(|n| format!("PostgreSQL {n}"))
-            })
-            .unwrap_or_else(|| "PostgreSQL".into());
-        // From here on, dropping it stops the server (if it started) and removes the folder.
-        let db = Postgres { dir, bin, url, version };
-        if is_root() {
-            let mut chown = std::process::Command::new("chown");
-            chown.arg("postgres").arg(db.dir.path());
-            run_cmd(chown, "chown postgres").await?;
-        }
-        let mut initdb = as_owner(db.bin.join("initdb"));
-        initdb.arg("-D").arg(db.data()).args(["-A", "trust", "-U", "askuser", "--no-sync"]);
-        run_cmd(initdb, "initdb").await?;
-        let options = format!("-k {} -c listen_addresses='' -c max_connections=300", db.dir.path().display());
-        let mut start = as_owner(db.bin.join("pg_ctl"));
-        start.arg("-D").arg(db.data()).args(["-o", &options, "-l"]).arg(db.dir.path().join("log")).args(["-w", "start"]);
-        run_cmd(start, "pg_ctl start").await?;
-        Ok(db)
+            .and_then(|r| r.lines().find_map(|l| l.strip_prefix("Pss:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok()))
+            .unwrap_or(s.rss_kib);
+        f.processes += 1;
+        f.pss_kib += pss;
+        f.cpu += s.cpu;
     }
-
-    /// `ANALYZE`: fresh planner statistics, as autovacuum would gather them in time.
-    async fn analyze(&self) -> anyhow::Result<()> {
-        let mut psql = std::process::Command::new(self.bin.join("psql"));
-        psql.arg("-h").arg(self.dir.path()).args(["-U", "askuser", "-d", "postgres", "-X", "-q", "-c", "ANALYZE"]);
-        run_cmd(psql, "psql -c ANALYZE").await.map(drop)
-    }
-
-    fn data(&self) -> PathBuf {
-        self.dir.path().join("data")
-    }
-
-    /// The postmaster and its children: how many, their PSS summed, their CPU summed.
-    fn footprint(&self, ticks: u64) -> Option<Footprint> {
-        let pid_file = std::fs::read_to_string(self.data().join("postmaster.pid")).ok()?;
-        let master: u32 = pid_file.lines().next()?.trim().parse().ok()?;
-        let mut pids = vec![master];
-        for entry in std::fs::read_dir("/proc").ok()?.flatten() {
-            let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<u32>().ok()) else { continue };
-            let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { continue };
-            let ppid = stat.rsplit_once(')').and_then(|(_, r)| r.split_whitespace().nth(1)).and_then(|p| p.parse::<u32>().ok());
-            if ppid == Some(master) {
-                pids.push(pid);
-            }
-        }
-        let mut f = Footprint { processes: 0, pss_kib: 0, cpu: Duration::ZERO };
-        for pid in pids {
-            let Ok(s) = sample(pid, ticks) else { continue };
-            let pss = std::fs::read_to_string(format!("/proc/{pid}/smaps_rollup"))
-                .ok()
-                .and_then(|r| {
-                    r.lines().find_map(|l| l.strip_prefix("Pss:")).and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-                })
-                .unwrap_or(s.rss_kib);
-            f.processes += 1;
-            f.pss_kib += pss;
-            f.cpu += s.cpu;
-        }
-        Some(f)
-    }
-}
-
-impl Drop for Postgres {
-    fn drop(&mut self) {
-        let mut stop = as_owner(self.bin.join("pg_ctl"));
-        stop.arg("-D").arg(self.data()).args(["-m", "fast", "-w", "stop"]).stdout(Stdio::null()).stderr(Stdio::null());
-        let _ = stop.status();
-    }
+    Some(f)
 }
 
 pub fn table(f: &Figures) -> String {
