@@ -297,7 +297,7 @@ async fn a_question_is_pushed_answered_by_its_action_and_closed_everywhere() {
 #[tokio::test]
 async fn bridges_sharing_a_store_push_each_question_once_with_one_key() {
     let db = crate::pg::Cluster::start();
-    let url = db.database("team").await;
+    let url = db.database("team");
     let device = Arc::new(Device::new());
     let (origin, inbox) = push_service(device.clone()).await;
     let mut b = vec![];
@@ -332,6 +332,32 @@ async fn bridges_sharing_a_store_push_each_question_once_with_one_key() {
     assert_eq!(inbox.count(), 3, "each question pushed once, not once per bridge: {:?}", inbox.got.lock().unwrap());
     pushed.sort();
     assert_eq!(pushed, ["team-0", "team-1", "team-2"]);
+
+    // A bridge that starts again learns from the store what every bridge pushed; each
+    // question's notification is still closed once, not by it and the one that pushed.
+    let dir = b.pop().unwrap().stop().await;
+    b.push(
+        bridge_configured(dir, move |opts| {
+            opts.store = Some(url);
+            opts.notify.push_services = push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+        })
+        .await,
+    );
+    for (i, bridge) in b.iter().enumerate() {
+        let r = bridge
+            .post(&format!("/v1/questions/team-{i}/answer"))
+            .json(&json!({"answers": [{"selected": ["SQLite"]}]}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+    }
+    inbox.nth(6).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let got = inbox.got.lock().unwrap().clone();
+    let mut closes: Vec<&str> = got.iter().filter(|m| m["type"] == "close").map(|m| m["tag"].as_str().unwrap_or_default()).collect();
+    closes.sort();
+    assert_eq!(closes, ["team-0", "team-1", "team-2"], "each closed once: {got:?}");
 }
 
 /// A question for alice is pushed to her device at once and to bob's when it escalates.

@@ -518,6 +518,11 @@ impl Notifier {
                 let id = id.to_owned();
                 tokio::spawn(async move {
                     let Ok(target) = me.push_target(&sub) else { return };
+                    // Every bridge that knows the device was reached hears the answer; one closes.
+                    let key = format!("close:push:{}", sub.endpoint);
+                    if !me.bridge.store().claim_close(&id, &key, me.bridge.now_ms()).await.unwrap_or(true) {
+                        return;
+                    }
                     let _permit = me.gate.acquire().await;
                     let now_s = me.bridge.now_ms() / 1000;
                     if let push::Sent::Gone = push::send(&me.http, &me.vapid, &target, payload.as_bytes(), &push::topic(&id), now_s).await {

@@ -157,6 +157,14 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(true)
     }
 
+    /// Claims closing question `id`'s notification at `target` (a `close:` key): true for
+    /// one of the bridges sharing the store that know it was sent there, or again once
+    /// [`CLOSE_CLAIM_MS`] passed with the claim still kept (its bridge stopped before it
+    /// closed). A store only one bridge uses has nobody to claim against.
+    async fn claim_close(&self, _id: &str, _target: &str, _at: u64) -> Result<bool, StoreError> {
+        Ok(true)
+    }
+
     /// Keeps a pairing code (as its hash) where every bridge sharing the store can take
     /// it; false: the store is not shared (the bridge keeps its codes itself).
     async fn put_pairing(&self, _hash: &str, _paired: &crate::tokens::Paired, _expires_at: u64) -> Result<bool, StoreError> {
@@ -171,6 +179,9 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// This bridge is stopping: whatever it holds in a shared store is let go.
     async fn close(&self) {}
 }
+
+/// How long a claim to close a notification holds (see [`Store::claim_close`]).
+pub const CLOSE_CLAIM_MS: u64 = 60_000;
 
 /// What another bridge sharing the store did (see [`Store::events`]).
 #[derive(Debug, Clone, PartialEq, Eq)]

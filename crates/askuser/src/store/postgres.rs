@@ -961,8 +961,14 @@ impl Store for Postgres {
     async fn forget_notified(&self, id: &str) -> Result<(), StoreError> {
         let outcome = async {
             let client = self.client().await?;
+            // Claims to close stay a while, so a bridge that hears the answer late does
+            // not close again ([`Store::claim_close`]).
             client
-                .execute("DELETE FROM notified WHERE question_id = $1", &[&id])
+                .execute(
+                    "DELETE FROM notified WHERE question_id = $1 AND target NOT LIKE 'close:%' \
+                     OR target LIKE 'close:%' AND at < (extract(epoch FROM now()) * 1000)::bigint - $2",
+                    &[&id, &(10 * super::CLOSE_CLAIM_MS as i64)],
+                )
                 .await
                 .map(drop)
                 .map_err(|e| db_error(&format!("cannot forget the notifications of {id:?}"), e))
@@ -1056,6 +1062,23 @@ impl Store for Postgres {
                 .execute("INSERT INTO notified (question_id, target, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", &[&id, &target, &at])
                 .await
                 .map_err(|e| db_error(&format!("cannot claim a notification of {id:?}"), e))?;
+            Ok(n == 1)
+        };
+        self.noted(outcome.await)
+    }
+
+    async fn claim_close(&self, id: &str, target: &str, at: u64) -> Result<bool, StoreError> {
+        let outcome = async {
+            let (now, stale) = (to_sql_ms(at, "notifiedAt", id)?, to_sql_ms(at.saturating_sub(super::CLOSE_CLAIM_MS), "notifiedAt", id)?);
+            let client = self.client().await?;
+            let n = client
+                .execute(
+                    "INSERT INTO notified (question_id, target, at) VALUES ($1, $2, $3) \
+                     ON CONFLICT (question_id, target) DO UPDATE SET at = EXCLUDED.at WHERE notified.at < $4",
+                    &[&id, &target, &now, &stale],
+                )
+                .await
+                .map_err(|e| db_error(&format!("cannot claim closing a notification of {id:?}"), e))?;
             Ok(n == 1)
         };
         self.noted(outcome.await)
