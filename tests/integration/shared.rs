@@ -361,6 +361,42 @@ async fn of_many_concurrent_finishes_exactly_one_wins() {
     }
 }
 
+/// A bridge that stored many questions refreshes the planner's statistics itself, so a
+/// snapshot's parts are read by index at once, not after autovacuum's next look.
+#[tokio::test]
+async fn a_bridge_refreshes_the_statistics_after_many_new_questions() {
+    use askuser::store::{Postgres, Store};
+    use askuser_core::protocol::QuestionRecord;
+    let db = Cluster::start_with(&["autovacuum=off"]);
+    let url = db.database("grown");
+    let store = Postgres::connect(&url).await.unwrap();
+    let request: askuser_core::Request = serde_json::from_value(json!({"questions": [{"question": "Which?"}]})).unwrap();
+    let page = "EXPLAIN SELECT id FROM questions WHERE status = 'pending' AND seq > 0 ORDER BY seq LIMIT 101";
+    let analyzed = "SELECT last_analyze IS NOT NULL FROM pg_stat_user_tables WHERE relname = 'questions'";
+    for n in 0..1_000 {
+        let record = QuestionRecord {
+            id: format!("g-{n}"),
+            request: request.clone(),
+            status: Status::Pending,
+            created_at: 1,
+            answered_at: None,
+            result: None,
+            answered_by: None,
+        };
+        store.insert(&record).await.unwrap();
+        if n == 998 {
+            assert_eq!(db.psql("grown", analyzed).trim(), "f", "not before the 1,000th");
+        }
+    }
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    while db.psql("grown", analyzed).trim() != "t" {
+        assert!(std::time::Instant::now() < deadline, "no ANALYZE within 10 s of the 1,000th question");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let plan = db.psql("grown", page);
+    assert!(plan.contains("Index Scan using questions_pending"), "{plan}");
+}
+
 /// A pairing code made at one bridge works once at any (no sticky sessions), and the
 /// device it makes belongs to its person at every bridge.
 #[tokio::test]

@@ -28,6 +28,7 @@ use askuser_core::protocol::QuestionRecord;
 use askuser_core::AskResult;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::sync::broadcast;
@@ -46,6 +47,12 @@ pub const RESYNC_EVERY: Duration = Duration::from_secs(10);
 const POOL_SIZE: usize = 8;
 /// A call waits at most this long for a connection (the database is down: fail clearly).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// After storing this many questions a bridge refreshes the planner's statistics itself
+/// (`ANALYZE`): autovacuum looks once a minute, and until then a table that grew from
+/// nearly empty is planned as if it still were (a new tab's snapshot of 10,000 pending
+/// questions, read in 100 parts, took 0.6 s instead of 0.1 s; BENCHMARKS.md).
+const ANALYZE_AFTER: usize = 1_000;
 
 /// The database's clock in ms, for liveness.
 const NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
@@ -151,6 +158,8 @@ pub struct Postgres {
     /// Why the last write failed, until one succeeds.
     write_failure: Mutex<Option<String>>,
     stop: tokio::sync::watch::Sender<bool>,
+    /// Questions stored since the statistics were last refreshed ([`ANALYZE_AFTER`]).
+    stored: AtomicUsize,
 }
 
 impl std::fmt::Debug for Postgres {
@@ -218,6 +227,25 @@ pub fn shown(url: &str) -> String {
 }
 
 impl Postgres {
+    /// One more question stored: every [`ANALYZE_AFTER`], fresh statistics, in the
+    /// background (for the questions and who waits on them).
+    fn grew(&self) {
+        if self.stored.fetch_add(1, Ordering::Relaxed) + 1 < ANALYZE_AFTER {
+            return;
+        }
+        self.stored.store(0, Ordering::Relaxed);
+        let pool = self.pool.clone();
+        tokio::spawn(async move {
+            let analyzed = match pool.get().await {
+                Ok(client) => client.batch_execute("ANALYZE questions, attached").await.map_err(|e| e.to_string()),
+                Err(e) => Err(pool_error(&e)),
+            };
+            if let Err(e) = analyzed {
+                tracing::debug!("cannot refresh the statistics: {e}");
+            }
+        });
+    }
+
     /// Connects to the database at `url` (see [`parse_url`]), migrates its schema (one
     /// bridge at a time, under an advisory lock) and starts listening for the other
     /// bridges. Fails with [`StoreError::Open`] saying what is wrong: an unreachable
@@ -252,6 +280,7 @@ impl Postgres {
             events: broadcast::channel(4096).0,
             write_failure: Mutex::new(None),
             stop: tokio::sync::watch::channel(false).0,
+            stored: AtomicUsize::new(0),
         });
         store.beat().await.map_err(|e| fail(e.to_string()))?;
         let (listening, heard) = tokio::sync::oneshot::channel();
@@ -554,6 +583,7 @@ impl Store for Postgres {
             if added == 1 {
                 tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("asked", &record.id)]).await.map_err(fail)?;
                 tx.commit().await.map_err(fail)?;
+                self.grew();
                 return Ok(Inserted::New);
             }
             let stored = tx
