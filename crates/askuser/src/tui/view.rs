@@ -7,7 +7,7 @@ use super::app::{App, Mode};
 use super::editor::Editor;
 use askuser_core::client::State;
 use askuser_core::dialog::View;
-use askuser_core::inbox::{first_rows, waited, Show};
+use askuser_core::inbox::{assignee, first_rows, waited, Show};
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
 use ratatui::text::{Line, Span, Text};
@@ -130,8 +130,15 @@ fn inbox(app: &App, look: Look, height: usize) -> Paragraph<'static> {
             let current = app.inbox.active.as_deref() == Some(id.as_str());
             let marker = if current { "› " } else { "  " };
             let age = waited(look.now.saturating_sub(item.record.created_at));
+            // Whom it is for comes first: a long question is cut at the panel's edge.
+            let to = assignee(&item.record).map(|to| format!("@{} ", safe(to))).unwrap_or_default();
             let style = if current { look.style(Style::default().add_modifier(Modifier::REVERSED)) } else { Style::default() };
-            lines.push(Line::from(vec![Span::styled(format!("{marker}{first}"), style), Span::styled(format!(" {age}"), look.dim())]));
+            lines.push(Line::from(vec![
+                Span::styled(marker, style),
+                Span::styled(to, look.accent()),
+                Span::styled(first, style),
+                Span::styled(format!(" {age}"), look.dim()),
+            ]));
         }
     }
     if hidden > 0 {
@@ -171,15 +178,16 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect) {
         frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
         return;
     };
-    let (created, nobody_waits) = {
+    let (created, nobody_waits, to) = {
         let id = app.inbox.active.clone().unwrap_or_default();
         let record = app.inbox.get(&id).map(|i| i.record.clone());
         let waits = record.as_ref().and_then(|r| app.inbox.agent_waiting(r));
-        (record.map_or(0, |r| r.created_at), waits == Some(false))
+        let to = record.as_ref().and_then(assignee).map(|to| format!(" for {}", safe(to))).unwrap_or_default();
+        (record.map_or(0, |r| r.created_at), waits == Some(false), to)
     };
     lines.push(Line::from(vec![
         Span::styled(safe(&asker), Style::default().add_modifier(Modifier::BOLD)),
-        Span::styled(format!(" asks · waiting {}", waited(look.now.saturating_sub(created))), look.dim()),
+        Span::styled(format!(" asks{to} · waiting {}", waited(look.now.saturating_sub(created))), look.dim()),
     ]));
     if nobody_waits {
         lines.push(Line::styled(
@@ -429,6 +437,7 @@ mod tests {
         let s = screen(&mut a, 120, 24);
         assert!(s.contains("showing All") && s.contains("f Mine/Team/All"), "{s}");
         assert!(s.contains("Mine 0 · Team 1 · All 2") && s.contains("For bob?"), "{s}");
+        assert!(s.contains("claude-code asks for bob") && s.contains("@db For the db team?"), "whom each is for: {s}");
         let f = KeyEvent::new(KeyCode::Char('f'), KeyModifiers::NONE);
         a.on_key(f);
         let s = screen(&mut a, 120, 24);
