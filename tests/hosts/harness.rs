@@ -1,0 +1,147 @@
+//! A throwaway HOME with a bridge in it, the hosts' binaries, and the person who answers.
+
+use askuser::serve::{start, Running, ServeOptions};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+/// The askuser binary under test.
+pub fn askuser_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_askuser"))
+}
+
+/// A host's command from `.tools/hosts` (`claude`, `codex`, `gemini`).
+pub fn host_bin(name: &str) -> PathBuf {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../.tools/hosts/node_modules/.bin");
+    let bin = root.join(name);
+    assert!(bin.exists(), "{} is missing: run scripts/setup hosts (scripts/test does)", bin.display());
+    bin
+}
+
+/// A user's machine in a temp folder: HOME, a project folder to work in, and a bridge
+/// running as `askuser serve` would (its `bridge.json` where `askuser mcp` looks).
+pub struct Home {
+    pub dir: tempfile::TempDir,
+    pub bridge: Option<Running>,
+    pub http: reqwest::Client,
+}
+
+impl Home {
+    pub async fn new() -> Home {
+        let dir = tempfile::Builder::new().prefix("askuser-host-").tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("project")).unwrap();
+        let mut opts = ServeOptions::new(dir.path().join(".local/share/askuser"));
+        opts.addr = "127.0.0.1:0".into();
+        let bridge = start(opts).await.expect("the bridge starts");
+        // askuser's own client: reqwest is built without a crypto provider of its own.
+        Home { dir, bridge: Some(bridge), http: askuser::tls::http_client(None) }
+    }
+
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Where the host runs (its working directory).
+    pub fn project(&self) -> PathBuf {
+        self.path().join("project")
+    }
+
+    fn bridge(&self) -> &Running {
+        self.bridge.as_ref().expect("the bridge runs")
+    }
+
+    /// The environment of this user: HOME here, nothing of the test machine's own
+    /// configuration, telemetry and updates off.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let home = self.path().display().to_string();
+        vec![
+            ("HOME".into(), home.clone()),
+            ("USER".into(), "tester".into()),
+            ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
+            ("LANG".into(), "C.UTF-8".into()),
+            ("TERM".into(), "dumb".into()),
+            ("XDG_CONFIG_HOME".into(), format!("{home}/.config")),
+            ("XDG_DATA_HOME".into(), format!("{home}/.local/share")),
+            ("XDG_CACHE_HOME".into(), format!("{home}/.cache")),
+            ("TMPDIR".into(), std::env::temp_dir().display().to_string()),
+            ("NO_COLOR".into(), "1".into()),
+            ("CI".into(), "true".into()),
+            ("DO_NOT_TRACK".into(), "1".into()),
+        ]
+    }
+
+    /// `askuser ARGS` as this user (e.g. `setup claude-code`); panics with its output
+    /// unless it succeeds.
+    pub fn askuser(&self, args: &[&str]) -> Output {
+        let out =
+            std::process::Command::new(askuser_bin()).args(args).env_clear().envs(self.env()).current_dir(self.project()).output().unwrap();
+        assert!(
+            out.status.success(),
+            "askuser {args:?} failed: {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        out
+    }
+
+    /// A host command in this HOME, in its own process group (a host's children, its
+    /// MCP servers among them, end with it), killed when dropped.
+    pub fn host(&self, program: &Path) -> tokio::process::Command {
+        let mut cmd = tokio::process::Command::new(program);
+        cmd.env_clear().envs(self.env()).current_dir(self.project()).kill_on_drop(true).process_group(0);
+        cmd.stdin(std::process::Stdio::null());
+        cmd
+    }
+
+    /// The questions waiting, as the bridge lists them.
+    pub async fn pending(&self) -> Vec<Value> {
+        let url = format!("{}/v1/questions?status=pending", self.bridge().url);
+        let r = self.http.get(url).bearer_auth(&self.bridge().token).send().await.unwrap();
+        let body: Value = r.json().await.unwrap();
+        body.get("questions").and_then(Value::as_array).cloned().unwrap_or_else(|| body.as_array().cloned().unwrap_or_default())
+    }
+
+    /// Waits up to `limit` for a question to wait in the inbox; returns it.
+    pub async fn next_question(&self, limit: Duration) -> Value {
+        let until = Instant::now() + limit;
+        loop {
+            if let Some(q) = self.pending().await.into_iter().next() {
+                return q;
+            }
+            assert!(Instant::now() < until, "no question reached the inbox within {limit:?}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
+    /// Answers question `id` as the person (`{"answers": …}`, the body of
+    /// `POST /v1/questions/ID/answer`); returns the bridge's reply.
+    pub async fn answer(&self, id: &str, body: Value) -> Value {
+        let url = format!("{}/v1/questions/{id}/answer", self.bridge().url);
+        let r = self.http.post(url).bearer_auth(&self.bridge().token).json(&body).send().await.unwrap();
+        let status = r.status();
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        assert!(status.is_success(), "answering {id} failed: {status} {body}");
+        body
+    }
+
+    /// Declines question `id` as the person (`chat`: "Chat about this" instead).
+    pub async fn decline(&self, id: &str, chat: bool) -> Value {
+        let url = format!("{}/v1/questions/{id}/cancel", self.bridge().url);
+        let r = self.http.post(url).bearer_auth(&self.bridge().token).json(&serde_json::json!({"chat": chat})).send().await.unwrap();
+        let status = r.status();
+        let body: Value = r.json().await.unwrap_or(Value::Null);
+        assert!(status.is_success(), "declining {id} failed: {status} {body}");
+        body
+    }
+}
+
+/// Kills a host's whole process group (the host re-launches itself or wraps a native
+/// binary: killing the first process alone leaves the rest running).
+pub fn kill_group(child: &tokio::process::Child) {
+    if let Some(pid) = child.id() {
+        // The group's id is the leader's pid (process_group(0)); `--` so that procps'
+        // kill reads "-PID" as a group, not as a signal.
+        let _ = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status();
+    }
+}
