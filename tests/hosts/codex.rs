@@ -29,7 +29,7 @@
 //!   appended after `[mcp_servers.askuser]` they would belong to that table (and Codex
 //!   would ignore them with a warning), so the provider entry is added with toml_edit.
 
-use crate::harness::{askuser_bin, host_bin, Home};
+use crate::harness::{askuser_bin, host_bin, kill_group, Home};
 use crate::model::{Model, Turn};
 use crate::openai::{find_tool, tool_names, OpenAi};
 use serde_json::{json, Value};
@@ -67,9 +67,6 @@ fn sqlite() -> Value {
 
 /// A new user who ran `askuser setup codex`.
 async fn user() -> Home {
-    // The harness's reqwest client needs a process-wide rustls provider (reqwest is built
-    // with `rustls-no-provider`); whichever test gets here first installs it.
-    let _ = rustls::crypto::ring::default_provider().install_default();
     let home = Home::new().await;
     home.askuser(&["setup", "codex"]);
     home
@@ -178,15 +175,7 @@ impl Drop for Codex {
     fn drop(&mut self) {
         // Codex and its native binary, whether it exited or not (its MCP servers have
         // process groups of their own and end when their stdin closes).
-        kill_host(self.group);
-    }
-}
-
-/// SIGKILL to a host's whole process group. (Not `kill -KILL -PID`: procps-ng 4.0.2's
-/// `kill` takes "-PID" for an option, signals nothing and still exits 0.)
-fn kill_host(group: u32) {
-    if let Some(pid) = rustix::process::Pid::from_raw(group as i32) {
-        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
+        kill_group(self.group);
     }
 }
 
@@ -201,18 +190,9 @@ fn collect(stream: impl AsyncRead + Unpin + Send + 'static, into: Arc<Mutex<Stri
     });
 }
 
-/// The bridge's questions with `status` (`pending`, `all`, …).
-async fn questions(home: &Home, status: &str) -> Vec<Value> {
-    let bridge = home.bridge.as_ref().expect("the bridge runs");
-    let url = format!("{}/v1/questions?status={status}", bridge.url);
-    let r = home.http.get(url).bearer_auth(&bridge.token).send().await.unwrap();
-    let body: Value = r.json().await.unwrap();
-    body.get("questions").and_then(Value::as_array).cloned().unwrap_or_else(|| body.as_array().cloned().unwrap_or_default())
-}
-
 /// Each question as "ID: STATUS", for assertions and their messages.
 async fn statuses(home: &Home) -> Vec<String> {
-    questions(home, "all")
+    home.questions("all")
         .await
         .iter()
         .map(|q| format!("{}: {}", q["id"].as_str().unwrap_or("?"), q["status"].as_str().unwrap_or("?")))
@@ -223,7 +203,7 @@ async fn statuses(home: &Home) -> Vec<String> {
 async fn asked(home: &Home, codex: &Codex) -> String {
     let until = Instant::now() + START;
     let question = loop {
-        if let Some(q) = questions(home, "all").await.into_iter().min_by_key(|q| q["createdAt"].as_u64()) {
+        if let Some(q) = home.questions("all").await.into_iter().min_by_key(|q| q["createdAt"].as_u64()) {
             break q;
         }
         assert!(Instant::now() < until, "no question reached the bridge within {START:?}\n{}", codex.report());
@@ -338,7 +318,7 @@ async fn codex_killed_mid_wait_then_restarted_gets_the_answer_given_meanwhile() 
     let id = asked(&home, &codex).await;
     still_pending_after_the_auto_decline(&home, &codex, &id).await;
 
-    kill_host(codex.group);
+    kill_group(codex.group);
     let status = codex.exit(STEP).await;
     assert!(!status.success(), "killed: {status:?}");
     drop(codex);

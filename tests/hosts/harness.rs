@@ -94,19 +94,18 @@ impl Home {
         cmd
     }
 
-    /// The questions waiting, as the bridge lists them.
-    pub async fn pending(&self) -> Vec<Value> {
-        let url = format!("{}/v1/questions?status=pending", self.bridge().url);
+    /// The bridge's questions with `status` (`pending`, `all`, …), oldest first.
+    pub async fn questions(&self, status: &str) -> Vec<Value> {
+        let url = format!("{}/v1/questions?status={status}", self.bridge().url);
         let r = self.http.get(url).bearer_auth(&self.bridge().token).send().await.unwrap();
-        let body: Value = r.json().await.unwrap();
-        body.get("questions").and_then(Value::as_array).cloned().unwrap_or_else(|| body.as_array().cloned().unwrap_or_default())
+        r.json().await.unwrap()
     }
 
     /// Waits up to `limit` for a question to wait in the inbox; returns it.
     pub async fn next_question(&self, limit: Duration) -> Value {
         let until = Instant::now() + limit;
         loop {
-            if let Some(q) = self.pending().await.into_iter().next() {
+            if let Some(q) = self.questions("pending").await.into_iter().next() {
                 return q;
             }
             assert!(Instant::now() < until, "no question reached the inbox within {limit:?}");
@@ -136,12 +135,12 @@ impl Home {
     }
 }
 
-/// Kills a host's whole process group (the host re-launches itself or wraps a native
-/// binary: killing the first process alone leaves the rest running).
-pub fn kill_group(child: &tokio::process::Child) {
-    if let Some(pid) = child.id() {
-        // The group's id is the leader's pid (process_group(0)); `--` so that procps'
-        // kill reads "-PID" as a group, not as a signal.
-        let _ = std::process::Command::new("kill").args(["-KILL", "--", &format!("-{pid}")]).status();
+/// SIGKILL to a host's whole process group (its leader's pid, as `Home::host` starts
+/// it): a host re-launches itself or wraps a native binary, so killing the first process
+/// alone leaves the rest running. (Not `kill -KILL -PID`: procps-ng 4.0.2's `kill` takes
+/// "-PID" for an option, signals nothing and still exits 0.)
+pub fn kill_group(group: u32) {
+    if let Some(pid) = rustix::process::Pid::from_raw(group as i32) {
+        let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }
