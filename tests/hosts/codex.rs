@@ -235,7 +235,7 @@ fn assert_offered(model: &Model) {
     let names = tool_names(&first.tools);
     assert!(names.contains(&"mcp__askuser__ask_user".to_owned()), "the tools offered: {names:?}");
     let tool = find_tool(&first.tools, "mcp__askuser", "ask_user").unwrap();
-    assert_eq!(tool["description"].as_str(), Some(askuser::mcp::DESCRIPTION), "{tool:#}");
+    assert_eq!(tool["description"].as_str(), Some(askuser::mcp::description("ask_user").as_str()), "{tool:#}");
     same_shape("parameters", &tool["parameters"], &askuser::mcp::input_schema());
 }
 

@@ -25,6 +25,11 @@ impl Host {
     }
 
     async fn with(b: &TestBridge, extra: &[&str], capabilities: Value) -> Host {
+        Host::connect(b, extra, capabilities, "2025-11-25", "test-host").await
+    }
+
+    /// An `askuser mcp` that the client `client` initialized at protocol `version`.
+    async fn connect(b: &TestBridge, extra: &[&str], capabilities: Value, version: &str, client: &str) -> Host {
         let log = tempfile::NamedTempFile::new().unwrap();
         let mut child = Command::new(env!("CARGO_BIN_EXE_askuser"))
             .args(["mcp", "--url", &b.url, "--token", TOKEN, "--data-dir"])
@@ -40,10 +45,9 @@ impl Host {
         let stdin = child.stdin.take();
         let stdout = BufReader::new(child.stdout.take().unwrap()).lines();
         let mut host = Host { child, stdin, stdout, log };
-        let init =
-            json!({"protocolVersion": "2025-11-25", "capabilities": capabilities, "clientInfo": {"name": "test-host", "version": "1"}});
+        let init = json!({"protocolVersion": version, "capabilities": capabilities, "clientInfo": {"name": client, "version": "1"}});
         host.send(json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init})).await;
-        assert_eq!(host.reply(0).await["result"]["protocolVersion"], "2025-11-25");
+        assert_eq!(host.reply(0).await["result"]["protocolVersion"], version);
         host.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await;
         host
     }
@@ -137,11 +141,104 @@ async fn the_host_leaves(how: Leave) {
 
     let answered = b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["Yes"]})).send().await.unwrap();
     assert_eq!(answered.status(), 200);
+    // A restarted host: by the id, or (Codex, Claude Code) with the same arguments again.
     let mut again = Host::start(&b, &[]).await;
-    again.call(1, json!({"id": id})).await;
+    let call = if matches!(how, Leave::Sigterm) { json!({"id": id}) } else { json!({"question": "Deploy now?", "choices": ["Yes", "No"]}) };
+    again.call(1, call.clone()).await;
     let result = &again.reply(1).await["result"];
-    assert_eq!(result["structuredContent"]["status"], "answered", "{result}");
+    assert_eq!(result["structuredContent"]["status"], "answered", "{how:?}: {result}");
+    assert_eq!(result["structuredContent"]["id"], id, "{how:?}: the same question, not a new one: {result}");
     assert_eq!(result["structuredContent"]["answers"][0]["answer"], "Yes");
+
+    // Its result reached a host: the same question asked again now is a new one.
+    again.call(2, json!({"question": "Deploy now?", "choices": ["Yes", "No"]})).await;
+    assert_ne!(next_asked(&mut inbox).await, id, "{how:?}: asked again after the answer was read, it is asked anew");
+}
+
+/// Two live sessions asking the same in the same folder each get their own question: only
+/// a session that is gone is resumed.
+#[tokio::test]
+async fn the_same_questions_from_two_live_sessions_are_two_questions() {
+    let b = bridge().await;
+    let mut inbox = b.browser().await;
+    let mut one = Host::start(&b, &[]).await;
+    let mut two = Host::start(&b, &[]).await;
+    let ask = json!({"question": "Deploy now?", "choices": ["Yes", "No"]});
+    one.call(1, ask.clone()).await;
+    let first = next_asked(&mut inbox).await;
+    two.call(1, ask).await;
+    let second = next_asked(&mut inbox).await;
+    assert_ne!(first, second);
+}
+
+/// A line that is not UTF-8 gets a parse error (-32700), and the server reads on.
+#[tokio::test]
+async fn a_line_of_invalid_utf8_is_a_parse_error_and_the_server_goes_on() {
+    let b = bridge().await;
+    let mut host = Host::start(&b, &[]).await;
+    let stdin = host.stdin.as_mut().unwrap();
+    stdin.write_all(b"{\"jsonrpc\": \"2.0\", \"id\": 5, \"method\": \"ping\xff\"}\n").await.unwrap();
+    stdin.flush().await.unwrap();
+    let error = host.next(|m| m.get("error").is_some()).await;
+    assert_eq!(error["error"]["code"], -32700, "{error}");
+    assert!(error["error"]["message"].as_str().unwrap().contains("UTF-8"), "{error}");
+    host.send(json!({"jsonrpc": "2.0", "id": 6, "method": "ping"})).await;
+    assert_eq!(host.reply(6).await["result"], json!({}));
+}
+
+/// `--tool-name`, and Gemini CLI's own default: every text the model reads says the name.
+#[tokio::test]
+async fn the_tool_takes_the_name_it_is_given_and_gemini_cli_gets_ask_human() {
+    let b = bridge().await;
+    for (extra, client, name) in
+        [(&["--tool-name", "ask_person"][..], "test-host", "ask_person"), (&[][..], "gemini-cli-mcp-client", "ask_human")]
+    {
+        let mut host = Host::connect(&b, extra, json!({}), "2025-06-18", client).await;
+        host.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+        let tool = host.reply(1).await["result"]["tools"][0].clone();
+        assert_eq!(tool["name"], name, "{tool}");
+        let description = tool["description"].as_str().unwrap();
+        assert!(description.contains(&format!("call {name} again")) && !description.contains("ask_user"), "{description}");
+        let call = json!({"name": name, "arguments": {"questions": []}});
+        host.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": call})).await;
+        let refused = host.reply(2).await["result"]["content"][0]["text"].as_str().unwrap().to_owned();
+        assert!(refused.starts_with(&format!("The {name} input is invalid")), "{refused}");
+        let call = json!({"name": "ask_user", "arguments": {"question": "?"}});
+        host.send(json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": call})).await;
+        assert_eq!(host.reply(3).await["error"]["code"], -32602, "ask_user is not this server's tool now");
+    }
+}
+
+/// A host at 2025-06-18 gets a form of that revision (enums with enumNames, a boolean per
+/// option of a multi-select), and what the model reads carries the message in
+/// structuredContent too (Claude Code and Codex show the model only that).
+#[tokio::test]
+async fn a_2025_06_18_host_gets_a_form_of_its_revision_and_the_message_in_structured_content() {
+    let b = bridge().await;
+    let mut inbox = b.browser().await;
+    let mut host = Host::connect(&b, &[], json!({"elicitation": {}}), "2025-06-18", "test-host").await;
+    host.call(
+        1,
+        json!({"questions": [
+            {"question": "Which database?", "options": [{"label": "PostgreSQL", "description": "a server"}, {"label": "SQLite"}]},
+            {"question": "Which features?", "multiSelect": true, "options": [{"label": "Auth"}, {"label": "Search"}]}
+        ]}),
+    )
+    .await;
+    next_asked(&mut inbox).await;
+    let form = host.next(|m| m["method"] == "elicitation/create").await;
+    assert!(form["params"].get("mode").is_none(), "no mode before 2025-11-25: {form}");
+    let props = &form["params"]["requestedSchema"]["properties"];
+    assert_eq!(props["q1"]["enum"], json!(["PostgreSQL", "SQLite"]), "{form}");
+    assert_eq!(props["q1"]["enumNames"], json!(["PostgreSQL — a server", "SQLite"]), "{form}");
+    assert_eq!(props["q2_2"]["type"], "boolean", "{form}");
+    let content = json!({"q1": "SQLite", "q2_1": false, "q2_2": true});
+    host.send(json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "accept", "content": content}})).await;
+    let result = host.reply(1).await["result"].clone();
+    let structured = &result["structuredContent"];
+    assert_eq!(structured["answers"][1]["selectedOptions"], json!(["Search"]), "{result}");
+    assert_eq!(structured["message"], result["content"][0]["text"], "{result}");
+    assert!(structured["message"].as_str().unwrap().contains("SQLite"), "{result}");
 }
 
 #[tokio::test]
@@ -316,12 +413,31 @@ async fn elicitation_races_the_inbox_and_the_first_answer_wins() {
     assert_eq!(withdrawn["params"]["requestId"], form["id"]);
     assert_eq!(host.reply(2).await["result"]["structuredContent"]["answers"][0]["answer"], "No");
 
-    // Declined in the host's dialog: a person's no.
+    // Declined in the host's dialog by a person (who takes more than a second to read it): their no.
     host.call(3, json!({"question": "Drop the table?", "choices": ["Yes", "No"]})).await;
     next_asked(&mut inbox).await;
     let form = host.next(is_elicitation).await;
+    tokio::time::sleep(Duration::from_millis(1200)).await;
     host.send(json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "decline"}})).await;
     assert_eq!(host.reply(3).await["result"]["structuredContent"]["status"], "cancelled");
+
+    // Declined by the host itself, at once (Codex headless does it to every form): not the
+    // person's no. The question waits in the inbox, and this host gets no more forms.
+    let mut headless = Host::with(&b, &[], json!({"elicitation": {"form": {}}})).await;
+    headless.call(1, json!({"question": "Rotate the keys?", "choices": ["Yes", "No"]})).await;
+    let id = next_asked(&mut inbox).await;
+    let form = headless.next(is_elicitation).await;
+    headless.send(json!({"jsonrpc": "2.0", "id": form["id"], "result": {"action": "decline"}})).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let record: Value = b.get(&format!("/v1/questions/{id}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(record["status"], "pending", "a decline within a second is the host's, not the person's: {record}");
+    headless.call(2, json!({"question": "Rotate the certificates?", "choices": ["Yes", "No"]})).await;
+    let second = next_asked(&mut inbox).await;
+    b.post(&format!("/v1/questions/{second}/answer")).json(&json!({"answers": ["No"]})).send().await.unwrap();
+    let first = headless.next(|m| m.get("method").is_some() || m["id"] == 2).await;
+    assert_eq!(first["id"], 2, "no second form for a host that declines forms by itself: {first}");
+    b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["Yes"]})).send().await.unwrap();
+    assert_eq!(headless.reply(1).await["result"]["structuredContent"]["answers"][0]["answer"], "Yes");
 
     // --no-elicitation: only the inbox asks.
     let mut plain = Host::with(&b, &["--no-elicitation"], json!({"elicitation": {}})).await;

@@ -95,6 +95,20 @@ pub struct McpArgs {
     /// Ask only in the browser inbox, never also in the host's own dialog (MCP elicitation).
     #[arg(long)]
     pub no_elicitation: bool,
+    /// The tool's name (default: ask_user; ask_human for Gemini CLI, which hides every
+    /// tool named ask_user when run headless).
+    #[arg(long, value_name = "NAME", value_parser = tool_name)]
+    pub tool_name: Option<String>,
+}
+
+fn tool_name(name: &str) -> Result<String, String> {
+    if crate::mcp::is_tool_name(name) {
+        Ok(name.to_owned())
+    } else {
+        Err(format!(
+            "expected 1 to 64 letters, digits, _ or - (hosts join it to the server's name, as in mcp__askuser__ask_user), got {name:?}"
+        ))
+    }
 }
 
 /// The exit code that tells a script how the ask ended.
@@ -312,6 +326,7 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
         _ => host.start(config::DEFAULT_ADDR, args.bridge.token.clone()).await?,
     };
     let open_url = endpoint.url.clone();
+    let journal = crate::mcp::Journal::new(&dir);
     let asker = Arc::new(Asker::new(endpoint, Some(dir)).with_host(host.clone()));
     let opts = McpOptions {
         agent_name: args.agent_name,
@@ -322,6 +337,8 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
         open_url,
         max_wait: args.max_wait.map(Duration::from_secs),
         elicitation: !args.no_elicitation,
+        tool_name: args.tool_name,
+        journal: Some(journal),
     };
     let left = crate::mcp::serve(asker, opts, tokio::io::stdin(), tokio::io::stdout()).await;
     tracing::debug!(?left, "MCP host went away");

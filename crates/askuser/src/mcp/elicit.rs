@@ -1,15 +1,18 @@
 //! The questions as an MCP elicitation form (`elicitation/create`, form mode), and the
 //! form's content back as answers, so a host with its own dialog can be answered there
-//! while the browser inbox shows the same questions. Per question `i` (from 1):
+//! while the browser inbox shows the same questions. Per question `i` (from 1), in the
+//! schema constructs of the negotiated revision ([`Form`]):
 //!
-//! | question              | form field `q{i}`                                         | `q{i}_other`          |
-//! |-----------------------|-----------------------------------------------------------|-----------------------|
-//! | options, one answer   | string, `oneOf: [{const: label, title}]`                  | string: "Other" text  |
-//! | options, multi-select | array, `items.anyOf: [{const: label, title}]`             | string: "Other" text  |
-//! | free text             | string, required                                          | —                     |
+//! | question              | 2025-11-25 ([`Form::Titled`])                  | before ([`Form::Enum`])                           | `q{i}_other`         |
+//! |-----------------------|------------------------------------------------|---------------------------------------------------|----------------------|
+//! | options, one answer   | `q{i}`: string, `oneOf: [{const: label, title}]` | `q{i}`: string, `enum: [label]`, `enumNames`    | string: "Other" text |
+//! | options, multi-select | `q{i}`: array, `items.anyOf: [{const, title}]`  | `q{i}_{j}`: a boolean per option `j` (from 1)    | string: "Other" text |
+//! | free text             | `q{i}`: string, required                        | the same                                          | —                    |
 //!
-//! The `const` is the option's label exactly, so the mapping is lossless both ways;
-//! the title adds the description ("label — description") for the person.
+//! Before 2025-11-25 a form holds only flat primitives (string, number, boolean, and a
+//! string `enum` with `enumNames`): no arrays, no `oneOf`. Either way the values are the
+//! options' labels exactly (or one boolean per label), so the mapping is lossless both
+//! ways; the titles add the description ("label — description") for the person.
 
 use askuser_core::{Question, Selection};
 use serde_json::{json, Map, Value};
@@ -22,8 +25,28 @@ fn other(i: usize) -> String {
     format!("q{}_other", i + 1)
 }
 
+fn flag(i: usize, j: usize) -> String {
+    format!("q{}_{}", i + 1, j + 1)
+}
+
+/// Which schema constructs a form may use.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Form {
+    /// 2025-11-25: titled single and multi-select enums (`oneOf`/`anyOf` of `const`+`title`).
+    Titled,
+    /// 2025-06-18: primitives only; a single select is `enum` + `enumNames`.
+    Enum,
+}
+
+fn titled(o: &askuser_core::Choice) -> String {
+    match &o.description {
+        Some(d) => format!("{} — {d}", o.label),
+        None => o.label.clone(),
+    }
+}
+
 /// `elicitation/create` params for `questions`.
-pub fn request(questions: &[Question], open_url: &str) -> Value {
+pub fn request(questions: &[Question], open_url: &str, form: Form) -> Value {
     let mut properties = Map::new();
     let mut required = Vec::new();
     for (i, q) in questions.iter().enumerate() {
@@ -33,23 +56,30 @@ pub fn request(questions: &[Question], open_url: &str) -> Value {
             required.push(field(i));
             continue;
         }
-        let choices: Vec<Value> = q
-            .options
-            .iter()
-            .map(|o| {
-                let title = match &o.description {
-                    Some(d) => format!("{} — {d}", o.label),
-                    None => o.label.clone(),
-                };
-                json!({"const": o.label, "title": title})
-            })
-            .collect();
-        let schema = if q.multi_select {
-            json!({"type": "array", "title": title, "description": q.question, "items": {"anyOf": choices}})
-        } else {
-            json!({"type": "string", "title": title, "description": q.question, "oneOf": choices})
-        };
-        properties.insert(field(i), schema);
+        let labels: Vec<&str> = q.options.iter().map(|o| o.label.as_str()).collect();
+        let titles: Vec<String> = q.options.iter().map(titled).collect();
+        let choices: Vec<Value> = labels.iter().zip(&titles).map(|(l, t)| json!({"const": l, "title": t})).collect();
+        match (form, q.multi_select) {
+            (Form::Titled, true) => {
+                properties
+                    .insert(field(i), json!({"type": "array", "title": title, "description": q.question, "items": {"anyOf": choices}}));
+            }
+            (Form::Titled, false) => {
+                properties.insert(field(i), json!({"type": "string", "title": title, "description": q.question, "oneOf": choices}));
+            }
+            (Form::Enum, false) => {
+                properties.insert(
+                    field(i),
+                    json!({"type": "string", "title": title, "description": q.question, "enum": labels, "enumNames": titles}),
+                );
+            }
+            (Form::Enum, true) => {
+                for (j, t) in titles.iter().enumerate() {
+                    let description = if j == 0 { format!("{} (choose any)", q.question) } else { q.question.clone() };
+                    properties.insert(flag(i, j), json!({"type": "boolean", "title": t, "description": description, "default": false}));
+                }
+            }
+        }
         properties
             .insert(other(i), json!({"type": "string", "title": "Other", "description": format!("Or your own answer to: {}", q.question)}));
     }
@@ -66,8 +96,15 @@ pub fn selections(questions: &[Question], content: &Map<String, Value>) -> Resul
         .iter()
         .enumerate()
         .map(|(i, q)| {
+            let flags: Vec<String> = q
+                .options
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| content.get(&flag(i, *j)) == Some(&Value::Bool(true)))
+                .map(|(_, o)| o.label.clone())
+                .collect();
             let selected = match content.get(&field(i)) {
-                None | Some(Value::Null) => vec![],
+                None | Some(Value::Null) => flags,
                 Some(Value::String(s)) if q.options.is_empty() => return nonempty(s).map(custom).ok_or_else(|| missing(i, q)),
                 Some(Value::String(s)) => vec![s.clone()],
                 Some(Value::Array(items)) => items.iter().filter_map(Value::as_str).map(str::to_owned).collect(),
@@ -124,7 +161,7 @@ mod tests {
 
     #[test]
     fn the_form_has_a_field_per_question_and_an_other_beside_each_choice() {
-        let form = request(&questions(), "http://127.0.0.1:7766");
+        let form = request(&questions(), "http://127.0.0.1:7766", Form::Titled);
         let schema = &form["requestedSchema"];
         assert_eq!(schema["properties"]["q1"]["oneOf"][0], json!({"const": "PostgreSQL", "title": "PostgreSQL — relational"}));
         assert_eq!(schema["properties"]["q1"]["title"], "Database");
@@ -150,6 +187,28 @@ mod tests {
         let typed = json!({"q1_other": "DuckDB", "q2": [], "q2_other": "none yet", "q3": "x"});
         let answers = resolve(&qs, &selections(&qs, typed.as_object().unwrap()).unwrap()).unwrap();
         assert_eq!((answers[0].custom.as_deref(), answers[0].was_custom), (Some("DuckDB"), true));
+    }
+
+    /// 2025-06-18 forms: flat primitives only; the same answers come back.
+    #[test]
+    fn before_2025_11_25_the_form_uses_only_enums_and_booleans() {
+        let qs = questions();
+        let form = request(&qs, "http://127.0.0.1:7766", Form::Enum);
+        let props = form["requestedSchema"]["properties"].as_object().unwrap();
+        assert_eq!(props["q1"]["enum"], json!(["PostgreSQL", "SQLite"]));
+        assert_eq!(props["q1"]["enumNames"], json!(["PostgreSQL — relational", "SQLite"]));
+        assert!(props.get("q2").is_none(), "no array field");
+        assert_eq!(props["q2_2"], json!({"type": "boolean", "title": "Billing", "description": "Which features?", "default": false}));
+        for (name, schema) in props {
+            let kind = schema["type"].as_str().unwrap();
+            assert!(["string", "boolean"].contains(&kind), "{name}: {schema}");
+            assert!(schema.get("oneOf").is_none() && schema.get("anyOf").is_none() && schema.get("items").is_none(), "{name}: {schema}");
+        }
+        let content = json!({"q1": "SQLite", "q2_1": true, "q2_2": false, "q2_3": true, "q3": "billing-api"});
+        let answers = resolve(&qs, &selections(&qs, content.as_object().unwrap()).unwrap()).unwrap();
+        assert_eq!(answers[0].selected_options, ["SQLite"]);
+        assert_eq!(answers[1].selected_options, ["Auth", "Search"]);
+        assert_eq!(answers[2].custom.as_deref(), Some("billing-api"));
     }
 
     #[test]

@@ -18,15 +18,18 @@
 //! SDK speaks, and its stdio transport dropped malformed lines silently.
 
 mod elicit;
+mod journal;
 mod rpc;
 mod tasks;
+
+pub use journal::Journal;
 
 pub use tasks::iso8601;
 
 use crate::agent::{AskError, Asker};
 use crate::lock;
 use askuser_core::dialect::normalize;
-use askuser_core::{AskResult, Format, Limits, Question};
+use askuser_core::{AskResult, Format, Limits, Question, Status};
 use rpc::{Incoming, INVALID_PARAMS, METHOD_NOT_FOUND};
 use serde_json::{json, Map, Value};
 use std::collections::{HashMap, HashSet};
@@ -37,10 +40,32 @@ use tasks::{CancelRefused, Tasks};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 
+/// The tool's name unless `--tool-name` says otherwise.
 pub const TOOL: &str = "ask_user";
+/// The name for Gemini CLI, which run headless hides every tool named `ask_user` (its own
+/// built-in's name) and so would never offer askuser's.
+pub const GEMINI_TOOL: &str = "ask_human";
 
-/// What the model reads about the tool.
-pub const DESCRIPTION: &str = "Ask the user one or more questions and wait for the answers. Use it when you need \
+/// The tool's name for the MCP client `client` when `--tool-name` was not given.
+pub fn default_tool(client: Option<&str>) -> &'static str {
+    match client {
+        Some(c) if c.starts_with("gemini-cli") => GEMINI_TOOL,
+        _ => TOOL,
+    }
+}
+
+/// Whether `name` can name the tool in every host (letters, digits, `_` and `-`, at most
+/// 64; hosts join it to the server's name, e.g. `mcp__askuser__ask_user`).
+pub fn is_tool_name(name: &str) -> bool {
+    (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+}
+
+/// What the model reads about the tool named `tool`.
+pub fn description(tool: &str) -> String {
+    DESCRIPTION.replace("ask_user", tool)
+}
+
+const DESCRIPTION: &str = "Ask the user one or more questions and wait for the answers. Use it when you need \
 a decision between valid approaches, a preference, a missing requirement, or confirmation before a significant \
 change; the user answers in a browser tab, however long that takes.
 
@@ -57,8 +82,13 @@ If the result says the user declined, the question timed out or was withdrawn, d
 If the call failed because it timed out, or the result says the user has not answered yet, the question is still \
 open: call ask_user again with the same arguments (or with only the `id` the result gave) to keep waiting.";
 
-/// Claude Code's AskUserQuestion shape plus `metadata` and `id`, and Opal's `{question, choices}`.
+/// Claude Code's AskUserQuestion shape plus `metadata` and `id`, and Opal's `{question, choices}`,
+/// with every limit the server enforces ([`Limits::default`]) stated where a schema can say it
+/// (sizes of `metadata` in its description), so a host or model that reads schemas never
+/// sends what is refused.
 pub fn input_schema() -> Value {
+    let l = Limits::default();
+    let text = |max: usize, description: &str| json!({"type": "string", "maxLength": max, "description": description});
     json!({
         "type": "object",
         "minProperties": 1,
@@ -66,22 +96,25 @@ pub fn input_schema() -> Value {
             "questions": {
                 "type": "array",
                 "minItems": 1,
-                "maxItems": 10,
+                "maxItems": l.max_questions,
                 "description": "The questions, answered together. Each question's text must be different.",
                 "items": {
                     "type": "object",
                     "properties": {
-                        "question": {"type": "string", "description": "The complete question, e.g. \"Which database should we use?\""},
-                        "header": {"type": "string", "maxLength": 12, "description": "A very short label shown as a chip (at most 12 characters), e.g. \"Database\"."},
+                        "question": text(l.max_question_chars, "The complete question, e.g. \"Which database should we use?\""),
+                        // Not a refusal limit (a longer header is cut for display, with a warning):
+                        // the 12 of Claude Code's own AskUserQuestion, as guidance.
+                        "header": text(Limits::claude_code().max_header_chars, "A very short label shown as a chip (at most 12 characters), e.g. \"Database\"."),
                         "options": {
                             "type": "array",
+                            "maxItems": l.max_options,
                             "description": "The choices (2-4 is best), each label different. Leave out for a free-text question. Never include an \"Other\" option.",
                             "items": {
                                 "type": "object",
                                 "properties": {
-                                    "label": {"type": "string", "description": "A short label (1-5 words)."},
-                                    "description": {"type": "string", "description": "What choosing this means."},
-                                    "preview": {"type": "string", "description": "Optional: what this option would look like (code, a layout), shown when it is focused."}
+                                    "label": text(l.max_label_chars, "A short label (1-5 words)."),
+                                    "description": text(l.max_description_chars, "What choosing this means."),
+                                    "preview": text(l.max_preview_chars, "Optional: what this option would look like (code, a layout), shown when it is focused.")
                                 },
                                 "required": ["label"]
                             }
@@ -91,11 +124,19 @@ pub fn input_schema() -> Value {
                     "required": ["question"]
                 }
             },
-            "metadata": {"type": "object", "description": "Optional data for tracking (e.g. {\"source\": \"setup\"}); echoed back."},
-            "id": {"type": "string", "description": "Only to keep waiting on an earlier question: the id a \"not answered yet\" result gave. Alone, it waits for that question's answer again."},
-            "to": {"type": "string", "description": "Optional: the person or team who should answer (e.g. \"db-team\"), when you were told who; others see the question later."},
-            "question": {"type": "string", "description": "Short form: one question (instead of `questions`)."},
-            "choices": {"type": "array", "items": {"type": "string"}, "description": "Short form: the choices for `question`."}
+            "metadata": {"type": "object", "description": format!(
+                "Optional data for tracking (e.g. {{\"source\": \"setup\"}}); echoed back. At most {} KiB as JSON, nested at most {} deep.",
+                l.max_metadata_bytes / 1024, l.max_metadata_depth
+            )},
+            "id": text(l.max_id_chars, "Only to keep waiting on an earlier question: the id a \"not answered yet\" result gave. Alone, it waits for that question's answer again."),
+            "to": {
+                "type": "string",
+                "maxLength": askuser_core::validate::MAX_NAME_CHARS,
+                "pattern": "^[A-Za-z0-9._@-]+$",
+                "description": "Optional: the person or team who should answer (e.g. \"db-team\"), when you were told who; others see the question later."
+            },
+            "question": text(l.max_question_chars, "Short form: one question (instead of `questions`)."),
+            "choices": {"type": "array", "maxItems": l.max_options, "items": {"type": "string", "maxLength": l.max_label_chars}, "description": "Short form: the choices for `question`."}
         }
     })
 }
@@ -128,9 +169,10 @@ pub fn output_schema() -> Value {
             },
             "metadata": {"type": "object"},
             "chat": {"type": "boolean", "description": "The user chose to talk the questions over instead of answering."},
+            "message": {"type": "string", "description": "What the result means and what to do next, in words (the same as the text content: hosts that show the model only structuredContent drop that)."},
             "answeredAt": {"type": "integer", "description": "Milliseconds since the Unix epoch."}
         },
-        "required": ["id", "status", "answered", "answers"]
+        "required": ["id", "status", "answered", "answers", "message"]
     })
 }
 
@@ -155,6 +197,10 @@ pub struct McpOptions {
     pub max_wait: Option<Duration>,
     /// Also ask through the host's own dialog when it declares `elicitation`.
     pub elicitation: bool,
+    /// The tool's name (`--tool-name`); none: [`default_tool`] for the client.
+    pub tool_name: Option<String>,
+    /// Where open calls are noted for a restarted host to resume (none: not at all).
+    pub journal: Option<Journal>,
 }
 
 /// How the bridge names an answer given in the host's own dialog.
@@ -187,6 +233,8 @@ struct State {
     client: Option<String>,
     /// The negotiated protocol revision.
     version: &'static str,
+    /// The tool's name, fixed at `initialize`.
+    tool: Option<String>,
     tasks: bool,
     /// The host can show an elicitation form.
     elicits: bool,
@@ -212,6 +260,10 @@ struct State {
 /// How many ended calls [`State::ended`] remembers.
 const ENDED: usize = 64;
 
+/// A decline (or cancel) of the host's dialog sooner than this after it was sent came from
+/// the host, not a person: nobody reads a question and answers it in under a second.
+const HOST_REFUSAL: Duration = Duration::from_secs(1);
+
 /// What a `tools/call` waits for: a new question (`body`) or one asked before.
 struct Call {
     id: String,
@@ -219,6 +271,16 @@ struct Call {
     key: Option<String>,
     /// The questions, for the host's own dialog (none when resuming by id).
     questions: Vec<Question>,
+    /// The call's key in the [`Journal`] (who asks, where, what).
+    journal: Option<String>,
+    /// Its id is new: no earlier call of the same questions was found in this process.
+    fresh: bool,
+}
+
+impl Call {
+    fn by_id(id: &str) -> Call {
+        Call { id: id.to_owned(), body: None, key: None, questions: vec![], journal: None, fresh: false }
+    }
 }
 
 fn now_ms() -> u64 {
@@ -264,15 +326,24 @@ pub async fn serve(
         state: Mutex::default(),
         tasks: Tasks::default(),
     });
-    let mut lines = BufReader::new(input).lines();
+    let mut input = BufReader::new(input);
+    let mut line = Vec::new();
     let stop = terminated();
     tokio::pin!(stop);
     let left = loop {
+        line.clear();
         tokio::select! {
-            line = lines.next_line() => match line {
-                Ok(Some(line)) if line.trim().is_empty() => {}
-                Ok(Some(line)) => server.receive(&line),
-                Ok(None) => break Left::Eof,
+            read = input.read_until(b'\n', &mut line) => match read {
+                Ok(0) => break Left::Eof,
+                Ok(_) => match std::str::from_utf8(&line) {
+                    Ok(text) if text.trim().is_empty() => {}
+                    Ok(text) => server.receive(text),
+                    Err(e) => server.send(rpc::error(
+                        Value::Null,
+                        rpc::PARSE_ERROR,
+                        format!("Parse error: each line must be one JSON-RPC message in UTF-8, and this one is not UTF-8 ({e})"),
+                    )),
+                },
                 Err(e) => break Left::Error(e.to_string()),
             },
             signal = &mut stop => break Left::Signal(signal),
@@ -401,6 +472,7 @@ impl Server {
         {
             let mut state = lock(&self.state);
             state.client = params.pointer("/clientInfo/name").and_then(Value::as_str).map(str::to_owned);
+            state.tool = Some(self.opts.tool_name.clone().unwrap_or_else(|| default_tool(state.client.as_deref()).to_owned()));
             state.version = version;
             state.tasks = tasks;
             state.elicits = elicits && self.opts.elicitation;
@@ -413,15 +485,22 @@ impl Server {
             "protocolVersion": version,
             "capabilities": capabilities,
             "serverInfo": {"name": "askuser", "title": "askuser", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": "Use ask_user to ask the human a question and wait for the answer, even in a headless run."
+            "instructions": format!("Use {} to ask the human a question and wait for the answer, even in a headless run.", self.tool_name())
         })
     }
 
+    /// The tool's name on this connection.
+    fn tool_name(&self) -> String {
+        let state = lock(&self.state);
+        state.tool.clone().or_else(|| self.opts.tool_name.clone()).unwrap_or_else(|| TOOL.to_owned())
+    }
+
     fn tool(&self) -> Value {
+        let name = self.tool_name();
         let mut tool = json!({
-            "name": TOOL,
+            "name": name,
             "title": "Ask the user",
-            "description": DESCRIPTION,
+            "description": description(&name),
             "inputSchema": input_schema(),
             "outputSchema": output_schema(),
             "annotations": {"readOnlyHint": true, "openWorldHint": false}
@@ -433,15 +512,16 @@ impl Server {
     }
 
     async fn tools_call(self: &Arc<Self>, request: &str, params: &Value, cancelled: oneshot::Receiver<String>) -> Reply {
+        let tool = self.tool_name();
         let Some(p) = params.as_object() else {
             return Err(invalid(format!(
-                "tools/call: expected params {{\"name\": \"{TOOL}\", \"arguments\": {{…}}}}, got {}",
+                "tools/call: expected params {{\"name\": \"{tool}\", \"arguments\": {{…}}}}, got {}",
                 rpc::kind(params)
             )));
         };
         match p.get("name") {
-            Some(Value::String(name)) if name == TOOL => {}
-            Some(Value::String(name)) => return Err(invalid(format!("tools/call: unknown tool {name:?}; this server has only {TOOL:?}"))),
+            Some(Value::String(name)) if *name == tool => {}
+            Some(Value::String(name)) => return Err(invalid(format!("tools/call: unknown tool {name:?}; this server has only {tool:?}"))),
             other => return Err(invalid(format!("tools/call: \"name\" must be a string, got {}", other.map_or("nothing", rpc::kind)))),
         }
         let args = match p.get("arguments") {
@@ -452,10 +532,12 @@ impl Server {
         if let Some(task) = p.get("task").filter(|t| t.is_object()) {
             return Ok(Some(self.start_task(args, task)));
         }
-        let call = match self.prepare(args) {
+        let mut call = match self.prepare(args) {
             Ok(call) => call,
             Err(message) => return Ok(Some(tool_error(message))),
         };
+        self.adopt_orphan(&mut call).await;
+        self.journal(&call, true);
         let token = p.get("_meta").and_then(|m| m.get("progressToken")).cloned();
         let max_wait = async {
             match self.opts.max_wait {
@@ -469,7 +551,12 @@ impl Server {
             state.calls.insert(request.to_owned(), (call.id.clone(), call.key.clone()));
         }
         let reply = tokio::select! {
-            outcome = self.wait(&call) => Some(self.outcome(outcome)),
+            outcome = self.wait(&call) => {
+                if outcome.as_ref().is_ok_and(|r| r.status != Status::Pending) {
+                    self.journal(&call, false);
+                }
+                Some(self.outcome(outcome))
+            }
             _ = self.progress(token) => unreachable!("progress never ends"),
             _ = self.elicit(&call) => unreachable!("the host's dialog only answers through the bridge"),
             _ = max_wait => Some(self.still_waiting(&call.id)),
@@ -493,15 +580,18 @@ impl Server {
 
     /// Reads the model's arguments into the question to ask (or the one to wait on again).
     fn prepare(&self, mut args: Map<String, Value>) -> Result<Call, String> {
-        const INVALID: &str = "The ask_user input is invalid; fix these and call again:";
+        let invalid_input = format!("The {} input is invalid; fix these and call again:", self.tool_name());
+        let invalid_input = invalid_input.as_str();
         let explicit = match args.get("id") {
             None => None,
             Some(Value::String(id)) => Some(id.clone()),
-            Some(other) => return Err(format!("{INVALID}\nid: expected the string id of an earlier question, got {}", rpc::kind(other))),
+            Some(other) => {
+                return Err(format!("{invalid_input}\nid: expected the string id of an earlier question, got {}", rpc::kind(other)))
+            }
         };
         if let Some(id) = &explicit {
             if !args.contains_key("questions") && !args.contains_key("question") {
-                return Ok(Call { id: id.clone(), body: None, key: None, questions: vec![] });
+                return Ok(Call::by_id(id));
             }
         }
         let to = match args.remove("to") {
@@ -509,18 +599,20 @@ impl Server {
             Some(Value::String(to)) if askuser_core::validate::is_name(&to) => Some(to),
             Some(other) => {
                 return Err(format!(
-                    "{INVALID}\nto: expected a person or team name (1 to {} characters from a-z A-Z 0-9 - _ . @), got {other}",
+                    "{invalid_input}\nto: expected a person or team name (1 to {} characters from a-z A-Z 0-9 - _ . @), got {other}",
                     askuser_core::validate::MAX_NAME_CHARS
                 ))
             }
         };
         // Exactly what the model sent, so errors name only its own keys.
-        let normalized = normalize(&Value::Object(args.clone()), &Limits::default()).map_err(|e| format!("{INVALID}\n{e}"))?;
+        let normalized = normalize(&Value::Object(args.clone()), &Limits::default()).map_err(|e| format!("{invalid_input}\n{e}"))?;
         let key = serde_json::to_string(&normalized.request.questions).expect("questions serialize");
         let resumed = lock(&self.state).given_up.remove(&key);
+        let fresh = explicit.is_none() && resumed.is_none();
         let id = explicit.or(resumed).unwrap_or_else(|| format!("{}-{}", self.session, self.calls.fetch_add(1, Ordering::Relaxed) + 1));
         let client = lock(&self.state).client.clone();
         let name = self.opts.agent_name.clone().or(client).unwrap_or_else(|| "MCP agent".into());
+        let journal = std::env::current_dir().ok().map(|cwd| journal::key(&name, &cwd, &key));
         let mut agent = json!({"name": name, "sessionId": self.session});
         if let Some(parent) = &self.opts.parent_session {
             agent["parentSessionId"] = parent.clone().into();
@@ -530,7 +622,40 @@ impl Server {
         }
         args.insert("id".into(), id.clone().into());
         args.insert("agent".into(), agent);
-        Ok(Call { id, body: Some(Value::Object(args)), key: Some(key), questions: normalized.request.questions })
+        Ok(Call { id, body: Some(Value::Object(args)), key: Some(key), questions: normalized.request.questions, journal, fresh })
+    }
+
+    /// A new call whose questions a host that went away asked before, from the same folder,
+    /// without getting the result: waits on that question instead (its answer, if given
+    /// meanwhile, comes back at once). Not when the bridge ended it without the person
+    /// (timed out, withdrawn): then the person is asked again.
+    async fn adopt_orphan(&self, call: &mut Call) {
+        let (Some(journal), Some(key), true) = (&self.opts.journal, &call.journal, call.fresh) else { return };
+        let Some(id) = journal.orphan(key, now_ms()) else { return };
+        match self.asker.get(&id).await {
+            Ok(record) if matches!(record.status, Status::Pending | Status::Answered | Status::Cancelled) => {
+                tracing::info!(
+                    %id,
+                    "an earlier session asked the same questions from this folder and went away before it got the result: \
+                     resuming that question ({}) instead of asking the person again",
+                    record.status.as_str()
+                );
+                call.id = id;
+                call.body = None;
+            }
+            Ok(record) => tracing::debug!(%id, "an earlier session's same questions ended {}: asking again", record.status.as_str()),
+            Err(e) => tracing::debug!(%id, "an earlier session's same questions are not in this bridge ({e}): asking again"),
+        }
+    }
+
+    /// Notes in the [`Journal`] that `call` waits (`open`) or is done with its question.
+    fn journal(&self, call: &Call, open: bool) {
+        let Some(journal) = &self.opts.journal else { return };
+        match (open, &call.journal) {
+            (true, Some(key)) => journal.open(key, &call.id, now_ms()),
+            (true, None) => {}
+            (false, _) => journal.close(&call.id, now_ms()),
+        }
     }
 
     async fn wait(&self, call: &Call) -> Result<AskResult, AskError> {
@@ -545,11 +670,10 @@ impl Server {
     fn outcome(&self, outcome: Result<AskResult, AskError>) -> Value {
         match outcome {
             Ok(result) => {
-                json!({
-                    "content": text(result.to_text(self.opts.result_format)),
-                    "structuredContent": result.to_json(Format::Canonical),
-                    "isError": false
-                })
+                let words = result.to_text(self.opts.result_format);
+                let mut structured = result.to_json(Format::Canonical);
+                structured["message"] = words.clone().into();
+                json!({"content": text(words), "structuredContent": structured, "isError": false})
             }
             Err(AskError::Refused(r)) => {
                 let lines: Vec<String> = r.body.errors.iter().map(ToString::to_string).collect();
@@ -561,14 +685,16 @@ impl Server {
 
     fn still_waiting(&self, id: &str) -> Value {
         let waited = self.opts.max_wait.unwrap_or_default().as_secs();
+        let message = format!(
+            "The user has not answered yet (waited {waited} s); the question is still open in their inbox at {}. \
+             To keep waiting, call {} again with {{\"id\": \"{id}\"}} and nothing else: the answer comes back \
+             at once if it arrived meanwhile. Do not assume an answer.",
+            self.opts.open_url,
+            self.tool_name()
+        );
         json!({
-            "content": text(format!(
-                "The user has not answered yet (waited {waited} s); the question is still open in their inbox at {}. \
-                 To keep waiting, call ask_user again with {{\"id\": \"{id}\"}} and nothing else: the answer comes back \
-                 at once if it arrived meanwhile. Do not assume an answer.",
-                self.opts.open_url
-            )),
-            "structuredContent": {"id": id, "status": "pending", "answered": false, "answers": []},
+            "content": text(message.clone()),
+            "structuredContent": {"id": id, "status": "pending", "answered": false, "answers": [], "message": message},
             "isError": false
         })
     }
@@ -584,6 +710,7 @@ impl Server {
         } else {
             tracing::info!(%id, "the host cancelled the call ({reason}); withdrawing the question");
             self.asker.withdraw(id).await;
+            self.journal(call, false);
         }
     }
 
@@ -613,15 +740,31 @@ impl Server {
         if !elicits || call.questions.is_empty() {
             return std::future::pending().await;
         }
-        let mut params = elicit::request(&call.questions, &self.opts.open_url);
-        if version >= TASKS_SINCE {
+        let form = if version >= TASKS_SINCE { elicit::Form::Titled } else { elicit::Form::Enum };
+        let mut params = elicit::request(&call.questions, &self.opts.open_url, form);
+        if form == elicit::Form::Titled {
             params["mode"] = "form".into();
         }
         let (request, reply) = self.ask_host("elicitation/create", params);
         let mut open = Withdraw { server: self, request: Some(request) };
+        let sent = tokio::time::Instant::now();
         let reply = reply.await;
         open.request = None;
         let id = &call.id;
+        let refused = reply.as_ref().is_ok_and(|r| r.as_ref().is_ok_and(|r| matches!(r["action"].as_str(), Some("decline" | "cancel"))));
+        if refused && sent.elapsed() < HOST_REFUSAL {
+            // Faster than anyone reads a form: the host answers for nobody (Codex headless
+            // declines every form within milliseconds). Not the person's "no"; and this
+            // host will not show a form, so none is sent again on this connection.
+            lock(&self.state).elicits = false;
+            tracing::info!(
+                %id,
+                "the host declined its dialog within {} ms, before anyone could have read it: it shows none (headless?); \
+                 the question waits in the inbox",
+                sent.elapsed().as_millis()
+            );
+            return std::future::pending().await;
+        }
         match reply {
             Ok(Ok(result)) => match result["action"].as_str() {
                 Some("accept") => {
@@ -716,7 +859,7 @@ impl Server {
                 Some(result) => {
                     self.tasks.finish(id, tasks::Status::Completed, self.outcome(Ok(result)), None, now_ms());
                 }
-                None => self.run_task(Call { id: id.to_owned(), body: None, key: None, questions: vec![] }),
+                None => self.run_task(Call::by_id(id)),
             }
         }
         Ok(id.to_owned())
@@ -790,10 +933,13 @@ impl Drop for Withdraw<'_> {
 }
 
 /// Whether a host's cancel reason says it stopped waiting because its own timeout ran out
-/// (the TypeScript SDK sends "McpError: MCP error -32001: Request timed out").
+/// (the TypeScript SDK sends "McpError: MCP error -32001: Request timed out"). Codex
+/// 0.169.0 says only "MCP request cancelled by caller" when its `tool_timeout_sec` runs out
+/// (and when its turn is interrupted): kept open too, since a question kept open costs
+/// the person nothing (the inbox shows nobody waits) and a withdrawn one loses their answer.
 fn is_timeout(reason: &str) -> bool {
     let reason = reason.to_ascii_lowercase();
-    ["timed out", "timeout", "time out", "-32001"].iter().any(|w| reason.contains(w))
+    ["timed out", "timeout", "time out", "-32001", "cancelled by caller"].iter().any(|w| reason.contains(w))
 }
 
 #[cfg(test)]
@@ -804,16 +950,60 @@ mod tests {
     fn a_timeout_is_told_apart_from_a_deliberate_cancel() {
         assert!(is_timeout("McpError: MCP error -32001: Request timed out"));
         assert!(is_timeout("Timeout waiting for response"));
+        assert!(is_timeout("MCP request cancelled by caller"), "Codex 0.169.0 at its tool_timeout_sec");
         assert!(!is_timeout("AbortError: This operation was aborted"));
         assert!(!is_timeout("User cancelled"));
         assert!(!is_timeout("no reason given"));
     }
 
+    /// Every limit the server refuses a call for is in the schema a host and model read.
     #[test]
-    fn the_input_schema_refuses_an_empty_call_and_bounds_the_header() {
+    fn the_input_schema_states_every_limit_that_is_enforced() {
+        let Limits {
+            max_questions,
+            min_options: _, // 1: an empty list means a free-text question, so no minItems
+            max_options,
+            require_options: _, // false by default
+            max_question_chars,
+            max_header_chars: _, // not refused: cut for display (the schema says 12, as Claude Code)
+            max_label_chars,
+            max_description_chars,
+            max_preview_chars,
+            max_id_chars,
+            max_metadata_depth,
+            max_metadata_bytes,
+        } = Limits::default();
         let schema = input_schema();
+        let p = &schema["properties"];
+        let q = &p["questions"]["items"]["properties"];
+        let o = &q["options"]["items"]["properties"];
         assert_eq!(schema["minProperties"], 1);
-        assert_eq!(schema["properties"]["questions"]["items"]["properties"]["header"]["maxLength"], 12);
+        assert_eq!(p["questions"]["maxItems"], max_questions);
+        assert_eq!(q["question"]["maxLength"], max_question_chars);
+        assert_eq!(p["question"]["maxLength"], max_question_chars);
+        assert_eq!(q["header"]["maxLength"], 12);
+        assert_eq!(q["options"]["maxItems"], max_options);
+        assert_eq!(p["choices"]["maxItems"], max_options);
+        assert_eq!(o["label"]["maxLength"], max_label_chars);
+        assert_eq!(p["choices"]["items"]["maxLength"], max_label_chars);
+        assert_eq!(o["description"]["maxLength"], max_description_chars);
+        assert_eq!(o["preview"]["maxLength"], max_preview_chars);
+        assert_eq!(p["id"]["maxLength"], max_id_chars);
+        assert_eq!(p["to"]["maxLength"], askuser_core::validate::MAX_NAME_CHARS);
+        let metadata = p["metadata"]["description"].as_str().unwrap();
+        assert!(metadata.contains(&format!("{} KiB", max_metadata_bytes / 1024)), "{metadata}");
+        assert!(metadata.contains(&format!("nested at most {max_metadata_depth} deep")), "{metadata}");
         assert!(!output_schema().to_string().contains("\"type\":["), "no type arrays in the output schema");
+    }
+
+    #[test]
+    fn the_tool_is_named_for_the_host_and_its_texts_say_that_name() {
+        assert_eq!(default_tool(Some("gemini-cli-mcp-client")), "ask_human");
+        assert_eq!(default_tool(Some("claude-code")), "ask_user");
+        assert_eq!(default_tool(None), "ask_user");
+        assert!(is_tool_name("ask_human") && is_tool_name("ask-me-2"));
+        assert!(!is_tool_name("") && !is_tool_name("ask user") && !is_tool_name(&"a".repeat(65)));
+        let text = description("ask_human");
+        assert!(text.contains("call ask_human again") && !text.contains("ask_user"), "{text}");
     }
 }
