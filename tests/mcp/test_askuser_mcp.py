@@ -136,7 +136,8 @@ def test_lists_ask_user_with_its_schemas(bridge, data_dir):
     assert "metadata" in props and "choices" in props and "id" in props
     assert "(Recommended)" in tool.description and "Other" in tool.description
     # "pending" is the not-answered-yet result of --max-wait, which has no answeredAt.
-    assert tool.output_schema["required"] == ["id", "status", "answered", "answers"]
+    # "message": the text's words, for hosts that show the model only structuredContent.
+    assert tool.output_schema["required"] == ["id", "status", "answered", "answers", "message"]
     assert "pending" in tool.output_schema["properties"]["status"]["enum"]
 
 

@@ -611,7 +611,7 @@ impl Server {
         let fresh = explicit.is_none() && resumed.is_none();
         let id = explicit.or(resumed).unwrap_or_else(|| format!("{}-{}", self.session, self.calls.fetch_add(1, Ordering::Relaxed) + 1));
         let client = lock(&self.state).client.clone();
-        let name = self.opts.agent_name.clone().or(client).unwrap_or_else(|| "MCP agent".into());
+        let name = self.opts.agent_name.clone().or_else(|| client.map(|c| host_name(&c))).unwrap_or_else(|| "MCP agent".into());
         let journal = std::env::current_dir().ok().map(|cwd| journal::key(&name, &cwd, &key));
         let mut agent = json!({"name": name, "sessionId": self.session});
         if let Some(parent) = &self.opts.parent_session {
@@ -705,7 +705,8 @@ impl Server {
         if is_timeout(reason) {
             tracing::info!(
                 %id,
-                "the host gave up waiting ({reason}); the question stays open: ask_user with the same questions, or with {{\"id\": \"{id}\"}}, picks up the answer"
+                "the host gave up waiting ({reason}); the question stays open: {} with the same questions, or with {{\"id\": \"{id}\"}}, picks up the answer",
+                self.tool_name()
             );
         } else {
             tracing::info!(%id, "the host cancelled the call ({reason}); withdrawing the question");
@@ -908,10 +909,11 @@ impl Server {
         ids.dedup();
         tracing::info!(
             "the host went away ({how}) while {} question(s) waited: {}. They stay open in the inbox, which shows that \
-             nobody is waiting for them now. An answer given there is kept: an ask_user call with {{\"id\": …}} picks it up, \
+             nobody is waiting for them now. An answer given there is kept: a {} call with {{\"id\": …}} (or the same questions from this folder) picks it up, \
              the bridge's --on-late-answer hook (if set) runs with it, and the bridge withdraws the questions after its grace period.",
             ids.len(),
-            ids.join(", ")
+            ids.join(", "),
+            self.tool_name()
         );
     }
 }
@@ -929,6 +931,17 @@ impl Drop for Withdraw<'_> {
         let params =
             json!({"requestId": request, "reason": "askuser no longer needs this answer: it was given in the inbox, or the call ended"});
         self.server.send(rpc::notification("notifications/cancelled", params));
+    }
+}
+
+/// The inbox's name for an MCP client: the host's own name for the hosts whose clients
+/// report a technical one (`codex-mcp-client`), else the client's name as reported.
+fn host_name(client: &str) -> String {
+    match client {
+        "codex-mcp-client" => "Codex".into(),
+        "gemini-cli-mcp-client" => "Gemini CLI".into(),
+        "claude-code" => "Claude Code".into(),
+        other => other.into(),
     }
 }
 
