@@ -1,7 +1,7 @@
-//! `askuser setup HOST` and `askuser doctor`, run as a person runs them, with HOME set to a
-//! temporary directory so a developer's real configuration is never touched. The sample
-//! files in `hosts/` are each host's documented format, with other servers, comments and
-//! unusual keys that must survive.
+//! `askuser setup HOST`, `askuser setup HOST --remove` and `askuser doctor`, run as a
+//! person runs them, with HOME set to a temporary directory so a developer's real
+//! configuration is never touched. The sample files in `hosts/` are each host's documented
+//! format, with other servers, comments and unusual keys that must survive, byte for byte.
 
 use crate::support::{bridge, TOKEN};
 use serde_json::{json, Value};
@@ -74,7 +74,8 @@ impl Case {
         match self.host {
             "claude-code" => json!({"type": "stdio", "command": exe(), "args": ["mcp"], "env": {}}),
             "claude-desktop" | "cursor" => json!({"command": exe(), "args": ["mcp", "--max-wait", "50"]}),
-            "gemini-cli" => json!({"command": exe(), "args": ["mcp"], "timeout": 86400000}),
+            // Headless Gemini hides an untrusted server's tools, and any tool named ask_user.
+            "gemini-cli" => json!({"command": exe(), "args": ["mcp", "--tool-name", "ask_human"], "timeout": 86400000, "trust": true}),
             "json" => json!({"command": exe(), "args": ["mcp"]}),
             other => panic!("{other} is not JSON"),
         }
@@ -147,7 +148,9 @@ fn setup_writes_a_fresh_file_for_each_host() {
         }
         if case.host == "claude-code" {
             let settings = read_json(&home.path().join(".claude/settings.json"));
-            assert_eq!(settings, json!({"env": {"MCP_TOOL_TIMEOUT": "86400000"}, "permissions": {"deny": ["AskUserQuestion"]}}));
+            // `claude -p` may call the tool as is; Claude Code's own dialog is left alone.
+            assert_eq!(settings, json!({"env": {"MCP_TOOL_TIMEOUT": "86400000"}, "permissions": {"allow": ["mcp__askuser__ask_user"]}}));
+            assert!(said.contains("`claude -p \"…\"` works as is"), "{said}");
         }
         // A new config file is the user's alone (it may hold keys), and nothing else is left behind.
         #[cfg(unix)]
@@ -171,8 +174,8 @@ fn assert_only_askuser_added(host: &str, old: &Value, new: &Value) {
         if let Some(env) = stripped.get_mut("env").and_then(Value::as_object_mut) {
             env.shift_remove("MCP_TOOL_TIMEOUT");
         }
-        if let Some(deny) = stripped.pointer_mut("/permissions/deny").and_then(Value::as_array_mut) {
-            deny.retain(|r| r != "AskUserQuestion");
+        if let Some(allow) = stripped.pointer_mut("/permissions/allow").and_then(Value::as_array_mut) {
+            allow.retain(|r| r != "mcp__askuser__ask_user");
         }
     }
     assert_eq!(&stripped, old, "{host}: everything else is kept");
@@ -221,7 +224,11 @@ fn setup_merges_into_existing_files_keeps_everything_else_and_backs_them_up() {
             assert_only_askuser_added(case.host, &old, &new);
             if path.ends_with("settings.json") && case.host == "claude-code" {
                 assert_eq!(new["env"]["MCP_TOOL_TIMEOUT"], "86400000");
-                assert_eq!(new["permissions"]["deny"], json!(["Read(./.env)", "Bash(curl:*)", "AskUserQuestion"]));
+                assert_eq!(
+                    new["permissions"]["allow"],
+                    json!(["Bash(npm run test:*)", "mcp__filesystem__read_file", "mcp__askuser__ask_user"])
+                );
+                assert_eq!(new["permissions"]["deny"], json!(["Read(./.env)", "Bash(curl:*)"]), "AskUserQuestion is not denied");
             } else {
                 assert_eq!(new["mcpServers"]["askuser"], case.expected(), "{}", case.host);
                 let names: Vec<&String> = new["mcpServers"].as_object().unwrap().keys().collect();
@@ -252,7 +259,7 @@ fn setup_updates_a_different_askuser_entry_and_says_what_changed() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     let data = std::path::absolute("rel/data").unwrap().display().to_string();
-    let want = json!(["mcp", "--agent-name", "Desk top", "--max-wait", "20", "--data-dir", data]);
+    let want = json!(["mcp", "--max-wait", "20", "--agent-name", "Desk top", "--data-dir", data]);
     assert!(said.contains(&format!("mcpServers.askuser.args: [\"mcp\",\"--max-wait\",\"50\"] → {want}")), "{said}");
     assert!(said.contains("'Desk top'"), "the command is shown as a shell reads it: {said}");
     assert_eq!(read_json(&path)["mcpServers"]["askuser"]["args"], want);
@@ -261,7 +268,11 @@ fn setup_updates_a_different_askuser_entry_and_says_what_changed() {
     assert!(case.run(home.path(), &["--max-wait", "30"]).status.success());
     assert_eq!(backups(&path), ["claude_desktop_config.json.askuser-backup", "claude_desktop_config.json.askuser-backup.2"]);
     assert_eq!(std::fs::read(path.with_extension("json.askuser-backup")).unwrap(), first);
-    assert_eq!(read_json(&path)["mcpServers"]["askuser"]["args"], json!(["mcp", "--max-wait", "30"]));
+    // The name and directory given before stay: setup cannot tell them from the user's own.
+    assert_eq!(
+        read_json(&path)["mcpServers"]["askuser"]["args"],
+        json!(["mcp", "--max-wait", "30", "--agent-name", "Desk top", "--data-dir", data])
+    );
 }
 
 #[test]
@@ -294,6 +305,10 @@ fn setup_refuses_a_file_that_does_not_parse_and_changes_nothing() {
             format!("{}:3:26: not valid JSON: trailing comma", broken.display())
         };
         assert!(said.contains(&at), "{}: expected {at:?} in {said}", case.host);
+        if case.host == "gemini-cli" {
+            // Gemini reads comments, but JSON.parse after stripping them refuses a trailing comma.
+            assert!(said.contains("(Gemini CLI reads comments in its settings, but not trailing commas: remove it)"), "{said}");
+        }
         assert!(said.contains("nothing was changed"), "{said}");
         for (path, bytes) in &written {
             assert_eq!(&std::fs::read(path).unwrap(), bytes, "{} is untouched", path.display());
@@ -377,7 +392,7 @@ async fn doctor_checks_a_running_bridge_and_the_hosts() {
         format!("ok    the bridge at {} answers with the token", b.url),
         format!("ok    the page at {}/ loads", b.url),
         "ok    codex: askuser is set up in".to_owned(),
-        "ok    codex: tool_timeout_sec lets Codex wait 24 h".to_owned(),
+        format!("ok    codex: tool_timeout_sec in {} lets Codex wait 24 h", home.path().join(".codex/config.toml").display()),
         "info  cursor: not set up".to_owned(),
         "→ to use it: `askuser setup cursor`".to_owned(),
     ] {
@@ -403,8 +418,9 @@ async fn doctor_checks_a_running_bridge_and_the_hosts() {
     std::fs::write(home.path().join(".cursor/mcp.json"), "{\"mcpServers\": {,}}").unwrap();
     let (code, said) = doctor(home.path(), &["--data-dir".as_ref(), &dir]).await;
     assert_eq!(code, Some(0), "warnings are not failures: {said}");
-    assert!(said.contains("warn  gemini-cli: timeout lets Gemini CLI wait only 15 s"), "{said}");
-    assert!(said.contains("→ `askuser setup gemini-cli`"), "{said}");
+    let gemini = home.path().join(".gemini/settings.json");
+    assert!(said.contains(&format!("warn  gemini-cli: timeout in {} lets Gemini CLI wait only 15 s", gemini.display())), "{said}");
+    assert!(said.contains("→ `askuser setup gemini-cli` sets a day"), "{said}");
     assert!(said.contains("warn  cursor: ") && said.contains("mcp.json:1:17: not valid JSON: key must be a string"), "{said}");
     b.stop().await;
 }
@@ -421,4 +437,342 @@ async fn doctor_without_a_bridge_says_how_to_start_one() {
     let (_, said) = doctor(home.path(), &["--data-dir".as_ref(), data.path().join("new").as_os_str()]).await;
     assert!(said.contains("warn  data directory") && said.contains("does not exist yet"), "{said}");
     assert!(!data.path().join("new").exists(), "doctor creates nothing");
+}
+
+/// `--remove` with HOME's files as they are; its output.
+fn remove(case: &Case, home: &Path) -> Output {
+    let out = case.run(home, &["--remove"]);
+    assert!(out.status.success(), "{}: {}", case.host, text(&out.stderr));
+    out
+}
+
+/// The sample files of `case` in a new HOME; each path with its bytes.
+fn with_samples(case: &Case, home: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    case.files
+        .iter()
+        .map(|(rel, name)| {
+            let path = home.join(rel);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::copy(sample(name), &path).unwrap();
+            (path, std::fs::read(sample(name)).unwrap())
+        })
+        .collect()
+}
+
+#[test]
+fn setup_then_remove_gives_back_every_file_byte_for_byte() {
+    for case in cases() {
+        let home = tempfile::tempdir().unwrap();
+        let originals = with_samples(&case, home.path());
+        let out = case.run(home.path(), &[]);
+        assert!(out.status.success(), "{}: {}", case.host, text(&out.stderr));
+
+        let said = text(&remove(&case, home.path()).stdout);
+        let table = if case.host == "codex" { "[mcp_servers.askuser]" } else { "mcpServers.askuser" };
+        assert!(said.contains(&format!("  removed {table}\n")), "{}: says what it removed: {said}", case.host);
+        if case.host == "claude-code" {
+            for line in ["  removed \"mcp__askuser__ask_user\" from permissions.allow", "  removed env.MCP_TOOL_TIMEOUT (\"86400000\")"] {
+                assert!(said.contains(line), "expected {line:?} in {said}");
+            }
+        }
+        assert!(said.contains("askuser is out of "), "{}: {said}", case.host);
+        for (path, old) in &originals {
+            let now = std::fs::read(path).unwrap();
+            assert_eq!(text(&now), text(old), "{}: the file as it was before setup", path.display());
+            // Setup's backup and --remove's: each a new one.
+            assert_eq!(backups(path).len(), 2, "{}", path.display());
+        }
+
+        // Again: nothing to remove, nothing written.
+        let said = text(&remove(&case, home.path()).stdout);
+        assert!(said.contains("nothing to remove"), "{}: {said}", case.host);
+        assert!(!said.contains("updated"), "{}: {said}", case.host);
+        for (path, _) in &originals {
+            assert_eq!(backups(path).len(), 2, "{}: no third backup", path.display());
+        }
+    }
+}
+
+#[test]
+fn remove_where_askuser_never_was_changes_nothing() {
+    let home = tempfile::tempdir().unwrap();
+    let out = askuser(home.path()).args(["setup", "gemini-cli", "--remove"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    assert!(said.contains(".gemini/settings.json: does not exist"), "{said}");
+    assert!(said.contains("askuser is not set up for Gemini CLI: nothing to remove."), "{said}");
+    assert!(files(home.path()).is_empty(), "{:?}", files(home.path()));
+
+    // `json` has no file of its own: --remove needs the one it was merged into.
+    let out = askuser(home.path()).args(["setup", "json", "--remove"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stdout));
+    assert!(text(&out.stderr).contains("askuser: `askuser setup json --remove` needs --config FILE"), "{}", text(&out.stderr));
+    let out = askuser(home.path()).args(["setup", "codex", "--remove", "--print"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "--remove and --print do not go together");
+}
+
+/// Claude Code's settings.json as an earlier askuser left it: AskUserQuestion denied.
+const OLD_CLAUDE_SETTINGS: &str = "{\n  \"env\": {\n    \"MCP_TOOL_TIMEOUT\": \"86400000\"\n  },\n  \"permissions\": {\n    \"deny\": [\n      \"AskUserQuestion\"\n    ]\n  }\n}\n";
+
+#[test]
+fn setup_leaves_an_earlier_askuserquestion_deny_and_says_how_to_remove_it() {
+    let home = tempfile::tempdir().unwrap();
+    let settings = home.path().join(".claude/settings.json");
+    std::fs::create_dir_all(settings.parent().unwrap()).unwrap();
+    std::fs::write(&settings, OLD_CLAUDE_SETTINGS).unwrap();
+    let out = askuser(home.path()).args(["setup", "claude-code"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    let note = format!("  note: permissions.deny in {} has \"AskUserQuestion\"", settings.display());
+    assert!(said.contains(&note), "expected {note:?} in {said}");
+    assert!(said.contains("To get the dialog back, delete \"AskUserQuestion\" from permissions.deny there"), "{said}");
+    assert!(said.contains("  permissions.allow: added \"mcp__askuser__ask_user\""), "{said}");
+    let v = read_json(&settings);
+    assert_eq!(v["permissions"], json!({"deny": ["AskUserQuestion"], "allow": ["mcp__askuser__ask_user"]}), "the deny rule stays");
+    // --remove takes out what this setup added and askuser's timeout; the rule stays, with the note.
+    let said = text(&askuser(home.path()).args(["setup", "claude-code", "--remove"]).output().unwrap().stdout);
+    assert!(said.contains(&note), "{said}");
+    assert_eq!(read_json(&settings), json!({"permissions": {"deny": ["AskUserQuestion"]}}));
+}
+
+#[test]
+fn setup_keeps_the_users_own_args_and_updates_its_own() {
+    // Gemini: the user's --agent-name and --to stay; --tool-name ask_user (hidden by Gemini) is fixed.
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join(".gemini/settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mine = json!({"mcpServers": {"askuser": {"command": "askuser", "args": ["mcp", "--agent-name", "bob", "--to", "team", "--tool-name", "ask_user"], "cwd": "/work"}}});
+    std::fs::write(&path, serde_json::to_string_pretty(&mine).unwrap()).unwrap();
+    let out = askuser(home.path()).args(["setup", "gemini-cli"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let server = &read_json(&path)["mcpServers"]["askuser"];
+    assert_eq!(server["args"], json!(["mcp", "--agent-name", "bob", "--to", "team", "--tool-name", "ask_human"]), "{}", text(&out.stdout));
+    assert_eq!((&server["cwd"], &server["trust"], &server["timeout"]), (&json!("/work"), &json!(true), &json!(86400000)));
+    // Runs show the whole command.
+    assert!(text(&out.stdout).contains(&format!("Gemini CLI runs: {} mcp --agent-name bob --to team --tool-name ask_human", exe())));
+
+    // Codex: the same in TOML, comments kept.
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join(".codex/config.toml");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(
+        &path,
+        "[mcp_servers.askuser]\ncommand = \"askuser\"\nargs = [\"mcp\", \"--to\", \"team\"] # mine\ntool_timeout_sec = 600\n",
+    )
+    .unwrap();
+    let out = askuser(home.path()).args(["setup", "codex", "--agent-name", "ci"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let new = std::fs::read_to_string(&path).unwrap();
+    assert!(new.contains("args = [\"mcp\", \"--to\", \"team\", \"--agent-name\", \"ci\"] # mine\n"), "{new}");
+
+    // Claude Code: the rule follows the server's and the tool's names.
+    let home = tempfile::tempdir().unwrap();
+    let out = askuser(home.path()).args(["setup", "claude-code", "--name", "human", "--tool-name", "ask"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(read_json(&home.path().join(".claude.json"))["mcpServers"]["human"]["args"], json!(["mcp", "--tool-name", "ask"]));
+    assert_eq!(read_json(&home.path().join(".claude/settings.json"))["permissions"]["allow"], json!(["mcp__human__ask"]));
+    assert!(text(&out.stdout).contains("permissions.allow lets it call mcp__human__ask without --allowedTools"), "{}", text(&out.stdout));
+    let said = text(&askuser(home.path()).args(["setup", "claude-code", "--remove", "--name", "human"]).output().unwrap().stdout);
+    assert!(said.contains("removed mcpServers.human") && said.contains("removed \"mcp__human__ask\" from permissions.allow"), "{said}");
+    assert_eq!(read_json(&home.path().join(".claude/settings.json")), json!({}));
+}
+
+/// Gemini's settings.json with comments, as a person writes it (Gemini reads them).
+const GEMINI_JSONC: &str = r#"{
+  // Signed in with an API key.
+  "security": {"auth": {"selectedType": "gemini-api-key"}},
+  /* Servers: mine first. */
+  "mcpServers": {
+    // My Python tools.
+    "pythonTools": {"command": "python", "args": ["-m", "tools"]}
+    // (askuser goes here)
+  },
+  "ui": {"theme": "GitHub"} // dark later
+}
+"#;
+
+#[test]
+fn setup_edits_gemini_settings_with_comments_and_keeps_them() {
+    let home = tempfile::tempdir().unwrap();
+    let path = home.path().join(".gemini/settings.json");
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, GEMINI_JSONC).unwrap();
+    let out = askuser(home.path()).args(["setup", "gemini-cli"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let new = std::fs::read_to_string(&path).unwrap();
+    for comment in
+        ["// Signed in with an API key.", "/* Servers: mine first. */", "// My Python tools.", "// (askuser goes here)", "// dark later"]
+    {
+        assert!(new.contains(comment), "{comment:?} kept in:\n{new}");
+    }
+    // Read as Gemini reads it: comments stripped, then plain JSON.
+    let stripped: String =
+        new.lines().map(|l| l.split("//").next().unwrap()).collect::<Vec<_>>().join("\n").replace("/* Servers: mine first. */", "");
+    let v: Value = serde_json::from_str(&stripped).unwrap_or_else(|e| panic!("{e}:\n{new}"));
+    assert_eq!(v["mcpServers"]["askuser"], cases()[3].expected());
+    assert_eq!(v["mcpServers"]["pythonTools"]["command"], "python");
+    // The undo takes out exactly that.
+    remove(&cases()[3], home.path());
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), GEMINI_JSONC);
+}
+
+/// `askuser doctor` with no bridge (its own lines are not looked at here): the lines about `host`.
+fn doctor_on(home: &Path, host: &str) -> String {
+    let data = home.join("no-bridge");
+    let out = askuser(home).arg("doctor").arg("--data-dir").arg(&data).output().unwrap();
+    assert!(out.stderr.is_empty(), "{}", text(&out.stderr));
+    let said = text(&out.stdout);
+    let mut lines = vec![];
+    let mut ours = false;
+    for line in said.lines() {
+        if !line.starts_with("      → ") {
+            ours = line.get(6..).is_some_and(|l| l.starts_with(&format!("{host}: ")));
+        }
+        if ours {
+            lines.push(line);
+        }
+    }
+    lines.join("\n")
+}
+
+/// Writes `text` to HOME's `rel`.
+fn put(home: &Path, rel: &str, text: &str) -> PathBuf {
+    let path = home.join(rel);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+#[test]
+fn doctor_says_each_host_is_ok_after_setup() {
+    let home = tempfile::tempdir().unwrap();
+    for case in cases().iter().filter(|c| c.host != "json") {
+        assert!(case.run(home.path(), &[]).status.success(), "{}", case.host);
+        let said = doctor_on(home.path(), case.host);
+        assert!(said.starts_with("ok    "), "{}:\n{said}", case.host);
+        for bad in ["warn  ", "fail  ", "info  "] {
+            assert!(!said.contains(bad), "{}: nothing to look at after setup:\n{said}", case.host);
+        }
+    }
+    let settings = home.path().join(".claude/settings.json");
+    let said = doctor_on(home.path(), "claude-code");
+    assert!(
+        said.contains(&format!("ok    claude-code: {} allows mcp__askuser__ask_user, so `claude -p` may call it", settings.display())),
+        "{said}"
+    );
+    let gemini = home.path().join(".gemini/settings.json");
+    let said = doctor_on(home.path(), "gemini-cli");
+    assert!(
+        said.contains(&format!(
+            "ok    gemini-cli: mcpServers.askuser in {} is trusted and its tool is ask_human, so `gemini -p` offers it",
+            gemini.display()
+        )),
+        "{said}"
+    );
+}
+
+#[test]
+fn doctor_finds_claude_code_without_the_allow_rule_or_with_the_old_deny() {
+    let home = tempfile::tempdir().unwrap();
+    assert!(askuser(home.path()).args(["setup", "claude-code"]).output().unwrap().status.success());
+    let settings = put(home.path(), ".claude/settings.json", OLD_CLAUDE_SETTINGS);
+    let said = doctor_on(home.path(), "claude-code");
+    let path = settings.display();
+    for line in [
+        format!("warn  claude-code: {path} does not allow mcp__askuser__ask_user: `claude -p` cannot call it (the model reads \"Claude requested permissions to use mcp__askuser__ask_user, but you haven't granted it yet\")"),
+        "      → `askuser setup claude-code` adds it to permissions.allow (or pass `--allowedTools mcp__askuser__ask_user` to every `claude -p`)".to_owned(),
+        format!("warn  claude-code: {path} denies AskUserQuestion: interactive sessions lose Claude Code's own question dialog"),
+        format!("      → delete \"AskUserQuestion\" from permissions.deny in {path}"),
+        format!("ok    claude-code: MCP_TOOL_TIMEOUT in {path} lets Claude Code wait 24 h"),
+    ] {
+        assert!(said.contains(&line), "expected {line:?} in:\n{said}");
+    }
+    // The fix it names: setup adds the rule; the deny stays until the person deletes it.
+    assert!(askuser(home.path()).args(["setup", "claude-code"]).output().unwrap().status.success());
+    let said = doctor_on(home.path(), "claude-code");
+    assert!(!said.contains("does not allow"), "{said}");
+    assert!(said.contains("denies AskUserQuestion"), "{said}");
+}
+
+#[test]
+fn doctor_finds_gemini_untrusted_or_with_a_hidden_tool_name() {
+    let home = tempfile::tempdir().unwrap();
+    let exe = exe();
+    let entry = |extra: Value| {
+        let mut server = json!({"command": exe, "timeout": 86400000});
+        server.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        json!({"mcpServers": {"askuser": server}}).to_string()
+    };
+    let path = put(home.path(), ".gemini/settings.json", &entry(json!({"args": ["mcp", "--tool-name", "ask_user"]})));
+    let said = doctor_on(home.path(), "gemini-cli");
+    let at = format!("mcpServers.askuser in {}", path.display());
+    for line in [
+        format!("warn  gemini-cli: {at} has no \"trust\": true: `gemini -p` hides every tool of a server it does not trust"),
+        "      → `askuser setup gemini-cli` sets it (or add \"trust\": true to mcpServers.askuser by hand)".to_owned(),
+        format!("warn  gemini-cli: {at} names the tool ask_user (--tool-name ask_user): `gemini -p` hides every tool of that name, its own built-in's"),
+        "      → `askuser setup gemini-cli` passes --tool-name ask_human".to_owned(),
+    ] {
+        assert!(said.contains(&line), "expected {line:?} in:\n{said}");
+    }
+    // No --tool-name: this askuser names it ask_human by itself; another one may not.
+    put(home.path(), ".gemini/settings.json", &entry(json!({"args": ["mcp"], "trust": true})));
+    let said = doctor_on(home.path(), "gemini-cli");
+    assert!(
+        said.contains(&format!(
+            "info  gemini-cli: {at} gives no --tool-name: this askuser names its tool ask_human when Gemini CLI connects"
+        )),
+        "{said}"
+    );
+    let other = home.path().join("bin/askuser");
+    std::fs::create_dir_all(other.parent().unwrap()).unwrap();
+    std::fs::copy(&exe, &other).unwrap();
+    let with_other = json!({"mcpServers": {"askuser": {"command": other, "args": ["mcp"], "timeout": 86400000, "trust": true}}});
+    put(home.path(), ".gemini/settings.json", &with_other.to_string());
+    let said = doctor_on(home.path(), "gemini-cli");
+    assert!(said.contains(&format!("warn  gemini-cli: {at} gives no --tool-name, and runs another askuser than this one")), "{said}");
+    // A server Gemini's own lists keep from starting.
+    let blocked = json!({"mcp": {"allowed": ["pythonTools"]}, "mcpServers": {"askuser": {"command": exe, "args": ["mcp", "--tool-name", "ask_human"], "trust": true}}});
+    put(home.path(), ".gemini/settings.json", &blocked.to_string());
+    let said = doctor_on(home.path(), "gemini-cli");
+    let line = format!(
+        "fail  gemini-cli: in {}, mcp.allowed does not list \"askuser\", so Gemini CLI does not start it: add \"askuser\" to it",
+        path.display()
+    );
+    assert!(said.contains(&line), "expected {line:?} in:\n{said}");
+    // And the fix named: setup makes it right (the allow-list is the person's to change).
+    put(home.path(), ".gemini/settings.json", &entry(json!({"args": ["mcp", "--tool-name", "ask_user"]})));
+    assert!(askuser(home.path()).args(["setup", "gemini-cli"]).output().unwrap().status.success());
+    let said = doctor_on(home.path(), "gemini-cli");
+    assert!(!said.contains("warn  ") && !said.contains("fail  "), "{said}");
+}
+
+#[test]
+fn doctor_finds_a_short_codex_timeout_and_a_command_that_is_gone() {
+    let home = tempfile::tempdir().unwrap();
+    let exe = exe();
+    let path = put(
+        home.path(),
+        ".codex/config.toml",
+        &format!("[mcp_servers.askuser]\ncommand = {exe:?}\nargs = [\"mcp\"]\ntool_timeout_sec = 1800\n"),
+    );
+    let said = doctor_on(home.path(), "codex");
+    for line in [
+        format!("warn  codex: tool_timeout_sec in {} lets Codex wait only 30 min: a question open longer fails the call (the model reads \"timed out awaiting tools/call after 1800s\")", path.display()),
+        "      → `askuser setup codex` sets a day".to_owned(),
+    ] {
+        assert!(said.contains(&line), "expected {line:?} in:\n{said}");
+    }
+    let gone = "/nonexistent/bin/askuser";
+    let path = put(
+        home.path(),
+        ".cursor/mcp.json",
+        &json!({"mcpServers": {"askuser": {"command": gone, "args": ["mcp", "--max-wait", "50"]}}}).to_string(),
+    );
+    let said = doctor_on(home.path(), "cursor");
+    for line in [
+        format!("fail  cursor: askuser's entry in {} runs \"{gone}\", which does not exist: Cursor cannot start askuser", path.display()),
+        "      → `askuser setup cursor` writes the path of this askuser".to_owned(),
+    ] {
+        assert!(said.contains(&line), "expected {line:?} in:\n{said}");
+    }
 }

@@ -7,7 +7,7 @@
 
 use crate::client::BridgeArgs;
 use crate::config::{self, BridgeFile};
-use crate::setup::{self, Host, Installed, Part, DAY_MS};
+use crate::setup::{self, ClaudeSettings, Host, Installed, Part, DAY_MS, DENY_RULE};
 use crate::term::out;
 use clap::Args;
 use reqwest::StatusCode;
@@ -306,7 +306,14 @@ fn runnable(command: &str) -> bool {
     std::env::var_os("PATH").is_some_and(|paths| std::env::split_paths(&paths).any(|d| executable(&d.join(command))))
 }
 
-/// A host's config file: is askuser set up there, and does the host wait for a person?
+/// Whether `command` is this very askuser (which names the tool for Gemini CLI itself).
+fn is_this_askuser(command: &str) -> bool {
+    let this = std::env::current_exe().and_then(fs::canonicalize);
+    this.is_ok_and(|this| fs::canonicalize(command).is_ok_and(|c| c == this))
+}
+
+/// A host's config file: is askuser set up there, and does the host offer its tool
+/// headless and wait for a person?
 fn host_config(r: &mut Report, host: Host) {
     let name = host.id();
     let setup = format!("`askuser setup {name}`");
@@ -335,10 +342,12 @@ fn host_config(r: &mut Report, host: Host) {
     let command = found.command.clone().unwrap_or_default();
     let runs = setup::shell_words(std::iter::once(&command).chain(&found.args));
     let scope = found.project.as_deref().map(|p| format!(" (for the project {p} only)")).unwrap_or_default();
+    let entry = format!("mcpServers.{}", found.name);
     if !runnable(&command) {
+        let why = if Path::new(&command).is_absolute() && !Path::new(&command).exists() { "does not exist" } else { "cannot be run" };
         r.fail(
-            format!("{name}: askuser is set up in {path}{scope}, but {command:?} cannot be run"),
-            format!("{setup} writes this askuser's path"),
+            format!("{name}: askuser's entry in {path}{scope} runs {command:?}, which {why}: {} cannot start askuser", host.title()),
+            format!("{setup} writes the path of this askuser"),
         );
     } else if found.args.first().map(String::as_str) != Some("mcp") {
         r.warn(format!("{name}: askuser in {path} runs `{runs}`, not `askuser mcp`"), setup.clone());
@@ -346,66 +355,139 @@ fn host_config(r: &mut Report, host: Host) {
         r.ok(format!("{name}: askuser is set up in {path}{scope}: `{runs}`"));
     }
     let mut settings_timeout = None;
-    if host == Host::ClaudeCode {
-        settings_timeout = claude_settings(r, &targets);
+    match host {
+        Host::ClaudeCode => settings_timeout = claude_settings(r, &targets, &found),
+        Host::GeminiCli => gemini(r, &main.path, &entry, &command, &found),
+        _ => {}
     }
-    timeout(r, host, &found, settings_timeout);
+    timeout(r, host, &main.path, &found, settings_timeout);
 }
 
-/// Claude Code's settings.json: AskUserQuestion, and `MCP_TOOL_TIMEOUT` (there or in the environment).
-fn claude_settings(r: &mut Report, targets: &[setup::Target]) -> Option<(u64, String)> {
+/// Claude Code's settings.json: the tool allowed for `claude -p`, AskUserQuestion left to
+/// interactive sessions, and `MCP_TOOL_TIMEOUT` (there or in the environment).
+fn claude_settings(r: &mut Report, targets: &[setup::Target], found: &Installed) -> Option<(u64, String)> {
     let settings = targets.iter().find(|t| t.part == Part::ClaudeSettings)?;
     let path = settings.path.display();
     let read = setup::read(&settings.path).and_then(|b| match b {
         Some(b) => setup::text(&settings.path, &b).and_then(|t| setup::claude_settings(&settings.path, t)),
-        None => Ok((None, false)),
+        None => Ok(ClaudeSettings::default()),
     });
-    let (timeout, denied) = match read {
+    let s = match read {
         Ok(v) => v,
         Err(e) => {
             r.warn(format!("claude-code: {e:#}"), "fix it, or add the settings by hand (`askuser setup claude-code --print` shows them)");
-            (None, false)
+            ClaudeSettings::default()
         }
     };
-    if denied {
-        r.ok(format!("claude-code: AskUserQuestion is denied in {path}, so headless runs ask through askuser"));
+    let tool = setup::arg_value(&found.args, "--tool-name").unwrap_or(Host::ClaudeCode.default_tool());
+    let rule = setup::allow_rule(&found.name, tool);
+    if setup::allows(&s.allow, &found.name, tool) {
+        r.ok(format!("claude-code: {path} allows {rule}, so `claude -p` may call it"));
     } else {
-        r.line(
-            Level::Info,
-            "claude-code: Claude Code's own AskUserQuestion is allowed; in a headless run (`claude -p`) it cannot wait for an answer",
-            Some("`askuser setup claude-code` denies it, or pass `--disallowedTools AskUserQuestion` to `claude -p`".to_owned()),
+        r.warn(
+            format!(
+                "claude-code: {path} does not allow {rule}: `claude -p` cannot call it (the model reads \"Claude requested permissions to use {rule}, but you haven't granted it yet\")"
+            ),
+            format!("`askuser setup claude-code` adds it to permissions.allow (or pass `--allowedTools {rule}` to every `claude -p`)"),
+        );
+    }
+    if s.denied {
+        r.warn(
+            format!(
+                "claude-code: {path} denies {DENY_RULE}: interactive sessions lose Claude Code's own question dialog (and `claude -p` does not need the rule)"
+            ),
+            format!(
+                "delete \"{DENY_RULE}\" from permissions.deny in {path} (earlier versions of askuser setup added it; setup leaves it, not knowing whether you did)"
+            ),
         );
     }
     let from_env = std::env::var("MCP_TOOL_TIMEOUT").ok().and_then(|v| v.trim().parse().ok()).map(|v| (v, "$MCP_TOOL_TIMEOUT".to_owned()));
-    from_env.or(timeout.map(|v| (v, format!("MCP_TOOL_TIMEOUT in {path}"))))
+    from_env.or(s.timeout.map(|v| (v, format!("MCP_TOOL_TIMEOUT in {path}"))))
+}
+
+/// Gemini CLI run headless offers askuser's tool only from a trusted server, under a name
+/// that is not its own `ask_user`, and only if its `mcp.allowed`/`mcp.excluded` let the
+/// server start.
+fn gemini(r: &mut Report, path: &Path, entry: &str, command: &str, found: &Installed) {
+    let (path, todo) = (path.display(), "`askuser setup gemini-cli`");
+    if let Some(why) = &found.blocked {
+        r.fail(format!("gemini-cli: in {path}, {why}"), format!("edit {path} so Gemini CLI starts {}", found.name));
+    }
+    let trusted = found.trust == Some(true);
+    if !trusted {
+        r.warn(
+            format!("gemini-cli: {entry} in {path} has no \"trust\": true: `gemini -p` hides every tool of a server it does not trust"),
+            format!("{todo} sets it (or add \"trust\": true to {entry} by hand)"),
+        );
+    }
+    let tool = setup::arg_value(&found.args, "--tool-name");
+    match tool {
+        Some(crate::mcp::TOOL) => r.warn(
+            format!("gemini-cli: {entry} in {path} names the tool {0} (--tool-name {0}): `gemini -p` hides every tool of that name, its own built-in's", crate::mcp::TOOL),
+            format!("{todo} passes --tool-name {}", crate::mcp::GEMINI_TOOL),
+        ),
+        None if !is_this_askuser(command) => r.warn(
+            format!(
+                "gemini-cli: {entry} in {path} gives no --tool-name, and runs another askuser than this one: one that does not name its tool {} for Gemini CLI by itself offers {}, which `gemini -p` hides",
+                crate::mcp::GEMINI_TOOL,
+                crate::mcp::TOOL
+            ),
+            format!("{todo} passes --tool-name {}", crate::mcp::GEMINI_TOOL),
+        ),
+        None => r.line(
+            Level::Info,
+            format!(
+                "gemini-cli: {entry} in {path} gives no --tool-name: this askuser names its tool {} when Gemini CLI connects",
+                crate::mcp::GEMINI_TOOL
+            ),
+            Some(format!("{todo} writes the name out (--tool-name {})", crate::mcp::GEMINI_TOOL)),
+        ),
+        Some(name) if trusted => r.ok(format!("gemini-cli: {entry} in {path} is trusted and its tool is {name}, so `gemini -p` offers it")),
+        Some(_) => {}
+    }
 }
 
 /// Whether the host waits long enough for a person, or askuser returns before it gives up.
-fn timeout(r: &mut Report, host: Host, found: &Installed, settings: Option<(u64, String)>) {
+/// `path` is the file with askuser's entry.
+fn timeout(r: &mut Report, host: Host, path: &Path, found: &Installed, settings: Option<(u64, String)>) {
     let name = host.id();
     let title = host.title();
-    // (the setting, its name, how long the host waits without it)
+    let path = path.display();
+    // (the setting and where it is, how long the host waits without it)
     let (setting, default_ms) = match host {
         Host::ClaudeCode => (settings, 60_000),
-        Host::Codex => (found.timeout_ms.map(|ms| (ms, "tool_timeout_sec".to_owned())), 60_000),
-        Host::GeminiCli => (found.timeout_ms.map(|ms| (ms, "timeout".to_owned())), 600_000),
+        Host::Codex => (found.timeout_ms.map(|ms| (ms, format!("tool_timeout_sec in {path}"))), 60_000),
+        Host::GeminiCli => (found.timeout_ms.map(|ms| (ms, format!("timeout in {path}"))), 600_000),
         _ => (None, 60_000),
     };
     let waits = setting.as_ref().map_or(default_ms, |(ms, _)| *ms);
     let todo = format!("`askuser setup {name}`");
+    // What the model is told when the host stops waiting, where it was seen.
+    let told = |ms: u64| match host {
+        Host::Codex => format!(" (the model reads \"timed out awaiting tools/call after {}s\")", ms / 1000),
+        _ => String::new(),
+    };
     match (setting, found.max_wait()) {
         (Some((ms, what)), _) if ms >= DAY_MS => r.ok(format!("{name}: {what} lets {title} wait {}", human(ms))),
         (_, Some(s)) if s.saturating_mul(1000) < waits => {
-            r.ok(format!("{name}: askuser mcp returns after --max-wait {s} s, before {title} gives up (after {})", human(waits)))
+            r.ok(format!("{name}: askuser mcp in {path} returns after --max-wait {s} s, before {title} gives up (after {})", human(waits)))
         }
-        (Some((ms, what)), _) => {
-            r.warn(format!("{name}: {what} lets {title} wait only {}: a question open longer fails the call", human(ms)), todo)
-        }
+        (Some((ms, what)), _) => r.warn(
+            format!("{name}: {what} lets {title} wait only {}: a question open longer fails the call{}", human(ms), told(ms)),
+            format!("{todo} sets a day"),
+        ),
         (None, _) if matches!(host, Host::ClaudeDesktop | Host::Cursor) => r.warn(
-            format!("{name}: {title} gives up on a tool call after about a minute, and askuser mcp has no --max-wait"),
+            format!("{name}: {title} gives up on a tool call after about a minute, and askuser mcp in {path} has no --max-wait"),
             format!("{todo} adds --max-wait {}", setup::SHORT_WAIT),
         ),
-        (None, _) => r.warn(format!("{name}: no tool-call timeout set: {title} gives up after {}", human(default_ms)), todo),
+        (None, _) => r.warn(
+            format!(
+                "{name}: no tool-call timeout set for askuser in {path}: {title} gives up after {}{}",
+                human(default_ms),
+                told(default_ms)
+            ),
+            format!("{todo} sets a day"),
+        ),
     }
 }
 

@@ -1,44 +1,69 @@
-//! `askuser setup HOST`: writes a host's MCP configuration so that it runs `askuser mcp`,
-//! with that host's tool-call timeout (docs/agents.md has the table, host by host).
+//! `askuser setup HOST`: writes a host's MCP configuration so that it runs `askuser mcp`
+//! and offers its tool headless as written (`claude -p`, `codex exec`, `gemini -p` need
+//! nothing more on their command line); `askuser setup HOST --remove` takes out exactly
+//! what setup adds. docs/agents.md has the table, host by host.
 //!
 //! Someone else's config file is edited with care. It is parsed first, and left alone
-//! when it does not parse (the error names the file, line and column). Only askuser's
-//! own entry (and, for Claude Code, two settings) change: every other server and key is
-//! kept, in its order. The original goes to a backup beside it that never replaces an
-//! earlier backup. The new file replaces the old one atomically, with the old one's
-//! permissions. A second run finds nothing to change, says "already set up" and
-//! writes nothing.
+//! when it does not parse (the error names the file, line and column). It is edited in
+//! place, as text: only askuser's own entry (and, for Claude Code, two settings) change;
+//! every other byte, comments and spacing included, stays where it was, so a setup
+//! followed by `--remove` gives back the very bytes of a file whose only change was
+//! askuser's. The user's own extra arguments in askuser's entry (`--to team`, say) are
+//! kept; only the flags setup writes are updated. The original goes to a backup beside
+//! it that never replaces an earlier backup. The new file replaces the old one
+//! atomically, with the old one's permissions. A second run finds nothing to change,
+//! says "already set up" and writes nothing.
 //!
-//! What each host reads, as checked (search, not by running the hosts):
-//! - Claude Code: `claude mcp add --scope user` writes `mcpServers.NAME` at the top of
-//!   `~/.claude.json` as `{"type": "stdio", "command", "args", "env": {}}` (Claude Code's MCP
-//!   docs and guides quoting them); `~/.claude/settings.json` holds `env` ("environment
-//!   variables applied to every session", where `MCP_TOOL_TIMEOUT` goes, as in
-//!   anthropics/claude-code#20335) and `permissions.deny`, a list of rules where a bare tool
-//!   name denies every use of that tool (Claude Code's settings docs). `CLAUDE_CONFIG_DIR`
-//!   moves Claude Code's files (its env-vars docs); that `.claude.json` then sits in it
-//!   beside `settings.json` is from tools that honour it, not checked against Claude Code.
+//! What each host reads. Claude Code 2.1.197, Codex 0.169.0 and Gemini CLI 0.61.0 were
+//! run headless here with what setup writes (tests/hosts; "seen" below); the file
+//! locations and the other two hosts are from their docs (search), not run here.
+//! - Claude Code: `mcpServers.NAME = {"type": "stdio", "command", "args", "env": {}}` at
+//!   the top of `~/.claude.json` (what `claude mcp add --scope user` writes), and in
+//!   `~/.claude/settings.json`: `env.MCP_TOOL_TIMEOUT` (ms; at the limit Claude Code
+//!   cancels the call, seen) and `permissions.allow` with `mcp__NAME__TOOL`: in `claude -p`
+//!   an MCP tool that is not allowed is refused ("Claude requested permissions to use …,
+//!   but you haven't granted it yet", seen). Setup no longer denies AskUserQuestion, as
+//!   askuser once did: the rule took Claude Code's own question dialog away from
+//!   interactive sessions, while in `-p` that dialog is offered only with
+//!   `--permission-prompt-tool` (reported by users, not seen here). `CLAUDE_CONFIG_DIR` moves
+//!   both files (its env-vars docs; that `.claude.json` then sits beside `settings.json`
+//!   is from tools that honour it).
+//! - Codex: `[mcp_servers.NAME]` with `command`, `args`, `tool_timeout_sec` (default 60;
+//!   at the limit the model reads "timed out awaiting tools/call after Ns", seen) in
+//!   `$CODEX_HOME/config.toml`, `CODEX_HOME` defaulting to `~/.codex`.
+//! - Gemini CLI: `mcpServers.NAME = {command, args, timeout (ms), trust, ...}` in
+//!   `~/.gemini/settings.json`, which it reads as JSON with comments (strip-json-comments,
+//!   then JSON.parse: comments yes, trailing commas no; its bundled source). Headless it
+//!   hides every tool of a server without `"trust": true`, and every tool named
+//!   `ask_user` (its own built-in's name), so setup writes both `"trust": true` and
+//!   `--tool-name ask_human` (seen). A non-empty `mcp.allowed` without the server, or
+//!   `mcp.excluded` with it, keeps it from starting (its source): setup says so, and
+//!   leaves the user's lists alone. Gemini rewrites settings.json at start (renaming old
+//!   keys), so `--remove` takes out what setup added rather than restoring a backup.
 //! - Claude Desktop: `claude_desktop_config.json` in `~/Library/Application Support/Claude`
 //!   (macOS), `%APPDATA%\Claude` (Windows), `~/.config/Claude` (Linux): exactly
 //!   `dirs::config_dir()/Claude`; `mcpServers.NAME = {command, args, env}`, no timeout field.
 //! - Cursor: `~/.cursor/mcp.json`, the same `mcpServers` shape (cursor.com/docs/mcp).
-//! - Codex: `[mcp_servers.NAME]` with `command`, `args`, `tool_timeout_sec` (default 60)
-//!   in `$CODEX_HOME/config.toml`, `CODEX_HOME` defaulting to `~/.codex` (Codex's config
-//!   and environment-variable docs).
-//! - Gemini CLI: `mcpServers.NAME = {command, args, env, cwd, timeout (ms), trust, ...}` in
-//!   `~/.gemini/settings.json` (its `docs/tools/mcp-server.md`).
+//!
+//! JSON is edited with jsonc-parser's syntax tree (dprint's parser, also Deno's): it keeps
+//! every comment and space, infers the file's indentation for what it inserts, and
+//! removes a property with its comma, which editing spans by hand would have to redo. It
+//! spreads over lines an object written on one line that it adds a key to, so there a
+//! setup and `--remove` give back the same values, not the same bytes.
 
 use crate::config;
+use crate::mcp::{GEMINI_TOOL, TOOL};
 use crate::term::{err, out};
 use anyhow::{anyhow, bail, Context};
 use clap::{Args, ValueEnum};
-use serde_json::{Map, Value};
+use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstObjectProp, CstRootNode};
+use serde_json::{json, Map, Value};
 use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-/// The server's name in every host's configuration.
+/// The server's name in every host's configuration, unless `--name` says otherwise.
 pub const SERVER: &str = "askuser";
 /// Claude Code's `MCP_TOOL_TIMEOUT` and Gemini CLI's `timeout`: a day, in milliseconds.
 pub const DAY_MS: u64 = 86_400_000;
@@ -46,7 +71,7 @@ pub const DAY_MS: u64 = 86_400_000;
 pub const DAY_SECS: u64 = 86_400;
 /// `--max-wait` for hosts that fail a tool call after a fixed ~60 s (Claude Desktop, Cursor).
 pub const SHORT_WAIT: u64 = 50;
-/// The rule that turns Claude Code's own AskUserQuestion off.
+/// Claude Code's own question tool, which askuser once denied in `permissions.deny`.
 pub const DENY_RULE: &str = "AskUserQuestion";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -98,14 +123,40 @@ impl Host {
         matches!(self, Host::ClaudeDesktop | Host::Cursor).then_some(SHORT_WAIT)
     }
 
-    fn next_step(self) -> &'static str {
+    /// Whether the host reads comments in its JSON file (only Gemini CLI is known to).
+    pub fn comments(self) -> bool {
+        self == Host::GeminiCli
+    }
+
+    /// The tool's name when the entry gives no `--tool-name`: what `askuser mcp` calls it
+    /// for this host.
+    pub fn default_tool(self) -> &'static str {
+        if self == Host::GeminiCli {
+            GEMINI_TOOL
+        } else {
+            TOOL
+        }
+    }
+
+    /// What to do after a setup that wrote `entry`.
+    fn next_step(self, entry: &Entry) -> String {
+        let tool = entry.tool(self);
         match self {
-            Host::ClaudeCode => "restart Claude Code (running sessions keep the servers they started with); `/mcp` lists askuser",
-            Host::ClaudeDesktop => "quit Claude Desktop completely and start it again",
-            Host::Codex => "start a new Codex session; `codex mcp list` lists askuser",
-            Host::GeminiCli => "restart Gemini CLI; `/mcp` lists askuser",
-            Host::Cursor => "restart Cursor (or switch askuser on under Settings → MCP)",
-            Host::Json => "restart your MCP client",
+            Host::ClaudeCode => format!(
+                "restart Claude Code (running sessions keep the servers they started with); `/mcp` lists {}. \
+                 `claude -p \"…\"` works as is: permissions.allow lets it call {} without --allowedTools",
+                entry.server,
+                allow_rule(&entry.server, tool)
+            ),
+            Host::ClaudeDesktop => "quit Claude Desktop completely and start it again".to_owned(),
+            Host::Codex => format!("start a new Codex session; `codex mcp list` lists {}", entry.server),
+            Host::GeminiCli => format!(
+                "restart Gemini CLI; `/mcp` lists {}. `gemini -p \"…\"` (in a folder Gemini trusts) offers {tool} as is: \
+                 the server is trusted, and the name does not collide with Gemini's own ask_user",
+                entry.server
+            ),
+            Host::Cursor => format!("restart Cursor (or switch {} on under Settings → MCP)", entry.server),
+            Host::Json => "restart your MCP client".to_owned(),
         }
     }
 }
@@ -118,12 +169,21 @@ pub struct SetupArgs {
     /// Print the configuration instead of writing it.
     #[arg(long)]
     pub print: bool,
+    /// Undo: take out what setup adds (the server entry; for Claude Code also its
+    /// permissions.allow rule, and MCP_TOOL_TIMEOUT if it still has askuser's value),
+    /// keeping everything else as it is. The file is backed up first.
+    #[arg(long, conflicts_with_all = ["print", "agent_name", "max_wait", "data_dir", "tool_name"])]
+    pub remove: bool,
     /// The config file to edit, instead of the host's own under your home directory.
     #[arg(long, value_name = "PATH")]
     pub config: Option<PathBuf>,
     /// Claude Code only: its settings.json, instead of ~/.claude/settings.json.
     #[arg(long, value_name = "PATH")]
     pub settings: Option<PathBuf>,
+    /// The server's name in the host's configuration (Claude Code's rule is then
+    /// mcp__NAME__TOOL).
+    #[arg(long, value_name = "NAME", default_value = SERVER, value_parser = name_arg)]
+    pub name: String,
     /// Passed on to `askuser mcp`: the agent's name in the inbox.
     #[arg(long, value_name = "NAME")]
     pub agent_name: Option<String>,
@@ -134,6 +194,19 @@ pub struct SetupArgs {
     /// Passed on to `askuser mcp`: its data directory (made absolute).
     #[arg(long, value_name = "DIR")]
     pub data_dir: Option<PathBuf>,
+    /// Passed on to `askuser mcp`: the tool's name (default: ask_user; for Gemini CLI,
+    /// which run headless hides every tool named ask_user, setup writes ask_human).
+    #[arg(long, value_name = "NAME", value_parser = name_arg)]
+    pub tool_name: Option<String>,
+}
+
+/// A server's or tool's name: hosts join them into one (`mcp__askuser__ask_user`).
+fn name_arg(name: &str) -> Result<String, String> {
+    if crate::mcp::is_tool_name(name) {
+        Ok(name.to_owned())
+    } else {
+        Err(format!("expected 1 to 64 letters, digits, _ or - (hosts join the names, as in mcp__askuser__ask_user), got {name:?}"))
+    }
 }
 
 /// What a config file must hold.
@@ -141,7 +214,7 @@ pub struct SetupArgs {
 pub enum Part {
     /// `mcpServers.askuser` in a JSON file.
     JsonServer,
-    /// `env.MCP_TOOL_TIMEOUT` and `permissions.deny` in Claude Code's settings.json.
+    /// `env.MCP_TOOL_TIMEOUT` and `permissions.allow` in Claude Code's settings.json.
     ClaudeSettings,
     /// `[mcp_servers.askuser]` in Codex's config.toml.
     TomlServer,
@@ -150,22 +223,51 @@ pub enum Part {
 /// One file `setup` edits.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Target {
+    pub host: Host,
     pub part: Part,
     pub path: PathBuf,
 }
 
-/// The command a host runs.
+/// The server entry a host runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Entry {
+    /// Its name in the host's configuration.
+    pub server: String,
     pub command: String,
     pub args: Vec<String>,
 }
 
-/// A file's new text and what changed in it; no changes means already set up.
+impl Entry {
+    /// The tool's name the host sees: `--tool-name`'s, or askuser mcp's default for `host`.
+    pub fn tool(&self, host: Host) -> &str {
+        arg_value(&self.args, "--tool-name").unwrap_or(host.default_tool())
+    }
+}
+
+/// Claude Code's permission rule for one MCP tool.
+pub fn allow_rule(server: &str, tool: &str) -> String {
+    format!("mcp__{server}__{tool}")
+}
+
+/// Whether Claude Code's `permissions.allow` rules let it call `tool` of `server`: the
+/// tool's own rule, or one for all of the server's tools (`mcp__SERVER`, `mcp__SERVER__*`).
+pub fn allows(rules: &[String], server: &str, tool: &str) -> bool {
+    let whole = format!("mcp__{server}");
+    let any = format!("mcp__{server}__*");
+    let one = allow_rule(server, tool);
+    rules.iter().any(|r| *r == one || *r == whole || *r == any)
+}
+
+/// A file's new text and what changed in it; no changes means already set up (or, for
+/// `--remove`, nothing to remove).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Edit {
     pub text: String,
     pub changes: Vec<String>,
+    /// What the user should know and askuser did not change.
+    pub notes: Vec<String>,
+    /// The server entry as the file now has it (setup), or as it had it (`--remove`).
+    pub entry: Option<Entry>,
 }
 
 fn home() -> anyhow::Result<PathBuf> {
@@ -220,13 +322,13 @@ pub fn targets(host: Host, config: Option<&Path>, settings: Option<&Path>) -> an
         None => default_file(host)?,
     };
     let part = if host == Host::Codex { Part::TomlServer } else { Part::JsonServer };
-    let mut targets = vec![Target { part, path }];
+    let mut targets = vec![Target { host, part, path }];
     if host == Host::ClaudeCode {
         let path = match settings {
             Some(p) => p.to_path_buf(),
             None => claude_files()?.1,
         };
-        targets.push(Target { part: Part::ClaudeSettings, path });
+        targets.push(Target { host, part: Part::ClaudeSettings, path });
     }
     Ok(targets)
 }
@@ -248,7 +350,53 @@ pub fn entry(host: Host, args: &SetupArgs, exe: &Path) -> anyhow::Result<Entry> 
         let dir = dir.to_str().ok_or_else(|| anyhow!("the data directory's path is not UTF-8: {}", dir.display()))?;
         a.extend(["--data-dir".to_owned(), dir.to_owned()]);
     }
-    Ok(Entry { command, args: a })
+    // Gemini gets its name written out: it does not depend on askuser recognising the client.
+    let tool = args.tool_name.clone().or_else(|| (host == Host::GeminiCli).then(|| GEMINI_TOOL.to_owned()));
+    if let Some(tool) = tool {
+        if host == Host::GeminiCli && tool == TOOL {
+            bail!("Gemini CLI run headless hides every tool named {TOOL} (its own built-in's name): choose another --tool-name");
+        }
+        a.extend(["--tool-name".to_owned(), tool]);
+    }
+    Ok(Entry { server: args.name.clone(), command, args: a })
+}
+
+/// Where `--flag VALUE` or `--flag=VALUE` is among an `askuser mcp` command's args (after
+/// the `mcp`), and how many words it takes.
+fn find_flag(args: &[String], flag: &str) -> Option<(usize, usize)> {
+    let joined = format!("{flag}=");
+    let i = args.iter().skip(1).position(|a| a == flag || a.starts_with(&joined))? + 1;
+    Some((i, if args[i] == flag { 2 } else { 1 }))
+}
+
+/// The value of `--flag` among an `askuser mcp` command's args.
+pub fn arg_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
+    let (i, words) = find_flag(args, flag)?;
+    if words == 2 {
+        args.get(i + 1).map(String::as_str)
+    } else {
+        args[i].split_once('=').map(|(_, v)| v)
+    }
+}
+
+/// The args for an entry that had `old`: `new` (setup's `mcp` and its own flags, each
+/// `--flag VALUE`) set in place, every other argument of the user's kept where it was.
+/// An entry that does not run `askuser mcp` gets `new` whole.
+fn merge_args(old: &[String], new: &[String]) -> Vec<String> {
+    if old.first().map(String::as_str) != Some("mcp") || new.first().map(String::as_str) != Some("mcp") {
+        return new.to_vec();
+    }
+    let mut args = old.to_vec();
+    for pair in new[1..].chunks(2) {
+        match find_flag(&args, &pair[0]) {
+            Some((i, words)) => {
+                let end = (i + words).min(args.len());
+                args.splice(i..end, pair.iter().cloned());
+            }
+            None => args.extend(pair.iter().cloned()),
+        }
+    }
+    args
 }
 
 /// 1-based line and column (in characters) of a byte offset.
@@ -263,10 +411,56 @@ fn position(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// A JSON config file's text as a value (an empty file is an empty object); an error
-/// names the file, line and column.
-pub fn parse_json(path: &Path, text: &str) -> anyhow::Result<Value> {
+/// JSON with comments as Gemini CLI reads it: each comment's bytes replaced with spaces
+/// (line breaks kept, so lines and columns stay), what its strip-json-comments does
+/// before JSON.parse.
+fn strip_comments(text: &str) -> String {
+    let b = text.as_bytes();
+    let mut out = b.to_vec();
+    let blank = |out: &mut Vec<u8>, from: usize, to: usize| {
+        for c in &mut out[from..to] {
+            if *c != b'\n' && *c != b'\r' {
+                *c = b' ';
+            }
+        }
+    };
+    let (mut i, mut in_string) = (0, false);
+    while i < b.len() {
+        match (in_string, b[i], b.get(i + 1)) {
+            (true, b'\\', _) => i += 2,
+            (_, b'"', _) => {
+                in_string = !in_string;
+                i += 1;
+            }
+            (false, b'/', Some(b'/')) => {
+                let end = b[i..].iter().position(|&c| c == b'\n').map_or(b.len(), |n| i + n);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            (false, b'/', Some(b'*')) => {
+                let end = b[i + 2..].windows(2).position(|w| w == b"*/").map_or(b.len(), |n| i + 2 + n + 2);
+                blank(&mut out, i, end);
+                i = end;
+            }
+            _ => i += 1,
+        }
+    }
+    // Only whole comments, made of whole characters, became ASCII spaces.
+    String::from_utf8(out).expect("still UTF-8")
+}
+
+/// A JSON config file's text as a value (an empty file is an empty object); with
+/// `comments`, `//` and `/* */` comments are allowed, as Gemini CLI allows them. An
+/// error names the file, line and column.
+pub fn parse_json(path: &Path, text: &str, comments: bool) -> anyhow::Result<Value> {
     let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let stripped;
+    let body = if comments {
+        stripped = strip_comments(body);
+        stripped.as_str()
+    } else {
+        body
+    };
     if body.trim().is_empty() {
         return Ok(Value::Object(Map::new()));
     }
@@ -274,17 +468,54 @@ pub fn parse_json(path: &Path, text: &str) -> anyhow::Result<Value> {
         let full = e.to_string();
         let message = full.rsplit_once(" at line ").map_or(full.as_str(), |(m, _)| m);
         let at = body.lines().nth(e.line().saturating_sub(1)).and_then(|l| l.get(e.column().saturating_sub(1)..)).unwrap_or("");
-        let hint = if at.starts_with('/') { " (comments are not JSON: remove them, or add askuser's entry by hand)" } else { "" };
+        let hint = if !comments && at.starts_with('/') {
+            " (comments are not JSON: remove them, or add askuser's entry by hand)"
+        } else if comments && message == "trailing comma" {
+            " (Gemini CLI reads comments in its settings, but not trailing commas: remove it)"
+        } else {
+            ""
+        };
         anyhow!("{}:{}:{}: not valid JSON: {message}{hint}", path.display(), e.line(), e.column())
     })
 }
 
-/// A TOML config file's text as an editable document; an error names the file, line and column.
-pub fn parse_toml(path: &Path, text: &str) -> anyhow::Result<toml_edit::DocumentMut> {
-    text.parse::<toml_edit::DocumentMut>().map_err(|e| {
-        let (line, column) = position(text, e.span().map_or(0, |s| s.start));
-        anyhow!("{}:{line}:{column}: not valid TOML: {}", path.display(), e.message())
-    })
+/// A JSON file to edit in place: its syntax tree, which gives back every byte askuser
+/// does not change.
+struct JsonDoc {
+    root: CstRootNode,
+    bom: bool,
+    /// A new (or blank) file: it gets a final newline.
+    blank: bool,
+}
+
+impl JsonDoc {
+    /// Checks the text as the host reads it (see [`parse_json`]), then parses it to edit.
+    fn parse(path: &Path, text: &str, comments: bool) -> anyhow::Result<JsonDoc> {
+        let value = parse_json(path, text, comments)?;
+        if !value.is_object() {
+            bail!("{} holds {} at the top, not an object: fix it by hand", path.display(), kind(&value));
+        }
+        let bom = text.starts_with('\u{feff}');
+        let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+        let blank = body.trim().is_empty();
+        let root = CstRootNode::parse(if blank { "" } else { body }, &jsonc_parser::ParseOptions::default())
+            .map_err(|e| anyhow!("{}: cannot edit it: {e}", path.display()))?;
+        Ok(JsonDoc { root, bom, blank })
+    }
+
+    /// The top-level object (created in a blank file).
+    fn object(&self) -> CstObject {
+        self.root.object_value_or_set()
+    }
+
+    fn text(&self) -> String {
+        let mut text = if self.bom { "\u{feff}".to_owned() } else { String::new() };
+        text.push_str(&self.root.to_string());
+        if self.blank && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text
+    }
 }
 
 /// What a JSON value is, for messages.
@@ -299,22 +530,59 @@ fn kind(v: &Value) -> &'static str {
     }
 }
 
-/// The object at `key`, created when absent.
-fn object_at<'a>(map: &'a mut Map<String, Value>, key: &str, path: &str) -> anyhow::Result<&'a mut Map<String, Value>> {
-    match map.entry(key).or_insert_with(|| Value::Object(Map::new())) {
-        Value::Object(o) => Ok(o),
-        other => bail!("{path} is {}, not an object: fix it by hand", kind(other)),
+/// A value as the syntax tree takes it.
+fn input(v: &Value) -> CstInputValue {
+    match v {
+        Value::Null => CstInputValue::Null,
+        Value::Bool(b) => CstInputValue::Bool(*b),
+        Value::Number(n) => CstInputValue::Number(n.to_string()),
+        Value::String(s) => CstInputValue::String(s.clone()),
+        Value::Array(a) => CstInputValue::Array(a.iter().map(input).collect()),
+        Value::Object(o) => CstInputValue::Object(o.iter().map(|(k, v)| (k.clone(), input(v))).collect()),
+    }
+}
+
+/// A property's value.
+fn value_of(prop: &CstObjectProp) -> Option<Value> {
+    prop.value()?.to_serde_value()
+}
+
+fn kind_of(prop: &CstObjectProp) -> &'static str {
+    value_of(prop).as_ref().map_or("empty", kind)
+}
+
+/// The object at `key`, appended when absent.
+fn object_in(obj: &CstObject, key: &str, path: &str) -> anyhow::Result<CstObject> {
+    match obj.get(key) {
+        None => Ok(obj.append(key, CstInputValue::Object(vec![])).object_value().expect("an object was appended")),
+        Some(p) => p.object_value().ok_or_else(|| anyhow!("{path} is {}, not an object: fix it by hand", kind_of(&p))),
+    }
+}
+
+/// The list at `key`, appended when absent.
+fn array_in(obj: &CstObject, key: &str, path: &str) -> anyhow::Result<CstArray> {
+    match obj.get(key) {
+        None => Ok(obj.append(key, CstInputValue::Array(vec![])).array_value().expect("a list was appended")),
+        Some(p) => p.array_value().ok_or_else(|| anyhow!("{path} is {}, not a list: fix it by hand", kind_of(&p))),
     }
 }
 
 /// Sets `key` to `want` unless it already is, and says so.
-fn set_exact(map: &mut Map<String, Value>, path: &str, key: &str, want: Value, changes: &mut Vec<String>) {
-    match map.get(key) {
-        Some(v) if *v == want => {}
-        Some(v) => changes.push(format!("{path}.{key}: {v} → {want}")),
-        None => changes.push(format!("{path}.{key}: set to {want}")),
+fn set_exact(obj: &CstObject, path: &str, key: &str, want: &Value, changes: &mut Vec<String>) {
+    match obj.get(key) {
+        Some(p) => match value_of(&p) {
+            Some(v) if v == *want => {}
+            have => {
+                let have = have.map_or_else(|| "nothing".to_owned(), |v| v.to_string());
+                changes.push(format!("{path}.{key}: {have} → {want}"));
+                p.set_value(input(want));
+            }
+        },
+        None => {
+            changes.push(format!("{path}.{key}: set to {want}"));
+            obj.append(key, input(want));
+        }
     }
-    map.insert(key.to_owned(), want);
 }
 
 /// A timeout as a number or a string of digits (environment variables are strings).
@@ -323,63 +591,169 @@ fn as_number(v: &Value) -> Option<u64> {
 }
 
 /// Sets `key` to `want` unless it is at least that already (a longer wait is kept).
-fn set_at_least(map: &mut Map<String, Value>, path: &str, key: &str, want: Value, changes: &mut Vec<String>) {
-    let enough = map.get(key).and_then(as_number).zip(as_number(&want)).is_some_and(|(have, min)| have >= min);
+fn set_at_least(obj: &CstObject, path: &str, key: &str, want: &Value, changes: &mut Vec<String>) {
+    let have = obj.get(key).and_then(|p| value_of(&p));
+    let enough = have.as_ref().and_then(as_number).zip(as_number(want)).is_some_and(|(have, min)| have >= min);
     if !enough {
-        set_exact(map, path, key, want, changes);
+        set_exact(obj, path, key, want, changes);
     }
 }
 
-fn json_args(entry: &Entry) -> Value {
-    Value::Array(entry.args.iter().cloned().map(Value::String).collect())
+/// A list of strings (anything else in it left out).
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array).map(|a| a.iter().filter_map(|s| s.as_str().map(str::to_owned)).collect()).unwrap_or_default()
 }
 
-/// `mcpServers.askuser`: the keys askuser needs, every other key of the entry kept.
-fn edit_json_server(host: Host, root: &mut Map<String, Value>, entry: &Entry) -> anyhow::Result<Vec<String>> {
-    let servers = object_at(root, "mcpServers", "mcpServers")?;
-    let path = format!("mcpServers.{SERVER}");
-    let mut changes = vec![];
-    let server = match servers.entry(SERVER).or_insert_with(|| {
-        changes.push(format!("added {path}"));
-        Value::Object(Map::new())
-    }) {
-        Value::Object(o) => o,
-        other => bail!("{path} is {}, not an object: fix or remove it by hand", kind(other)),
-    };
-    let added = !changes.is_empty();
-    let mut quiet = vec![];
-    let log = if added { &mut quiet } else { &mut changes };
-    if host == Host::ClaudeCode {
-        set_exact(server, &path, "type", Value::from("stdio"), log);
+/// Removes `key` when its value is an empty object or list with nothing inside, not even
+/// a comment: what is left once askuser's part is out of something it may have created.
+fn remove_if_empty(obj: &CstObject, key: &str) {
+    let Some(p) = obj.get(key) else { return };
+    let bare = p.value().is_some_and(|v| {
+        let t: String = v.to_string().chars().filter(|c| !c.is_whitespace()).collect();
+        t == "{}" || t == "[]"
+    });
+    if bare {
+        p.remove();
     }
-    set_exact(server, &path, "command", Value::from(entry.command.as_str()), log);
-    set_exact(server, &path, "args", json_args(entry), log);
+}
+
+/// askuser's entry as setup writes it new, keys in the order the host's own docs show.
+fn fresh_json_server(host: Host, entry: &Entry) -> Value {
+    let (command, args) = (entry.command.as_str(), &entry.args);
     match host {
-        Host::ClaudeCode if !server.contains_key("env") => {
-            server.insert("env".to_owned(), Value::Object(Map::new()));
+        Host::ClaudeCode => json!({"type": "stdio", "command": command, "args": args, "env": {}}),
+        Host::GeminiCli => json!({"command": command, "args": args, "timeout": DAY_MS, "trust": true}),
+        _ => json!({"command": command, "args": args}),
+    }
+}
+
+/// `mcpServers.NAME`: the keys askuser needs, the user's other keys and extra args kept.
+/// Returns the changes and the entry as written.
+fn edit_json_server(host: Host, root: &CstObject, entry: &Entry) -> anyhow::Result<(Vec<String>, Entry)> {
+    let servers = object_in(root, "mcpServers", "mcpServers")?;
+    let path = format!("mcpServers.{}", entry.server);
+    let Some(prop) = servers.get(&entry.server) else {
+        servers.append(&entry.server, input(&fresh_json_server(host, entry)));
+        return Ok((vec![format!("added {path}")], entry.clone()));
+    };
+    let server = prop.object_value().ok_or_else(|| anyhow!("{path} is {}, not an object: fix or remove it by hand", kind_of(&prop)))?;
+    let old = server.get("args").and_then(|a| value_of(&a));
+    let written = Entry { args: merge_args(&strings(old.as_ref()), &entry.args), ..entry.clone() };
+    let mut changes = vec![];
+    if host == Host::ClaudeCode {
+        set_exact(&server, &path, "type", &Value::from("stdio"), &mut changes);
+    }
+    set_exact(&server, &path, "command", &Value::from(written.command.as_str()), &mut changes);
+    set_exact(&server, &path, "args", &json!(written.args), &mut changes);
+    match host {
+        Host::ClaudeCode if server.get("env").is_none() => {
+            server.append("env", CstInputValue::Object(vec![]));
         }
-        Host::GeminiCli => set_at_least(server, &path, "timeout", Value::from(DAY_MS), log),
+        Host::GeminiCli => {
+            set_at_least(&server, &path, "timeout", &Value::from(DAY_MS), &mut changes);
+            set_exact(&server, &path, "trust", &Value::Bool(true), &mut changes);
+        }
         _ => {}
     }
+    Ok((changes, written))
+}
+
+/// Gemini CLI's `mcp.allowed` and `mcp.excluded`: why it would not start `server`.
+pub fn gemini_blocked(root: &Value, server: &str) -> Option<String> {
+    let allowed = strings(root.pointer("/mcp/allowed"));
+    let excluded = strings(root.pointer("/mcp/excluded"));
+    if !allowed.is_empty() && !allowed.iter().any(|s| s == server) {
+        Some(format!("mcp.allowed does not list \"{server}\", so Gemini CLI does not start it: add \"{server}\" to it"))
+    } else if excluded.iter().any(|s| s == server) {
+        Some(format!("mcp.excluded lists \"{server}\", so Gemini CLI does not start it: take it out of that list"))
+    } else {
+        None
+    }
+}
+
+/// The note for a settings.json that denies AskUserQuestion, as askuser once made it.
+/// askuser cannot prove it added the rule (it left no mark, and the user may have
+/// written it too), so it never removes it: it says how.
+fn deny_note(path: &Path, root: &Value) -> Option<String> {
+    let denied = strings(root.pointer("/permissions/deny")).iter().any(|r| r == DENY_RULE);
+    denied.then(|| {
+        format!(
+            "permissions.deny in {} has \"{DENY_RULE}\" (earlier versions of askuser setup added it; askuser cannot tell whether you did): \
+             it takes Claude Code's own question dialog away from interactive sessions, and `claude -p` does not need it. \
+             To get the dialog back, delete \"{DENY_RULE}\" from permissions.deny there",
+            path.display()
+        )
+    })
+}
+
+/// Claude Code's settings.json: a day's `MCP_TOOL_TIMEOUT`, and `permissions.allow` for
+/// the entry's tool (unless a rule already allows it). Returns the changes.
+fn edit_claude_settings(root: &CstObject, entry: &Entry) -> anyhow::Result<Vec<String>> {
+    let mut changes = vec![];
+    let env = object_in(root, "env", "env")?;
+    set_at_least(&env, "env", "MCP_TOOL_TIMEOUT", &Value::from(DAY_MS.to_string()), &mut changes);
+    let tool = entry.tool(Host::ClaudeCode);
+    let permissions = object_in(root, "permissions", "permissions")?;
+    let allow = array_in(&permissions, "allow", "permissions.allow")?;
+    let rules: Vec<String> = allow.elements().iter().filter_map(|r| r.to_serde_value()?.as_str().map(str::to_owned)).collect();
+    if !allows(&rules, &entry.server, tool) {
+        let rule = allow_rule(&entry.server, tool);
+        changes.push(format!("permissions.allow: added \"{rule}\""));
+        allow.append(CstInputValue::String(rule));
+    }
     Ok(changes)
 }
 
-/// Claude Code's settings.json: the tool-call timeout, and AskUserQuestion denied.
-fn edit_claude_settings(root: &mut Map<String, Value>) -> anyhow::Result<Vec<String>> {
-    let mut changes = vec![];
-    let env = object_at(root, "env", "env")?;
-    set_at_least(env, "env", "MCP_TOOL_TIMEOUT", Value::from(DAY_MS.to_string()), &mut changes);
-    let permissions = object_at(root, "permissions", "permissions")?;
-    match permissions.entry("deny").or_insert_with(|| Value::Array(vec![])) {
-        Value::Array(rules) => {
-            if !rules.iter().any(|r| r.as_str() == Some(DENY_RULE)) {
-                rules.push(Value::from(DENY_RULE));
-                changes.push(format!("permissions.deny: added \"{DENY_RULE}\""));
+/// Takes `mcpServers.NAME` out; `mcpServers` too when nothing else is left in it.
+fn unedit_json_server(root: &CstObject, server: &str) -> (Vec<String>, Option<Entry>) {
+    let Some(servers) = root.object_value("mcpServers") else { return (vec![], None) };
+    let Some(prop) = servers.get(server) else { return (vec![], None) };
+    let value = value_of(&prop).unwrap_or_default();
+    let command = value["command"].as_str().unwrap_or_default().to_owned();
+    let entry = Entry { server: server.to_owned(), command, args: strings(value.get("args")) };
+    prop.remove();
+    remove_if_empty(root, "mcpServers");
+    (vec![format!("removed mcpServers.{server}")], Some(entry))
+}
+
+/// Takes out of Claude Code's settings.json what setup adds: the tool's allow rule, and
+/// `MCP_TOOL_TIMEOUT` if it still has askuser's value. Returns the changes and notes.
+fn unedit_claude_settings(root: &CstObject, entry: &Entry) -> (Vec<String>, Vec<String>) {
+    let (mut changes, mut notes) = (vec![], vec![]);
+    let rule = allow_rule(&entry.server, entry.tool(Host::ClaudeCode));
+    if let Some(permissions) = root.object_value("permissions") {
+        if let Some(allow) = permissions.array_value("allow") {
+            for r in allow.elements() {
+                if r.to_serde_value().as_ref().and_then(Value::as_str) == Some(rule.as_str()) {
+                    r.remove();
+                    changes.push(format!("removed \"{rule}\" from permissions.allow"));
+                }
+            }
+            remove_if_empty(&permissions, "allow");
+        }
+        remove_if_empty(root, "permissions");
+    }
+    if let Some(env) = root.object_value("env") {
+        if let Some(p) = env.get("MCP_TOOL_TIMEOUT") {
+            let v = value_of(&p).unwrap_or_default();
+            if as_number(&v) == Some(DAY_MS) {
+                p.remove();
+                changes.push(format!("removed env.MCP_TOOL_TIMEOUT ({v})"));
+            } else {
+                notes.push(format!("env.MCP_TOOL_TIMEOUT is {v}, not the {DAY_MS} askuser sets: kept"));
             }
         }
-        other => bail!("permissions.deny is {}, not a list: fix it by hand", kind(other)),
+        remove_if_empty(root, "env");
     }
-    Ok(changes)
+    (changes, notes)
+}
+
+/// A TOML config file's text as an editable document; an error names the file, line and column.
+pub fn parse_toml(path: &Path, text: &str) -> anyhow::Result<toml_edit::DocumentMut> {
+    text.parse::<toml_edit::DocumentMut>().map_err(|e| {
+        let (line, column) = position(text, e.span().map_or(0, |s| s.start));
+        anyhow!("{}:{line}:{column}: not valid TOML: {}", path.display(), e.message())
+    })
 }
 
 /// A TOML value as written, without its comments and spacing.
@@ -413,12 +787,18 @@ fn set_toml(table: &mut dyn toml_edit::TableLike, path: &str, key: &str, mut wan
     table.insert(key, toml_edit::Item::Value(want));
 }
 
-fn toml_args(entry: &Entry) -> toml_edit::Value {
-    toml_edit::Value::Array(entry.args.iter().collect())
+fn toml_args(args: &[String]) -> toml_edit::Value {
+    toml_edit::Value::Array(args.iter().collect())
 }
 
-/// Codex's `[mcp_servers.askuser]`: command, args, tool_timeout_sec; comments, the other
-/// servers and every other table kept as they are.
+/// A TOML table's `args` as strings.
+fn toml_strings(t: &dyn toml_edit::TableLike) -> Vec<String> {
+    let args = t.get("args").and_then(|a| a.as_array());
+    args.map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect()).unwrap_or_default()
+}
+
+/// Codex's `[mcp_servers.NAME]`: command, args (the user's extra ones kept),
+/// tool_timeout_sec; comments, the other servers and every other table kept as they are.
 fn edit_toml_server(path: &Path, old: &str, entry: &Entry) -> anyhow::Result<Edit> {
     let mut doc = parse_toml(path, old)?;
     let root = doc.as_table_mut();
@@ -430,13 +810,13 @@ fn edit_toml_server(path: &Path, old: &str, entry: &Entry) -> anyhow::Result<Edi
     let servers = root.get_mut("mcp_servers").expect("inserted above");
     let inline = servers.is_inline_table();
     let servers = servers.as_table_like_mut().ok_or_else(|| anyhow!("mcp_servers is not a table: fix it by hand"))?;
-    let name = format!("mcp_servers.{SERVER}");
+    let name = format!("mcp_servers.{}", entry.server);
     let mut changes = vec![];
-    match servers.get_mut(SERVER) {
+    let written = match servers.get_mut(&entry.server) {
         None => {
             let mut t = toml_edit::Table::new();
             t.insert("command", toml_edit::value(entry.command.as_str()));
-            t.insert("args", toml_edit::Item::Value(toml_args(entry)));
+            t.insert("args", toml_edit::Item::Value(toml_args(&entry.args)));
             let item = if inline {
                 t.insert("tool_timeout_sec", toml_edit::value(DAY_SECS as i64));
                 toml_edit::Item::Value(toml_edit::Value::InlineTable(t.into_inline_table()))
@@ -446,100 +826,208 @@ fn edit_toml_server(path: &Path, old: &str, entry: &Entry) -> anyhow::Result<Edi
                 t.insert("tool_timeout_sec", toml_edit::Item::Value(timeout));
                 toml_edit::Item::Table(t)
             };
-            servers.insert(SERVER, item);
+            servers.insert(&entry.server, item);
             changes.push(format!("added [{name}]"));
+            entry.clone()
         }
         Some(item) => {
             let t = item.as_table_like_mut().ok_or_else(|| anyhow!("{name} is not a table: fix or remove it by hand"))?;
-            set_toml(t, &name, "command", entry.command.as_str().into(), &mut changes);
-            set_toml(t, &name, "args", toml_args(entry), &mut changes);
+            let written = Entry { args: merge_args(&toml_strings(t), &entry.args), ..entry.clone() };
+            set_toml(t, &name, "command", written.command.as_str().into(), &mut changes);
+            set_toml(t, &name, "args", toml_args(&written.args), &mut changes);
             let have = t.get("tool_timeout_sec").and_then(|i| i.as_integer());
             if have.is_none_or(|s| s < DAY_SECS as i64) {
                 set_toml(t, &name, "tool_timeout_sec", (DAY_SECS as i64).into(), &mut changes);
             }
+            written
         }
-    }
-    Ok(Edit { text: doc.to_string(), changes })
+    };
+    Ok(Edit { text: doc.to_string(), changes, notes: vec![], entry: Some(written) })
 }
 
-/// The edit `part` needs in a file whose text is `old` (`""` for a new file).
+/// Takes `[mcp_servers.NAME]` out; `mcp_servers` too when it was only the header of the
+/// servers' tables (or an inline table) and nothing is left in it.
+fn unedit_toml_server(path: &Path, old: &str, server: &str) -> anyhow::Result<Edit> {
+    let mut doc = parse_toml(path, old)?;
+    let root = doc.as_table_mut();
+    let Some(servers) = root.get_mut("mcp_servers") else { return Ok(unchanged(old)) };
+    let implicit = servers.as_table().is_none_or(|t| t.is_implicit());
+    let Some(servers) = servers.as_table_like_mut() else { return Ok(unchanged(old)) };
+    let Some(item) = servers.remove(server) else { return Ok(unchanged(old)) };
+    let entry = item.as_table_like().map(|t| Entry {
+        server: server.to_owned(),
+        command: t.get("command").and_then(|c| c.as_str()).unwrap_or_default().to_owned(),
+        args: toml_strings(t),
+    });
+    if servers.is_empty() && implicit {
+        root.remove("mcp_servers");
+    }
+    Ok(Edit { text: doc.to_string(), changes: vec![format!("removed [mcp_servers.{server}]")], notes: vec![], entry })
+}
+
+fn unchanged(old: &str) -> Edit {
+    Edit { text: old.to_owned(), changes: vec![], notes: vec![], entry: None }
+}
+
+/// The edit `part` needs in a file whose text is `old` (`""` for a new file). For Claude
+/// Code's settings, `entry` is the server entry as its own file has it after setup.
 pub fn edit(host: Host, part: Part, path: &Path, old: &str, entry: &Entry) -> anyhow::Result<Edit> {
     if part == Part::TomlServer {
         return edit_toml_server(path, old, entry);
     }
-    let mut value = parse_json(path, old)?;
-    let root = match &mut value {
-        Value::Object(o) => o,
-        other => bail!("{} holds {} at the top, not an object: fix it by hand", path.display(), kind(other)),
+    let doc = JsonDoc::parse(path, old, host.comments())?;
+    let root = doc.object();
+    let (changes, written) = match part {
+        Part::ClaudeSettings => (edit_claude_settings(&root, entry), entry.clone()),
+        _ => match edit_json_server(host, &root, entry) {
+            Ok((changes, written)) => (Ok(changes), written),
+            Err(e) => (Err(e), entry.clone()),
+        },
     };
-    let changes = match part {
-        Part::ClaudeSettings => edit_claude_settings(root),
-        _ => edit_json_server(host, root, entry),
+    let changes = changes.with_context(|| path.display().to_string())?;
+    let notes = notes(host, part, path, old, &written.server)?;
+    let text = if changes.is_empty() { old.to_owned() } else { doc.text() };
+    Ok(Edit { text, changes, notes, entry: Some(written) })
+}
+
+/// What the user should know about a file askuser leaves as it is in that respect.
+fn notes(host: Host, part: Part, path: &Path, text: &str, server: &str) -> anyhow::Result<Vec<String>> {
+    let root = parse_json(path, text, host.comments())?;
+    Ok(match (host, part) {
+        (Host::ClaudeCode, Part::ClaudeSettings) => deny_note(path, &root).into_iter().collect(),
+        (Host::GeminiCli, _) => gemini_blocked(&root, server).map(|b| format!("{b} in {}", path.display())).into_iter().collect(),
+        _ => vec![],
+    })
+}
+
+/// The edit that takes out of a file what setup adds (see [`SetupArgs::remove`]); for
+/// Claude Code's settings, `entry` is the server entry its own file had.
+pub fn unedit(host: Host, part: Part, path: &Path, old: &str, entry: &Entry) -> anyhow::Result<Edit> {
+    if part == Part::TomlServer {
+        return unedit_toml_server(path, old, &entry.server);
     }
-    .with_context(|| path.display().to_string())?;
-    let text = serde_json::to_string_pretty(&value).expect("JSON values always serialize") + "\n";
-    Ok(Edit { text, changes })
+    let doc = JsonDoc::parse(path, old, host.comments())?;
+    let Some(root) = doc.root.object_value() else { return Ok(unchanged(old)) };
+    let (changes, mut notes, found) = match part {
+        Part::ClaudeSettings => {
+            let (changes, notes) = unedit_claude_settings(&root, entry);
+            (changes, notes, None)
+        }
+        _ => {
+            let (changes, found) = unedit_json_server(&root, &entry.server);
+            (changes, vec![], found)
+        }
+    };
+    if part == Part::ClaudeSettings {
+        notes.extend(deny_note(path, &parse_json(path, old, host.comments())?));
+    }
+    let text = if changes.is_empty() { old.to_owned() } else { doc.text() };
+    Ok(Edit { text, changes, notes, entry: found })
 }
 
 /// askuser's entry as a host's config file has it (for `askuser doctor`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Installed {
+    /// The server's name.
+    pub name: String,
     pub command: Option<String>,
     pub args: Vec<String>,
     /// Gemini CLI's `timeout` (ms), Codex's `tool_timeout_sec` (in ms here).
     pub timeout_ms: Option<u64>,
+    /// Gemini CLI's `trust`.
+    pub trust: Option<bool>,
     /// Claude Code: the project it is set up for, when not for every project.
     pub project: Option<String>,
+    /// Gemini CLI: why it would not start the server at all.
+    pub blocked: Option<String>,
 }
 
 impl Installed {
     /// `--max-wait SECONDS` among the args.
     pub fn max_wait(&self) -> Option<u64> {
-        self.args.iter().position(|a| a == "--max-wait").and_then(|i| self.args.get(i + 1)).and_then(|s| s.parse().ok())
+        arg_value(&self.args, "--max-wait").and_then(|s| s.parse().ok())
     }
 }
 
-fn installed_json(server: &Value, project: Option<String>) -> Installed {
+/// Whether a server entry runs askuser's MCP server: `askuser mcp`, by whatever name.
+fn runs_askuser(command: Option<&str>, args: &[String]) -> bool {
+    let stem = command.and_then(|c| Path::new(c).file_stem()).and_then(|s| s.to_str());
+    stem == Some("askuser") && args.first().map(String::as_str) == Some("mcp")
+}
+
+fn installed_json(name: &str, server: &Value, project: Option<String>) -> Installed {
     Installed {
+        name: name.to_owned(),
         command: server["command"].as_str().map(str::to_owned),
-        args: server["args"].as_array().map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect()).unwrap_or_default(),
+        args: strings(server.get("args")),
         timeout_ms: server.get("timeout").and_then(as_number),
+        trust: server.get("trust").and_then(Value::as_bool),
         project,
+        blocked: None,
     }
+}
+
+/// askuser's entry among `servers`: the one named askuser, or else one that runs `askuser mcp`.
+fn find_json(servers: Option<&Value>) -> Option<(&String, &Value)> {
+    let servers = servers?.as_object()?;
+    servers.get_key_value(SERVER).or_else(|| servers.iter().find(|(_, s)| runs_askuser(s["command"].as_str(), &strings(s.get("args")))))
 }
 
 /// Finds askuser's entry in a server file (`JsonServer` or `TomlServer`); `None` when absent.
 pub fn installed(target: &Target, text: &str) -> anyhow::Result<Option<Installed>> {
     if target.part == Part::TomlServer {
         let doc = parse_toml(&target.path, text)?;
-        let Some(t) = doc.get("mcp_servers").and_then(|s| s.get(SERVER)).and_then(|s| s.as_table_like()) else {
-            return Ok(None);
-        };
-        let args = t.get("args").and_then(|a| a.as_array()).map(|a| a.iter().filter_map(|v| v.as_str().map(str::to_owned)).collect());
+        let Some(servers) = doc.get("mcp_servers").and_then(|s| s.as_table_like()) else { return Ok(None) };
+        let mut tables = servers.iter().filter_map(|(k, v)| Some((k, v.as_table_like()?)));
+        let found = servers
+            .get(SERVER)
+            .and_then(|s| s.as_table_like())
+            .map(|t| (SERVER, t))
+            .or_else(|| tables.find(|(_, t)| runs_askuser(t.get("command").and_then(|c| c.as_str()), &toml_strings(*t))));
+        let Some((name, t)) = found else { return Ok(None) };
         return Ok(Some(Installed {
+            name: name.to_owned(),
             command: t.get("command").and_then(|c| c.as_str()).map(str::to_owned),
-            args: args.unwrap_or_default(),
+            args: toml_strings(t),
             timeout_ms: t.get("tool_timeout_sec").and_then(|s| s.as_integer()).map(|s| (s.max(0) as u64).saturating_mul(1000)),
+            trust: None,
             project: None,
+            blocked: None,
         }));
     }
-    let root = parse_json(&target.path, text)?;
-    if let Some(server) = root.get("mcpServers").and_then(|s| s.get(SERVER)) {
-        return Ok(Some(installed_json(server, None)));
+    let root = parse_json(&target.path, text, target.host.comments())?;
+    if let Some((name, server)) = find_json(root.get("mcpServers")) {
+        let mut found = installed_json(name, server, None);
+        if target.host == Host::GeminiCli {
+            found.blocked = gemini_blocked(&root, name);
+        }
+        return Ok(Some(found));
     }
     // Claude Code's local scope: `projects.<dir>.mcpServers`.
     let projects = root.get("projects").and_then(Value::as_object);
-    let local = projects.into_iter().flatten().find_map(|(dir, p)| p.get("mcpServers").and_then(|s| s.get(SERVER)).map(|s| (dir, s)));
-    Ok(local.map(|(dir, server)| installed_json(server, Some(dir.clone()))))
+    let local = projects.into_iter().flatten().find_map(|(dir, p)| find_json(p.get("mcpServers")).map(|s| (dir, s)));
+    Ok(local.map(|(dir, (name, server))| installed_json(name, server, Some(dir.clone()))))
 }
 
-/// Claude Code's settings.json: `env.MCP_TOOL_TIMEOUT` and whether AskUserQuestion is denied.
-pub fn claude_settings(path: &Path, text: &str) -> anyhow::Result<(Option<u64>, bool)> {
-    let root = parse_json(path, text)?;
-    let timeout = root.get("env").and_then(|e| e.get("MCP_TOOL_TIMEOUT")).and_then(as_number);
-    let denied =
-        root.pointer("/permissions/deny").and_then(Value::as_array).is_some_and(|d| d.iter().any(|r| r.as_str() == Some(DENY_RULE)));
-    Ok((timeout, denied))
+/// What `askuser doctor` reads in Claude Code's settings.json.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ClaudeSettings {
+    /// `env.MCP_TOOL_TIMEOUT`.
+    pub timeout: Option<u64>,
+    /// `permissions.allow`.
+    pub allow: Vec<String>,
+    /// Whether `permissions.deny` has AskUserQuestion.
+    pub denied: bool,
+}
+
+/// Claude Code's settings.json, for `askuser doctor`.
+pub fn claude_settings(path: &Path, text: &str) -> anyhow::Result<ClaudeSettings> {
+    let root = parse_json(path, text, false)?;
+    Ok(ClaudeSettings {
+        timeout: root.get("env").and_then(|e| e.get("MCP_TOOL_TIMEOUT")).and_then(as_number),
+        allow: strings(root.pointer("/permissions/allow")),
+        denied: strings(root.pointer("/permissions/deny")).iter().any(|r| r == DENY_RULE),
+    })
 }
 
 /// Reads a file's bytes; `None` when it does not exist.
@@ -630,19 +1118,60 @@ struct Plan {
     edit: Edit,
 }
 
-fn plan(host: Host, target: Target, entry: &Entry) -> anyhow::Result<Plan> {
-    let original = read(&target.path)?;
-    let old = match &original {
-        Some(bytes) => text(&target.path, bytes)?,
-        None => "",
-    };
-    let edit = edit(host, target.part, &target.path, old, entry)?;
-    Ok(Plan { target, original, edit })
+/// Plans every file before any is written: one that does not parse leaves all as they
+/// are. `change` makes a file's edit from its text and the entry so far; the server
+/// file comes first, and the entry it has is what Claude Code's settings are edited for.
+fn plan_all(
+    targets: Vec<Target>,
+    mut entry: Entry,
+    change: impl Fn(&Target, &str, &Entry) -> anyhow::Result<Edit>,
+) -> anyhow::Result<Vec<Plan>> {
+    let mut plans = vec![];
+    for target in targets {
+        let original = read(&target.path)?;
+        let old = match &original {
+            Some(bytes) => text(&target.path, bytes)?,
+            None => "",
+        };
+        let edit = change(&target, old, &entry)?;
+        if let Some(e) = &edit.entry {
+            entry = e.clone();
+        }
+        plans.push(Plan { target, original, edit });
+    }
+    Ok(plans)
+}
+
+/// Writes the files that change and says what changed in each (or `unchanged` for the
+/// others), with the notes. Returns whether any was written.
+fn apply(plans: &[Plan], unchanged: &str) -> anyhow::Result<bool> {
+    let mut changed = false;
+    for p in plans {
+        let path = p.target.path.display();
+        if p.edit.changes.is_empty() {
+            out!("{path}: {unchanged}");
+        } else {
+            let saved = write(&p.target.path, p.original.as_deref(), &p.edit.text)?;
+            changed = true;
+            out!("{path}: {}", if p.original.is_some() { "updated" } else { "created" });
+            for c in &p.edit.changes {
+                out!("  {c}");
+            }
+            if let Some(b) = saved {
+                out!("  the previous version is in {}", b.display());
+            }
+        }
+        for n in &p.edit.notes {
+            out!("  note: {n}");
+        }
+    }
+    Ok(changed)
 }
 
 /// `askuser setup`.
 pub fn run(args: &SetupArgs) -> ExitCode {
-    match setup(args) {
+    let result = if args.remove { remove(args) } else { setup(args) };
+    match result {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             for line in format!("{e:#}").lines() {
@@ -661,39 +1190,39 @@ fn setup(args: &SetupArgs) -> anyhow::Result<()> {
         return print(host, args, &entry);
     }
     let targets = targets(host, args.config.as_deref(), args.settings.as_deref())?;
-    // Every file is planned before any is written: one that does not parse leaves all as they are.
-    let plans = targets
-        .into_iter()
-        .map(|t| plan(host, t, &entry))
-        .collect::<anyhow::Result<Vec<_>>>()
+    let plans = plan_all(targets, entry.clone(), |t, old, entry| edit(host, t.part, &t.path, old, entry))
         .map_err(|e| anyhow!("{e:#}\nnothing was changed: fix the file (or move it away) and run `askuser setup {0}` again, or add askuser's entry by hand (`askuser setup {0} --print` shows it)", host.id()))?;
-    let mut changed = false;
-    for p in &plans {
-        let path = p.target.path.display();
-        if p.edit.changes.is_empty() {
-            out!("{path}: already set up");
-            continue;
-        }
-        let saved = write(&p.target.path, p.original.as_deref(), &p.edit.text)?;
-        changed = true;
-        out!("{path}: {}", if p.original.is_some() { "updated" } else { "created" });
-        for c in &p.edit.changes {
-            out!("  {c}");
-        }
-        if let Some(b) = saved {
-            out!("  the previous version is in {}", b.display());
-        }
-    }
-    if !changed {
+    if !apply(&plans, "already set up")? {
         out!("askuser is already set up for {}: nothing changed.", host.title());
         return Ok(());
     }
-    out!("{} runs: {}", host.title(), shell_words(std::iter::once(&entry.command).chain(&entry.args)));
-    if host == Host::ClaudeCode {
-        out!("AskUserQuestion is denied, so headless runs ask through askuser; remove it from permissions.deny to get Claude Code's own dialog back.");
-    }
-    out!("Next: {}.", host.next_step());
+    let written = plans.iter().find_map(|p| p.edit.entry.clone()).unwrap_or(entry);
+    out!("{} runs: {}", host.title(), shell_words(std::iter::once(&written.command).chain(&written.args)));
+    out!("Next: {}.", host.next_step(&written));
     out!("Then start the bridge with `askuser serve` and open the address it prints (or let `askuser mcp` start one); `askuser doctor` checks everything.");
+    Ok(())
+}
+
+/// `askuser setup HOST --remove`.
+fn remove(args: &SetupArgs) -> anyhow::Result<()> {
+    let host = args.host;
+    if host == Host::Json && args.config.is_none() {
+        bail!("`askuser setup json --remove` needs --config FILE, the file to take askuser's entry out of: without it, `askuser setup json` only prints a snippet, so it wrote nothing to remove");
+    }
+    let targets = targets(host, args.config.as_deref(), args.settings.as_deref())?;
+    let entry = Entry { server: args.name.clone(), command: String::new(), args: vec![] };
+    let plans = plan_all(targets, entry, |t, old, entry| unedit(host, t.part, &t.path, old, entry))
+        .map_err(|e| anyhow!("{e:#}\nnothing was changed: fix the file (or move it away) and run `askuser setup {} --remove` again, or take askuser's entry out by hand", host.id()))?;
+    let absent: Vec<&Plan> = plans.iter().filter(|p| p.original.is_none()).collect();
+    for p in &absent {
+        out!("{}: does not exist", p.target.path.display());
+    }
+    let existing: Vec<Plan> = plans.into_iter().filter(|p| p.original.is_some()).collect();
+    if !apply(&existing, "nothing to remove")? {
+        out!("askuser is not set up for {}: nothing to remove.", host.title());
+        return Ok(());
+    }
+    out!("askuser is out of {0}'s configuration: restart {0} (running sessions keep the servers they started with).", host.title());
     Ok(())
 }
 
@@ -735,22 +1264,35 @@ mod tests {
     use super::*;
 
     fn entry(args: &[&str]) -> Entry {
-        Entry { command: "/opt/askuser".into(), args: args.iter().map(|a| a.to_string()).collect() }
+        Entry { server: SERVER.into(), command: "/opt/askuser".into(), args: args.iter().map(|a| a.to_string()).collect() }
+    }
+
+    fn words(args: &[&str]) -> Vec<String> {
+        args.iter().map(|a| a.to_string()).collect()
     }
 
     #[test]
     fn a_json_server_is_added_beside_the_others_and_updated_in_place() {
         let p = Path::new("mcp.json");
-        let old = "{\"a\": 1, \"mcpServers\": {\"x\": {\"command\": \"x\"}}, \"z\": [1.5, null]}";
+        let old = "{\n  \"a\": 1,\n  \"mcpServers\": {\n    \"x\": {\"command\": \"x\"}\n  },\n  \"z\": [1.5, null]\n}\n";
         let e = edit(Host::Cursor, Part::JsonServer, p, old, &entry(&["mcp", "--max-wait", "50"])).unwrap();
         assert_eq!(e.changes, ["added mcpServers.askuser"]);
         let v: Value = serde_json::from_str(&e.text).unwrap();
         let keys: Vec<&str> = v["mcpServers"].as_object().unwrap().keys().map(String::as_str).collect();
         assert_eq!(keys, ["x", "askuser"]);
-        assert_eq!(v["z"], serde_json::json!([1.5, null]));
-        assert!(e.text.starts_with("{\n  \"a\": 1,\n"), "two-space indent, order kept: {}", e.text);
-        // Again: nothing to do.
-        assert!(edit(Host::Cursor, Part::JsonServer, p, &e.text, &entry(&["mcp", "--max-wait", "50"])).unwrap().changes.is_empty());
+        let added = "    \"x\": {\"command\": \"x\"},\n    \"askuser\": {\n      \"command\": \"/opt/askuser\",\n      \"args\": [\"mcp\", \"--max-wait\", \"50\"]\n    }\n";
+        assert!(e.text.contains(added), "inserted in the file's own indentation, the rest as it was: {}", e.text);
+        assert_eq!(
+            e.text.replacen(
+                ",\n    \"askuser\": {\n      \"command\": \"/opt/askuser\",\n      \"args\": [\"mcp\", \"--max-wait\", \"50\"]\n    }",
+                "",
+                1
+            ),
+            old
+        );
+        // Again: nothing to do, and the text is the same.
+        let again = edit(Host::Cursor, Part::JsonServer, p, &e.text, &entry(&["mcp", "--max-wait", "50"])).unwrap();
+        assert!(again.changes.is_empty() && again.text == e.text);
         // Other args: updated, the entry's own extra keys kept.
         let old = r#"{"mcpServers": {"askuser": {"command": "askuser", "args": ["mcp"], "disabled": false}}}"#;
         let e = edit(Host::ClaudeDesktop, Part::JsonServer, p, old, &entry(&["mcp", "--max-wait", "50"])).unwrap();
@@ -761,21 +1303,104 @@ mod tests {
                 r#"mcpServers.askuser.args: ["mcp"] → ["mcp","--max-wait","50"]"#
             ]
         );
-        assert_eq!(serde_json::from_str::<Value>(&e.text).unwrap()["mcpServers"]["askuser"]["disabled"], false);
+        assert_eq!(
+            e.text,
+            r#"{"mcpServers": {"askuser": {"command": "/opt/askuser", "args": ["mcp", "--max-wait", "50"], "disabled": false}}}"#
+        );
+    }
+
+    #[test]
+    fn the_users_own_args_are_kept_and_askusers_flags_updated() {
+        let merge = |old: &[&str], new: &[&str]| merge_args(&words(old), &words(new));
+        assert_eq!(
+            merge(
+                &["mcp", "--agent-name", "bob", "--to", "team", "--max-wait=20"],
+                &["mcp", "--max-wait", "50", "--tool-name", "ask_human"]
+            ),
+            words(&["mcp", "--agent-name", "bob", "--to", "team", "--max-wait", "50", "--tool-name", "ask_human"])
+        );
+        // `--tool-name ask_user` (hidden by Gemini) is askuser's own flag: it is replaced.
+        assert_eq!(
+            merge(&["mcp", "--tool-name", "ask_user", "--open"], &["mcp", "--tool-name", "ask_human"]),
+            words(&["mcp", "--tool-name", "ask_human", "--open"])
+        );
+        // An entry that does not run `askuser mcp` is replaced whole.
+        assert_eq!(merge(&["serve", "--open"], &["mcp"]), words(&["mcp"]));
+        assert_eq!(merge(&[], &["mcp"]), words(&["mcp"]));
+        assert_eq!(arg_value(&words(&["mcp", "--tool-name=ask"]), "--tool-name"), Some("ask"));
+        assert_eq!(arg_value(&words(&["mcp", "--to", "--tool-name"]), "--tool-name"), None, "a flag without its value");
     }
 
     #[test]
     fn longer_timeouts_are_kept_shorter_ones_raised() {
         let p = Path::new("settings.json");
-        let old = r#"{"mcpServers": {"askuser": {"command": "/opt/askuser", "args": ["mcp"], "timeout": 999999999}}}"#;
-        assert!(edit(Host::GeminiCli, Part::JsonServer, p, old, &entry(&["mcp"])).unwrap().changes.is_empty());
+        let old = r#"{"mcpServers": {"askuser": {"command": "/opt/askuser", "args": ["mcp", "--tool-name", "ask_human"], "timeout": 999999999, "trust": true}}}"#;
+        assert!(edit(Host::GeminiCli, Part::JsonServer, p, old, &entry(&["mcp", "--tool-name", "ask_human"])).unwrap().changes.is_empty());
         let old = r#"{"env": {"MCP_TOOL_TIMEOUT": "60000"}, "permissions": {"deny": ["Bash(rm:*)"]}}"#;
         let e = edit(Host::ClaudeCode, Part::ClaudeSettings, p, old, &entry(&["mcp"])).unwrap();
-        assert_eq!(e.changes, [r#"env.MCP_TOOL_TIMEOUT: "60000" → "86400000""#, r#"permissions.deny: added "AskUserQuestion""#]);
+        assert_eq!(e.changes, [r#"env.MCP_TOOL_TIMEOUT: "60000" → "86400000""#, r#"permissions.allow: added "mcp__askuser__ask_user""#]);
+        // (An inline object askuser adds a key to is spread over lines: jsonc-parser's way.)
+        let v = parse_json(p, &e.text, false).unwrap();
+        assert_eq!(
+            v,
+            json!({"env": {"MCP_TOOL_TIMEOUT": "86400000"}, "permissions": {"deny": ["Bash(rm:*)"], "allow": ["mcp__askuser__ask_user"]}})
+        );
         let toml = "[mcp_servers.askuser]\ncommand = \"/opt/askuser\"\nargs = [\"mcp\"]\ntool_timeout_sec = 30 # short\n";
         let e = edit(Host::Codex, Part::TomlServer, p, toml, &entry(&["mcp"])).unwrap();
         assert_eq!(e.changes, ["mcp_servers.askuser.tool_timeout_sec: 30 → 86400"]);
         assert!(e.text.contains("tool_timeout_sec = 86400 # short\n"), "the comment stays: {}", e.text);
+    }
+
+    #[test]
+    fn claude_code_is_allowed_the_tool_by_its_names_and_askuserquestion_is_left_with_a_note() {
+        let p = Path::new("settings.json");
+        let named = Entry { server: "human".into(), ..entry(&["mcp", "--to", "team", "--tool-name", "ask"]) };
+        let old = r#"{"permissions": {"deny": ["AskUserQuestion"]}}"#;
+        let e = edit(Host::ClaudeCode, Part::ClaudeSettings, p, old, &named).unwrap();
+        assert_eq!(e.changes, [r#"env.MCP_TOOL_TIMEOUT: set to "86400000""#, r#"permissions.allow: added "mcp__human__ask""#]);
+        assert!(e.text.contains(r#""deny": ["AskUserQuestion"]"#), "askuser cannot prove it added the rule: {}", e.text);
+        assert!(e.notes.len() == 1 && e.notes[0].contains("delete \"AskUserQuestion\" from permissions.deny"), "{:?}", e.notes);
+        // A rule for all of the server's tools already allows it.
+        let old = r#"{"env": {"MCP_TOOL_TIMEOUT": 90000000}, "permissions": {"allow": ["mcp__human__*"]}}"#;
+        assert!(edit(Host::ClaudeCode, Part::ClaudeSettings, p, old, &named).unwrap().changes.is_empty());
+        // --remove takes out the rule and askuser's timeout, nothing else.
+        let mine = "{\n  \"model\": \"opus\"\n}\n";
+        let set = edit(Host::ClaudeCode, Part::ClaudeSettings, p, mine, &named).unwrap();
+        let undone = unedit(Host::ClaudeCode, Part::ClaudeSettings, p, &set.text, &named).unwrap();
+        assert_eq!(undone.changes, [r#"removed "mcp__human__ask" from permissions.allow"#, r#"removed env.MCP_TOOL_TIMEOUT ("86400000")"#]);
+        assert_eq!(undone.text, mine, "the file as it was, byte for byte");
+        let other = r#"{"env": {"MCP_TOOL_TIMEOUT": "5000"}}"#;
+        let undone = unedit(Host::ClaudeCode, Part::ClaudeSettings, p, other, &named).unwrap();
+        assert!(undone.changes.is_empty() && undone.notes[0].contains("not the 86400000 askuser sets: kept"), "{undone:?}");
+    }
+
+    #[test]
+    fn gemini_settings_keep_their_comments_and_come_back_byte_for_byte() {
+        let p = Path::new("settings.json");
+        let old = "{\n  // my theme\n  \"ui\": {\"theme\": \"GitHub\"}, /* auth */\n  \"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}}\n  // the end\n}\n";
+        let gemini = entry(&["mcp", "--tool-name", "ask_human"]);
+        let e = edit(Host::GeminiCli, Part::JsonServer, p, old, &gemini).unwrap();
+        assert!(e.text.contains("// my theme") && e.text.contains("/* auth */") && e.text.contains("// the end"), "{}", e.text);
+        let v = parse_json(p, &e.text, true).unwrap();
+        assert_eq!(
+            v["mcpServers"]["askuser"],
+            json!({"command": "/opt/askuser", "args": ["mcp", "--tool-name", "ask_human"], "timeout": DAY_MS, "trust": true})
+        );
+        let undone = unedit(Host::GeminiCli, Part::JsonServer, p, &e.text, &gemini).unwrap();
+        assert_eq!(undone.changes, ["removed mcpServers.askuser"]);
+        assert_eq!(undone.text, old);
+        assert_eq!(undone.entry.unwrap().args, gemini.args);
+        // Nothing of askuser's: nothing to remove.
+        assert!(unedit(Host::GeminiCli, Part::JsonServer, p, old, &gemini).unwrap().changes.is_empty());
+    }
+
+    #[test]
+    fn comments_are_stripped_as_gemini_strips_them() {
+        let text = "{\"a\": \"// not a comment\", /* é */ \"b\": \"\\\"/*\" // end é\n}";
+        // `/* é */` and `// end é` are 8 and 9 bytes: as many spaces.
+        let want = format!("{{\"a\": \"// not a comment\", {} \"b\": \"\\\"/*\" {}\n}}", " ".repeat(8), " ".repeat(9));
+        assert_eq!(strip_comments(text), want);
+        assert_eq!(parse_json(Path::new("s.json"), text, true).unwrap(), json!({"a": "// not a comment", "b": "\"/*"}));
     }
 
     #[test]
@@ -789,19 +1414,22 @@ mod tests {
             let e = edit(Host::Cursor, Part::JsonServer, p, old, &entry(&["mcp"])).unwrap_err();
             assert!(format!("{e:#}").contains(says), "{old}: {e:#}");
         }
-        let e = edit(Host::ClaudeCode, Part::ClaudeSettings, p, r#"{"permissions": {"deny": "Bash"}}"#, &entry(&["mcp"])).unwrap_err();
-        assert!(format!("{e:#}").contains("permissions.deny is a string"), "{e:#}");
+        let e = edit(Host::ClaudeCode, Part::ClaudeSettings, p, r#"{"permissions": {"allow": "Bash"}}"#, &entry(&["mcp"])).unwrap_err();
+        assert!(format!("{e:#}").contains("permissions.allow is a string"), "{e:#}");
         let e = edit(Host::Codex, Part::TomlServer, p, "mcp_servers = 3\n", &entry(&["mcp"])).unwrap_err();
         assert!(format!("{e:#}").contains("mcp_servers is not a table"), "{e:#}");
     }
 
     #[test]
     fn parse_errors_name_the_line_and_column() {
-        let e = parse_json(Path::new("/x/s.json"), "{\n  // mine\n  \"a\": 1\n}").unwrap_err().to_string();
+        let e = parse_json(Path::new("/x/s.json"), "{\n  // mine\n  \"a\": 1\n}", false).unwrap_err().to_string();
         assert!(e.starts_with("/x/s.json:2:3: not valid JSON: ") && e.contains("comments are not JSON"), "{e}");
+        assert!(parse_json(Path::new("/x/s.json"), "{\n  // mine\n  \"a\": 1\n}", true).is_ok(), "Gemini CLI reads comments");
+        let e = parse_json(Path::new("/x/s.json"), "{\n  /* mine */ \"a\": 1,\n}", true).unwrap_err().to_string();
+        assert!(e.starts_with("/x/s.json:3:1: not valid JSON: trailing comma (Gemini CLI reads comments"), "{e}");
         let e = parse_toml(Path::new("/x/c.toml"), "a = 1\n[b]\nc = \"é\nd = 2\n").unwrap_err().to_string();
         assert!(e.starts_with("/x/c.toml:3:"), "{e}");
-        assert!(parse_json(Path::new("e.json"), " \n").unwrap().as_object().unwrap().is_empty(), "an empty file is an empty object");
+        assert!(parse_json(Path::new("e.json"), " \n", false).unwrap().as_object().unwrap().is_empty(), "an empty file is an empty object");
     }
 
     #[test]
@@ -811,6 +1439,8 @@ mod tests {
         let doc: toml_edit::DocumentMut = e.text.parse().unwrap();
         assert_eq!(doc["mcp_servers"]["askuser"]["tool_timeout_sec"].as_integer(), Some(86400), "{}", e.text);
         assert_eq!(doc["mcp_servers"]["other"]["command"].as_str(), Some("o"));
+        let undone = unedit(Host::Codex, Part::TomlServer, p, &e.text, &entry(&[])).unwrap();
+        assert_eq!(undone.text, "mcp_servers = { other = { command = \"o\" } }\n");
         let e = edit(Host::Codex, Part::TomlServer, p, "mcp_servers.other.command = \"o\"\n", &entry(&["mcp"])).unwrap();
         let doc: toml_edit::DocumentMut = e.text.parse().unwrap();
         assert_eq!(doc["mcp_servers"]["askuser"]["command"].as_str(), Some("/opt/askuser"), "{}", e.text);
