@@ -4,7 +4,6 @@ use askuser::serve::{start, Running, ServeOptions};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
-use std::time::{Duration, Instant};
 
 /// The askuser binary under test.
 pub fn askuser_bin() -> PathBuf {
@@ -17,6 +16,10 @@ pub fn host_bin(name: &str) -> PathBuf {
     let bin = root.join(name);
     assert!(bin.exists(), "{} is missing: run scripts/setup hosts (scripts/test does)", bin.display());
     bin
+}
+
+fn dir(bin: &Path) -> String {
+    bin.parent().expect("a binary is in a folder").display().to_string()
 }
 
 /// A user's machine in a temp folder: HOME, a project folder to work in, and a bridge
@@ -58,7 +61,8 @@ impl Home {
         vec![
             ("HOME".into(), home.clone()),
             ("USER".into(), "tester".into()),
-            ("PATH".into(), std::env::var("PATH").unwrap_or_default()),
+            // askuser and the hosts installed, as a user who pastes the docs' lines has them.
+            ("PATH".into(), format!("{}:{}:{}", dir(&askuser_bin()), dir(&host_bin("claude")), std::env::var("PATH").unwrap_or_default())),
             ("LANG".into(), "C.UTF-8".into()),
             ("TERM".into(), "dumb".into()),
             ("XDG_CONFIG_HOME".into(), format!("{home}/.config")),
@@ -74,14 +78,21 @@ impl Home {
     /// `askuser ARGS` as this user (e.g. `setup claude-code`); panics with its output
     /// unless it succeeds.
     pub fn askuser(&self, args: &[&str]) -> Output {
-        let out =
-            std::process::Command::new(askuser_bin()).args(args).env_clear().envs(self.env()).current_dir(self.project()).output().unwrap();
-        assert!(
-            out.status.success(),
-            "askuser {args:?} failed: {}\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        );
+        self.succeeds(&format!("askuser {args:?}"), std::process::Command::new(askuser_bin()).args(args))
+    }
+
+    /// `LINE` through `sh -c` as this user, in the project folder (a line from the README);
+    /// panics with its output unless it succeeds.
+    pub fn sh(&self, line: &str) -> Output {
+        self.succeeds(&format!("`{line}`"), std::process::Command::new("sh").arg("-c").arg(line))
+    }
+
+    /// `cmd` run to its end as this user in the project folder; panics with its output
+    /// unless it succeeds.
+    fn succeeds(&self, what: &str, cmd: &mut std::process::Command) -> Output {
+        let out = cmd.env_clear().envs(self.env()).current_dir(self.project()).output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(out.status.success(), "{what} failed: {}\n{stdout}\n{stderr}", out.status);
         out
     }
 
@@ -101,16 +112,10 @@ impl Home {
         r.json().await.unwrap()
     }
 
-    /// Waits up to `limit` for a question to wait in the inbox; returns it.
-    pub async fn next_question(&self, limit: Duration) -> Value {
-        let until = Instant::now() + limit;
-        loop {
-            if let Some(q) = self.questions("pending").await.into_iter().next() {
-                return q;
-            }
-            assert!(Instant::now() < until, "no question reached the inbox within {limit:?}");
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
+    /// Each question as "ID: STATUS", oldest first, for assertions and their messages.
+    pub async fn statuses(&self) -> Vec<String> {
+        let questions = self.questions("all").await;
+        questions.iter().map(|q| format!("{}: {}", q["id"].as_str().unwrap_or("?"), q["status"].as_str().unwrap_or("?"))).collect()
     }
 
     /// Answers question `id` as the person (`{"answers": …}`, the body of

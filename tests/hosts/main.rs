@@ -1,15 +1,24 @@
-//! The host conformance suite: the hosts' own command-line tools (Codex so far; Claude
-//! Code and Gemini CLI next), installed from npm into `.tools/hosts` by
+//! The host conformance suite: the hosts' own command-line tools (Claude Code, Codex,
+//! Gemini CLI), installed from npm into `.tools/hosts` by
 //! `scripts/setup hosts`, run headless in a throwaway HOME against a scripted model on
 //! 127.0.0.1 that speaks each vendor's API, with `askuser mcp` set up by
 //! `askuser setup HOST` as a new user would, and a bridge whose questions this suite
 //! answers as the person would. Run it with `cargo test -p askuser --test hosts`.
+//!
+//! `scenarios.rs` holds what every host is tested on, once; each host's file (`codex.rs`,
+//! `claude.rs`, `gemini.rs`) what is its own: how a user sets it up and runs it, what it
+//! shows the model, and its tests. `run.rs` is a running host, `harness.rs` the user's
+//! machine and the person, `model.rs` the scripted model that each vendor's fake API
+//! (`openai.rs`, `anthropic.rs`, `gemini_api.rs`) serves.
 
-// The harness and the model serve every host's suite; not each uses all of it yet.
-#[allow(dead_code)]
 mod harness;
-#[allow(dead_code)]
 mod model;
+mod run;
+mod scenarios;
 
+mod anthropic;
+mod claude;
 mod codex;
+mod gemini;
+mod gemini_api;
 mod openai;

@@ -2,10 +2,15 @@
 //!
 //! Each vendor's API (anthropic.rs, openai.rs, gemini_api.rs) serves the same [`Model`]:
 //! on a request from the host's main loop it takes the next [`Turn`] and answers it in
-//! that API's streaming format, and it records what the host showed it ([`Seen`]).
+//! that API's streaming format, and it records what the host showed it ([`Seen`]). The APIs
+//! share their server and log of requests ([`FakeApi`], [`Api`]).
 
+use axum::http::header;
+use axum::response::{IntoResponse, Response};
+use axum::Router;
 use serde_json::Value;
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 /// What the model does on one turn.
@@ -13,8 +18,6 @@ use std::sync::{Arc, Mutex};
 pub enum Turn {
     /// Calls the askuser tool (whatever the host named it) with these arguments.
     Ask(Value),
-    /// Calls a tool by its exact name as the host offers it.
-    Call(String, Value),
     /// Ends with this text.
     Say(String),
 }
@@ -55,11 +58,6 @@ impl Model {
         inner.turns.pop_front().unwrap_or_else(|| Turn::Say("done".into()))
     }
 
-    /// Appends turns (a test that reacts to what the model read).
-    pub fn push(&self, turn: Turn) {
-        self.0.lock().unwrap().turns.push_back(turn);
-    }
-
     /// Every main-loop request so far.
     pub fn seen(&self) -> Vec<Seen> {
         self.0.lock().unwrap().seen.clone()
@@ -71,16 +69,76 @@ impl Model {
     }
 }
 
+/// A tool result's content as the model reads it: the string, or the text parts one after
+/// the other, a line apart (OpenAI's `output`, Anthropic's `content`).
+pub fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
+        other => other.to_string(),
+    }
+}
+
 /// The offered tool whose name is askuser's (`mcp__askuser__ask_user`,
 /// `mcp_askuser_ask_human`, …): its name as the host spells it.
 pub fn askuser_tool(names: impl IntoIterator<Item = String>) -> Option<String> {
     names.into_iter().find(|n| n.contains("askuser"))
 }
 
-/// Serves `router` on 127.0.0.1:0 in the background; returns its base URL.
-pub async fn serve(router: axum::Router) -> String {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let url = format!("http://{}", listener.local_addr().unwrap());
-    tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
-    url
+/// What a fake API's handlers share: the script, and a log of every request served.
+pub struct Api {
+    pub model: Model,
+    /// Every request: method, path and what it was taken for.
+    requests: Mutex<Vec<String>>,
+    ids: AtomicU64,
+}
+
+impl Api {
+    /// Logs a request (`POST /v1/messages (turn)`, …).
+    pub fn note(&self, line: String) {
+        self.requests.lock().unwrap().push(line);
+    }
+
+    /// A new number for the ids in a reply (`msg_3`, `call_3`).
+    pub fn next_id(&self) -> u64 {
+        self.ids.fetch_add(1, Ordering::Relaxed)
+    }
+}
+
+/// A vendor's API, faked on 127.0.0.1 around a [`Model`]: its base URL, and what it served.
+pub struct FakeApi {
+    /// `http://127.0.0.1:PORT` (plus whatever path the vendor's clients expect in it).
+    pub base_url: String,
+    pub model: Model,
+    api: Arc<Api>,
+}
+
+impl FakeApi {
+    /// Serves `model` with the vendor's `routes` in the background.
+    pub async fn start(model: Model, routes: impl FnOnce(Router<Arc<Api>>) -> Router<Arc<Api>>) -> FakeApi {
+        let api = Arc::new(Api { model: model.clone(), requests: Mutex::default(), ids: AtomicU64::new(0) });
+        let router = routes(Router::new()).with_state(api.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let base_url = format!("http://{}", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, router).await.unwrap() });
+        FakeApi { base_url, model, api }
+    }
+
+    /// Every request so far, for failure messages.
+    pub fn requests(&self) -> Vec<String> {
+        self.api.requests.lock().unwrap().clone()
+    }
+}
+
+/// A streamed reply: each event as server-sent `data:`, after an `event:` line with its
+/// `type` when `named` (OpenAI's and Anthropic's streams; Gemini's has none).
+pub fn event_stream(events: impl IntoIterator<Item = Value>, named: bool) -> Response {
+    let mut body = String::new();
+    for event in events {
+        if named {
+            body.push_str(&format!("event: {}\n", event["type"].as_str().unwrap_or_default()));
+        }
+        body.push_str(&format!("data: {event}\n\n"));
+    }
+    ([(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")], body).into_response()
 }

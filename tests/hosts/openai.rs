@@ -16,50 +16,28 @@
 //! A request with tools is the main loop and takes the next [`Turn`]; anything else (a
 //! request without tools, `/responses/compact`, `/models`) is answered without one.
 
-use crate::model::{askuser_tool, serve, Model, Seen, Turn};
+use crate::model::{askuser_tool, event_stream, text_of, Api, FakeApi, Model, Seen, Turn};
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, Method, StatusCode, Uri};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use axum::{Json, Router};
+use axum::Json;
 use serde_json::{json, Value};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-/// The fake API: its base URL (the provider's `base_url`, ending in `/v1`) and what it served.
-pub struct OpenAi {
-    /// `http://127.0.0.1:PORT/v1`.
-    pub base_url: String,
-    pub model: Model,
-    state: Arc<Api>,
-}
-
-struct Api {
-    model: Model,
-    /// Every request: method, path and whether it took a turn.
-    requests: Mutex<Vec<String>>,
-    ids: AtomicU64,
-}
-
-impl OpenAi {
-    /// Starts serving `model` on 127.0.0.1.
-    pub async fn start(model: Model) -> OpenAi {
-        let state = Arc::new(Api { model: model.clone(), requests: Mutex::default(), ids: AtomicU64::new(0) });
-        let router = Router::new()
+/// Starts serving `model` on 127.0.0.1; its base URL (the provider's `base_url`) ends in `/v1`.
+pub async fn start(model: Model) -> FakeApi {
+    let mut api = FakeApi::start(model, |routes| {
+        routes
             .route("/v1/responses", post(responses))
             .route("/v1/responses/compact", post(compact))
             .route("/v1/models", get(models))
             .fallback(other)
-            .with_state(state.clone());
-        let url = serve(router).await;
-        OpenAi { base_url: format!("{url}/v1"), model, state }
-    }
-
-    /// Every request so far (`POST /v1/responses (turn)`, …), for failure messages.
-    pub fn requests(&self) -> Vec<String> {
-        self.state.requests.lock().unwrap().clone()
-    }
+    })
+    .await;
+    api.base_url.push_str("/v1");
+    api
 }
 
 /// The offered tools' names as the model calls them: a plain function by its name, a tool
@@ -87,42 +65,28 @@ pub fn find_tool<'a>(tools: &'a [Value], namespace: &str, name: &str) -> Option<
         .and_then(|inner| inner.iter().find(|t| t["name"] == name))
 }
 
-/// The text of a `function_call_output` as the model reads it: the string, or the text
-/// parts one after the other, a line apart.
-pub fn output_text(item: &Value) -> String {
-    match &item["output"] {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect::<Vec<_>>().join("\n"),
-        other => other.to_string(),
-    }
-}
-
 /// The last tool result in the conversation.
 fn last_tool_result(body: &Value) -> Option<String> {
-    body["input"].as_array()?.iter().rev().find(|item| item["type"] == "function_call_output").map(output_text)
-}
-
-fn note(api: &Api, line: String) {
-    api.requests.lock().unwrap().push(line);
+    body["input"].as_array()?.iter().rev().find(|item| item["type"] == "function_call_output").map(|item| text_of(&item["output"]))
 }
 
 async fn responses(State(api): State<Arc<Api>>, headers: HeaderMap, body: Bytes) -> Response {
     if let Some(encoding) = headers.get(header::CONTENT_ENCODING) {
-        note(&api, format!("POST /v1/responses (refused: content-encoding {encoding:?})"));
+        api.note(format!("POST /v1/responses (refused: content-encoding {encoding:?})"));
         return (StatusCode::UNSUPPORTED_MEDIA_TYPE, "this fake reads uncompressed JSON only").into_response();
     }
     let Ok(body) = serde_json::from_slice::<Value>(&body) else {
-        note(&api, "POST /v1/responses (refused: not JSON)".into());
+        api.note("POST /v1/responses (refused: not JSON)".into());
         return (StatusCode::BAD_REQUEST, "not JSON").into_response();
     };
     let tools = body["tools"].as_array().cloned().unwrap_or_default();
-    let n = api.ids.fetch_add(1, Ordering::Relaxed);
+    let n = api.next_id();
     if tools.is_empty() {
         // A side request (a title, a summary): a short answer, the script untouched.
-        note(&api, "POST /v1/responses (side request)".into());
+        api.note("POST /v1/responses (side request)".into());
         return stream(n, vec![message(n, "ok")]);
     }
-    note(&api, "POST /v1/responses (turn)".into());
+    api.note("POST /v1/responses (turn)".into());
     let seen = Seen { tool_result: last_tool_result(&body), tools: tools.clone(), body };
     let item = match api.model.next(seen) {
         Turn::Say(text) => message(n, &text),
@@ -130,7 +94,6 @@ async fn responses(State(api): State<Arc<Api>>, headers: HeaderMap, body: Bytes)
             Some(name) => call(n, &tools, &name, &args),
             None => message(n, "(the scripted model found no askuser tool among the tools offered)"),
         },
-        Turn::Call(name, args) => call(n, &tools, &name, &args),
     };
     stream(n, vec![item])
 }
@@ -186,27 +149,23 @@ fn stream(n: u64, items: Vec<Value>) -> Response {
     let usage =
         json!({"input_tokens": 0, "input_tokens_details": null, "output_tokens": 0, "output_tokens_details": null, "total_tokens": 0});
     events.push(json!({"type": "response.completed", "response": {"id": id, "status": "completed", "output": items, "usage": usage}}));
-    let mut body = String::new();
-    for event in events {
-        body.push_str(&format!("event: {}\ndata: {event}\n\n", event["type"].as_str().unwrap_or_default()));
-    }
-    ([(header::CONTENT_TYPE, "text/event-stream"), (header::CACHE_CONTROL, "no-cache")], body).into_response()
+    event_stream(events, true)
 }
 
 /// Remote compaction: the conversation so far, summed up in one message.
 async fn compact(State(api): State<Arc<Api>>) -> Response {
-    note(&api, "POST /v1/responses/compact".into());
+    api.note("POST /v1/responses/compact".into());
     let summary = json!({"type": "message", "role": "user", "content": [{"type": "input_text", "text": "(the conversation so far)"}]});
     Json(json!({"output": [summary]})).into_response()
 }
 
 /// The model list: none beyond the configured one.
 async fn models(State(api): State<Arc<Api>>) -> Response {
-    note(&api, "GET /v1/models".into());
+    api.note("GET /v1/models".into());
     Json(json!({"object": "list", "data": [], "models": []})).into_response()
 }
 
 async fn other(State(api): State<Arc<Api>>, method: Method, uri: Uri) -> Response {
-    note(&api, format!("{method} {uri} (not served)"));
+    api.note(format!("{method} {uri} (not served)"));
     (StatusCode::NOT_FOUND, "not served by the scripted model").into_response()
 }
