@@ -93,10 +93,14 @@ impl Host for Claude {
 /// What a user sets in the environment for `claude -p` to reach the scripted model and
 /// nothing else: its address, a fake key, and no telemetry, updates, error reports or
 /// other traffic.
-fn model_env(api: &FakeApi) -> [(&'static str, String); 6] {
+/// The fake key the user exported (interactive Claude Code remembers it approved by its
+/// last 20 characters).
+pub(crate) const KEY: &str = "sk-ant-scripted-not-a-real-key";
+
+pub(crate) fn model_env(api: &FakeApi) -> [(&'static str, String); 6] {
     [
         ("ANTHROPIC_BASE_URL", api.base_url.clone()),
-        ("ANTHROPIC_API_KEY", "sk-ant-scripted-not-a-real-key".into()),
+        ("ANTHROPIC_API_KEY", KEY.into()),
         ("DISABLE_TELEMETRY", "1".into()),
         ("DISABLE_AUTOUPDATER", "1".into()),
         ("DISABLE_ERROR_REPORTING", "1".into()),
@@ -147,7 +151,7 @@ fn configure(home: &Home, tool_timeout: Option<u64>) {
 
 /// Claude Code's log of the askuser server (connection, calls, elicitations), every
 /// session's, from `~/.cache/claude-cli-nodejs/*/mcp-logs-askuser/`.
-fn mcp_log(home: &Path) -> String {
+pub(crate) fn mcp_log(home: &Path) -> String {
     let mut text = String::new();
     let Ok(projects) = std::fs::read_dir(home.join(".cache/claude-cli-nodejs")) else { return text };
     for project in projects.flatten() {

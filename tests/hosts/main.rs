@@ -8,7 +8,8 @@
 //! `scenarios.rs` holds what every host is tested on, once; each host's file (`codex.rs`,
 //! `claude.rs`, `gemini.rs`) what is its own: how a user sets it up and runs it, what it
 //! shows the model, and its tests. `run.rs` is a running host, `harness.rs` the user's
-//! machine and the person, `model.rs` the scripted model that each vendor's fake API
+//! machine and the person, `interactive.rs` Claude Code's terminal UI in tmux (a person at
+//! the screen), `model.rs` the scripted model that each vendor's fake API
 //! (`openai.rs`, `anthropic.rs`, `gemini_api.rs`) serves.
 
 mod harness;
@@ -21,4 +22,5 @@ mod claude;
 mod codex;
 mod gemini;
 mod gemini_api;
+mod interactive;
 mod openai;
