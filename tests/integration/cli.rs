@@ -456,3 +456,110 @@ fn people_teams_and_a_question_for_a_team_from_the_command_line() {
     assert!(!bad.status.success());
     assert!(text(&bad.stderr).contains("agent.assignee"), "{}", text(&bad.stderr));
 }
+
+/// Runs `cmd` to its end, or kills it after `within`: its exit code, and its stdout
+/// and stderr together.
+fn run_within(cmd: &mut Command, within: Duration) -> (Option<i32>, String) {
+    let mut child = cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    let (stdout, stderr) = (child.stdout.take().unwrap(), child.stderr.take().unwrap());
+    let out = std::thread::spawn(move || std::io::read_to_string(stdout).unwrap_or_default());
+    let err = std::thread::spawn(move || std::io::read_to_string(stderr).unwrap_or_default());
+    let started = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status;
+        }
+        if started.elapsed() > within {
+            let _ = child.kill();
+            panic!("{cmd:?} still runs after {within:?}");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    (status.code(), out.join().unwrap() + &err.join().unwrap())
+}
+
+/// A store URL's password (in the URL's user part, and as a `password=` parameter)
+/// appears nowhere in what `askuser serve` says, while the host does: not when the
+/// database cannot be reached, not when clap refuses the value, not in `--help` with
+/// ASKUSER_STORE set.
+#[test]
+fn a_store_password_is_never_shown() {
+    let dir = tempfile::tempdir().unwrap();
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let url = format!("postgres://askuser:hunter2@{closed}/askuser?password=swordfish&connect_timeout=5");
+    let serve = |store: &str| {
+        let mut cmd = askuser();
+        cmd.args(["serve", "--addr", "127.0.0.1:0", "--store", store, "--data-dir"]).arg(dir.path());
+        run_within(&mut cmd, Duration::from_secs(30))
+    };
+    let (code, said) = serve(&url);
+    assert_eq!(code, Some(1), "{said}");
+    assert!(said.contains(&closed.to_string()) && said.contains("askuser:***@"), "the host is named: {said}");
+    assert!(!said.contains("hunter2") && !said.contains("swordfish"), "{said}");
+    // Refused before anything starts: the problem is named, the password is not.
+    for (store, problem) in [
+        ("postgres://askuser:hunter2@db.example:port/askuser", "invalid value for option `port`"),
+        ("postgres://askuser@db.example/askuser?password=hunter2&colour=blue", "unknown option `colour`"),
+        ("mysql://askuser:hunter2@db.example/askuser", "expected a postgres:// or postgresql:// URL"),
+    ] {
+        let (code, said) = serve(store);
+        assert_eq!(code, Some(2), "a usage error: {said}");
+        assert!(said.contains("--store") && said.contains(problem) && said.contains("db.example"), "{said}");
+        assert!(!said.contains("hunter2"), "{said}");
+    }
+    let mut help = askuser();
+    help.args(["serve", "--help"]).env("ASKUSER_STORE", &url);
+    let (code, said) = run_within(&mut help, Duration::from_secs(30));
+    assert_eq!(code, Some(0));
+    assert!(said.contains("ASKUSER_STORE") && !said.contains("hunter2"), "{said}");
+}
+
+/// The webhook URL and the ntfy topic are credentials: `askuser serve` names their
+/// hosts, at start and when a send fails, and never their paths or the whole topic.
+#[test]
+fn serve_shows_the_webhook_and_ntfy_without_their_secrets() {
+    let dir = tempfile::tempdir().unwrap();
+    // Nothing listens there: every send fails, and says so.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    let mut child = askuser()
+        .args(["serve", "--addr", "127.0.0.1:0", "--data-dir"])
+        .arg(dir.path())
+        .arg(format!("--notify-webhook=http://{closed}/services/T0/hook-s3cret-path"))
+        .args(["--notify-webhook-secret", "k"])
+        .arg(format!("--notify-ntfy=http://localhost:{}/topic-s3cret", closed.port()))
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (lines, said) = std::sync::mpsc::channel();
+    let stderr = BufReader::new(child.stderr.take().unwrap());
+    std::thread::spawn(move || stderr.lines().map_while(Result::ok).try_for_each(|l| lines.send(l)));
+    let mut seen = vec![];
+    let mut next = || {
+        let line = said.recv_timeout(Duration::from_secs(15)).unwrap_or_else(|_| panic!("serve said no more: {seen:#?}"));
+        seen.push(line.clone());
+        line
+    };
+    let open = loop {
+        if let Some(open) = next().strip_prefix("askuser: open ").map(str::to_owned) {
+            break open;
+        }
+    };
+    let (url, token) = open.split_once("/#token=").unwrap();
+    let server = Server { child, url: url.to_owned(), token: token.to_owned() };
+    let body = json!({"id": "s-1", "questions": [{"question": "Deploy?", "options": [{"label": "Yes"}, {"label": "No"}]}]});
+    let asked = curl(&server, "POST", "/v1/ask?wait=false", Some(&body.to_string()));
+    assert!(asked.contains("s-1"), "{asked}");
+    let (mut webhook, mut ntfy) = (false, false);
+    while !(webhook && ntfy) {
+        let line = next();
+        webhook |= line.contains("webhook failed");
+        ntfy |= line.contains("ntfy failed");
+    }
+    drop(server);
+    let all = seen.join("\n");
+    assert!(all.contains(&format!("the webhook http://{closed}/…")), "the webhook's host: {all}");
+    assert!(all.contains(&format!("ntfy topic http://localhost:{}/top…", closed.port())), "ntfy's server: {all}");
+    assert!(all.contains("cannot reach the webhook") && all.contains("cannot reach ntfy"), "{all}");
+    assert!(!all.contains("s3cret") && !all.contains("/services/"), "{all}");
+}

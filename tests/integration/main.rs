@@ -5,6 +5,7 @@ mod asserted;
 mod bridge;
 mod browser;
 mod cli;
+mod clients;
 mod hardening;
 mod input;
 mod mcp;

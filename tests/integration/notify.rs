@@ -529,6 +529,36 @@ async fn webhook_receiver(secret: &'static str) -> (String, Inbox) {
     (url, inbox)
 }
 
+/// A webhook endpoint that answers 307 to another server (here a second one on this
+/// machine's loopback): the notifier follows no redirect, so the signed body and its
+/// answer links reach only the configured URL; the 3xx is a refused send, not retried.
+#[tokio::test]
+async fn a_webhook_redirect_is_not_followed() {
+    let (elsewhere, followed) = webhook_receiver("k").await;
+    let hits = Inbox::default();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/hook", listener.local_addr().unwrap());
+    let handler = move |State(hits): State<Inbox>, body: Bytes| {
+        let to = elsewhere.clone();
+        async move {
+            hits.got.lock().unwrap().push(serde_json::from_slice(&body).unwrap_or(Value::Null));
+            (StatusCode::TEMPORARY_REDIRECT, [("location", to)])
+        }
+    };
+    let app = axum::Router::new().route("/hook", axum::routing::post(handler)).with_state(hits.clone());
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let b = notifying_bridge(|n| {
+        n.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules: Rules::default() });
+    })
+    .await;
+    b.post("/v1/ask?wait=false").json(&ask_body("d-1", "ci")).send().await.unwrap();
+    assert_eq!(hits.nth(1).await["askuser"]["id"], "d-1", "the configured URL got it");
+    // A retry would come after 1 s of backoff; a followed redirect at once.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(followed.count(), 0, "the redirect's target got nothing: {:?}", followed.got.lock().unwrap());
+    assert_eq!(hits.count(), 1, "a redirect is refused like a 4xx, not retried");
+}
+
 #[tokio::test]
 async fn webhook_links_answer_once_and_never_on_a_get() {
     let (url, hooked) = webhook_receiver("s3cret").await;

@@ -121,6 +121,20 @@ impl Cluster {
         run(c, "pg_ctl stop");
     }
 
+    /// Freezes (`SIGSTOP`, `pause`) or thaws (`SIGCONT`) the server and its backends: a
+    /// database that keeps its connections open and answers nothing.
+    pub fn freeze(&self, pause: bool) {
+        let pid = std::fs::read_to_string(self.data().join("postmaster.pid")).expect("the server runs");
+        let pid = pid.lines().next().expect("postmaster.pid starts with the pid").trim().to_owned();
+        let signal = if pause { "-STOP" } else { "-CONT" };
+        let mut children = Command::new("pkill");
+        children.args([signal, "-P", &pid]);
+        let _ = children.status();
+        let mut c = Command::new("kill");
+        c.args([signal, &pid]);
+        run(c, "kill");
+    }
+
     /// The URL of database `db` in it.
     pub fn url(&self, db: &str) -> String {
         format!("postgresql://askuser@/{db}?host={}", self.dir.path().display())

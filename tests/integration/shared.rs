@@ -231,6 +231,19 @@ async fn a_database_restart_loses_nothing_and_the_bridges_resync() {
     assert!(health["error"].as_str().unwrap().contains("database"), "{health}");
     db.up();
 
+    // Back to healthy with no ask in between (behind a balancer none would arrive): health
+    // writes itself, and that write clears the failed one's mark.
+    let mut healthy = None;
+    for _ in 0..100 {
+        let r = b[1].get("/v1/health").send().await.unwrap();
+        if r.status() == 200 {
+            healthy = Some(r);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(healthy.is_some(), "the database is back: health says so within 10 s, with no ask to write first");
+
     // Asked at B after the restart: A hears of it (the listener reconnected and resynced).
     let mut tab_a = b[0].browser().await;
     let BrowserEvent::Snapshot { questions, .. } = next_event(&mut tab_a).await else { panic!("a snapshot") };
@@ -249,6 +262,34 @@ async fn a_database_restart_loses_nothing_and_the_bridges_resync() {
     after.abort();
     let stored: Value = b[0].get("/v1/questions/before").send().await.unwrap().json().await.unwrap();
     assert_eq!(stored["result"]["answers"][0]["selectedOptions"], json!(["SQLite"]), "the answer acknowledged before the crash is kept");
+}
+
+/// A database that answers nothing (paused, its connections open): health says 503 within
+/// seconds instead of hanging with it, and 200 again once it answers.
+#[tokio::test]
+async fn a_paused_database_makes_health_503_at_once_and_200_after() {
+    let db = Cluster::start();
+    let url = db.database("team");
+    let b = bridges(&url, 1).await;
+    assert_eq!(b[0].get("/v1/health").send().await.unwrap().status(), 200);
+    db.freeze(true);
+    let started = std::time::Instant::now();
+    let health = tokio::time::timeout(Duration::from_secs(10), b[0].get("/v1/health").send()).await;
+    db.freeze(false);
+    let health = health.expect("health answers while the database is paused").unwrap();
+    assert_eq!(health.status(), 503, "a database that does not answer is not healthy");
+    assert!(started.elapsed() < Duration::from_secs(5), "503 within the health check's bound, took {:?}", started.elapsed());
+    let health: Value = health.json().await.unwrap();
+    assert!(health["error"].as_str().unwrap().contains("did not answer within"), "{health}");
+    let mut status = 0;
+    for _ in 0..100 {
+        status = b[0].get("/v1/health").send().await.unwrap().status().as_u16();
+        if status == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(status, 200, "healthy again once the database answers");
 }
 
 /// TLS to the database: a server that takes only TLS connections, its certificate signed

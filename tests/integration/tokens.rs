@@ -219,6 +219,30 @@ async fn a_pairing_code_gives_one_device_token_once_before_it_expires() {
     assert!(r.text().await.unwrap().contains("too many wrong pairing codes"));
 }
 
+/// Wrong codes are limited per source address: a guesser at 127.0.0.1 gets 429, and a
+/// person pairing from another address (127.0.0.2, another loopback address) is not
+/// refused because of it.
+#[tokio::test]
+async fn wrong_pairing_codes_from_one_address_do_not_refuse_another() {
+    let b = bridge().await;
+    let good = pairing(&b, 60).await;
+    for _ in 0..12 {
+        let status = claim(&b, "AAAAAAAAAA").await.status();
+        assert!(status == 404 || status == 429, "{status}");
+    }
+    assert_eq!(claim(&b, "AAAAAAAAAA").await.status(), 429, "the guesser is slowed");
+    let elsewhere = askuser::tls::http(None).local_address(std::net::IpAddr::from([127, 0, 0, 2])).build().unwrap();
+    let r = elsewhere.post(format!("{}/v1/pair", b.url)).json(&json!({"code": good})).send().await.unwrap();
+    assert_eq!(r.status(), 200, "a right code from another address: {}", r.text().await.unwrap());
+    let paired: Value = r.json().await.unwrap();
+    assert_eq!(paired["credential"]["scope"], "device");
+    let r = claim(&b, "AAAAAAAAAA").await;
+    assert_eq!(r.status(), 429, "the guesser is still slowed");
+    assert!(r.text().await.unwrap().contains("too many wrong pairing codes"));
+    let other = pairing(&b, 60).await;
+    assert_eq!(claim(&b, &other).await.status(), 429, "even a right code, from the guesser's address");
+}
+
 #[test]
 fn askuser_pair_prints_a_link_and_its_qr_code() {
     let rt = tokio::runtime::Runtime::new().unwrap();

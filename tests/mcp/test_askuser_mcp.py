@@ -277,6 +277,66 @@ def test_without_a_bridge_mcp_starts_one(data_dir):
     assert r.structured_content["answers"][0]["answer"] == "yes"
 
 
+def test_a_stale_bridge_json_gets_a_bridge_of_its_own_and_the_stranger_nothing(data_dir):
+    # A bridge that crashed left bridge.json; a stranger now listens on its port. askuser
+    # mcp must not send it the token or the question (issue 28, F1): it starts its own
+    # bridge, as with no bridge.json at all.
+    import socket
+
+    with socket.socket() as s:
+        if s.connect_ex(("127.0.0.1", 7823)) == 0:
+            pytest.skip("something already listens on the default port 7823")
+    stranger = socket.socket()
+    stranger.bind(("127.0.0.1", 0))
+    stranger.listen()
+    stranger.settimeout(0.1)
+    heard, done = [], threading.Event()
+
+    def listen():
+        while not done.is_set():
+            try:
+                conn, _ = stranger.accept()
+            except OSError:
+                continue
+            conn.settimeout(0.5)
+            try:
+                while chunk := conn.recv(4096):
+                    heard.append(chunk)
+            except OSError:
+                pass
+            conn.close()
+
+    threading.Thread(target=listen, daemon=True).start()
+    gone = subprocess.Popen(["true"])
+    gone.wait()
+    stale_url = "http://127.0.0.1:%d" % stranger.getsockname()[1]
+    token = "stale-admin-token-0123456789abcdef"
+    bridge_file = os.path.join(data_dir, "bridge.json")
+    with open(bridge_file, "w") as f:
+        json.dump({"url": stale_url, "token": token, "pid": gone.pid}, f)
+    os.chmod(data_dir, 0o700)
+
+    def answer_at_the_new_bridge():
+        deadline = time.monotonic() + 10
+        while True:
+            with open(bridge_file) as f:
+                bf = json.load(f)
+            if bf["url"] != stale_url:
+                break
+            assert time.monotonic() < deadline, "askuser mcp started no bridge of its own"
+            time.sleep(0.05)
+        b = Bridge.__new__(Bridge)
+        b.url, b.token = bf["url"], bf["token"]
+        b.answer(["mine"])
+
+    try:
+        r = call(data_dir, {"question": "Trust the file?"}, answer_at_the_new_bridge)
+    finally:
+        done.set()
+    assert r.structured_content["answers"][0]["answer"] == "mine"
+    assert heard == [], b"".join(heard)
+
+
 def test_a_call_survives_the_exit_of_the_process_that_hosted_the_bridge(data_dir):
     # Two agents' MCP servers share one bridge, run by the first; the first exits while
     # the second waits for an answer. The second takes the bridge over (same address,

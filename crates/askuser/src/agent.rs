@@ -66,6 +66,17 @@ impl Asker {
         lock(&self.http).clone()
     }
 
+    /// The endpoint, if a request may go there now: one read from `bridge.json` only
+    /// while the bridge that wrote it runs, so a stranger on its old port never gets the
+    /// token (`config::bridge_running`).
+    fn usable(&self) -> Result<Endpoint, AskError> {
+        let ep = self.endpoint();
+        match ep.check() {
+            Ok(()) => Ok(ep),
+            Err(e) => Err(AskError::Unreachable { url: ep.url, message: e.to_string() }),
+        }
+    }
+
     /// Re-reads `bridge.json`, for a bridge that restarted on another port or token.
     pub fn refresh(&self) {
         let Some(dir) = &self.rediscover else { return };
@@ -82,7 +93,14 @@ impl Asker {
         let mut backoff = MIN_BACKOFF;
         let mut failing_since: Option<tokio::time::Instant> = None;
         loop {
-            let ep = self.endpoint();
+            let ep = match self.usable() {
+                Ok(ep) => ep,
+                Err(e) if !retry => return Err(e),
+                Err(e) => {
+                    self.wait_for_bridge(&e.to_string(), &mut backoff, &mut failing_since, &mut on_retry).await;
+                    continue;
+                }
+            };
             let sent = self.http().post(format!("{}/v1/ask?format=canonical", ep.url)).bearer_auth(&ep.token).json(request).send().await;
             let problem = match sent {
                 Ok(response) if response.status().is_success() => match crate::client::read::<AskResult>(response).await {
@@ -105,14 +123,26 @@ impl Asker {
             if !retry {
                 return Err(AskError::Unreachable { url: ep.url, message: problem });
             }
-            on_retry(&problem);
-            tokio::time::sleep(backoff).await;
-            backoff = (backoff * 2).min(MAX_BACKOFF);
-            self.refresh();
-            let since = *failing_since.get_or_insert_with(tokio::time::Instant::now);
-            if since.elapsed() >= TAKEOVER_AFTER {
-                self.take_over().await;
-            }
+            self.wait_for_bridge(&problem, &mut backoff, &mut failing_since, &mut on_retry).await;
+        }
+    }
+
+    /// After a failed attempt: tells `on_retry`, backs off, looks for a restarted bridge,
+    /// and runs one here once none has answered for [`TAKEOVER_AFTER`].
+    async fn wait_for_bridge(
+        &self,
+        problem: &str,
+        backoff: &mut Duration,
+        failing_since: &mut Option<tokio::time::Instant>,
+        on_retry: &mut impl FnMut(&str),
+    ) {
+        on_retry(problem);
+        tokio::time::sleep(*backoff).await;
+        *backoff = (*backoff * 2).min(MAX_BACKOFF);
+        self.refresh();
+        let since = *failing_since.get_or_insert_with(tokio::time::Instant::now);
+        if since.elapsed() >= TAKEOVER_AFTER {
+            self.take_over().await;
         }
     }
 
@@ -129,27 +159,27 @@ impl Asker {
 
     /// Stores the question without waiting (`askuser ask --no-wait`).
     pub async fn store(&self, request: &Value) -> Result<QuestionRecord, AskError> {
-        let ep = self.endpoint();
+        let ep = self.usable()?;
         self.read(&ep, self.http().post(format!("{}/v1/ask?wait=false", ep.url)).json(request)).await
     }
 
     /// Answers question `id` as front end `client` would (`{"answers": [...]}`).
     pub async fn answer(&self, id: &str, body: &Value, client: &str) -> Result<AskResult, AskError> {
-        let ep = self.endpoint();
+        let ep = self.usable()?;
         let url = format!("{}/v1/questions/{}/answer", ep.url, crate::client::encode(id));
         self.read(&ep, self.http().post(url).header("x-askuser-client", client).json(body)).await
     }
 
     /// Declines question `id` for a person who said no in front end `client`.
     pub async fn decline(&self, id: &str, client: &str) -> Result<AskResult, AskError> {
-        let ep = self.endpoint();
+        let ep = self.usable()?;
         let url = format!("{}/v1/questions/{}/cancel", ep.url, crate::client::encode(id));
         self.read(&ep, self.http().post(url).header("x-askuser-client", client)).await
     }
 
     /// One stored question.
     pub async fn get(&self, id: &str) -> Result<QuestionRecord, AskError> {
-        let ep = self.endpoint();
+        let ep = self.usable()?;
         self.read(&ep, self.http().get(format!("{}/v1/questions/{}", ep.url, crate::client::encode(id)))).await
     }
 
@@ -178,7 +208,7 @@ impl Asker {
 
     /// The agent takes its question back (best effort).
     pub async fn withdraw(&self, id: &str) {
-        let ep = self.endpoint();
+        let Ok(ep) = self.usable() else { return };
         let _ = self.http().delete(format!("{}/v1/questions/{}", ep.url, crate::client::encode(id))).bearer_auth(&ep.token).send().await;
     }
 }

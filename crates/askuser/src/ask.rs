@@ -323,6 +323,10 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
         }
         Ok(ep) if reachable(&ep).await.is_ok() => ep,
         Err(e) if named => return Err(e),
+        Err(e) if e.is::<config::NotRunning>() => {
+            tracing::warn!("{e}; this process runs one meanwhile");
+            host.start(config::DEFAULT_ADDR, args.bridge.token.clone()).await?
+        }
         _ => host.start(config::DEFAULT_ADDR, args.bridge.token.clone()).await?,
     };
     let open_url = endpoint.url.clone();

@@ -223,7 +223,7 @@ pub struct ServeArgs {
     /// by every bridge given the same URL (a team's inbox; docs/deploy.md), instead of the
     /// SQLite file in the data directory: postgres://USER:PASSWORD@HOST/DB, with
     /// ?sslmode=require&sslrootcert=CA.pem for TLS. Also from ASKUSER_STORE.
-    #[arg(long, value_name = "URL", env = "ASKUSER_STORE", value_parser = store_url)]
+    #[arg(long, value_name = "URL", env = "ASKUSER_STORE", hide_env_values = true, value_parser = StoreUrl)]
     pub store: Option<String>,
     /// `full` also survives power loss (slower); `normal` survives a killed process.
     #[arg(long, value_enum, default_value_t = DurabilityArg::Normal)]
@@ -355,7 +355,9 @@ impl NotifyArgs {
             Ok(rules)
         };
         if let Some(url) = &self.notify_webhook {
-            let url: reqwest::Url = url.parse().map_err(|e| anyhow::anyhow!("--notify-webhook: expected a URL, got {url:?} ({e})"))?;
+            let url: reqwest::Url = url.parse().map_err(|e| {
+                anyhow::anyhow!("--notify-webhook: expected a URL, got {:?} ({e})", config::redact(config::Secret::Webhook(url)))
+            })?;
             let secret = match &self.notify_webhook_secret {
                 Some(s) => s.clone(),
                 None => crate::notify::channels::webhook_secret(data_dir)?,
@@ -389,10 +391,26 @@ fn escalation(text: &str) -> Result<Escalation, String> {
 
 /// `--store`: a PostgreSQL URL (checked here, so a typo fails before anything starts).
 fn store_url(text: &str) -> Result<String, String> {
+    let shown = || config::redact(config::Secret::Store(text));
     if !(text.starts_with("postgres://") || text.starts_with("postgresql://")) {
-        return Err(format!("expected a postgres:// or postgresql:// URL, got {:?}", crate::store::postgres::shown(text)));
+        return Err(format!("expected a postgres:// or postgresql:// URL, got {:?}", shown()));
     }
-    crate::store::postgres::parse_url(text).map(|_| text.to_owned())
+    crate::store::postgres::parse_url(text).map(|_| text.to_owned()).map_err(|e| format!("{e}, got {:?}", shown()))
+}
+
+/// Parses `--store` with [`store_url`]. Not a plain function parser: clap would put the
+/// whole value, password and all, in its error.
+#[derive(Clone)]
+struct StoreUrl;
+
+impl clap::builder::TypedValueParser for StoreUrl {
+    type Value = String;
+
+    fn parse_ref(&self, cmd: &clap::Command, _: Option<&clap::Arg>, value: &std::ffi::OsStr) -> Result<String, clap::Error> {
+        let refused = |why: String| clap::Error::raw(clap::error::ErrorKind::ValueValidation, format!("--store: {why}\n")).with_cmd(cmd);
+        let text = value.to_str().ok_or_else(|| refused("expected a postgres:// URL, got one that is not UTF-8".into()))?;
+        store_url(text).map_err(refused)
+    }
 }
 
 impl ServeArgs {

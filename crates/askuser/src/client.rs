@@ -13,9 +13,11 @@ use std::path::PathBuf;
 #[derive(Debug, Clone, Args)]
 pub struct BridgeArgs {
     /// The bridge's URL (default: $ASKUSER_URL, else bridge.json in the data directory).
+    /// Plain http only to this machine; a bridge elsewhere is reached over https.
     #[arg(long)]
     pub url: Option<String>,
-    /// The bridge's token (default: $ASKUSER_TOKEN, else bridge.json).
+    /// The bridge's token (default: $ASKUSER_TOKEN, else bridge.json, whose token goes only
+    /// to bridge.json's own URL: another --url needs its own token).
     #[arg(long)]
     pub token: Option<String>,
     /// Where askuser keeps its files (default: $ASKUSER_DATA_DIR, else the platform's data directory).
@@ -72,6 +74,9 @@ impl Client {
     }
 
     async fn json<T: DeserializeOwned>(&self, req: RequestBuilder) -> anyhow::Result<T> {
+        // An address from bridge.json only while its bridge runs: never the token to a
+        // stranger on a dead bridge's port.
+        self.endpoint.check()?;
         let response = req
             .send()
             .await

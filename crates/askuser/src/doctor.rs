@@ -181,7 +181,13 @@ async fn bridge(r: &mut Report, args: &BridgeArgs, dir: &Path) {
         Ok(e) => e,
         Err(e) => {
             let file = config::bridge_file(dir);
-            if file.exists() {
+            let named = args.url.as_deref().is_some_and(|u| !u.is_empty()) || std::env::var(config::ENV_URL).is_ok_and(|u| !u.is_empty());
+            if named {
+                r.fail(
+                    format!("{e:#}"),
+                    "pass --url with the bridge's https address (or one on this machine) and --token with its own token",
+                );
+            } else if file.exists() {
                 r.fail(format!("{e:#}"), format!("remove {} and {START}", file.display()));
             } else {
                 r.fail(format!("no bridge runs for the data directory {} (it has no bridge.json)", dir.display()), START);

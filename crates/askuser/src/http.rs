@@ -476,11 +476,14 @@ async fn withdraw(State(app): State<App>, Extension(caller): Extension<Caller>, 
 async fn health(State(app): State<App>) -> Reply {
     let store = app.bridge.store();
     let mut body = serde_json::json!({"ok": true, "version": env!("CARGO_PKG_VERSION")});
-    if let Ok((pending, done)) = store.counts().await {
+    // Counts are a courtesy: a database that does not answer must not hold the answer up.
+    let counts = tokio::time::timeout(std::time::Duration::from_secs(2), store.counts());
+    let (counts, health) = tokio::join!(counts, store.health());
+    if let Ok(Ok((pending, done))) = counts {
         body["pending"] = pending.into();
         body["final"] = done.into();
     }
-    Ok(match store.health().await {
+    Ok(match health {
         Ok(()) => Json(body).into_response(),
         Err(problem) => {
             tracing::warn!("unhealthy: {problem}");
@@ -677,12 +680,16 @@ struct Claim {
     code: String,
 }
 
-/// Trades a pairing code for a device token (once, before it expires).
-async fn claim_pairing(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> Reply {
+/// Trades a pairing code for a device token (once, before it expires). Wrong codes
+/// are limited per peer address: the bridge reads no forwarded headers, so behind a
+/// proxy every claim is the proxy's.
+async fn claim_pairing(State(app): State<App>, peer: Option<Extension<crate::listen::Peer>>, body: Result<Bytes, BytesRejection>) -> Reply {
     let body = read_body(body)?;
     let claim: Claim = serde_json::from_slice(&body).map_err(|e| invalid(format!("expected {{\"code\": \"…\"}}: {e}")))?;
     let (pairings, now) = (&app.security.pairings, app.bridge.now_ms());
-    let taken = match pairings.limited(now) {
+    let ip = peer.map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |Extension(crate::listen::Peer(addr))| addr.ip());
+    let source = tokens::Pairings::source(ip);
+    let taken = match pairings.limited(source, now) {
         Err(e) => Err(e),
         Ok(()) => {
             let code = tokens::Pairings::normal(&claim.code);
@@ -691,7 +698,7 @@ async fn claim_pairing(State(app): State<App>, body: Result<Bytes, BytesRejectio
                 Some(t) => Some(t),
                 None => app.bridge.store().take_pairing(&tokens::hash(&code)).await.map_err(BridgeError::from)?,
             };
-            pairings.outcome(tokens::Pairings::judge(taken, now), now)
+            pairings.outcome(source, tokens::Pairings::judge(taken, now), now)
         }
     };
     let paired = match taken {

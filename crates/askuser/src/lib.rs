@@ -25,6 +25,7 @@
 //! - [`mcp`]: the `ask_user` MCP server over stdio.
 //! - [`late`]: the command run for answers that arrive after their agent left.
 //! - [`notify`]: Web Push to paired devices, the webhook and ntfy, answer links.
+//! - [`process`]: whether another process (an `askuser mcp`, the bridge that wrote `bridge.json`) still runs.
 //! - [`input`]: reads a request or result from a file or stdin.
 //! - [`term`]: prints agent text on a terminal without its control characters.
 //! - [`tui`]: `askuser tui` and `askuser ask --here`, the dialog in a terminal.
@@ -47,6 +48,7 @@ pub mod late;
 pub mod listen;
 pub mod mcp;
 pub mod notify;
+pub mod process;
 pub mod serve;
 pub mod setup;
 pub mod store;

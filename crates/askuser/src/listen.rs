@@ -14,6 +14,7 @@ use axum::Router;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use hyper_util::service::TowerToHyperService;
 use std::io;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -93,8 +94,8 @@ pub async fn serve(
     loop {
         tokio::select! {
             accepted = listener.accept() => {
-                let tcp = match accepted {
-                    Ok((tcp, _)) => tcp,
+                let (tcp, peer) = match accepted {
+                    Ok(accepted) => accepted,
                     Err(e) => {
                         // Out of descriptors (or a connection reset before accept): wait a
                         // little instead of spinning, and say so once a second at most.
@@ -111,10 +112,11 @@ pub async fn serve(
                 let _ = tcp.set_nodelay(true);
                 match permits.clone().try_acquire_owned() {
                     Ok(permit) => {
-                        let (io, router, timeout, stopped) = (Counted { tcp, _permit: permit }, router.clone(), limits.header_timeout, stopped.clone());
+                        let (io, timeout, stopped) = (Counted { tcp, _permit: permit }, limits.header_timeout, stopped.clone());
+                        let service = WithPeer { inner: TowerToHyperService::new(router.clone()), peer: Peer(peer) };
                         match &tls {
-                            None => connections.spawn(connection(io, router, timeout, stopped)),
-                            Some(tls) => connections.spawn(secure(tls.clone(), io, router, timeout, stopped)),
+                            None => connections.spawn(connection(io, service, timeout, stopped)),
+                            Some(tls) => connections.spawn(secure(tls.clone(), io, service, timeout, stopped)),
                         };
                     }
                     Err(_) => {
@@ -139,11 +141,10 @@ pub async fn serve(
     Ok(())
 }
 
-async fn connection<I>(io: I, router: Router, header_timeout: Duration, mut stopped: watch::Receiver<bool>)
+async fn connection<I>(io: I, service: WithPeer, header_timeout: Duration, mut stopped: watch::Receiver<bool>)
 where
     I: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
-    let service = TowerToHyperService::new(router);
     let mut builder = hyper::server::conn::http1::Builder::new();
     builder.timer(TokioTimer::new()).header_read_timeout(header_timeout);
     let conn = builder.serve_connection(TokioIo::new(io), service).with_upgrades();
@@ -161,7 +162,7 @@ where
 }
 
 /// A connection to the TLS port: the handshake (within `timeout`), then HTTP as usual.
-async fn secure(tls: TlsAcceptor, io: Counted, router: Router, timeout: Duration, mut stopped: watch::Receiver<bool>) {
+async fn secure(tls: TlsAcceptor, io: Counted, service: WithPeer, timeout: Duration, mut stopped: watch::Receiver<bool>) {
     let mut first = [0u8; 1];
     let peeked = tokio::select! {
         peeked = tokio::time::timeout(timeout, io.tcp.peek(&mut first)) => peeked,
@@ -178,7 +179,7 @@ async fn secure(tls: TlsAcceptor, io: Counted, router: Router, timeout: Duration
         _ = until_stopped(&mut stopped) => return,
     };
     match accepted {
-        Ok(Ok(stream)) => connection(stream, router, timeout, stopped).await,
+        Ok(Ok(stream)) => connection(stream, service, timeout, stopped).await,
         Ok(Err(e)) => tracing::debug!("TLS handshake failed: {e}"),
         Err(_) => tracing::debug!("TLS handshake timed out"),
     }
@@ -221,6 +222,32 @@ async fn refuse(mut tcp: TcpStream, cap: usize) {
         let _ = tcp.shutdown().await;
     })
     .await;
+}
+
+/// The address a request's connection came from (a request extension): what limits
+/// per source, such as wrong pairing codes, count by. Behind a proxy it is the proxy's.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Peer(pub SocketAddr);
+
+/// The router, with each request told its connection's [`Peer`].
+#[derive(Clone)]
+struct WithPeer {
+    inner: TowerToHyperService<Router>,
+    peer: Peer,
+}
+
+impl<B> hyper::service::Service<hyper::Request<B>> for WithPeer
+where
+    TowerToHyperService<Router>: hyper::service::Service<hyper::Request<B>>,
+{
+    type Response = <TowerToHyperService<Router> as hyper::service::Service<hyper::Request<B>>>::Response;
+    type Error = <TowerToHyperService<Router> as hyper::service::Service<hyper::Request<B>>>::Error;
+    type Future = <TowerToHyperService<Router> as hyper::service::Service<hyper::Request<B>>>::Future;
+
+    fn call(&self, mut request: hyper::Request<B>) -> Self::Future {
+        request.extensions_mut().insert(self.peer);
+        self.inner.call(request)
+    }
 }
 
 /// A connection holding its place under the cap for as long as it lives, upgraded

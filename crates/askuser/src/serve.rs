@@ -218,7 +218,11 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     let (bridge, store_state) = match &opts.store {
         Some(url) => {
             let store = crate::store::Postgres::connect(url).await?;
-            tracing::info!("sharing the store at {} (this bridge: {})", crate::store::postgres::shown(url), store.bridge_id());
+            tracing::info!(
+                "sharing the store at {} (this bridge: {})",
+                crate::config::redact(crate::config::Secret::Store(url)),
+                store.bridge_id()
+            );
             (Bridge::with_store(store, opts.settings.clone()), None)
         }
         None => {
@@ -420,10 +424,12 @@ pub async fn serve(opts: ServeOptions, open: bool) -> anyhow::Result<()> {
     if let Some(w) = &notify.webhook {
         let kept = std::fs::read_to_string(&secret).is_ok_and(|s| s.trim() == w.secret);
         let from = if kept { format!("the secret in {}", secret.display()) } else { "--notify-webhook-secret".into() };
-        eprintln!("askuser: new questions go to the webhook {} (signed with {from})", w.url);
+        let hook = config::redact(config::Secret::Webhook(w.url.as_str()));
+        eprintln!("askuser: new questions go to the webhook {hook} (signed with {from})");
     }
     if let Some(n) = &notify.ntfy {
-        eprintln!("askuser: new questions go to ntfy topic {} on {}", n.topic, n.server);
+        let topic = config::redact(config::Secret::Ntfy(&format!("{}{}", n.server, n.topic)));
+        eprintln!("askuser: new questions go to the ntfy topic {topic}");
     }
     eprintln!("askuser: open {}", running.open_url());
     if let Some(fp) = running.fingerprint {

@@ -248,6 +248,13 @@ pub fn http_client(pin: Option<Fingerprint>) -> reqwest::Client {
     http(pin).build().expect("an HTTP client with a rustls config builds")
 }
 
+/// The notifier's client (Web Push, the webhook, ntfy): it follows no redirect, since
+/// a 307 would re-post a signed message, answer links and all, wherever the receiver
+/// (or whoever controls it) points, this machine's loopback included.
+pub fn notify_client() -> reqwest::Client {
+    http(None).redirect(reqwest::redirect::Policy::none()).build().expect("an HTTP client with a rustls config builds")
+}
+
 pub type Socket = tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
 
 /// Opens a WebSocket (`ws://`, or `wss://` trusting as [`client_config`] does), with

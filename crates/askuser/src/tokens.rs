@@ -11,7 +11,8 @@
 
 use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
+use std::net::IpAddr;
 use std::sync::RwLock;
 use tokio::sync::broadcast;
 
@@ -254,8 +255,10 @@ pub struct Paired {
 #[derive(Debug, Default)]
 pub struct Pairings {
     open: std::sync::Mutex<HashMap<String, (Paired, u64)>>,
-    /// When recent claims with a wrong or expired code came, to slow down guessing.
-    misses: std::sync::Mutex<std::collections::VecDeque<u64>>,
+    /// When recent claims with a wrong or expired code came, per source (see
+    /// [`Pairings::source`]), to slow down guessing: a guesser's misses never refuse a
+    /// claim from elsewhere.
+    misses: std::sync::Mutex<HashMap<IpAddr, VecDeque<u64>>>,
 }
 
 /// Why a code was not taken.
@@ -269,9 +272,13 @@ pub enum Unpaired {
     TooMany,
 }
 
-/// Wrong codes allowed per minute (a code has 50 random bits, so this alone makes
-/// guessing hopeless).
+/// Wrong codes allowed per minute from one source (a code has 50 random bits, so this
+/// alone makes guessing hopeless).
 const MISSES_PER_MINUTE: usize = 10;
+const MINUTE_MS: u64 = 60_000;
+/// Sources whose misses are remembered at once: past it, those with none in the last
+/// minute are forgotten, then the one whose last miss is the oldest.
+const MAX_SOURCES: usize = 4096;
 /// Letters and digits that cannot be mistaken for each other.
 const CODE_ALPHABET: &[u8] = b"ABCDEFGHJKLMNPQRSTUVWXYZ23456789";
 
@@ -294,13 +301,25 @@ impl Pairings {
         code.chars().filter(|c| !c.is_whitespace() && *c != '-').collect::<String>().to_ascii_uppercase()
     }
 
-    /// Refuses when too many wrong codes came in the last minute.
-    pub fn limited(&self, now: u64) -> Result<(), Unpaired> {
-        let mut misses = self.misses.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
-        while misses.front().is_some_and(|&t| t + 60_000 <= now) {
-            misses.pop_front();
+    /// What wrong codes from the peer `ip` count against: its address; an IPv6 one by
+    /// its /64 (what one host is given, so it cannot step through addresses), an
+    /// IPv4-mapped one as IPv4.
+    pub fn source(ip: IpAddr) -> IpAddr {
+        match ip {
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => IpAddr::V4(v4),
+                None => IpAddr::V6(std::net::Ipv6Addr::from(u128::from(v6) & !u128::from(u64::MAX))),
+            },
+            v4 => v4,
         }
-        if misses.len() >= MISSES_PER_MINUTE {
+    }
+
+    /// Refuses when too many wrong codes came from `source` in the last minute.
+    pub fn limited(&self, source: IpAddr, now: u64) -> Result<(), Unpaired> {
+        let mut misses = self.misses.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let Some(times) = misses.get_mut(&source) else { return Ok(()) };
+        recent(times, now);
+        if times.len() >= MISSES_PER_MINUTE {
             return Err(Unpaired::TooMany);
         }
         Ok(())
@@ -322,12 +341,44 @@ impl Pairings {
         }
     }
 
-    /// Counts a wrong code against the limit.
-    pub fn outcome(&self, outcome: Result<Paired, Unpaired>, now: u64) -> Result<Paired, Unpaired> {
+    /// Counts a wrong code against `source`'s limit.
+    pub fn outcome(&self, source: IpAddr, outcome: Result<Paired, Unpaired>, now: u64) -> Result<Paired, Unpaired> {
         if matches!(outcome, Err(Unpaired::Unknown | Unpaired::Expired)) {
-            self.misses.lock().unwrap_or_else(std::sync::PoisonError::into_inner).push_back(now);
+            let mut misses = self.misses.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+            if !misses.contains_key(&source) && misses.len() >= MAX_SOURCES {
+                make_room(&mut misses, now);
+            }
+            let times = misses.entry(source).or_default();
+            recent(times, now);
+            times.push_back(now);
+            if times.len() > MISSES_PER_MINUTE {
+                times.pop_front(); // more than refuses is never needed
+            }
         }
         outcome
+    }
+
+    /// How many sources have misses remembered (bounded by [`MAX_SOURCES`]).
+    pub fn sources(&self) -> usize {
+        self.misses.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
+    }
+}
+
+/// Forgets misses older than a minute.
+fn recent(times: &mut VecDeque<u64>, now: u64) {
+    while times.front().is_some_and(|&t| t + MINUTE_MS <= now) {
+        times.pop_front();
+    }
+}
+
+/// Room for one more source: the quiet ones go, else the one quiet the longest.
+fn make_room(misses: &mut HashMap<IpAddr, VecDeque<u64>>, now: u64) {
+    misses.retain(|_, times| times.back().is_some_and(|&last| last + MINUTE_MS > now));
+    if misses.len() >= MAX_SOURCES {
+        let oldest = misses.iter().min_by_key(|(_, times)| times.back().copied().unwrap_or(0)).map(|(source, _)| *source);
+        if let Some(source) = oldest {
+            misses.remove(&source);
+        }
     }
 }
 
@@ -358,6 +409,34 @@ pub fn allowed(scope: Scope, method: &axum::http::Method, path: &str) -> bool {
 mod tests {
     use super::*;
     use axum::http::Method;
+
+    #[test]
+    fn wrong_pairing_codes_count_per_source_and_the_sources_stay_bounded() {
+        let p = Pairings::default();
+        let (guesser, other): (IpAddr, IpAddr) = ("192.0.2.1".parse().unwrap(), "192.0.2.2".parse().unwrap());
+        for _ in 0..MISSES_PER_MINUTE + 5 {
+            assert_eq!(p.outcome(guesser, Err(Unpaired::Unknown), 1_000), Err(Unpaired::Unknown));
+        }
+        assert_eq!(p.limited(guesser, 1_000), Err(Unpaired::TooMany));
+        assert_eq!(p.limited(other, 1_000), Ok(()), "another source's claim is not refused");
+        assert_eq!(p.limited(guesser, 1_000 + MINUTE_MS), Ok(()), "a minute later");
+        // One IPv6 host is its /64; an IPv4-mapped address is its IPv4 one.
+        let source = |ip: &str| Pairings::source(ip.parse().unwrap());
+        assert_eq!(source("2001:db8::1"), source("2001:db8::ffff:2"));
+        assert_ne!(source("2001:db8::1"), source("2001:db8:0:1::1"));
+        assert_eq!(source("::ffff:192.0.2.1"), guesser);
+        // Guesses from more sources than are remembered: the map stays bounded, and the
+        // newest are kept.
+        for i in 0..MAX_SOURCES as u32 + 100 {
+            let _ = p.outcome(IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + i)), Err(Unpaired::Unknown), 2_000 + u64::from(i));
+        }
+        assert_eq!(p.sources(), MAX_SOURCES);
+        let newest = IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + MAX_SOURCES as u32 + 99));
+        for _ in 1..MISSES_PER_MINUTE {
+            let _ = p.outcome(newest, Err(Unpaired::Unknown), 10_000);
+        }
+        assert_eq!(p.limited(newest, 10_000), Err(Unpaired::TooMany), "its first miss was kept");
+    }
 
     #[test]
     fn agents_ask_and_devices_answer_and_neither_does_the_other() {

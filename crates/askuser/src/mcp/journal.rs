@@ -69,7 +69,7 @@ impl Journal {
         let entries = self.read();
         let entry = entries.get(key)?;
         let fresh = now.saturating_sub(entry.at) < KEEP_MS;
-        (fresh && entry.pid != std::process::id() && !alive(entry.pid)).then(|| entry.id.clone())
+        (fresh && entry.pid != std::process::id() && !crate::process::alive(entry.pid)).then(|| entry.id.clone())
     }
 
     fn read(&self) -> BTreeMap<String, Entry> {
@@ -96,34 +96,6 @@ impl Journal {
             tracing::debug!("cannot note the open call for a restarted host to resume: {e:#}");
         }
     }
-}
-
-/// Whether process `pid` still runs.
-fn alive(pid: u32) -> bool {
-    #[cfg(unix)]
-    {
-        let Some(pid) = i32::try_from(pid).ok().and_then(rustix::process::Pid::from_raw) else { return false };
-        let exists = match rustix::process::test_kill_process(pid) {
-            Ok(()) => true,
-            // It exists but belongs to someone else.
-            Err(e) => e == rustix::io::Errno::PERM,
-        };
-        exists && !zombie(pid.as_raw_nonzero().get())
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = pid;
-        false
-    }
-}
-
-/// Whether process `pid` has ended but not been reaped: an `askuser mcp` whose host was
-/// killed is re-parented, and where PID 1 does not reap (many containers) it stays a
-/// zombie that signals still reach.
-fn zombie(pid: i32) -> bool {
-    let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
-    // "PID (COMMAND) STATE …": the command may hold spaces and parentheses.
-    stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()).is_some_and(|state| state == "Z" || state == "X")
 }
 
 /// An exclusive advisory lock on a file, released when dropped (or when the process ends).

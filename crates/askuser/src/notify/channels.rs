@@ -36,10 +36,11 @@ pub struct Ntfy {
 impl Ntfy {
     /// `https://ntfy.sh/mytopic` as a server and a topic.
     pub fn parse(url: &str, token: Option<String>) -> Result<Ntfy, String> {
-        let parsed: reqwest::Url = url.parse().map_err(|e| format!("--notify-ntfy: expected URL/TOPIC, got {url:?} ({e})"))?;
+        let shown = || crate::config::redact(crate::config::Secret::Ntfy(url));
+        let parsed: reqwest::Url = url.parse().map_err(|e| format!("--notify-ntfy: expected URL/TOPIC, got {:?} ({e})", shown()))?;
         let topic = parsed.path_segments().and_then(|mut s| s.next_back()).unwrap_or_default().to_owned();
         if topic.is_empty() || !topic.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
-            return Err(format!("--notify-ntfy: expected a topic (letters, digits, - and _) after the server, got {url:?}"));
+            return Err(format!("--notify-ntfy: expected a topic (letters, digits, - and _) after the server, got {:?}", shown()));
         }
         let mut server = parsed.clone();
         server.set_path("/");

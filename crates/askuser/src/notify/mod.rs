@@ -246,7 +246,7 @@ impl Notifier {
             registry,
             options,
             vapid,
-            http: crate::tls::http_client(None),
+            http: crate::tls::notify_client(),
             base,
             reached: Mutex::default(),
             claimed: Mutex::default(),

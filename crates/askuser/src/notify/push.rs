@@ -221,10 +221,18 @@ pub async fn send(http: &reqwest::Client, vapid: &Vapid, target: &Target, payloa
     }
 }
 
-/// What an answer from a push service, webhook or ntfy means for the message.
+/// What an answer from a push service, webhook or ntfy means for the message. A
+/// redirect is not followed (the notifier's client follows none): it is refused, with
+/// where it pointed. Errors leave out the URL: a webhook's or an endpoint's path is its
+/// credential.
 pub async fn outcome(who: &str, response: Result<reqwest::Response, reqwest::Error>) -> Sent {
     match response {
         Ok(r) if r.status().is_success() => Sent::Delivered,
+        Ok(r) if r.status().is_redirection() => {
+            let to = r.headers().get("location").map(|l| String::from_utf8_lossy(l.as_bytes()).chars().take(200).collect::<String>());
+            let to = to.map_or_else(|| "no Location".to_owned(), |l| format!("Location {l:?}"));
+            Sent::Refused(format!("{who} answered {} ({to}); askuser does not follow redirects", r.status()))
+        }
         Ok(r) if r.status().as_u16() == 429 || r.status().is_server_error() => Sent::Retry {
             why: format!("{who} answered {}", r.status()),
             after: r.headers().get("retry-after").and_then(|v| v.to_str().ok()?.trim().parse().ok()).map(Duration::from_secs),
@@ -234,7 +242,7 @@ pub async fn outcome(who: &str, response: Result<reqwest::Response, reqwest::Err
             let text: String = r.text().await.unwrap_or_default().chars().take(200).collect();
             Sent::Refused(format!("{who} answered {status}: {text}"))
         }
-        Err(e) => Sent::Retry { why: format!("cannot reach {who}: {e}"), after: None },
+        Err(e) => Sent::Retry { why: format!("cannot reach {who}: {}", e.without_url()), after: None },
     }
 }
 

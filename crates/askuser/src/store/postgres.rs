@@ -39,6 +39,8 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 const CHANNEL: &str = "askuser"; // also in `LISTEN` below
 /// A bridge says it is alive this often ...
 const HEARTBEAT: Duration = Duration::from_secs(5);
+/// How long `/v1/health` waits for the database's answer before it says 503.
+const HEALTH_WITHIN: Duration = Duration::from_secs(2);
 /// ... and counts as gone (its waiting agents no longer keep questions) after this long.
 const ALIVE_MS: i64 = 15_000;
 /// How often a bridge resyncs from the tables even when no connection was lost.
@@ -190,7 +192,8 @@ pub fn parse_url(url: &str) -> Result<(tokio_postgres::Config, Option<std::path:
         }
     }
     let url = if kept.is_empty() { base.to_owned() } else { format!("{base}?{}", kept.join("&")) };
-    let config: tokio_postgres::Config = url.parse().map_err(|e| format!("not a PostgreSQL connection URL: {e}"))?;
+    let config: tokio_postgres::Config =
+        url.parse().map_err(|e: tokio_postgres::Error| format!("not a PostgreSQL connection URL: {}", explain(&e)))?;
     Ok((config, ca))
 }
 
@@ -210,20 +213,6 @@ fn percent_decode(s: &str) -> String {
         i += 1;
     }
     String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The URL as safe to show: the password replaced.
-pub fn shown(url: &str) -> String {
-    match (url.find("://"), url.rfind('@')) {
-        (Some(scheme), Some(at)) if at > scheme => {
-            let userinfo = &url[scheme + 3..at];
-            match userinfo.split_once(':') {
-                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
-                None => url.to_owned(),
-            }
-        }
-        _ => url.split_whitespace().map(|kv| if kv.starts_with("password=") { "password=***" } else { kv }).collect::<Vec<_>>().join(" "),
-    }
 }
 
 impl Postgres {
@@ -252,7 +241,7 @@ impl Postgres {
     /// server, refused credentials, a certificate that does not verify, a schema written
     /// by a newer askuser.
     pub async fn connect(url: &str) -> Result<Arc<Postgres>, StoreError> {
-        let at = shown(url);
+        let at = crate::config::redact(crate::config::Secret::Store(url));
         let fail = |message: String| StoreError::Open { path: at.clone().into(), message };
         let (config, ca) = parse_url(url).map_err(fail)?;
         let tls = MakeRustlsConnect::new(crate::tls::database_config(ca.as_deref()).map_err(|e| fail(format!("{e:#}")))?);
@@ -528,7 +517,9 @@ impl Listener {
                 }
                 _ = beat.tick() => {
                     let Some(store) = self.store.upgrade() else { return true };
-                    if let Err(e) = store.beat().await {
+                    // A write like any other: it sets and clears what health reports.
+                    let beat = store.beat().await;
+                    if let Err(e) = store.noted(beat) {
                         tracing::warn!("{e}");
                     }
                 }
@@ -716,16 +707,15 @@ impl Store for Postgres {
         Ok((count(pending), count(total - pending)))
     }
 
+    /// The store as it is now: a write (this bridge's heartbeat) within [`HEALTH_WITHIN`].
+    /// A write is what a full disk or a read-only database refuses, and its success
+    /// clears an earlier write's failure: one blip must not keep a bridge out of its
+    /// balancer when nothing else would write again.
     async fn health(&self) -> Result<(), String> {
-        if let Some(failure) = lock(&self.write_failure).clone() {
-            return Err(format!("the last write to the question store failed: {failure}"));
+        match tokio::time::timeout(HEALTH_WITHIN, self.beat()).await {
+            Ok(outcome) => self.noted(outcome).map_err(|e| format!("the question store cannot take writes now: {e}")),
+            Err(_) => Err(format!("the database at {} did not answer within {} s", self.shown, HEALTH_WITHIN.as_secs())),
         }
-        let client = self.client().await.map_err(|e| e.to_string())?;
-        client
-            .execute("SELECT 1", &[])
-            .await
-            .map(drop)
-            .map_err(|e| format!("the database at {} does not answer: {}", self.shown, explain(&e)))
     }
 
     async fn set_owner(&self, id: &str, owner: &str) -> Result<(), StoreError> {
@@ -1168,16 +1158,6 @@ async fn read_link(client: &impl GenericClient, hash: &str) -> Result<Option<(St
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_url_is_shown_without_its_password() {
-        assert_eq!(
-            shown("postgres://askuser:s3cret@db:5432/askuser?sslmode=require"),
-            "postgres://askuser:***@db:5432/askuser?sslmode=require"
-        );
-        assert_eq!(shown("postgresql://askuser@/askuser?host=/tmp/x"), "postgresql://askuser@/askuser?host=/tmp/x");
-        assert_eq!(shown("host=db user=askuser password=s3cret"), "host=db user=askuser password=***");
-    }
 
     #[test]
     fn sslrootcert_is_taken_out_of_the_url_and_the_rest_is_parsed() {

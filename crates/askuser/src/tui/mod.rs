@@ -293,6 +293,7 @@ impl Link {
 /// The browser socket, as a tab opens it: the token in the query, the bridge's own
 /// origin; over TLS when the bridge speaks it, trusting its pinned certificate.
 async fn open(endpoint: &Endpoint) -> anyhow::Result<crate::tls::Socket> {
+    endpoint.check()?;
     let base = endpoint.url.trim_end_matches('/');
     let ws = format!("{}/v1/ui?token={}", base.replacen("http", "ws", 1), endpoint.token);
     let mut request = ws.into_client_request()?;
