@@ -79,6 +79,31 @@ async fn agent_tokens_ask_device_tokens_answer_and_neither_does_the_other() {
     assert!(r.text().await.unwrap().contains("name: expected 1 to 100 characters"));
 }
 
+/// F10: a blocking ask already open when its agent token is revoked ends at once with 401,
+/// and the answer given later does not reach it.
+#[tokio::test]
+async fn revoking_a_token_ends_its_waiting_http_ask() {
+    let b = bridge().await;
+    let (agent_id, agent) = make(&b, "agent", "ci-runner").await;
+    let body = json!({"id": "revoked-wait", "question": "Deploy?", "choices": ["Yes", "No"]});
+    let asking = with(&b, reqwest::Method::POST, "/v1/ask", &agent).json(&body).send();
+    let asking = tokio::spawn(asking);
+    for _ in 0..100 {
+        let r = b.get("/v1/questions/revoked-wait").send().await.unwrap();
+        if r.status() == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let r = b.http.delete(format!("{}/v1/tokens/{agent_id}", b.url)).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let ended = tokio::time::timeout(Duration::from_secs(2), asking).await.expect("the waiting ask ends within 2 s").unwrap().unwrap();
+    assert_eq!(ended.status(), 401);
+    assert!(ended.text().await.unwrap().contains("revoked"));
+    let stored: Value = b.get("/v1/questions/revoked-wait").send().await.unwrap().json().await.unwrap();
+    assert_eq!(stored["status"], "pending", "the question stays in the inbox");
+}
+
 #[tokio::test]
 async fn tokens_are_stored_hashed_survive_a_restart_and_revoking_one_closes_its_sockets() {
     let b = bridge().await;

@@ -380,8 +380,16 @@ async fn ask(
         let status = if asked.resumed { StatusCode::OK } else { StatusCode::ACCEPTED };
         return Ok((status, Json(asked.record)).into_response());
     }
-    let result = app.bridge.wait(&asked.record.id).await?;
-    Ok(result_response(&result, format))
+    // A token revoked while its ask waits ends the wait: what it may not start, it may
+    // not finish either. The question stays, as when an agent goes away.
+    let revoked = app.security.registry.revocation(caller.id.clone());
+    tokio::select! {
+        result = app.bridge.wait(&asked.record.id) => Ok(result_response(&result?, format)),
+        () = revoked => Err(Refusal(error(
+            StatusCode::UNAUTHORIZED,
+            ErrorBody::new(ErrorCode::Unauthorized, "this token was revoked while its ask waited; the question stays in the inbox"),
+        ))),
+    }
 }
 
 #[derive(Deserialize)]
