@@ -1563,12 +1563,12 @@ async fn a_damaged_store_is_refused_and_left_as_it_was() {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir(&dir).unwrap();
         std::fs::set_permissions(&dir, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
-        for f in ["askuser.db", "askuser.db-wal", "store.json"] {
+        for f in ["askuser.db", "askuser.db-wal", "askuser.db-shm", "store.json"] {
             std::fs::copy(b.dir.path().join(f), dir.join(f)).unwrap();
         }
         dir
     };
-    let (sound, damaged) = (crashed("askuser-crash-sound"), crashed("askuser-crash-wal"));
+    let (sound, damaged, deleted) = (crashed("askuser-crash-sound"), crashed("askuser-crash-wal"), crashed("askuser-crash-nowal"));
     let dir = b.stop().await;
     let store = dir.path().join("askuser.db");
     let state = std::fs::read_to_string(dir.path().join("store.json")).unwrap();
@@ -1619,7 +1619,15 @@ async fn a_damaged_store_is_refused_and_left_as_it_was() {
     let (pending, _) = running.bridge.store().counts().await.unwrap();
     assert!(pending < 300, "what SQLite can read: {pending}");
     running.stop().await;
-    for d in [sound, damaged] {
+
+    // A crash's log deleted (its index left): refused, not started empty-handed (F7: 40
+    // acknowledged asks were lost this way without a word).
+    std::fs::remove_file(deleted.join("askuser.db-wal")).unwrap();
+    let (code, err) = serve_in(&deleted, &[], None);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(err.contains("write-ahead log askuser.db-wal is missing, but its index askuser.db-shm says it held"), "{err}");
+    assert!(!deleted.join("askuser.db-wal").exists(), "nothing was created in its place");
+    for d in [sound, damaged, deleted] {
         std::fs::remove_dir_all(d).unwrap();
     }
 }

@@ -9,6 +9,10 @@
 //! - The WAL's frames are checked the way SQLite checks them (salts and the running
 //!   checksum); a damaged frame is refused, naming it (a last frame cut off by a kill is
 //!   the uncommitted tail SQLite ignores, not damage).
+//! - A WAL that is gone while the wal-index (`askuser.db-shm`) still counts frames in it
+//!   was deleted after a crash: SQLite would start from the older main file alone,
+//!   without a word. Refused. (A clean stop removes both files; deleting both after a
+//!   crash leaves no trace to go by.)
 //!
 //! and SQLite's own check runs on a read-only connection before the store opens: `quick_check` always, the full
 //! `integrity_check` when the last shutdown was not clean. Every refusal keeps the files
@@ -82,6 +86,15 @@ pub fn before_open(dir: &Path, now_ms: u64, accept: bool) -> anyhow::Result<(Sta
             ),
         )?;
     }
+    let shm = dir.join(format!("{DB}-shm"));
+    if let Some(frames) = wal_index_frames(&shm)?.filter(|n| *n > 0 && !dir.join(format!("{DB}-wal")).exists()) {
+        refuse(
+            accept,
+            format!(
+                "the question store's write-ahead log {DB}-wal is missing, but its index {DB}-shm says it held {frames} frame(s):                  it was deleted after the bridge stopped uncleanly, with questions and answers that were already acknowledged,                  and SQLite would start from the older {DB} without a word. The files are left as they are: restore {DB}-wal                  from a backup, or start once with --accept-damaged-store to go on with what {DB} holds ({HOW})"
+            ),
+        )?;
+    }
     let clean = previous.is_none_or(|s| s.clean);
     let state = State { created_at: previous.map_or(now_ms, |s| s.created_at), clean: false };
     write_state(dir, state)?;
@@ -134,6 +147,21 @@ pub fn check_wal(path: &Path) -> anyhow::Result<Option<String>> {
         Err(e) => bail!("cannot read {}: {e}", path.display()),
     };
     Ok(wal_problem(&bytes))
+}
+
+/// How many frames the wal-index at `path` says the WAL holds (its header's `mxFrame`, in
+/// this machine's byte order, as SQLite writes it), or None without an initialized index.
+fn wal_index_frames(path: &Path) -> anyhow::Result<Option<u32>> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => bail!("cannot read {}: {e}", path.display()),
+    };
+    // WalIndexHdr: iVersion, unused, iChange (u32 each), isInit (u8) at 12, …, mxFrame at 16.
+    if bytes.len() < 20 || bytes[12] != 1 {
+        return Ok(None);
+    }
+    Ok(Some(u32::from_ne_bytes(bytes[16..20].try_into().expect("four bytes"))))
 }
 
 const WAL_HEADER: usize = 32;
