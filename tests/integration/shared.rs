@@ -292,6 +292,26 @@ async fn a_paused_database_makes_health_503_at_once_and_200_after() {
     assert_eq!(status, 200, "healthy again once the database answers");
 }
 
+/// Connections the server closed (`pg_terminate_backend`, a restarted pooler, an idle
+/// timeout) are not handed to the next ask: each ask right after is stored, not a 500.
+#[tokio::test]
+async fn asks_right_after_the_server_closed_the_pools_connections_are_stored() {
+    let db = Cluster::start();
+    let url = db.database("team");
+    let b = bridges(&url, 1).await;
+    for round in 0..5 {
+        // Every connection of the bridge in the pool is in use once, then idle.
+        let warm: Vec<_> = (0..4).map(|i| b[0].post("/v1/ask?wait=false").json(&question(&format!("warm-{round}-{i}"))).send()).collect();
+        for r in futures_util::future::join_all(warm).await {
+            assert_eq!(r.unwrap().status(), 202);
+        }
+        db.psql("team", "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = 'team' AND pid <> pg_backend_pid() AND query NOT LIKE 'LISTEN%'");
+        let r = b[0].post("/v1/ask?wait=false").json(&question(&format!("after-{round}"))).send().await.unwrap();
+        let status = r.status();
+        assert_eq!(status, 202, "round {round}: an ask after the server closed the pooled connections: {}", r.text().await.unwrap());
+    }
+}
+
 /// TLS to the database: a server that takes only TLS connections, its certificate signed
 /// by a CA made here. With the CA (`sslrootcert`) the bridge connects and works; without
 /// it the certificate does not verify and the bridge says so; without TLS it is refused.
