@@ -807,7 +807,10 @@ async fn idle_connections_are_capped_and_closed_and_the_bridge_keeps_answering()
     let mut opts = ServeOptions::new(dir.path().to_path_buf());
     opts.addr = "127.0.0.1:0".into();
     opts.token = Some(TOKEN.into());
-    opts.limits = askuser::listen::Limits { max_connections: 20, header_timeout: Duration::from_millis(600) };
+    // No reserve: here every place may go to connections without a token.
+    let limits =
+        askuser::listen::Limits { max_connections: 20, header_timeout: Duration::from_millis(600), reserved: 0, ..Default::default() };
+    opts.limits = limits;
     let running = start(opts).await.expect("the bridge starts");
     let addr = running.addr;
     #[cfg(unix)]
@@ -849,6 +852,83 @@ async fn idle_connections_are_capped_and_closed_and_the_bridge_keeps_answering()
     send(&mut ws, json!({"type": "ask", "ref": "late", "request": question("idle-1", "Still there?")})).await;
     let reply = next_json(&mut ws).await;
     assert_eq!(reply["id"], "idle-1", "the socket outlived the header timeout: {reply}");
+    running.stop().await;
+}
+
+/// A connection to `addr` from the loopback address `from` (127.0.0.0/8 is all this
+/// machine's).
+async fn connect_from(from: [u8; 4], addr: std::net::SocketAddr) -> tokio::net::TcpStream {
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind((std::net::Ipv4Addr::from(from), 0).into()).unwrap();
+    socket.connect(addr).await.unwrap()
+}
+
+/// Idle tokenless connections from `from`, opened until the bridge refuses one (at most
+/// `most`): the ones it holds, and the refusal.
+async fn hold_until_refused(from: [u8; 4], addr: std::net::SocketAddr, most: usize) -> (Vec<tokio::net::TcpStream>, String) {
+    let mut held = Vec::new();
+    for _ in 0..most {
+        let mut tcp = connect_from(from, addr).await;
+        let mut refusal = String::new();
+        // A held connection says nothing; a refused one gets its 503 at once.
+        if let Ok(read) = tokio::time::timeout(Duration::from_millis(150), tcp.read_to_string(&mut refusal)).await {
+            read.unwrap();
+            return (held, refusal);
+        }
+        held.push(tcp);
+    }
+    (held, String::new())
+}
+
+/// `GET /v1/health` with the token from the loopback address `from`, on a new
+/// connection (as a new client makes): its status.
+async fn health_from(from: [u8; 4], url: &str) -> u16 {
+    let client = askuser::tls::http(None).local_address(std::net::IpAddr::from(from)).build().unwrap();
+    match client.get(format!("{url}/v1/health")).bearer_auth(TOKEN).send().await {
+        Ok(r) => r.status().as_u16(),
+        Err(e) => panic!("the request from {from:?} failed: {e:?}"),
+    }
+}
+
+/// A tokenless client that keeps connections open (F3, issue 28) filled the whole cap, and
+/// the person's requests got 503. Now one address holds at most 5 connections that
+/// have shown no token, all addresses together leave 5 of the 20 places, and an address
+/// that showed a valid token still gets through (before the fix: refused, the 21st
+/// connection).
+#[tokio::test]
+async fn tokenless_connections_cannot_take_the_places_of_authenticated_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut opts = ServeOptions::new(dir.path().to_path_buf());
+    opts.addr = "127.0.0.1:0".into();
+    opts.token = Some(TOKEN.into());
+    let header_timeout = Duration::from_secs(10);
+    // Loopback stands for remote sources here (it is exempt by default).
+    opts.limits =
+        askuser::listen::Limits { max_connections: 20, header_timeout, unproven_per_source: 5, reserved: 5, exempt_loopback: false };
+    let running = start(opts).await.expect("the bridge starts");
+    let with_token = |from: [u8; 4]| health_from(from, &running.url);
+    let person = || with_token([127, 0, 0, 2]);
+    assert_eq!(person().await, 200);
+
+    let (flood, refusal) = hold_until_refused([127, 0, 0, 1], running.addr, 25).await;
+    assert_eq!(flood.len(), 5, "{refusal}");
+    assert!(refusal.starts_with("HTTP/1.1 503") && refusal.contains("from your address without a valid token (5 open"), "{refusal}");
+    assert_eq!(person().await, 200, "another address is not held up");
+    assert_eq!(with_token([127, 0, 0, 6]).await, 200, "nor one that showed no token before");
+
+    // More addresses fill the 15 places unproven connections may take; a new one is
+    // refused, and the person's address still gets a reserved place.
+    let mut others = Vec::new();
+    for from in [[127, 0, 0, 3], [127, 0, 0, 4]] {
+        let (held, refusal) = hold_until_refused(from, running.addr, 25).await;
+        assert_eq!(held.len(), 5, "{refusal}");
+        others.extend(held);
+    }
+    let (held, refusal) = hold_until_refused([127, 0, 0, 5], running.addr, 25).await;
+    assert!(held.is_empty());
+    assert!(refusal.contains("too many connections without a valid token (15 open"), "{refusal}");
+    assert_eq!(person().await, 200, "the reserve is the person's");
+    drop((flood, others));
     running.stop().await;
 }
 

@@ -509,6 +509,49 @@ async fn subscriptions_are_checked_and_bound_to_their_device() {
     assert_eq!(delete(TOKEN).await.unwrap().status(), 404, "already forgotten with the device");
 }
 
+/// A device that learns another's push endpoint (F8, issue 28) can neither take the
+/// subscription over by posting it again (which let it delete it next) nor delete it:
+/// the endpoint keeps its maker, keys and rules, and pushes still reach the maker's keys.
+/// Its maker may change its rules; the admin token may remove it.
+#[tokio::test]
+async fn another_device_can_neither_take_over_nor_remove_a_subscription() {
+    let device = Arc::new(Device::new());
+    let (service, pushed) = push_service(device.clone()).await;
+    let b = notifying_bridge(|_| {}).await;
+    let endpoint = format!("{service}/push/phone");
+    let (phone, _) = subscribe(&b, &device, &endpoint, json!({"agents": ["claude-code"]})).await;
+    let made: Value = b.post("/v1/tokens").json(&json!({"scope": "device", "name": "thief"})).send().await.unwrap().json().await.unwrap();
+    let thief = made["token"].as_str().unwrap();
+    let subscriptions = format!("{}/v1/push/subscriptions", b.url);
+    let post = |token: &str, body: Value| b.http.post(&subscriptions).bearer_auth(token).json(&body).send();
+
+    let r = post(thief, json!({"subscription": Device::new().subscription(&endpoint), "rules": {}})).await.unwrap();
+    assert_eq!(r.status(), 409, "another device's endpoint is not taken over");
+    let m = r.json::<Value>().await.unwrap()["message"].as_str().unwrap().to_owned();
+    assert!(m.contains("subscription.endpoint") && m.contains("another device"), "{m}");
+    let mine = |token: &str| {
+        let request = b.http.get(format!("{}/v1/push", b.url)).bearer_auth(token).send();
+        async move { request.await.unwrap().json::<Value>().await.unwrap()["subscriptions"].clone() }
+    };
+    let kept = mine(&phone).await;
+    assert_eq!(kept.as_array().map(Vec::len), Some(1), "{kept}");
+    assert_eq!((kept[0]["endpoint"].as_str(), &kept[0]["rules"]), (Some(endpoint.as_str()), &json!({"agents": ["claude-code"]})));
+    assert_eq!(mine(thief).await, json!([]), "the thief owns nothing");
+    let delete = |token: &str| b.http.delete(&subscriptions).bearer_auth(token).json(&json!({"endpoint": endpoint})).send();
+    let r = delete(thief).await.unwrap();
+    assert_eq!(r.status(), 404);
+    assert!(r.text().await.unwrap().contains("no such subscription of yours"));
+
+    // Still the phone's keys: the push service decrypts only with them.
+    b.post("/v1/ask?wait=false").json(&ask_body("f8-1", "claude-code")).send().await.unwrap();
+    assert_eq!(pushed.nth(1).await["tag"], "f8-1");
+    // Its maker may post it again (new rules); the admin token may remove anyone's.
+    assert_eq!(post(&phone, json!({"subscription": device.subscription(&endpoint), "rules": {}})).await.unwrap().status(), 201);
+    assert_eq!(mine(&phone).await[0]["rules"], json!({}));
+    assert_eq!(delete(TOKEN).await.unwrap().status(), 200);
+    assert_eq!(mine(&phone).await, json!([]));
+}
+
 /// A webhook receiver that checks the signature as docs/notify.md tells one to.
 async fn webhook_receiver(secret: &'static str) -> (String, Inbox) {
     let inbox = Inbox::default();

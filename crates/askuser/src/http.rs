@@ -219,6 +219,10 @@ async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Response
         Err(refused) => refused,
         Ok(caller) => {
             if let Some(caller) = caller {
+                // A valid token: the connection (and its address) has proven itself.
+                if let Some(standing) = req.extensions().get::<crate::listen::Standing>() {
+                    standing.authenticated();
+                }
                 req.extensions_mut().insert(caller);
             }
             next.run(req).await
@@ -653,6 +657,7 @@ async fn subscribe(State(app): State<App>, Extension(caller): Extension<Caller>,
     })?;
     wanted.subscription.check(&app.notifier.options().push_services).map_err(|e| invalid(format!("subscription.{e}")))?;
     wanted.rules.check().map_err(invalid)?;
+    not_anothers(&app, &caller, &wanted.subscription.endpoint).await?;
     let stored = crate::store::StoredSubscription {
         endpoint: wanted.subscription.endpoint.clone(),
         credential: caller.id.clone(),
@@ -664,6 +669,28 @@ async fn subscribe(State(app): State<App>, Extension(caller): Extension<Caller>,
     app.bridge.store().add_subscription(&stored).await.map_err(BridgeError::Store)?;
     let made = serde_json::json!({"endpoint": stored.endpoint, "rules": wanted.rules});
     Ok((StatusCode::CREATED, Json(made)).into_response())
+}
+
+/// Refuses (409) a subscription to `endpoint` when another credential made it: a
+/// subscription belongs to the credential that made it, so a device that learns
+/// another's endpoint can neither take it over (its keys, its rules) nor, owning it then,
+/// delete it (F8, issue 28). Who owns it is not said.
+///
+/// Checked before the store writes (which replaces a row by endpoint): only the first
+/// subscriptions to a new endpoint could race past it, and only someone who knew the
+/// endpoint before its device subscribed could race.
+async fn not_anothers(app: &App, caller: &Caller, endpoint: &str) -> Result<(), Refusal> {
+    let subscriptions = app.bridge.store().subscriptions().await.map_err(BridgeError::Store)?;
+    match subscriptions.iter().find(|s| s.endpoint == endpoint) {
+        Some(s) if s.credential != caller.id => Err(Refusal(error(
+            StatusCode::CONFLICT,
+            ErrorBody::new(
+                ErrorCode::Conflict,
+                "subscription.endpoint: already subscribed by another device; only that device (or the admin token) may change or remove it",
+            ),
+        ))),
+        _ => Ok(()),
+    }
 }
 
 #[derive(Deserialize)]
