@@ -264,10 +264,10 @@ async fn a_database_restart_loses_nothing_and_the_bridges_resync() {
     assert_eq!(stored["result"]["answers"][0]["selectedOptions"], json!(["SQLite"]), "the answer acknowledged before the crash is kept");
 }
 
-/// A database that answers nothing (paused, its connections open): health says 503 within
-/// seconds instead of hanging with it, and 200 again once it answers.
+/// A database that answers nothing (paused, its connections open): health and asks say 503
+/// within seconds instead of hanging with it, and all is well again once it answers.
 #[tokio::test]
-async fn a_paused_database_makes_health_503_at_once_and_200_after() {
+async fn a_paused_database_makes_health_and_asks_503_at_once_and_200_after() {
     let db = Cluster::start();
     let url = db.database("team");
     let b = bridges(&url, 1).await;
@@ -275,10 +275,18 @@ async fn a_paused_database_makes_health_503_at_once_and_200_after() {
     db.freeze(true);
     let started = std::time::Instant::now();
     let health = tokio::time::timeout(Duration::from_secs(10), b[0].get("/v1/health").send()).await;
+    let health_after = started.elapsed();
+    // An ask fails fast too, acknowledging nothing.
+    let asked = tokio::time::timeout(Duration::from_secs(15), b[0].post("/v1/ask?wait=false").json(&question("paused")).send()).await;
+    let asked_after = started.elapsed();
     db.freeze(false);
+    let asked = asked.expect("an ask answers while the database is paused").unwrap();
+    assert_eq!(asked.status(), 503, "not acknowledged");
+    assert!(asked.text().await.unwrap().contains("did not answer in time; nothing was acknowledged"));
+    assert!(asked_after < Duration::from_secs(12), "health and the ask each within their bound, took {asked_after:?}");
     let health = health.expect("health answers while the database is paused").unwrap();
     assert_eq!(health.status(), 503, "a database that does not answer is not healthy");
-    assert!(started.elapsed() < Duration::from_secs(5), "503 within the health check's bound, took {:?}", started.elapsed());
+    assert!(health_after < Duration::from_secs(5), "503 within the health check's bound, took {health_after:?}");
     let health: Value = health.json().await.unwrap();
     assert!(health["error"].as_str().unwrap().contains("did not answer within"), "{health}");
     let mut status = 0;
@@ -290,6 +298,8 @@ async fn a_paused_database_makes_health_503_at_once_and_200_after() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert_eq!(status, 200, "healthy again once the database answers");
+    let again = b[0].post("/v1/ask?wait=false").json(&question("paused")).send().await.unwrap();
+    assert!(again.status().is_success(), "asked again with the same id once it answers: {}", again.status());
 }
 
 /// Connections the server closed (`pg_terminate_backend`, a restarted pooler, an idle

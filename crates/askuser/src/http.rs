@@ -164,6 +164,7 @@ impl From<BridgeError> for Refusal {
             BridgeError::ShuttingDown => StatusCode::SERVICE_UNAVAILABLE,
             BridgeError::Store(crate::store::StoreError::Conflict { .. }) => StatusCode::CONFLICT,
             BridgeError::Store(crate::store::StoreError::NotFound { .. }) => StatusCode::NOT_FOUND,
+            BridgeError::Store(crate::store::StoreError::Unavailable(_)) => StatusCode::SERVICE_UNAVAILABLE,
             BridgeError::Store(_) => StatusCode::INTERNAL_SERVER_ERROR,
         };
         Refusal(error(status, e.body()))

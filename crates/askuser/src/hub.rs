@@ -134,6 +134,13 @@ impl BridgeError {
                 ErrorBody::new(ErrorCode::Conflict, format!("id {id:?} is already in use with different questions; choose another id"))
             }
             BridgeError::Store(StoreError::NotFound { id }) => ErrorBody::new(ErrorCode::NotFound, format!("no question with id {id:?}")),
+            BridgeError::Store(StoreError::Unavailable(m)) => {
+                tracing::warn!("store: {m}");
+                ErrorBody::new(
+                    ErrorCode::Internal,
+                    "the question store did not answer in time; nothing was acknowledged: try again (with the same id, to resume)",
+                )
+            }
             BridgeError::Store(e) => {
                 tracing::error!("store: {e}");
                 ErrorBody::new(ErrorCode::Internal, "the question store failed; see the bridge's log")

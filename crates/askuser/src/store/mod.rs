@@ -251,6 +251,9 @@ pub enum StoreError {
     /// row...), with context.
     #[error("question store: {0}")]
     Db(String),
+    /// The database did not answer in time; nothing was changed that anyone was told of.
+    #[error("question store: {0}")]
+    Unavailable(String),
 }
 
 /// What [`Store::insert`] did.

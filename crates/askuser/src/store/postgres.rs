@@ -49,6 +49,10 @@ pub const RESYNC_EVERY: Duration = Duration::from_secs(10);
 const POOL_SIZE: usize = 8;
 /// A call waits at most this long for a connection (the database is down: fail clearly).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long an ask, an answer, a read or a tab's snapshot waits for the database before
+/// it fails (503): a database that does not answer (paused, partitioned) must not hold
+/// agents and tabs for as long as it is away.
+const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 
 /// After storing this many questions a bridge refreshes the planner's statistics itself
 /// (`ANALYZE`): autovacuum looks once a minute, and until then a table that grew from
@@ -344,9 +348,25 @@ impl Postgres {
         params: &[&(dyn tokio_postgres::types::ToSql + Sync)],
         what: &str,
     ) -> Result<Vec<QuestionRecord>, StoreError> {
-        let client = self.client().await?;
-        let rows = client.query(sql, params).await.map_err(|e| db_error(what, e))?;
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client.query(sql, params).await.map_err(|e| db_error(what, e))
+            })
+            .await?;
         rows.iter().map(|r| parse_record(raw(r, 0))).collect()
+    }
+
+    /// `work` within [`QUERY_TIMEOUT`]. A write cut off may still commit: the caller was
+    /// told it failed, and asking again with the same id finds it (inserts are idempotent).
+    async fn within<T>(&self, what: &str, work: impl std::future::Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
+        tokio::time::timeout(QUERY_TIMEOUT, work).await.unwrap_or_else(|_| {
+            Err(StoreError::Unavailable(format!(
+                "{what}: the database at {} did not answer within {} s",
+                self.shown,
+                QUERY_TIMEOUT.as_secs()
+            )))
+        })
     }
 }
 
@@ -593,7 +613,7 @@ impl Store for Postgres {
                 Err(StoreError::Conflict { id: record.id.clone() })
             }
         };
-        self.noted(outcome.await)
+        self.noted(self.within(&format!("cannot store question {:?}", record.id), outcome).await)
     }
 
     async fn finish(&self, id: &str, result: &AskResult, by: Option<&str>) -> Result<Finished, StoreError> {
@@ -635,7 +655,7 @@ impl Store for Postgres {
                 None => Err(StoreError::NotFound { id: id.to_owned() }),
             }
         };
-        self.noted(outcome.await)
+        self.noted(self.within(&format!("cannot finish question {id:?}"), outcome).await)
     }
 
     async fn get(&self, id: &str) -> Result<Option<QuestionRecord>, StoreError> {
@@ -659,11 +679,13 @@ impl Store for Postgres {
 
     async fn pending_page(&self, after: i64, max_count: usize, max_bytes: usize) -> Result<(Vec<QuestionRecord>, i64, bool), StoreError> {
         let sql = concat!("SELECT seq, ", record_columns!(), " FROM questions WHERE status = 'pending' AND seq > $1 ORDER BY seq LIMIT $2");
-        let client = self.client().await?;
-        let rows = client
-            .query(sql, &[&after, &to_i64(max_count.max(1).saturating_add(1))])
-            .await
-            .map_err(|e| db_error("cannot list pending questions", e))?;
+        let what = "cannot list pending questions";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client.query(sql, &[&after, &to_i64(max_count.max(1).saturating_add(1))]).await.map_err(|e| db_error(what, e))
+            })
+            .await?;
         let (mut records, mut last, mut more, mut bytes) = (Vec::new(), after, false, 0usize);
         for row in &rows {
             if records.len() == max_count.max(1) || (!records.is_empty() && bytes >= max_bytes) {
