@@ -1,16 +1,11 @@
 //! The `askuser` binary as a person runs it.
 
+use crate::support::{askuser, text};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
-
-fn askuser() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_askuser"));
-    c.env_remove("ASKUSER_URL").env_remove("ASKUSER_TOKEN").env_remove("ASKUSER_DATA_DIR");
-    c
-}
 
 fn example(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples").join(name)
@@ -24,10 +19,6 @@ fn run(cmd: &mut Command, stdin: Option<&str>) -> Output {
     }
     drop(child.stdin.take());
     child.wait_with_output().unwrap()
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 #[test]

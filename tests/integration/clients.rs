@@ -4,6 +4,7 @@
 //! beyond this machine (F2). A listener the test controls plays the stranger and keeps
 //! every byte it is sent.
 
+use crate::support::{askuser, text};
 use std::io::{BufRead, BufReader, ErrorKind, Read, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
 use std::path::Path;
@@ -11,18 +12,6 @@ use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
-
-fn askuser() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_askuser"));
-    for var in ["ASKUSER_URL", "ASKUSER_TOKEN", "ASKUSER_DATA_DIR", "ASKUSER_CERT_FINGERPRINT"] {
-        c.env_remove(var);
-    }
-    c
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// A stranger listening on `addr`: it keeps every byte any client sends and answers each
 /// request `200 []`, as a program that took a dead bridge's port would.

@@ -10,6 +10,7 @@
 //!   unusable data directory, and the bridge killed with SIGKILL at random moments.
 //! - Hostile pages: agent text full of script payloads, rendered by headless Chromium.
 
+use crate::support::askuser;
 use crate::support::{bridge, bridge_configured, bridge_with, next_event, next_json, send, Socket, TestBridge, TOKEN};
 use askuser::hub::Settings;
 use askuser::serve::{start, ServeOptions};
@@ -109,12 +110,6 @@ impl Rng {
     fn between(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.next() % (hi - lo)
     }
-}
-
-fn askuser() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_askuser"));
-    c.env_remove("ASKUSER_URL").env_remove("ASKUSER_TOKEN").env_remove("ASKUSER_DATA_DIR").env_remove("RUST_LOG");
-    c
 }
 
 /// An `askuser serve` process whose stderr goes to a file; killed when dropped.

@@ -2,6 +2,7 @@
 //! it makes for itself, and the clients that pin its fingerprint: `askuser ask`,
 //! `pending`, `answer` and `tui`.
 
+use crate::support::{askuser, text};
 use crate::terminal::Tmux;
 use askuser::tls::{http_client, Fingerprint};
 use serde_json::Value;
@@ -9,18 +10,6 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Output, Stdio};
 use std::time::Duration;
-
-fn askuser() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_askuser"));
-    for var in ["ASKUSER_URL", "ASKUSER_TOKEN", "ASKUSER_DATA_DIR", "ASKUSER_CERT_FINGERPRINT"] {
-        c.env_remove(var);
-    }
-    c
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
-}
 
 /// `askuser serve --tls`, stopped (SIGKILL) when dropped.
 struct TlsServer {

@@ -3,6 +3,7 @@
 //! configuration is never touched. The sample files in `hosts/` are each host's documented
 //! format, with other servers, comments and unusual keys that must survive, byte for byte.
 
+use crate::support::text;
 use crate::support::{bridge, TOKEN};
 use serde_json::{json, Value};
 use std::ffi::OsString;
@@ -18,10 +19,6 @@ fn askuser(home: &Path) -> Command {
     }
     c.env_remove("ASKUSER_URL").env_remove("ASKUSER_TOKEN").env_remove("ASKUSER_DATA_DIR");
     c
-}
-
-fn text(bytes: &[u8]) -> String {
-    String::from_utf8_lossy(bytes).into_owned()
 }
 
 fn sample(name: &str) -> PathBuf {

@@ -289,3 +289,18 @@ impl Browser {
         }
     }
 }
+
+/// The askuser binary under test, with none of this machine's `ASKUSER_*` settings (nor
+/// `RUST_LOG`): each test says what it runs with.
+pub fn askuser() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_askuser"));
+    for var in ["ASKUSER_URL", "ASKUSER_TOKEN", "ASKUSER_DATA_DIR", "ASKUSER_CERT_FINGERPRINT", "RUST_LOG"] {
+        c.env_remove(var);
+    }
+    c
+}
+
+/// A program's output as text.
+pub fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}

@@ -97,18 +97,8 @@ pub struct McpArgs {
     pub no_elicitation: bool,
     /// The tool's name (default: ask_user; ask_human for Gemini CLI, which hides every
     /// tool named ask_user when run headless).
-    #[arg(long, value_name = "NAME", value_parser = tool_name)]
+    #[arg(long, value_name = "NAME", value_parser = crate::mcp::tool_name_arg)]
     pub tool_name: Option<String>,
-}
-
-fn tool_name(name: &str) -> Result<String, String> {
-    if crate::mcp::is_tool_name(name) {
-        Ok(name.to_owned())
-    } else {
-        Err(format!(
-            "expected 1 to 64 letters, digits, _ or - (hosts join it to the server's name, as in mcp__askuser__ask_user), got {name:?}"
-        ))
-    }
 }
 
 /// The exit code that tells a script how the ask ended.

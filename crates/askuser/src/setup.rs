@@ -182,7 +182,7 @@ pub struct SetupArgs {
     pub settings: Option<PathBuf>,
     /// The server's name in the host's configuration (Claude Code's rule is then
     /// mcp__NAME__TOOL).
-    #[arg(long, value_name = "NAME", default_value = SERVER, value_parser = name_arg)]
+    #[arg(long, value_name = "NAME", default_value = SERVER, value_parser = crate::mcp::tool_name_arg)]
     pub name: String,
     /// Passed on to `askuser mcp`: the agent's name in the inbox.
     #[arg(long, value_name = "NAME")]
@@ -196,17 +196,8 @@ pub struct SetupArgs {
     pub data_dir: Option<PathBuf>,
     /// Passed on to `askuser mcp`: the tool's name (default: ask_user; for Gemini CLI,
     /// which run headless hides every tool named ask_user, setup writes ask_human).
-    #[arg(long, value_name = "NAME", value_parser = name_arg)]
+    #[arg(long, value_name = "NAME", value_parser = crate::mcp::tool_name_arg)]
     pub tool_name: Option<String>,
-}
-
-/// A server's or tool's name: hosts join them into one (`mcp__askuser__ask_user`).
-fn name_arg(name: &str) -> Result<String, String> {
-    if crate::mcp::is_tool_name(name) {
-        Ok(name.to_owned())
-    } else {
-        Err(format!("expected 1 to 64 letters, digits, _ or - (hosts join the names, as in mcp__askuser__ask_user), got {name:?}"))
-    }
 }
 
 /// What a config file must hold.

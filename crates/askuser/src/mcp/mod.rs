@@ -60,6 +60,15 @@ pub fn is_tool_name(name: &str) -> bool {
     (1..=64).contains(&name.len()) && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
 }
 
+/// [`is_tool_name`] for a command-line flag (`--tool-name`, setup's `--name`).
+pub fn tool_name_arg(name: &str) -> Result<String, String> {
+    if is_tool_name(name) {
+        Ok(name.to_owned())
+    } else {
+        Err(format!("expected 1 to 64 letters, digits, _ or - (hosts join the names, as in mcp__askuser__ask_user), got {name:?}"))
+    }
+}
+
 /// What the model reads about the tool named `tool`.
 pub fn description(tool: &str) -> String {
     DESCRIPTION.replace("ask_user", tool)
