@@ -173,6 +173,14 @@ impl Tui {
         self.until(&format!("{text:?}"), limit, |s| s.contains(text)).await
     }
 
+    /// Each key in turn, once the screen shows what the one before did (within [`STEP`]).
+    async fn keys(&self, steps: &[(&str, &str)]) {
+        for (key, then) in steps {
+            self.press(key).await;
+            self.shows(then, STEP).await;
+        }
+    }
+
     /// Waits (at most `limit`) until the model has read a tool result; returns it.
     async fn result(&self, limit: Duration, what: &str) -> String {
         let until = Instant::now() + limit;
@@ -230,8 +238,7 @@ async fn asking() -> Asking {
     tui.shows("Manage MCP servers", STEP).await;
     tui.press("Enter").await;
     tui.shows("askuser · ✔ connected · 1 tool", START).await;
-    tui.press("Escape").await;
-    tui.shows("MCP dialog dismissed", STEP).await;
+    tui.keys(&[("Escape", "MCP dialog dismissed")]).await;
 
     tui.type_text(PROMPT).await;
     tui.until("the typed prompt", STEP, |s| s.lines().filter(|l| l.contains(PROMPT)).count() == 1).await;
@@ -306,16 +313,14 @@ async fn claude_interactive_answer_in_its_own_dialog_reaches_the_model_and_the_i
 
     // One key at a time, each once the last one shows: keys that reach Claude Code in one
     // read are not all taken (see the module's notes).
-    tui.press("Right").await;
-    tui.shows("❯ ◯ PostgreSQL (Recommended) — A server; what production runs.", STEP).await;
-    tui.press("Down").await;
-    tui.shows("❯ ◯ SQLite — A file next to the service; nothing to run.", STEP).await;
-    tui.press("Space").await;
-    tui.shows("❯ ✔ Database: ▸ SQLite — A file next to the service; nothing to run.", STEP).await;
-    tui.press("Down").await;
-    tui.shows("❯   Other:", STEP).await;
-    tui.press("Down").await;
-    tui.shows("❯ Accept", STEP).await;
+    tui.keys(&[
+        ("Right", "❯ ◯ PostgreSQL (Recommended) — A server; what production runs."),
+        ("Down", "❯ ◯ SQLite — A file next to the service; nothing to run."),
+        ("Space", "❯ ✔ Database: ▸ SQLite — A file next to the service; nothing to run."),
+        ("Down", "❯   Other:"),
+        ("Down", "❯ Accept"),
+    ])
+    .await;
     tui.press("Enter").await;
 
     let read = tui.result(STEP, "after the answer in Claude Code's dialog").await;
