@@ -346,8 +346,18 @@ def test_a_call_survives_the_exit_of_the_process_that_hosted_the_bridge(data_dir
     with socket.socket() as s:
         if s.connect_ex(("127.0.0.1", 7823)) == 0:
             pytest.skip("something already listens on the default port 7823")
+    # The first agent's server starts the bridge at its first call (not before: a host that
+    # only probes or lists tools starts nothing).
     first = subprocess.Popen([ASKUSER, "mcp", "--data-dir", data_dir], stdin=subprocess.PIPE,
                              stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    for message in [
+        {"jsonrpc": "2.0", "id": 0, "method": "initialize",
+         "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "first", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "ask_user", "arguments": {"question": "First?"}}},
+    ]:
+        first.stdin.write((json.dumps(message) + "\n").encode())
+    first.stdin.flush()
     bridge_file = os.path.join(data_dir, "bridge.json")
 
     def bridge_from_file():
@@ -368,11 +378,12 @@ def test_a_call_survives_the_exit_of_the_process_that_hosted_the_bridge(data_dir
     hosted = bridge_from_file()
 
     def first_exits_then_answer():
-        hosted.wait_pending()
+        mine = next(r for r in hosted.wait_pending(2) if "Who hosts now?" in json.dumps(r))
         first.stdin.close()  # the hosting agent's session ends
         first.wait(timeout=15)
         time.sleep(0.5)
-        bridge_from_file().answer(["still here"])
+        status, body = bridge_from_file().http("POST", f"/v1/questions/{mine['id']}/answer", {"answers": ["still here"]})
+        assert status == 200, body
 
     try:
         r = call(data_dir, {"question": "Who hosts now?"}, first_exits_then_answer)

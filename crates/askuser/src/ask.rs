@@ -297,14 +297,12 @@ async fn reachable(endpoint: &Endpoint) -> Result<(), String> {
     }
 }
 
-pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
-    let dir = config::data_dir(args.bridge.data_dir.as_deref())?;
-    let host = Arc::new(Host::new(dir.clone(), args.open));
-    // A bridge named by address (--url or ASKUSER_URL: perhaps on another machine) is
-    // the one to use, down or not: calls wait for it. Only without one does this
-    // process start a bridge of its own.
-    let named = args.bridge.url.is_some() || std::env::var(config::ENV_URL).is_ok_and(|u| !u.is_empty());
-    let endpoint = match args.bridge.endpoint(&dir) {
+/// The bridge `askuser mcp` asks through. A bridge named by address (--url or
+/// ASKUSER_URL: perhaps on another machine) is the one to use, down or not: calls wait for
+/// it. Only without one does this process start a bridge of its own.
+async fn mcp_bridge(bridge: &BridgeArgs, dir: &std::path::Path, host: &Host) -> anyhow::Result<Endpoint> {
+    let named = bridge.url.is_some() || std::env::var(config::ENV_URL).is_ok_and(|u| !u.is_empty());
+    Ok(match bridge.endpoint(dir) {
         Ok(ep) if named => {
             if let Err(e) = reachable(&ep).await {
                 tracing::warn!("{e}; calls will wait for it");
@@ -315,26 +313,39 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
         Err(e) if named => return Err(e),
         Err(e) if e.is::<config::NotRunning>() => {
             tracing::warn!("{e}; this process runs one meanwhile");
-            host.start(config::DEFAULT_ADDR, args.bridge.token.clone()).await?
+            host.start(config::DEFAULT_ADDR, bridge.token.clone()).await?
         }
-        _ => host.start(config::DEFAULT_ADDR, args.bridge.token.clone()).await?,
-    };
-    let open_url = endpoint.url.clone();
+        _ => host.start(config::DEFAULT_ADDR, bridge.token.clone()).await?,
+    })
+}
+
+pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
+    let dir = config::data_dir(args.bridge.data_dir.as_deref())?;
+    let host = Arc::new(Host::new(dir.clone(), args.open));
     let journal = crate::mcp::Journal::new(&dir);
-    let asker = Arc::new(Asker::new(endpoint, Some(dir)).with_host(host.clone()));
     let opts = McpOptions {
         agent_name: args.agent_name,
         parent_session: args.parent_session,
         to: args.to,
         result_format: args.result_format,
         progress_every: Duration::from_secs(args.progress_seconds.max(1)),
-        open_url,
         max_wait: args.max_wait.map(Duration::from_secs),
         elicitation: !args.no_elicitation,
         tool_name: args.tool_name,
         journal: Some(journal),
     };
-    let left = crate::mcp::serve(asker, opts, tokio::io::stdin(), tokio::io::stdout()).await;
+    // The bridge is found (or started) at the first tool call, not before: a host that only
+    // probes this server, or lists its tools, starts nothing and opens no browser.
+    let bridge = Arc::new(args.bridge);
+    let (runs, dir) = (host.clone(), dir.clone());
+    let connect: crate::mcp::Connect = Box::new(move || {
+        let (bridge, host, dir) = (bridge.clone(), runs.clone(), dir.clone());
+        Box::pin(async move {
+            let endpoint = mcp_bridge(&bridge, &dir, &host).await?;
+            Ok(Asker::new(endpoint, Some(dir)).with_host(host))
+        })
+    });
+    let left = crate::mcp::serve(connect, opts, tokio::io::stdin(), tokio::io::stdout()).await;
     tracing::debug!(?left, "MCP host went away");
     let outcome = match left {
         crate::mcp::Left::Error(e) => Err(anyhow::anyhow!("reading the MCP messages on stdin failed: {e}")),

@@ -527,7 +527,7 @@ pub fn run(cli: Cli) -> ExitCode {
 /// Logs go to stderr (stdout is for results and, in `askuser mcp`, the protocol);
 /// `RUST_LOG` overrides the default level.
 pub fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "askuser=info,warn".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "askuser=info,rmcp=error,warn".into());
     // Colours only on a terminal, and never with NO_COLOR set (https://no-color.org).
     let colour = std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).with_ansi(colour).try_init();

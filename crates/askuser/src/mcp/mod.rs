@@ -1,11 +1,14 @@
-//! `askuser mcp`: an MCP server over stdio with one tool, `ask_user`. stdout carries
-//! only the protocol (JSON-RPC, a message per line); every log goes to stderr.
+//! `askuser mcp`: an MCP server over stdio with one tool, `ask_user`, on the official Rust
+//! SDK (rmcp). stdout carries only the protocol (JSON-RPC, a message per line); every log
+//! goes to stderr. Both eras of MCP are served on one connection: a client that probes
+//! `server/discover` and sends its version, name and capabilities with each request
+//! (2026-07-28), and one that opens with `initialize` (2024-11-05 to 2025-11-25).
 //!
 //! A call is validated here first (every error comes back as a tool error), then asked
 //! through a bridge by id, resumably: if the bridge restarts, the call re-attaches and
-//! still completes. A person is slower than most hosts' timeouts, so nothing here
-//! treats a host's impatience as the person's "no":
-//! - a host that speaks tasks (revision 2025-11-25) gets a task at once and polls it;
+//! still completes. Nothing happens before the first tool call: a probe, `initialize` or
+//! `tools/list` starts no bridge. A person is slower than most hosts' timeouts, so nothing
+//! here treats a host's impatience as the person's "no":
 //! - progress notifications keep hosts that reset their timeout on progress waiting;
 //! - a call the host cancels because *it timed out* leaves the question open, and the
 //!   same questions asked again (or `{"id": …}`) resume it; any other cancel withdraws;
@@ -13,32 +16,41 @@
 //! - when the host goes away (EOF, SIGTERM, SIGKILL) the questions stay in the inbox,
 //!   which shows that nobody waits for them, until a resumed call picks them up.
 //!
-//! The server is written against the protocol rather than an SDK: rmcp 3.9 implements
-//! the draft tasks extension (SEP-2663), not the 2025-11-25 tasks that the TypeScript
-//! SDK speaks, and its stdio transport dropped malformed lines silently.
+//! A host with a dialog of its own is asked there too, racing the inbox: by
+//! `elicitation/create` in the handshake era, by an `input_required` result (a multi
+//! round-trip request) in 2026-07-28. A host that declines its dialog faster than anyone
+//! can read it (a headless one) is not taken for the person.
+//!
+//! Hand-written beside rmcp: the line transport ([`rpc`]: parse errors get a reply, and a
+//! cancel's reason is read before the next line), and the tool's JSON schemas.
 
 mod elicit;
 mod journal;
 mod rpc;
-mod tasks;
 
 pub use journal::Journal;
-
-pub use tasks::iso8601;
 
 use crate::agent::{AskError, Asker};
 use crate::lock;
 use askuser_core::dialect::normalize;
 use askuser_core::{AskResult, Format, Limits, Question, Status};
-use rpc::{Incoming, INVALID_PARAMS, METHOD_NOT_FOUND};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, DiscoverResult, ElicitRequest,
+    ElicitRequestParams, Implementation, InitializeRequestParams, InitializeResult, InputRequest, InputRequests, InputRequiredResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerRequest, Tool,
+};
+use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
+use rmcp::{ErrorData, Peer, ServerHandler, ServiceExt};
+use rpc::{INVALID_PARAMS, METHOD_NOT_FOUND};
 use serde_json::{json, Map, Value};
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
-use tasks::{CancelRefused, Tasks};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::sync::{mpsc, oneshot};
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::sync::OnceCell;
 
 /// The tool's name unless `--tool-name` says otherwise.
 pub const TOOL: &str = "ask_user";
@@ -185,11 +197,10 @@ pub fn output_schema() -> Value {
     })
 }
 
-/// Protocol revisions this server speaks, newest first.
-const VERSIONS: [&str; 4] = ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-/// The first revision with tasks.
-const TASKS_SINCE: &str = "2025-11-25";
-const METHODS: &str = "initialize, ping, tools/list, tools/call, tasks/get, tasks/result, tasks/list and tasks/cancel";
+const METHODS: &str = "server/discover, initialize, ping, tools/list and tools/call";
+
+/// Reaches (or starts) the bridge, at the first tool call.
+pub type Connect = Box<dyn Fn() -> Pin<Box<dyn Future<Output = anyhow::Result<Asker>> + Send>> + Send + Sync>;
 
 #[derive(Debug, Clone)]
 pub struct McpOptions {
@@ -200,8 +211,6 @@ pub struct McpOptions {
     pub result_format: Format,
     /// How often progress is reported while waiting.
     pub progress_every: Duration,
-    /// Where a person answers (shown in progress messages).
-    pub open_url: String,
     /// Answer "still waiting, call again" after this long without an answer.
     pub max_wait: Option<Duration>,
     /// Also ask through the host's own dialog when it declares `elicitation`.
@@ -216,42 +225,30 @@ pub struct McpOptions {
 pub const ELICITATION_CLIENT: &str = "the agent host's own dialog (MCP elicitation)";
 
 /// Why the server stopped.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub enum Left {
     Eof,
     Signal(&'static str),
     Error(String),
 }
 
-/// A JSON-RPC reply: a result, nothing (the request was cancelled), or an error.
-type Reply = Result<Option<Value>, (i64, String)>;
-
 struct Server {
-    asker: Arc<Asker>,
+    connect: Connect,
+    /// The bridge, once the first tool call needed it.
+    bridge: OnceCell<Arc<Asker>>,
     opts: McpOptions,
     /// This MCP connection's session id.
     session: String,
     calls: AtomicU64,
-    out: mpsc::UnboundedSender<Value>,
     state: Mutex<State>,
-    tasks: Tasks,
 }
 
 #[derive(Default)]
 struct State {
-    client: Option<String>,
-    /// The negotiated protocol revision.
-    version: &'static str,
-    /// The tool's name, fixed at `initialize`.
-    tool: Option<String>,
-    tasks: bool,
-    /// The host can show an elicitation form.
-    elicits: bool,
-    /// Requests sent to the host, by JSON id: where its reply goes.
-    replies: HashMap<String, oneshot::Sender<Result<Value, Value>>>,
-    sent: u64,
-    /// Requests still running, by JSON id: where a `notifications/cancelled` goes.
-    running: HashMap<String, oneshot::Sender<String>>,
+    /// The host declined its dialog before anyone could read it: it shows none.
+    no_dialog: bool,
+    /// Why the host cancelled each request it cancelled, by JSON id (from the transport).
+    reasons: HashMap<String, String>,
     /// Questions that `tools/call`s are waiting on now.
     waiting: HashSet<String>,
     /// Questions whose call the host gave up on (it timed out), by the questions' JSON:
@@ -263,7 +260,16 @@ struct State {
     /// The same for the last calls that ended: an answer can end a call just as the host
     /// gives up on it, and the host then never sees that reply; its retry must still find
     /// the answered question instead of asking the person again.
-    ended: std::collections::VecDeque<(String, (String, Option<String>))>,
+    ended: VecDeque<(String, (String, Option<String>))>,
+    /// Questions shown in a 2026-07-28 host's own dialog, by the `requestState` its
+    /// retry brings back with the dialog's result.
+    rounds: HashMap<String, Round>,
+}
+
+/// A question in a modern host's dialog, waiting for the host to retry the call.
+struct Round {
+    call: Call,
+    sent: tokio::time::Instant,
 }
 
 /// How many ended calls [`State::ended`] remembers.
@@ -274,6 +280,7 @@ const ENDED: usize = 64;
 const HOST_REFUSAL: Duration = Duration::from_secs(1);
 
 /// What a `tools/call` waits for: a new question (`body`) or one asked before.
+#[derive(Clone)]
 struct Call {
     id: String,
     body: Option<Value>,
@@ -292,6 +299,16 @@ impl Call {
     }
 }
 
+/// Who calls: the client's name and what it can do, from `initialize` or from the request.
+struct Caller {
+    client: Option<String>,
+    tool: String,
+    /// The request's protocol revision (2026-07-28 and later: no requests to the client).
+    version: ProtocolVersion,
+    /// The host shows an elicitation form.
+    elicits: bool,
+}
+
 fn now_ms() -> u64 {
     SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64)
 }
@@ -304,60 +321,66 @@ fn tool_error(t: String) -> Value {
     json!({"content": text(t), "isError": true})
 }
 
-fn invalid(message: String) -> (i64, String) {
-    (INVALID_PARAMS, message)
+fn invalid(message: String) -> ErrorData {
+    ErrorData::new(rmcp::model::ErrorCode(INVALID_PARAMS as i32), message, None)
+}
+
+/// A `tools/call` result from its JSON (`resultType` is dropped for handshake-era peers).
+fn result(value: Value) -> CallToolResult {
+    let mut result: CallToolResult = serde_json::from_value(value).expect("tool results are CallToolResults");
+    result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+    result
+}
+
+fn modern(version: &ProtocolVersion) -> bool {
+    version.as_str() >= ProtocolVersion::V_2026_07_28.as_str()
+}
+
+/// The JSON text of a request id, as the transport reports cancels by it.
+fn key_of(id: &rmcp::model::RequestId) -> String {
+    serde_json::to_string(id).expect("ids serialize")
 }
 
 /// Serves MCP on `input`/`output` until the host goes away; says how it went.
 pub async fn serve(
-    asker: Arc<Asker>,
+    connect: Connect,
     opts: McpOptions,
-    input: impl AsyncRead + Unpin,
+    input: impl AsyncRead + Unpin + Send + 'static,
     output: impl AsyncWrite + Unpin + Send + 'static,
 ) -> Left {
-    let (out, mut outbox) = mpsc::unbounded_channel::<Value>();
-    tokio::spawn(async move {
-        let mut output = output;
-        while let Some(message) = outbox.recv().await {
-            let mut line = serde_json::to_vec(&message).expect("messages serialize");
-            line.push(b'\n');
-            if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
-                break;
-            }
-        }
-    });
     let server = Arc::new(Server {
-        asker,
+        connect,
+        bridge: OnceCell::new(),
         opts,
         session: format!("mcp-{}", crate::config::random_hex(6)),
         calls: AtomicU64::new(0),
-        out,
         state: Mutex::default(),
-        tasks: Tasks::default(),
     });
-    let mut input = BufReader::new(input);
-    let mut line = Vec::new();
+    let me = server.clone();
+    let lines = rpc::Lines::new(input, output, Box::new(move |request, reason| me.cancelled_by_host(request, reason)));
+    let mut gone = lines.gone();
+    let handler = Handler(server.clone());
+    let mut service = tokio::spawn(async move {
+        match handler.serve(lines).await {
+            Ok(running) => running.waiting().await.map(|_| ()).map_err(|e| e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    });
     let stop = terminated();
     tokio::pin!(stop);
-    let left = loop {
-        line.clear();
-        tokio::select! {
-            read = input.read_until(b'\n', &mut line) => match read {
-                Ok(0) => break Left::Eof,
-                Ok(_) => match std::str::from_utf8(&line) {
-                    Ok(text) if text.trim().is_empty() => {}
-                    Ok(text) => server.receive(text),
-                    Err(e) => server.send(rpc::error(
-                        Value::Null,
-                        rpc::PARSE_ERROR,
-                        format!("Parse error: each line must be one JSON-RPC message in UTF-8, and this one is not UTF-8 ({e})"),
-                    )),
-                },
-                Err(e) => break Left::Error(e.to_string()),
-            },
-            signal = &mut stop => break Left::Signal(signal),
-        }
+    let left = tokio::select! {
+        biased;
+        Ok(ended) = gone.wait_for(Option::is_some) => match ended.clone() {
+            Some(rpc::Ended::Error(e)) => Left::Error(e),
+            _ => Left::Eof,
+        },
+        signal = &mut stop => Left::Signal(signal),
+        ended = &mut service => match ended {
+            Ok(Err(e)) => Left::Error(e),
+            _ => Left::Eof,
+        },
     };
+    service.abort();
     server.leave(&left);
     left
 }
@@ -383,171 +406,172 @@ async fn terminated() -> &'static str {
     }
 }
 
+/// The SDK's view of the server.
+#[derive(Clone)]
+struct Handler(Arc<Server>);
+
+impl ServerHandler for Handler {
+    fn get_info(&self) -> InitializeResult {
+        self.0.info(None)
+    }
+
+    async fn initialize(&self, request: InitializeRequestParams, cx: RequestContext<RoleServer>) -> Result<InitializeResult, ErrorData> {
+        cx.peer.set_peer_info(request.clone());
+        let mut result = self.negotiate_initialize(&request)?;
+        result.instructions = self.0.info(Some(&request.client_info.name)).instructions;
+        Ok(result)
+    }
+
+    async fn discover(&self, cx: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let info = self.0.info(cx.client_info().map(|c| c.name).as_deref());
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), info))
+    }
+
+    async fn list_tools(&self, _: Option<PaginatedRequestParams>, cx: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
+        let caller = self.0.caller(&cx);
+        Ok(ListToolsResult::with_all_items(vec![tool(&caller.tool)]))
+    }
+
+    async fn call_tool(&self, request: CallToolRequestParams, cx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        self.0.tools_call(request, cx).await
+    }
+
+    async fn on_custom_request(&self, request: CustomRequest, cx: RequestContext<RoleServer>) -> Result<CustomResult, ErrorData> {
+        // A known method whose params the SDK could not read comes here too.
+        let params = request.params.unwrap_or(Value::Null);
+        if request.method == "tools/call" {
+            let tool = self.0.caller(&cx).tool;
+            return Err(match params.as_object() {
+                None => invalid(format!(
+                    "tools/call: expected params {{\"name\": \"{tool}\", \"arguments\": {{…}}}}, got {}",
+                    rpc::kind(&params)
+                )),
+                Some(p) => match (p.get("name"), p.get("arguments")) {
+                    (Some(Value::String(_)), Some(args)) if !args.is_object() => {
+                        invalid(format!("tools/call: \"arguments\" must be an object, got {}", rpc::kind(args)))
+                    }
+                    (name, _) => invalid(format!("tools/call: \"name\" must be a string, got {}", name.map_or("nothing", rpc::kind))),
+                },
+            });
+        }
+        let method = request.method;
+        Err(ErrorData::new(
+            rmcp::model::ErrorCode(METHOD_NOT_FOUND as i32),
+            format!("Method not found: askuser's MCP server has no method {method:?}; it offers {METHODS}"),
+            None,
+        ))
+    }
+}
+
+/// The tool named `name`, as `tools/list` shows it.
+fn tool(name: &str) -> Tool {
+    serde_json::from_value(json!({
+        "name": name,
+        "title": "Ask the user",
+        "description": description(name),
+        "inputSchema": input_schema(),
+        "outputSchema": output_schema(),
+        "annotations": {"readOnlyHint": true, "openWorldHint": false}
+    }))
+    .expect("the tool is a Tool")
+}
+
 impl Server {
-    fn send(&self, message: Value) {
-        let _ = self.out.send(message);
+    /// The server's name, capabilities and instructions for the client named `client`.
+    fn info(&self, client: Option<&str>) -> InitializeResult {
+        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
+        info.server_info = Implementation::new("askuser", env!("CARGO_PKG_VERSION")).with_title("askuser");
+        info.instructions =
+            Some(format!("Use {} to ask the human a question and wait for the answer, even in a headless run.", self.tool_name(client)));
+        info
     }
 
-    fn receive(self: &Arc<Self>, line: &str) {
-        match rpc::parse(line) {
-            Err(reply) => self.send(reply),
-            Ok(Incoming::Response { id, outcome }) => {
-                if let Some(tx) = lock(&self.state).replies.remove(&id.to_string()) {
-                    let _ = tx.send(outcome);
-                }
-            }
-            Ok(Incoming::Notification { method, params }) => {
-                tracing::debug!(%method, "notification");
-                self.notified(&method, &params)
-            }
-            Ok(Incoming::Request { id, method, params }) => {
-                tracing::debug!(%id, %method, "request");
-                self.request(id, method, params)
-            }
+    /// The tool's name for the client named `client`.
+    fn tool_name(&self, client: Option<&str>) -> String {
+        self.opts.tool_name.clone().unwrap_or_else(|| default_tool(client).to_owned())
+    }
+
+    fn caller(&self, cx: &RequestContext<RoleServer>) -> Caller {
+        let client = cx.client_info().map(|c| c.name);
+        // Form mode: `elicitation: {}` (before 2025-11-25 the only mode) or with `form`.
+        let elicits = cx
+            .client_capabilities()
+            .and_then(|c| serde_json::to_value(c).ok())
+            .is_some_and(|c| c.get("elicitation").and_then(Value::as_object).is_some_and(|e| e.is_empty() || e.contains_key("form")));
+        Caller {
+            tool: self.tool_name(client.as_deref()),
+            client,
+            version: cx.protocol_version().unwrap_or(ProtocolVersion::V_2025_03_26),
+            elicits: elicits && self.opts.elicitation && !lock(&self.state).no_dialog,
         }
     }
 
-    fn notified(&self, method: &str, params: &Value) {
-        if method != "notifications/cancelled" {
-            return;
-        }
-        let Some(request) = params.get("requestId") else { return };
-        let reason = params.get("reason").and_then(Value::as_str).unwrap_or("no reason given").to_owned();
+    /// The bridge, reached (or started) at the first call that needs it.
+    async fn asker(&self) -> Result<&Asker, String> {
+        self.bridge
+            .get_or_try_init(|| async { (self.connect)().await.map(Arc::new) })
+            .await
+            .map(|a| a.as_ref())
+            .map_err(|e| format!("askuser could not reach or start its bridge: {e:#}"))
+    }
+
+    /// The bridge of a call that [`Self::asker`] connected.
+    fn connected(&self) -> &Asker {
+        self.bridge.get().expect("the call reached the bridge first")
+    }
+
+    fn open_url(&self) -> String {
+        self.bridge.get().map(|a| a.endpoint().url).unwrap_or_default()
+    }
+
+    /// The transport read a `notifications/cancelled`: noted before the next line is read,
+    /// since a host that timed out often asks again at once, and that next call must
+    /// already find the question to resume.
+    fn cancelled_by_host(&self, request: String, reason: String) {
         let mut state = lock(&self.state);
-        // Noted here, not in the call's own task: a host that timed out often asks again at
-        // once, and that next line must already find the question to resume.
-        let request = request.to_string();
         if is_timeout(&reason) {
             let call = state.calls.get(&request).or_else(|| state.ended.iter().find(|(r, _)| *r == request).map(|(_, c)| c)).cloned();
             if let Some((id, Some(key))) = call {
                 state.given_up.insert(key, id);
             }
         }
-        if let Some(tx) = state.running.remove(&request) {
-            let _ = tx.send(reason);
-        }
+        state.reasons.insert(request, reason);
     }
 
-    fn request(self: &Arc<Self>, id: Value, method: String, params: Value) {
-        let reply = match method.as_str() {
-            "initialize" => Ok(Some(self.initialize(&params))),
-            "ping" => Ok(Some(json!({}))),
-            "tools/list" => Ok(Some(json!({"tools": [self.tool()]}))),
-            "tasks/list" => Ok(Some(json!({"tasks": self.tasks.list()}))),
-            "tools/call" | "tasks/get" | "tasks/result" | "tasks/cancel" => return self.spawn(id, method, params),
-            other => {
-                Err((METHOD_NOT_FOUND, format!("Method not found: askuser's MCP server has no method {other:?}; it offers {METHODS}")))
+    async fn tools_call(&self, request: CallToolRequestParams, cx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+        let caller = self.caller(&cx);
+        let tool = &caller.tool;
+        if request.name != *tool {
+            return Err(invalid(format!("tools/call: unknown tool {:?}; this server has only {tool:?}", request.name)));
+        }
+        let args = request.arguments.unwrap_or_default();
+        // A modern host's retry with what its own dialog gave: the round it answers.
+        let round = request.request_state.as_ref().and_then(|state| lock(&self.state).rounds.remove(state));
+        let mut call = match round {
+            Some(round) => {
+                if let Err(e) = self.asker().await {
+                    return Ok(result(tool_error(e)).into());
+                }
+                self.dialog_result(&round.call, round.sent, request.input_responses.and_then(|mut r| r.remove(DIALOG))).await;
+                round.call
             }
+            None => match self.prepare(args, &caller) {
+                Ok(call) => call,
+                Err(message) => return Ok(result(tool_error(message)).into()),
+            },
         };
-        self.reply(id, reply);
-    }
-
-    fn reply(&self, id: Value, reply: Reply) {
-        match reply {
-            Ok(Some(result)) => self.send(rpc::response(id, result)),
-            Ok(None) => {}
-            Err((code, message)) => self.send(rpc::error(id, code, message)),
+        if let Err(e) = self.asker().await {
+            return Ok(result(tool_error(e)).into());
         }
-    }
-
-    /// Runs a request that may wait; a `notifications/cancelled` for it ends the wait.
-    fn spawn(self: &Arc<Self>, id: Value, method: String, params: Value) {
-        let (cancel, cancelled) = oneshot::channel();
-        let key = id.to_string();
-        lock(&self.state).running.insert(key.clone(), cancel);
-        let me = self.clone();
-        tokio::spawn(async move {
-            let reply = match method.as_str() {
-                "tools/call" => me.tools_call(&key, &params, cancelled).await,
-                "tasks/get" => me.task(&params).await.map(|task| me.tasks.get(&task)),
-                "tasks/cancel" => me.cancel_task(&params).await,
-                _ => tokio::select! {
-                    reply = me.task_result(&params) => reply,
-                    Ok(_) = cancelled => Ok(None),
-                },
-            };
-            lock(&me.state).running.remove(&key);
-            me.reply(id, reply);
-        });
-    }
-
-    fn initialize(&self, params: &Value) -> Value {
-        let asked = params.get("protocolVersion").and_then(Value::as_str);
-        let version = VERSIONS.into_iter().find(|v| Some(*v) == asked).unwrap_or(VERSIONS[0]);
-        let tasks = version >= TASKS_SINCE;
-        // Form mode: `elicitation: {}` (before 2025-11-25 the only mode) or with `form`.
-        let elicits =
-            params.pointer("/capabilities/elicitation").and_then(Value::as_object).is_some_and(|e| e.is_empty() || e.contains_key("form"));
-        {
-            let mut state = lock(&self.state);
-            state.client = params.pointer("/clientInfo/name").and_then(Value::as_str).map(str::to_owned);
-            state.tool = Some(self.opts.tool_name.clone().unwrap_or_else(|| default_tool(state.client.as_deref()).to_owned()));
-            state.version = version;
-            state.tasks = tasks;
-            state.elicits = elicits && self.opts.elicitation;
+        if request.request_state.is_none() {
+            self.adopt_orphan(&mut call).await;
+            self.journal(&call, true);
+            if caller.elicits && modern(&caller.version) && !call.questions.is_empty() {
+                return Ok(self.ask_in_dialog(call).await);
+            }
         }
-        let mut capabilities = json!({"tools": {"listChanged": false}});
-        if tasks {
-            capabilities["tasks"] = json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}});
-        }
-        json!({
-            "protocolVersion": version,
-            "capabilities": capabilities,
-            "serverInfo": {"name": "askuser", "title": "askuser", "version": env!("CARGO_PKG_VERSION")},
-            "instructions": format!("Use {} to ask the human a question and wait for the answer, even in a headless run.", self.tool_name())
-        })
-    }
-
-    /// The tool's name on this connection.
-    fn tool_name(&self) -> String {
-        let state = lock(&self.state);
-        state.tool.clone().or_else(|| self.opts.tool_name.clone()).unwrap_or_else(|| TOOL.to_owned())
-    }
-
-    fn tool(&self) -> Value {
-        let name = self.tool_name();
-        let mut tool = json!({
-            "name": name,
-            "title": "Ask the user",
-            "description": description(&name),
-            "inputSchema": input_schema(),
-            "outputSchema": output_schema(),
-            "annotations": {"readOnlyHint": true, "openWorldHint": false}
-        });
-        if lock(&self.state).tasks {
-            tool["execution"] = json!({"taskSupport": "optional"});
-        }
-        tool
-    }
-
-    async fn tools_call(self: &Arc<Self>, request: &str, params: &Value, cancelled: oneshot::Receiver<String>) -> Reply {
-        let tool = self.tool_name();
-        let Some(p) = params.as_object() else {
-            return Err(invalid(format!(
-                "tools/call: expected params {{\"name\": \"{tool}\", \"arguments\": {{…}}}}, got {}",
-                rpc::kind(params)
-            )));
-        };
-        match p.get("name") {
-            Some(Value::String(name)) if *name == tool => {}
-            Some(Value::String(name)) => return Err(invalid(format!("tools/call: unknown tool {name:?}; this server has only {tool:?}"))),
-            other => return Err(invalid(format!("tools/call: \"name\" must be a string, got {}", other.map_or("nothing", rpc::kind)))),
-        }
-        let args = match p.get("arguments") {
-            None | Some(Value::Null) => Map::new(),
-            Some(Value::Object(args)) => args.clone(),
-            Some(other) => return Err(invalid(format!("tools/call: \"arguments\" must be an object, got {}", rpc::kind(other)))),
-        };
-        if let Some(task) = p.get("task").filter(|t| t.is_object()) {
-            return Ok(Some(self.start_task(args, task)));
-        }
-        let mut call = match self.prepare(args) {
-            Ok(call) => call,
-            Err(message) => return Ok(Some(tool_error(message))),
-        };
-        self.adopt_orphan(&mut call).await;
-        self.journal(&call, true);
-        let token = p.get("_meta").and_then(|m| m.get("progressToken")).cloned();
+        let request_key = key_of(&cx.id);
+        let token = cx.meta.get_progress_token();
         let max_wait = async {
             match self.opts.max_wait {
                 Some(d) => tokio::time::sleep(d).await,
@@ -557,8 +581,10 @@ impl Server {
         {
             let mut state = lock(&self.state);
             state.waiting.insert(call.id.clone());
-            state.calls.insert(request.to_owned(), (call.id.clone(), call.key.clone()));
+            state.calls.insert(request_key.clone(), (call.id.clone(), call.key.clone()));
         }
+        let elicit = caller.elicits && !modern(&caller.version);
+        let dialog = Mutex::new(None);
         let reply = tokio::select! {
             outcome = self.wait(&call) => {
                 if outcome.as_ref().is_ok_and(|r| r.status != Status::Pending) {
@@ -566,30 +592,55 @@ impl Server {
                 }
                 Some(self.outcome(outcome))
             }
-            _ = self.progress(token) => unreachable!("progress never ends"),
-            _ = self.elicit(&call) => unreachable!("the host's dialog only answers through the bridge"),
-            _ = max_wait => Some(self.still_waiting(&call.id)),
-            Ok(reason) = cancelled => {
-                self.cancelled(&call, &reason).await;
+            _ = self.progress(&cx.peer, token) => unreachable!("progress never ends"),
+            _ = self.elicit(&call, &cx.peer, &caller, elicit, &dialog) => unreachable!("the host's dialog only answers through the bridge"),
+            _ = max_wait => Some(self.still_waiting(&call.id, tool)),
+            _ = cx.ct.cancelled() => {
+                let reason = lock(&self.state).reasons.remove(&request_key);
+                self.cancelled(&call, reason.as_deref(), tool).await;
                 None
             }
         };
         {
             let mut state = lock(&self.state);
             state.waiting.remove(&call.id);
-            if let Some(c) = state.calls.remove(request) {
+            if let Some(c) = state.calls.remove(&request_key) {
                 if state.ended.len() == ENDED {
                     state.ended.pop_front();
                 }
-                state.ended.push_back((request.to_owned(), c));
+                state.ended.push_back((request_key, c));
             }
         }
-        Ok(reply)
+        // The answer came from elsewhere (or the call ended): the host's dialog goes first.
+        let open = lock(&dialog).take();
+        if let Some(request) = open {
+            let reason = "askuser no longer needs this answer: it was given in the inbox, or the call ended";
+            let _ = cx.peer.notify_cancelled(rmcp::model::CancelledNotificationParam::new(Some(request), Some(reason.into()))).await;
+        }
+        // A cancelled request gets no reply: the SDK drops what is returned.
+        Ok(result(reply.unwrap_or_else(|| tool_error("cancelled".into()))).into())
+    }
+
+    /// A 2026-07-28 host with a dialog: the question goes to the inbox now, and to the
+    /// host's dialog as an `input_required` result; the host's retry brings the dialog's
+    /// result (or the inbox's answer, whichever came first, is returned then).
+    async fn ask_in_dialog(&self, mut call: Call) -> CallToolResponse {
+        if let Some(body) = call.body.take() {
+            if let Err(e) = self.connected().store(&body).await {
+                return result(self.outcome(Err(e))).into();
+            }
+        }
+        let form = elicit::request(&call.questions, &self.open_url(), elicit::Form::Titled);
+        let params: ElicitRequestParams = serde_json::from_value(form).expect("the form is an elicitation");
+        let state = format!("{}:{}", call.id, crate::config::random_hex(8));
+        let requests = InputRequests::from([(DIALOG.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)))]);
+        lock(&self.state).rounds.insert(state.clone(), Round { call, sent: tokio::time::Instant::now() });
+        InputRequiredResult::new(Some(requests), Some(state)).into()
     }
 
     /// Reads the model's arguments into the question to ask (or the one to wait on again).
-    fn prepare(&self, mut args: Map<String, Value>) -> Result<Call, String> {
-        let invalid_input = format!("The {} input is invalid; fix these and call again:", self.tool_name());
+    fn prepare(&self, mut args: Map<String, Value>, caller: &Caller) -> Result<Call, String> {
+        let invalid_input = format!("The {} input is invalid; fix these and call again:", caller.tool);
         let invalid_input = invalid_input.as_str();
         let explicit = match args.get("id") {
             None => None,
@@ -619,8 +670,7 @@ impl Server {
         let resumed = lock(&self.state).given_up.remove(&key);
         let fresh = explicit.is_none() && resumed.is_none();
         let id = explicit.or(resumed).unwrap_or_else(|| format!("{}-{}", self.session, self.calls.fetch_add(1, Ordering::Relaxed) + 1));
-        let client = lock(&self.state).client.clone();
-        let name = self.opts.agent_name.clone().or_else(|| client.map(|c| host_name(&c))).unwrap_or_else(|| "MCP agent".into());
+        let name = self.opts.agent_name.clone().or_else(|| caller.client.as_deref().map(host_name)).unwrap_or_else(|| "MCP agent".into());
         let journal = std::env::current_dir().ok().map(|cwd| journal::key(&name, &cwd, &key));
         let mut agent = json!({"name": name, "sessionId": self.session});
         if let Some(parent) = &self.opts.parent_session {
@@ -641,7 +691,7 @@ impl Server {
     async fn adopt_orphan(&self, call: &mut Call) {
         let (Some(journal), Some(key), true) = (&self.opts.journal, &call.journal, call.fresh) else { return };
         let Some(id) = journal.orphan(key, now_ms()) else { return };
-        match self.asker.get(&id).await {
+        match self.connected().get(&id).await {
             Ok(record) if matches!(record.status, Status::Pending | Status::Answered | Status::Cancelled) => {
                 tracing::info!(
                     %id,
@@ -670,8 +720,8 @@ impl Server {
     async fn wait(&self, call: &Call) -> Result<AskResult, AskError> {
         let log = |problem: &str| tracing::warn!(id = %call.id, "{problem}; retrying");
         match &call.body {
-            Some(body) => self.asker.ask(body, true, log).await,
-            None => self.asker.resume(&call.id, log).await,
+            Some(body) => self.connected().ask(body, true, log).await,
+            None => self.connected().resume(&call.id, log).await,
         }
     }
 
@@ -692,14 +742,13 @@ impl Server {
         }
     }
 
-    fn still_waiting(&self, id: &str) -> Value {
+    fn still_waiting(&self, id: &str, tool: &str) -> Value {
         let waited = self.opts.max_wait.unwrap_or_default().as_secs();
         let message = format!(
             "The user has not answered yet (waited {waited} s); the question is still open in their inbox at {}. \
-             To keep waiting, call {} again with {{\"id\": \"{id}\"}} and nothing else: the answer comes back \
+             To keep waiting, call {tool} again with {{\"id\": \"{id}\"}} and nothing else: the answer comes back \
              at once if it arrived meanwhile. Do not assume an answer.",
-            self.opts.open_url,
-            self.tool_name()
+            self.open_url(),
         );
         json!({
             "content": text(message.clone()),
@@ -709,193 +758,117 @@ impl Server {
     }
 
     /// The host cancelled a waiting call: a timeout keeps the question, anything else withdraws it.
-    async fn cancelled(&self, call: &Call, reason: &str) {
+    /// No reason: the connection is closing (the host went away), which keeps it too.
+    async fn cancelled(&self, call: &Call, reason: Option<&str>, tool: &str) {
         let id = &call.id;
+        let Some(reason) = reason else { return };
         if is_timeout(reason) {
             tracing::info!(
                 %id,
-                "the host gave up waiting ({reason}); the question stays open: {} with the same questions, or with {{\"id\": \"{id}\"}}, picks up the answer",
-                self.tool_name()
+                "the host gave up waiting ({reason}); the question stays open: {tool} with the same questions, or with {{\"id\": \"{id}\"}}, picks up the answer",
             );
         } else {
             tracing::info!(%id, "the host cancelled the call ({reason}); withdrawing the question");
-            self.asker.withdraw(id).await;
+            self.connected().withdraw(id).await;
             self.journal(call, false);
         }
     }
 
-    /// Sends a request to the host; its reply comes through the returned channel.
-    fn ask_host(&self, method: &str, params: Value) -> (Value, oneshot::Receiver<Result<Value, Value>>) {
-        let (tx, rx) = oneshot::channel();
-        let id = {
-            let mut state = lock(&self.state);
-            state.sent += 1;
-            let id = Value::from(format!("askuser-{}", state.sent));
-            state.replies.insert(id.to_string(), tx);
-            id
-        };
-        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        (id, rx)
-    }
-
-    /// Asks the same questions in the host's own dialog, if it has one; an answer there goes
-    /// to the bridge like any other, so the call ends through [`Self::wait`] either way and
-    /// the inbox says where the answer came from. Never returns; when the call ends first
-    /// (answered in the browser), dropping this withdraws the host's dialog.
-    async fn elicit(&self, call: &Call) {
-        let (version, elicits) = {
-            let state = lock(&self.state);
-            (state.version, state.elicits)
-        };
+    /// Asks the same questions in a handshake-era host's own dialog (`elicitation/create`),
+    /// if it has one; an answer there goes to the bridge like any other, so the call ends
+    /// through [`Self::wait`] either way and the inbox says where the answer came from.
+    /// Never returns; while the host's dialog is open, `open` holds its request, for the
+    /// caller to withdraw when the call ends first (answered in the browser).
+    async fn elicit(
+        &self,
+        call: &Call,
+        peer: &Peer<RoleServer>,
+        caller: &Caller,
+        elicits: bool,
+        open: &Mutex<Option<rmcp::model::RequestId>>,
+    ) {
         if !elicits || call.questions.is_empty() {
             return std::future::pending().await;
         }
-        let form = if version >= TASKS_SINCE { elicit::Form::Titled } else { elicit::Form::Enum };
-        let mut params = elicit::request(&call.questions, &self.opts.open_url, form);
+        let titled = caller.version.as_str() >= ProtocolVersion::V_2025_11_25.as_str();
+        let form = if titled { elicit::Form::Titled } else { elicit::Form::Enum };
+        let mut params = elicit::request(&call.questions, &self.open_url(), form);
         if form == elicit::Form::Titled {
             params["mode"] = "form".into();
         }
-        let (request, reply) = self.ask_host("elicitation/create", params);
-        let mut open = Withdraw { server: self, request: Some(request) };
+        // As JSON: the SDK's typed request would add `mode`, which revisions before
+        // 2025-11-25 do not have.
+        let request = ServerRequest::CustomRequest(CustomRequest::new("elicitation/create", Some(params)));
         let sent = tokio::time::Instant::now();
-        let reply = reply.await;
-        open.request = None;
+        let Ok(handle) = peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await else {
+            return std::future::pending().await;
+        };
+        *lock(open) = Some(handle.id.clone());
+        let reply = handle.rx.await;
+        *lock(open) = None;
+        let reply = match reply {
+            Ok(Ok(reply)) => Ok(serde_json::to_value(reply).unwrap_or_default()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => return std::future::pending().await,
+        };
+        match reply {
+            Ok(result) => self.dialog_result(call, sent, Some(result)).await,
+            Err(error) => {
+                tracing::info!(id = %call.id, "the host could not show its dialog ({error}); the question stays open in the inbox")
+            }
+        }
+        std::future::pending().await
+    }
+
+    /// What the host's own dialog (either era) gave for `call`, sent at `sent`.
+    async fn dialog_result(&self, call: &Call, sent: tokio::time::Instant, result: Option<Value>) {
         let id = &call.id;
-        let refused = reply.as_ref().is_ok_and(|r| r.as_ref().is_ok_and(|r| matches!(r["action"].as_str(), Some("decline" | "cancel"))));
-        if refused && sent.elapsed() < HOST_REFUSAL {
+        let result = result.unwrap_or_default();
+        let action = result["action"].as_str();
+        if matches!(action, Some("decline" | "cancel")) && sent.elapsed() < HOST_REFUSAL {
             // Faster than anyone reads a form: the host answers for nobody (Codex headless
             // declines every form within milliseconds). Not the person's "no"; and this
             // host will not show a form, so none is sent again on this connection.
-            lock(&self.state).elicits = false;
+            lock(&self.state).no_dialog = true;
             tracing::info!(
                 %id,
                 "the host declined its dialog within {} ms, before anyone could have read it: it shows none (headless?); \
                  the question waits in the inbox",
                 sent.elapsed().as_millis()
             );
-            return std::future::pending().await;
+            return;
         }
-        match reply {
-            Ok(Ok(result)) => match result["action"].as_str() {
-                Some("accept") => {
-                    let content = result.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
-                    match elicit::selections(&call.questions, &content) {
-                        Ok(answers) => {
-                            if let Err(e) = self.asker.answer(id, &json!({"answers": answers}), ELICITATION_CLIENT).await {
-                                tracing::warn!(%id, "the answer from the host's dialog was not taken ({e}); the question stays open in the inbox");
-                            }
+        let Ok(asker) = self.asker().await else { return };
+        match action {
+            Some("accept") => {
+                let content = result.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
+                match elicit::selections(&call.questions, &content) {
+                    Ok(answers) => {
+                        if let Err(e) = asker.answer(id, &json!({"answers": answers}), ELICITATION_CLIENT).await {
+                            tracing::warn!(%id, "the answer from the host's dialog was not taken ({e}); the question stays open in the inbox");
                         }
-                        Err(e) => tracing::warn!(%id, "the host's dialog came back incomplete ({e}); the question stays open in the inbox"),
                     }
+                    Err(e) => tracing::warn!(%id, "the host's dialog came back incomplete ({e}); the question stays open in the inbox"),
                 }
-                Some("decline") => {
-                    if let Err(e) = self.asker.decline(id, ELICITATION_CLIENT).await {
-                        tracing::warn!(%id, "declining in the host's dialog was not taken ({e})");
-                    }
+            }
+            Some("decline") => {
+                if let Err(e) = asker.decline(id, ELICITATION_CLIENT).await {
+                    tracing::warn!(%id, "declining in the host's dialog was not taken ({e})");
                 }
-                _ => tracing::info!(%id, "the host's dialog was dismissed; the question stays open in the inbox"),
-            },
-            Ok(Err(error)) => tracing::info!(%id, "the host could not show its dialog ({error}); the question stays open in the inbox"),
-            Err(_) => {}
+            }
+            _ => tracing::info!(%id, "the host's dialog was dismissed; the question stays open in the inbox"),
         }
-        std::future::pending().await
     }
 
-    async fn progress(&self, token: Option<Value>) {
+    async fn progress(&self, peer: &Peer<RoleServer>, token: Option<rmcp::model::ProgressToken>) {
         let Some(token) = token else { return std::future::pending().await };
         let started = tokio::time::Instant::now();
         let mut tick = tokio::time::interval(self.opts.progress_every);
         loop {
             tick.tick().await;
             let waited = started.elapsed().as_secs();
-            let message = format!("Waiting for the user's answer ({waited} s so far; answer at {})", self.opts.open_url);
-            self.send(rpc::notification("notifications/progress", json!({"progressToken": token, "progress": waited, "message": message})));
-        }
-    }
-
-    fn waiting_message(&self) -> String {
-        format!("Waiting for the user's answer at {}", self.opts.open_url)
-    }
-
-    /// A task-augmented `tools/call`: the task at once, the ask in the background.
-    fn start_task(self: &Arc<Self>, args: Map<String, Value>, task: &Value) -> Value {
-        let ttl = task.get("ttl").and_then(Value::as_u64);
-        let now = now_ms();
-        match self.prepare(args) {
-            Err(message) => {
-                let id = format!("{}-{}", self.session, self.calls.fetch_add(1, Ordering::Relaxed) + 1);
-                self.tasks.create(&id, ttl, String::new(), now);
-                let task = self.tasks.finish(&id, tasks::Status::Failed, tool_error(message.clone()), Some(message), now);
-                json!({"task": task})
-            }
-            Ok(call) => {
-                let (task, new) = self.tasks.create(&call.id, ttl, self.waiting_message(), now);
-                if new {
-                    self.run_task(call);
-                }
-                json!({"task": task})
-            }
-        }
-    }
-
-    fn run_task(self: &Arc<Self>, call: Call) {
-        let me = self.clone();
-        let id = call.id.clone();
-        let handle = tokio::spawn(async move {
-            let result = me.outcome(me.wait(&call).await);
-            let failed = result["isError"] == true;
-            let message = failed.then(|| result["content"][0]["text"].as_str().unwrap_or_default().to_owned());
-            let status = if failed { tasks::Status::Failed } else { tasks::Status::Completed };
-            if let Some(task) = me.tasks.finish(&call.id, status, result, message, now_ms()) {
-                me.send(rpc::notification("notifications/tasks/status", task));
-            }
-        });
-        self.tasks.set_abort(&id, handle.abort_handle());
-    }
-
-    /// The task a `tasks/*` request names. One this process does not know may still be
-    /// a question in the bridge (asked before `askuser mcp` restarted): it is taken up again.
-    async fn task(self: &Arc<Self>, params: &Value) -> Result<String, (i64, String)> {
-        let Some(id) = params.get("taskId").and_then(Value::as_str) else {
-            return Err(invalid(format!("\"taskId\" must be a string, got {}", params.get("taskId").map_or("nothing", rpc::kind))));
-        };
-        if self.tasks.get(id).is_some() {
-            return Ok(id.to_owned());
-        }
-        let record = self.asker.get(id).await.map_err(|_| invalid(format!("unknown task {id:?}")))?;
-        let (_, new) = self.tasks.create(id, None, self.waiting_message(), record.created_at);
-        if new {
-            match record.result {
-                Some(result) => {
-                    self.tasks.finish(id, tasks::Status::Completed, self.outcome(Ok(result)), None, now_ms());
-                }
-                None => self.run_task(Call::by_id(id)),
-            }
-        }
-        Ok(id.to_owned())
-    }
-
-    async fn task_result(self: &Arc<Self>, params: &Value) -> Reply {
-        let id = self.task(params).await?;
-        let mut result = self.tasks.result(&id).await.ok_or_else(|| invalid(format!("unknown task {id:?}")))?;
-        result["_meta"] = json!({"io.modelcontextprotocol/related-task": {"taskId": id}});
-        Ok(Some(result))
-    }
-
-    async fn cancel_task(self: &Arc<Self>, params: &Value) -> Reply {
-        let id = self.task(params).await?;
-        let result = tool_error("The task was cancelled and its question withdrawn; do not assume an answer.".into());
-        match self.tasks.cancel(&id, result, now_ms()) {
-            Ok(task) => {
-                tracing::info!(%id, "the host cancelled the task; withdrawing the question");
-                self.asker.withdraw(&id).await;
-                self.send(rpc::notification("notifications/tasks/status", task.clone()));
-                Ok(Some(task))
-            }
-            Err(CancelRefused::Unknown) => Err(invalid(format!("unknown task {id:?}"))),
-            Err(CancelRefused::Final(status)) => {
-                Err(invalid(format!("task {id:?} is already {status}; only a working task can be cancelled")))
-            }
+            let message = format!("Waiting for the user's answer ({waited} s so far; answer at {})", self.open_url());
+            let _ = peer.notify_progress(ProgressNotificationParam::new(token.clone(), waited as f64).with_message(message)).await;
         }
     }
 
@@ -906,10 +879,8 @@ impl Server {
             Left::Signal(name) => (*name).to_owned(),
             Left::Error(e) => format!("reading stdin failed: {e}"),
         };
-        let mut ids: Vec<String> = lock(&self.state).waiting.iter().cloned().collect();
-        ids.extend(
-            self.tasks.list().into_iter().filter(|t| t["status"] == "working").filter_map(|t| t["taskId"].as_str().map(str::to_owned)),
-        );
+        let state = lock(&self.state);
+        let mut ids: Vec<&String> = state.waiting.iter().chain(state.rounds.values().map(|r| &r.call.id)).collect();
         if ids.is_empty() {
             tracing::debug!("the host went away ({how})");
             return;
@@ -921,27 +892,14 @@ impl Server {
              nobody is waiting for them now. An answer given there is kept: a {} call with {{\"id\": …}} (or the same questions from this folder) picks it up, \
              the bridge's --on-late-answer hook (if set) runs with it, and the bridge withdraws the questions after its grace period.",
             ids.len(),
-            ids.join(", "),
-            self.tool_name()
+            ids.iter().map(|s| s.as_str()).collect::<Vec<_>>().join(", "),
+            self.tool_name(None)
         );
     }
 }
 
-/// Withdraws a request sent to the host that is still open when dropped.
-struct Withdraw<'a> {
-    server: &'a Server,
-    request: Option<Value>,
-}
-
-impl Drop for Withdraw<'_> {
-    fn drop(&mut self) {
-        let Some(request) = self.request.take() else { return };
-        lock(&self.server.state).replies.remove(&request.to_string());
-        let params =
-            json!({"requestId": request, "reason": "askuser no longer needs this answer: it was given in the inbox, or the call ended"});
-        self.server.send(rpc::notification("notifications/cancelled", params));
-    }
-}
+/// The key of the host's dialog among an `input_required` result's requests.
+const DIALOG: &str = "askuser";
 
 /// The inbox's name for an MCP client: the host's own name for the hosts whose clients
 /// report a technical one (`codex-mcp-client`), else the client's name as reported.

@@ -1,6 +1,17 @@
-//! JSON-RPC 2.0 as MCP's stdio transport carries it: one message per line.
+//! MCP's stdio transport: JSON-RPC 2.0, one message per line, read by askuser rather than
+//! by rmcp's own line reader, which drops a line that is not JSON (or not UTF-8) without a
+//! word, so that its request never gets an answer. Here such a line gets a parse error
+//! (-32700) and the server reads on; a line that is JSON-RPC but not an MCP message gets
+//! -32600 with what was wrong. The transport also sees each message before the SDK acts on
+//! it: a cancel's reason is noted before the next line is read ([`Lines::on_cancel`]), and
+//! the end of stdin is told at once ([`Lines::gone`]), not after the SDK's drain.
 
+use rmcp::model::{JsonRpcMessage, NumberOrString, ServerNotification};
+use rmcp::service::{RoleServer, RxJsonRpcMessage, TxJsonRpcMessage};
+use rmcp::transport::Transport;
 use serde_json::{json, Value};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, watch};
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
@@ -31,12 +42,170 @@ pub fn error(id: Value, code: i64, message: impl Into<String>) -> Value {
     json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message.into()}})
 }
 
-pub fn response(id: Value, result: Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "result": result})
+/// Why the client's side of the connection ended.
+#[derive(Debug, Clone)]
+pub enum Ended {
+    Eof,
+    Error(String),
 }
 
-pub fn notification(method: &str, params: Value) -> Value {
-    json!({"jsonrpc": "2.0", "method": method, "params": params})
+/// Called with a `notifications/cancelled`'s request id (as JSON text) and reason.
+pub type OnCancel = Box<dyn Fn(String, String) + Send + Sync>;
+
+/// The stdio transport: lines in, lines out.
+pub struct Lines<R> {
+    input: BufReader<R>,
+    line: Vec<u8>,
+    out: mpsc::UnboundedSender<Vec<u8>>,
+    gone: watch::Sender<Option<Ended>>,
+    on_cancel: OnCancel,
+    /// A request other than a probe came: the SDK, which ends the connection on a
+    /// notification before that, may now be given them.
+    opened: bool,
+}
+
+impl<R: AsyncRead + Unpin + Send> Lines<R> {
+    pub fn new(input: R, output: impl AsyncWrite + Unpin + Send + 'static, on_cancel: OnCancel) -> Lines<R> {
+        let (out, mut outbox) = mpsc::unbounded_channel::<Vec<u8>>();
+        tokio::spawn(async move {
+            let mut output = output;
+            while let Some(mut line) = outbox.recv().await {
+                line.push(b'\n');
+                if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
+                    break;
+                }
+            }
+        });
+        Lines { input: BufReader::new(input), line: Vec::new(), out, gone: watch::channel(None).0, on_cancel, opened: false }
+    }
+
+    /// Tells when the client's end closed, the moment it is read.
+    pub fn gone(&self) -> watch::Receiver<Option<Ended>> {
+        self.gone.subscribe()
+    }
+
+    fn reply(&self, message: &Value) {
+        let _ = self.out.send(serde_json::to_vec(message).expect("messages serialize"));
+    }
+
+    /// The next message for the SDK from one line, or the error reply to send instead.
+    fn read(&mut self, line: &[u8]) -> Result<Option<RxJsonRpcMessage<RoleServer>>, Value> {
+        let text = std::str::from_utf8(line).map_err(|e| {
+            error(
+                Value::Null,
+                PARSE_ERROR,
+                format!("Parse error: each line must be one JSON-RPC message in UTF-8, and this one is not UTF-8 ({e})"),
+            )
+        })?;
+        if text.trim().is_empty() {
+            return Ok(None);
+        }
+        let incoming = parse(text)?;
+        match &incoming {
+            Incoming::Request { method, .. } => self.opened |= !matches!(method.as_str(), "ping" | "server/discover"),
+            _ if !self.opened => {
+                tracing::debug!("ignoring a notification or reply before the first request: {text}");
+                return Ok(None);
+            }
+            _ => {}
+        }
+        if let Incoming::Notification { method, params } = &incoming {
+            if method == "notifications/cancelled" {
+                if let Some(request) = params.get("requestId") {
+                    let reason = params.get("reason").and_then(Value::as_str).unwrap_or("no reason given");
+                    (self.on_cancel)(request.to_string(), reason.to_owned());
+                }
+            }
+        }
+        let message: Result<RxJsonRpcMessage<RoleServer>, _> = serde_json::from_str(text);
+        message.map(|m| Some(from_client(m))).map_err(|e| {
+            let id = match incoming {
+                Incoming::Request { id, .. } => id,
+                _ => Value::Null,
+            };
+            error(id, INVALID_REQUEST, format!("Invalid request: not an MCP message ({e})"))
+        })
+    }
+}
+
+impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for Lines<R> {
+    type Error = std::io::Error;
+
+    fn send(&mut self, item: TxJsonRpcMessage<RoleServer>) -> impl std::future::Future<Output = Result<(), Self::Error>> + Send + 'static {
+        let sent = serde_json::to_vec(&to_client(item))
+            .map_err(std::io::Error::other)
+            .and_then(|line| self.out.send(line).map_err(|_| std::io::Error::from(std::io::ErrorKind::BrokenPipe)));
+        std::future::ready(sent)
+    }
+
+    async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
+        loop {
+            self.line.clear();
+            match self.input.read_until(b'\n', &mut self.line).await {
+                Ok(0) => {
+                    self.gone.send_replace(Some(Ended::Eof));
+                    return None;
+                }
+                Err(e) => {
+                    self.gone.send_replace(Some(Ended::Error(e.to_string())));
+                    return None;
+                }
+                Ok(_) => {
+                    let line = std::mem::take(&mut self.line);
+                    let read = self.read(&line);
+                    self.line = line;
+                    match read {
+                        Ok(Some(message)) => return Some(message),
+                        Ok(None) => {}
+                        Err(reply) => self.reply(&reply),
+                    }
+                }
+            }
+        }
+    }
+
+    async fn close(&mut self) -> Result<(), Self::Error> {
+        Ok(())
+    }
+}
+
+/// The SDK numbers the requests it sends to the client from 0, and the TypeScript SDK
+/// (in Claude Code, among others) ignores a `notifications/cancelled` for request 0
+/// (`if (!requestId) return`): a dialog withdrawn by that cancel would stay up. So the
+/// ids go out one higher ([`to_client`]) and come back one lower ([`from_client`]).
+fn shifted(id: &mut NumberOrString, by: i64) {
+    if let NumberOrString::Number(n) = id {
+        *n += by;
+    }
+}
+
+fn to_client(mut message: TxJsonRpcMessage<RoleServer>) -> TxJsonRpcMessage<RoleServer> {
+    match &mut message {
+        JsonRpcMessage::Request(request) => shifted(&mut request.id, 1),
+        JsonRpcMessage::Notification(n) => {
+            if let ServerNotification::CancelledNotification(c) = &mut n.notification {
+                if let Some(id) = &mut c.params.request_id {
+                    shifted(id, 1);
+                }
+            }
+        }
+        _ => {}
+    }
+    message
+}
+
+/// The replies to the server's requests, back in the SDK's numbering ([`shifted`]).
+fn from_client(mut message: RxJsonRpcMessage<RoleServer>) -> RxJsonRpcMessage<RoleServer> {
+    match &mut message {
+        JsonRpcMessage::Response(response) => shifted(&mut response.id, -1),
+        JsonRpcMessage::Error(error) => {
+            if let Some(id) = &mut error.id {
+                shifted(id, -1);
+            }
+        }
+        _ => {}
+    }
+    message
 }
 
 /// Reads one line. A line that is not a JSON-RPC message gets the error reply to send.
