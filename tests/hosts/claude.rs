@@ -6,7 +6,8 @@
 //! `anthropic.rs`, a fake `ANTHROPIC_API_KEY`, and no telemetry, updates, error reports or
 //! other traffic), and a real `claude -p PROMPT` in its own process group.
 //!
-//! How Claude Code 2.1.197 behaves headless, as these tests (and probes on the wire) found it:
+//! How Claude Code behaves headless (2.1.197, checked again on 2.1.331), as these tests (and
+//! probes on the wire) found it:
 //! - A first run needs no onboarding state in `~/.claude.json` (no `hasCompletedOnboarding`)
 //!   and no trust for the folder: `-p` with an API key just runs. It adds its own keys to
 //!   `~/.claude.json` (`firstStartTime`, `userID`, migrations) and leaves askuser's entry.
@@ -22,7 +23,11 @@
 //!   schema exactly as askuser lists them (every keyword kept), and with a base URL that
 //!   is not Anthropic's it offers it directly, not behind ToolSearch. askuser's
 //!   `instructions` reach the system prompt under "# MCP Server Instructions".
-//! - It speaks MCP 2025-11-25, declares `elicitation` (form) and `roots`, and calls tools
+//! - 2.1.331 probes `server/discover` at start and speaks MCP 2026-07-28 to askuser (its
+//!   version, name and capabilities in each request); at its tool timeout it cancels the
+//!   call's first round, not the retry that waits; with a base URL that is not Anthropic's
+//!   it offers MCP tools only behind ToolSearch unless `ENABLE_TOOL_SEARCH=false`.
+//! - 2.1.197 spoke MCP 2025-11-25, declares `elicitation` (form) and `roots`, and calls tools
 //!   without tasks, with a `progressToken` and `_meta["claudecode/toolUseId"]`. Headless, it
 //!   answers every `elicitation/create` with `{"action": "cancel"}` about 10 ms after it is
 //!   sent ("Elicitation request received in print mode" in its MCP log).
@@ -81,6 +86,17 @@ impl Host for Claude {
         assert_eq!(tool["input_schema"], askuser::mcp::input_schema(), "the input schema as Claude Code passes it on: {tool:#}");
     }
 
+    /// Claude Code 2.1.331 probes `server/discover` and, askuser offering it, speaks
+    /// 2026-07-28: no `initialize`, its version and name in each request.
+    fn assert_protocol(home: &Home) {
+        let log = mcp_log(home.path());
+        let connected = log.lines().find(|l| l.contains("Connection established")).unwrap_or_default();
+        assert!(
+            connected.contains(r#"\"protocolEra\":\"modern\",\"negotiatedProtocolVersion\":\"2026-07-28\""#),
+            "Claude Code speaks MCP 2026-07-28 to askuser:\n{log}"
+        );
+    }
+
     fn timed_out(_args: &Value, timeout: Duration) -> String {
         format!(r#"MCP server "askuser" tool "ask_user" timed out after {}s"#, timeout.as_secs())
     }
@@ -97,8 +113,11 @@ impl Host for Claude {
 /// last 20 characters).
 pub(crate) const KEY: &str = "sk-ant-scripted-not-a-real-key";
 
-pub(crate) fn model_env(api: &FakeApi) -> [(&'static str, String); 6] {
+pub(crate) fn model_env(api: &FakeApi) -> [(&'static str, String); 7] {
     [
+        // With a base URL that is not Anthropic's, Claude Code 2.1.331 offers MCP tools only
+        // behind its ToolSearch tool, which a scripted model does not search with.
+        ("ENABLE_TOOL_SEARCH", "false".into()),
         ("ANTHROPIC_BASE_URL", api.base_url.clone()),
         ("ANTHROPIC_API_KEY", KEY.into()),
         ("DISABLE_TELEMETRY", "1".into()),

@@ -55,6 +55,9 @@ pub trait Host {
     /// Checks askuser's tool as the host offered it in its `first` request to the model.
     fn assert_offered(first: &Seen);
 
+    /// Checks, from what the host logged in `home`, how it spoke MCP to askuser.
+    fn assert_protocol(_home: &Home) {}
+
     /// Exactly what the model reads (inside [`Host::unframed`]) when the host gives up on a
     /// call with `args` after `timeout`.
     fn timed_out(args: &Value, timeout: Duration) -> String;
@@ -238,6 +241,7 @@ pub async fn answered<H: Host>() {
     assert!(run.exit(STEP).await.success(), "{} exits 0\n{}", H::NAME, run.report());
     assert_eq!(home.statuses().await, [format!("{id}: answered")]);
     assert!(run.output().contains("done"), "{} prints the model's last words\n{}", H::NAME, run.report());
+    H::assert_protocol(&home);
 }
 
 /// A person slower than the host's tool timeout: the host gives up on the call, the

@@ -270,6 +270,19 @@ struct State {
 struct Round {
     call: Call,
     sent: tokio::time::Instant,
+    /// The JSON id of the call that showed the dialog: the host may cancel that one
+    /// when it times out, not its retry.
+    origin: String,
+}
+
+impl State {
+    /// Notes that the call with JSON id `request` ended (see [`State::ended`]).
+    fn end(&mut self, request: String, call: (String, Option<String>)) {
+        if self.ended.len() == ENDED {
+            self.ended.pop_front();
+        }
+        self.ended.push_back((request, call));
+    }
 }
 
 /// How many ended calls [`State::ended`] remembers.
@@ -547,12 +560,15 @@ impl Server {
         let args = request.arguments.unwrap_or_default();
         // A modern host's retry with what its own dialog gave: the round it answers.
         let round = request.request_state.as_ref().and_then(|state| lock(&self.state).rounds.remove(state));
+        // The JSON ids this call is known by: its own, and the first round's.
+        let mut requests = vec![key_of(&cx.id)];
         let mut call = match round {
             Some(round) => {
                 if let Err(e) = self.asker().await {
                     return Ok(result(tool_error(e)).into());
                 }
                 self.dialog_result(&round.call, round.sent, request.input_responses.and_then(|mut r| r.remove(DIALOG))).await;
+                requests.push(round.origin);
                 round.call
             }
             None => match self.prepare(args, &caller) {
@@ -567,10 +583,9 @@ impl Server {
             self.adopt_orphan(&mut call).await;
             self.journal(&call, true);
             if caller.elicits && modern(&caller.version) && !call.questions.is_empty() {
-                return Ok(self.ask_in_dialog(call).await);
+                return Ok(self.ask_in_dialog(call, requests.remove(0)).await);
             }
         }
-        let request_key = key_of(&cx.id);
         let token = cx.meta.get_progress_token();
         let max_wait = async {
             match self.opts.max_wait {
@@ -581,7 +596,9 @@ impl Server {
         {
             let mut state = lock(&self.state);
             state.waiting.insert(call.id.clone());
-            state.calls.insert(request_key.clone(), (call.id.clone(), call.key.clone()));
+            for request in &requests {
+                state.calls.insert(request.clone(), (call.id.clone(), call.key.clone()));
+            }
         }
         let elicit = caller.elicits && !modern(&caller.version);
         let dialog = Mutex::new(None);
@@ -596,7 +613,7 @@ impl Server {
             _ = self.elicit(&call, &cx.peer, &caller, elicit, &dialog) => unreachable!("the host's dialog only answers through the bridge"),
             _ = max_wait => Some(self.still_waiting(&call.id, tool)),
             _ = cx.ct.cancelled() => {
-                let reason = lock(&self.state).reasons.remove(&request_key);
+                let reason = lock(&self.state).reasons.remove(&requests[0]);
                 self.cancelled(&call, reason.as_deref(), tool).await;
                 None
             }
@@ -604,11 +621,10 @@ impl Server {
         {
             let mut state = lock(&self.state);
             state.waiting.remove(&call.id);
-            if let Some(c) = state.calls.remove(&request_key) {
-                if state.ended.len() == ENDED {
-                    state.ended.pop_front();
+            for request in requests {
+                if let Some(c) = state.calls.remove(&request) {
+                    state.end(request, c);
                 }
-                state.ended.push_back((request_key, c));
             }
         }
         // The answer came from elsewhere (or the call ended): the host's dialog goes first.
@@ -624,7 +640,7 @@ impl Server {
     /// A 2026-07-28 host with a dialog: the question goes to the inbox now, and to the
     /// host's dialog as an `input_required` result; the host's retry brings the dialog's
     /// result (or the inbox's answer, whichever came first, is returned then).
-    async fn ask_in_dialog(&self, mut call: Call) -> CallToolResponse {
+    async fn ask_in_dialog(&self, mut call: Call, origin: String) -> CallToolResponse {
         if let Some(body) = call.body.take() {
             if let Err(e) = self.connected().store(&body).await {
                 return result(self.outcome(Err(e))).into();
@@ -634,7 +650,11 @@ impl Server {
         let params: ElicitRequestParams = serde_json::from_value(form).expect("the form is an elicitation");
         let state = format!("{}:{}", call.id, crate::config::random_hex(8));
         let requests = InputRequests::from([(DIALOG.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)))]);
-        lock(&self.state).rounds.insert(state.clone(), Round { call, sent: tokio::time::Instant::now() });
+        {
+            let mut rounds = lock(&self.state);
+            rounds.end(origin.clone(), (call.id.clone(), call.key.clone()));
+            rounds.rounds.insert(state.clone(), Round { call, sent: tokio::time::Instant::now(), origin });
+        }
         InputRequiredResult::new(Some(requests), Some(state)).into()
     }
 
