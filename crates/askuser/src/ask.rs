@@ -297,11 +297,16 @@ async fn reachable(endpoint: &Endpoint) -> Result<(), String> {
     }
 }
 
+/// Whether the bridge is named by address (`--url` or `ASKUSER_URL`).
+fn named(bridge: &BridgeArgs) -> bool {
+    bridge.url.is_some() || std::env::var(config::ENV_URL).is_ok_and(|u| !u.is_empty())
+}
+
 /// The bridge `askuser mcp` asks through. A bridge named by address (--url or
 /// ASKUSER_URL: perhaps on another machine) is the one to use, down or not: calls wait for
 /// it. Only without one does this process start a bridge of its own.
 async fn mcp_bridge(bridge: &BridgeArgs, dir: &std::path::Path, host: &Host) -> anyhow::Result<Endpoint> {
-    let named = bridge.url.is_some() || std::env::var(config::ENV_URL).is_ok_and(|u| !u.is_empty());
+    let named = named(bridge);
     Ok(match bridge.endpoint(dir) {
         Ok(ep) if named => {
             if let Err(e) = reachable(&ep).await {
@@ -336,6 +341,11 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
     };
     // The bridge is found (or started) at the first tool call, not before: a host that only
     // probes this server, or lists its tools, starts nothing and opens no browser.
+    // A bridge named by address is checked now (plain http to another machine, say), with
+    // no connection made: a wrong flag is an error at start, not at the first call.
+    if named(&args.bridge) {
+        args.bridge.endpoint(&dir)?;
+    }
     let bridge = Arc::new(args.bridge);
     let (runs, dir) = (host.clone(), dir.clone());
     let connect: crate::mcp::Connect = Box::new(move || {
