@@ -171,6 +171,29 @@ async fn the_same_questions_from_two_live_sessions_are_two_questions() {
     assert_ne!(first, second);
 }
 
+/// A host that asks the same again on the same connection while its first call still
+/// waits has given up on that call, whether its cancel comes first, later or never (Claude
+/// Code 2.1.331 cancels a call's first round, after the retry): one question, not two.
+#[tokio::test]
+async fn the_same_questions_again_while_the_first_call_waits_resume_it() {
+    let b = bridge().await;
+    let mut inbox = b.browser().await;
+    let mut host = Host::start(&b, &[]).await;
+    let ask = json!({"question": "Deploy now?", "choices": ["Yes", "No"]});
+    host.call(1, ask.clone()).await;
+    let id = next_asked(&mut inbox).await;
+    host.call(2, ask).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let all: Vec<Value> = b.get("/v1/questions?status=all").send().await.unwrap().json().await.unwrap();
+    assert_eq!(all.len(), 1, "asked once: {all:?}");
+    b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["Yes"]})).send().await.unwrap();
+    for _ in 0..2 {
+        let reply = host.next(|m| m["id"] == 1 || m["id"] == 2).await;
+        assert_eq!(reply["result"]["structuredContent"]["id"], id.as_str(), "{reply}");
+        assert_eq!(reply["result"]["structuredContent"]["answers"][0]["answer"], "Yes", "{reply}");
+    }
+}
+
 /// A line that is not UTF-8 gets a parse error (-32700), and the server reads on.
 #[tokio::test]
 async fn a_line_of_invalid_utf8_is_a_parse_error_and_the_server_goes_on() {

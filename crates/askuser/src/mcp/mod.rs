@@ -687,7 +687,13 @@ impl Server {
         // Exactly what the model sent, so errors name only its own keys.
         let normalized = normalize(&Value::Object(args.clone()), &Limits::default()).map_err(|e| format!("{invalid_input}\n{e}"))?;
         let key = serde_json::to_string(&normalized.request.questions).expect("questions serialize");
-        let resumed = lock(&self.state).given_up.remove(&key);
+        // The same questions again on this connection while a call still waits on them: the
+        // host gave up on that call (its cancel may come after this retry, or not at all).
+        let resumed = {
+            let mut state = lock(&self.state);
+            let waiting = state.calls.values().find(|(_, k)| k.as_deref() == Some(key.as_str())).map(|(id, _)| id.clone());
+            state.given_up.remove(&key).or(waiting)
+        };
         let fresh = explicit.is_none() && resumed.is_none();
         let id = explicit.or(resumed).unwrap_or_else(|| format!("{}-{}", self.session, self.calls.fetch_add(1, Ordering::Relaxed) + 1));
         let name = self.opts.agent_name.clone().or_else(|| caller.client.as_deref().map(host_name)).unwrap_or_else(|| "MCP agent".into());
