@@ -18,23 +18,10 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters, stdio_client
 
-from test_askuser_mcp import ASKUSER, Bridge
+from test_askuser_mcp import ASKUSER, bridge, data_dir  # noqa: F401 (fixtures)
 
 MODES = {"auto": "2026-07-28", "2026-07-28": "2026-07-28", "legacy": "2025-11-25"}
 DEPLOY = {"question": "Deploy now?", "choices": ["Yes", "No"]}
-
-
-@pytest.fixture
-def data_dir():
-    with tempfile.TemporaryDirectory() as d:
-        yield d
-
-
-@pytest.fixture
-def bridge(data_dir):
-    b = Bridge(data_dir)
-    yield b
-    b.stop()
 
 
 def client(data_dir, mode, errlog, elicit=None):
