@@ -5,11 +5,12 @@ use anyhow::{bail, Context};
 use askuser::hub::Settings;
 use askuser::serve::{start, ServeOptions};
 use askuser::store::Durability;
-use std::path::{Path, PathBuf};
+use serde_json::{json, Value};
+use std::path::Path;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
-use tokio::process::{Child, Command};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, Lines};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 use tokio::sync::oneshot;
 
 pub const TOKEN: &str = "bench-token-0123456789abcdef";
@@ -202,34 +203,141 @@ pub async fn serve_startup(bin: &Path, dir: &Path) -> anyhow::Result<Duration> {
     Ok(took)
 }
 
-/// `askuser mcp --url --token` from spawn until its answer to `initialize` is on stdout.
-pub async fn mcp_startup(bin: &Path, url: &str, data_dir: &PathBuf) -> anyhow::Result<Duration> {
-    const INITIALIZE: &str = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"askuser-bench","version":"0"}}}"#;
-    let t0 = Instant::now();
-    let mut child = Command::new(bin)
-        .args(["mcp", "--url", url, "--token", TOKEN])
-        .arg("--data-dir")
-        .arg(data_dir)
-        .env("RUST_LOG", "warn")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("cannot run {}", bin.display()))?;
-    let mut stdin = child.stdin.take().context("stdin")?;
-    stdin.write_all(format!("{INITIALIZE}\n").as_bytes()).await?;
-    stdin.flush().await?;
-    let mut lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
-    let line = tokio::time::timeout(START_LIMIT, lines.next_line()).await.context("askuser mcp did not answer initialize in time")??;
-    let took = t0.elapsed();
-    let line = line.context("askuser mcp closed stdout without answering")?;
-    let reply: serde_json::Value = serde_json::from_str(&line).with_context(|| format!("not JSON-RPC: {line}"))?;
-    if reply["id"] != 1 || reply.get("result").is_none() {
-        bail!("unexpected answer to initialize: {line}");
+/// The two eras of MCP that `askuser mcp` serves on one stdio connection.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Era {
+    /// `initialize` (protocol 2025-11-25) and `notifications/initialized`, then requests.
+    Handshake,
+    /// 2026-07-28: no `initialize`; a `server/discover` probe, and the client's version,
+    /// capabilities and name in every request's `params._meta`.
+    Stateless,
+}
+
+impl Era {
+    pub const ALL: [Era; 2] = [Era::Handshake, Era::Stateless];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Era::Handshake => "2025-11-25 (`initialize`)",
+            Era::Stateless => "2026-07-28 (`server/discover`, `_meta`)",
+        }
     }
-    drop(stdin);
-    let _ = child.start_kill();
-    let _ = tokio::time::timeout(Duration::from_secs(5), child.wait()).await;
-    Ok(took)
+
+    /// The request that opens a connection in this era.
+    pub fn opening(self) -> &'static str {
+        match self {
+            Era::Handshake => "initialize",
+            Era::Stateless => "server/discover",
+        }
+    }
+}
+
+/// `askuser mcp --url --token`, spoken to over its stdin and stdout as a host does.
+pub struct Mcp {
+    child: Child,
+    stdin: ChildStdin,
+    lines: Lines<BufReader<ChildStdout>>,
+    era: Era,
+    next_id: u64,
+    /// Just before the process was spawned.
+    pub spawned: Instant,
+}
+
+impl Mcp {
+    /// Spawns `askuser mcp --url URL --token` and opens the connection in `era`; returns
+    /// it and the time from spawn until the answer to the era's opening request (see
+    /// [`Era::opening`]) was on stdout.
+    pub async fn connect(bin: &Path, url: &str, data_dir: &Path, era: Era) -> anyhow::Result<(Mcp, Duration)> {
+        let t0 = Instant::now();
+        let mut child = Command::new(bin)
+            .args(["mcp", "--url", url, "--token", TOKEN])
+            .arg("--data-dir")
+            .arg(data_dir)
+            .env("RUST_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .with_context(|| format!("cannot run {}", bin.display()))?;
+        let stdin = child.stdin.take().context("stdin")?;
+        let lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
+        let mut mcp = Mcp { child, stdin, lines, era, next_id: 1, spawned: t0 };
+        match era {
+            Era::Handshake => {
+                let params = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client_info()});
+                mcp.request("initialize", params).await?;
+                let took = t0.elapsed();
+                mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
+                Ok((mcp, took))
+            }
+            Era::Stateless => {
+                mcp.request("server/discover", json!({})).await?;
+                Ok((mcp, t0.elapsed()))
+            }
+        }
+    }
+
+    /// Sends a request (in 2026-07-28 with the client's `_meta`) and returns its result
+    /// once its answer is on stdout; lines before it (notifications) are skipped.
+    pub async fn request(&mut self, method: &str, mut params: Value) -> anyhow::Result<Value> {
+        let id = self.next_id;
+        self.next_id += 1;
+        if self.era == Era::Stateless {
+            params["_meta"] = json!({
+                "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientInfo": client_info(),
+            });
+        }
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await?;
+        tokio::time::timeout(START_LIMIT, async {
+            while let Some(line) = self.lines.next_line().await? {
+                let mut reply: Value = serde_json::from_str(&line).with_context(|| format!("not JSON-RPC: {line}"))?;
+                if reply["id"] != id || reply.get("method").is_some() {
+                    continue;
+                }
+                return match reply.get_mut("result") {
+                    Some(result) => Ok(result.take()),
+                    None => bail!("askuser mcp answered {method} with {line}"),
+                };
+            }
+            bail!("askuser mcp closed stdout without answering {method}")
+        })
+        .await
+        .with_context(|| format!("askuser mcp did not answer {method} within {START_LIMIT:?}"))?
+    }
+
+    async fn send(&mut self, message: Value) -> anyhow::Result<()> {
+        let mut line = serde_json::to_vec(&message)?;
+        line.push(b'\n');
+        self.stdin.write_all(&line).await?;
+        Ok(self.stdin.flush().await?)
+    }
+
+    pub async fn stop(mut self) {
+        drop(self.stdin);
+        let _ = self.child.start_kill();
+        let _ = tokio::time::timeout(Duration::from_secs(5), self.child.wait()).await;
+    }
+}
+
+/// How the harness names itself to `askuser mcp`.
+fn client_info() -> Value {
+    json!({"name": "askuser-bench", "version": "0"})
+}
+
+/// Stores question `id` on the bridge at `url` and answers it (`Yes`), as a person would.
+pub async fn answered_question(url: &str, id: &str) -> anyhow::Result<()> {
+    let http = askuser::tls::http_client(None);
+    let stored =
+        http.post(format!("{url}/v1/ask?wait=false")).bearer_auth(TOKEN).json(&crate::clients::request(id, "mcp-bench")).send().await?;
+    if stored.status() != 202 {
+        bail!("storing {id}: {}", stored.status());
+    }
+    let answer = http.post(format!("{url}/v1/questions/{id}/answer")).bearer_auth(TOKEN).json(&json!({"answers": ["Yes"]})).send().await?;
+    if !answer.status().is_success() {
+        bail!("answering {id}: {}", answer.status());
+    }
+    Ok(())
 }

@@ -6,7 +6,7 @@
 //! ```sh
 //! scripts/bench            # release build, full run (figures in BENCHMARKS.md)
 //! scripts/bench --smoke    # seconds; keeps the harness working, asserts no timings
-//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,push,shared,sizes] [--bridges 0,1,2]
+//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,mcp,browser,terminal,tls,push,shared,sizes] [--bridges 0,1,2]
 //! BENCH_TRACE=1 askuser-bench …   # every browser prints what it receives (debugging)
 //! ```
 //!
@@ -17,7 +17,8 @@
 //! The floor is a bare tokio-tungstenite echo on the same machine, in the same run.
 //!
 //! # Layout
-//! - [`bridge`]: the bridge under test, in this process or as `askuser serve`; start-up timing.
+//! - [`bridge`]: the bridge under test, in this process or as `askuser serve`; start-up timing;
+//!   `askuser mcp` spoken to in either MCP era.
 //! - [`clients`]: agents, browser tabs, the echo floor.
 //! - [`browser`]: the served page in headless Chromium: message and key to paint.
 //! - [`terminal`]: the terminal dialog: key to frame.
@@ -39,7 +40,7 @@ mod tls;
 
 use anyhow::{bail, Context};
 use askuser::store::Durability;
-use bridge::{durability_name, Bridge, Mode};
+use bridge::{durability_name, Bridge, Era, Mcp, Mode};
 use clients::{Browsers, Seen};
 use stats::{mib, ms, ratio, reset_peak, sample, ProcSample, Summary};
 use std::collections::HashMap;
@@ -64,6 +65,8 @@ struct Counts {
     big_questions: usize,
     big_tabs: usize,
     startups: usize,
+    /// `tools/call`s timed on one `askuser mcp` connection, per era.
+    mcp_calls: usize,
     warmup: usize,
     browser: browser::Counts,
     /// Keys pressed in the terminal dialog.
@@ -94,6 +97,7 @@ const FULL: Counts = Counts {
     big_questions: 100,
     big_tabs: 5,
     startups: 20,
+    mcp_calls: 1_000,
     warmup: 50,
     browser: browser::Counts { asks: 30, keys: 5, pending: 1_000, agents: 100, loads: 10 },
     terminal_keys: 2_000,
@@ -119,6 +123,7 @@ const SMOKE: Counts = Counts {
     big_questions: 3,
     big_tabs: 2,
     startups: 2,
+    mcp_calls: 5,
     warmup: 2,
     browser: browser::Counts { asks: 2, keys: 2, pending: 20, agents: 4, loads: 2 },
     terminal_keys: 20,
@@ -164,7 +169,7 @@ fn parse_args() -> anyhow::Result<Args> {
                 );
             }
             "-h" | "--help" => {
-                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,browser,terminal,tls,push,shared,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
+                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,mcp,browser,terminal,tls,push,shared,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?}; see --help"),
@@ -512,11 +517,83 @@ async fn startups(args: &Args, c: &Counts, loaded: Option<(tempfile::TempDir, us
     let mcp_dir = bridge::fresh_dir()?;
     let mut times = Vec::new();
     for _ in 0..c.startups {
-        times.push(bridge::mcp_startup(&args.bin, &running.url, &mcp_dir.path().to_path_buf()).await?);
+        let (mcp, took) = Mcp::connect(&args.bin, &running.url, mcp_dir.path(), Era::Handshake).await?;
+        mcp.stop().await;
+        times.push(took);
     }
     running.stop().await;
     out.push(Startup { what: "`askuser mcp --url --token` until it answers `initialize`".into(), times: Summary::of(times) });
     Ok(out)
+}
+
+/// One line of the per-era MCP table.
+struct McpFigure {
+    era: Era,
+    what: String,
+    times: Summary,
+}
+
+/// `askuser mcp --url --token` in each era: spawn until connected (and until its tools are
+/// listed), then the raw round trip on one connection: `tools/call` with `{"id": ID}` for a
+/// question answered before, which the server reads from the bridge (`GET
+/// /v1/questions/ID`) and returns at once.
+async fn mcp_eras(args: &Args, c: &Counts) -> anyhow::Result<Vec<McpFigure>> {
+    const ANSWERED: &str = "mcp-answered";
+    let running = Bridge::start(Mode::Binary, &args.bin, Durability::Normal).await?;
+    bridge::answered_question(&running.url, ANSWERED).await?;
+    let dir = bridge::fresh_dir()?;
+    let call = serde_json::json!({"name": askuser::mcp::TOOL, "arguments": {"id": ANSWERED}});
+    let mut out = Vec::new();
+    for era in Era::ALL {
+        eprintln!("mcp: {}, connect × {}, tools/call × {}", era.name(), c.startups, c.mcp_calls);
+        let (mut opened, mut listed) = (Vec::new(), Vec::new());
+        for _ in 0..c.startups {
+            let (mut mcp, took) = Mcp::connect(&args.bin, &running.url, dir.path(), era).await?;
+            opened.push(took);
+            let tools = mcp.request("tools/list", serde_json::json!({})).await?;
+            listed.push(mcp.spawned.elapsed());
+            mcp.stop().await;
+            if tools["tools"][0]["name"] != askuser::mcp::TOOL {
+                bail!("mcp: {}: tools/list answered {tools}", era.name());
+            }
+        }
+        let (mut mcp, _) = Mcp::connect(&args.bin, &running.url, dir.path(), era).await?;
+        mcp.request("tools/list", serde_json::json!({})).await?;
+        let mut calls = Vec::with_capacity(c.mcp_calls);
+        // The warm-up connects the server to the bridge (its first call does).
+        for i in 0..c.warmup + c.mcp_calls {
+            let params = call.clone();
+            let t0 = Instant::now();
+            let result = mcp.request("tools/call", params).await?;
+            let took = t0.elapsed();
+            if result["structuredContent"]["answered"] != true {
+                bail!("mcp: {}: tools/call answered {result}", era.name());
+            }
+            if i >= c.warmup {
+                calls.push(took);
+            }
+        }
+        mcp.stop().await;
+        let opening = era.opening();
+        out.push(McpFigure { era, what: format!("spawn → `{opening}` answered"), times: Summary::of(opened) });
+        out.push(McpFigure { era, what: format!("spawn → `{opening}` + `tools/list` answered"), times: Summary::of(listed) });
+        out.push(McpFigure {
+            era,
+            what: "round trip: `tools/call` `{\"id\"}` of an answered question → result".into(),
+            times: Summary::of(calls),
+        });
+    }
+    running.stop().await;
+    Ok(out)
+}
+
+fn mcp_table(figures: &[McpFigure]) -> String {
+    let mut t = String::from("| era | what | n | p50 ms | p90 ms | p99 ms | max ms |\n|---|---|--:|--:|--:|--:|--:|\n");
+    for f in figures {
+        let x = &f.times;
+        let _ = writeln!(t, "| {} | {} | {} | {} | {} | {} | {} |", f.era.name(), f.what, x.n, ms(x.p50), ms(x.p90), ms(x.p99), ms(x.max));
+    }
+    t
 }
 
 fn machine() -> String {
@@ -819,6 +896,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
         let s = tokio::time::timeout(c.limit, startups(&args, &c, loaded)).await.map_err(limit("startup"))??;
         out.push_str("## Start-up\n\n");
         out.push_str(&startup_table(&s));
+        out.push('\n');
+    }
+    if args.wants("mcp") {
+        let m = tokio::time::timeout(c.limit, mcp_eras(&args, &c)).await.map_err(limit("mcp"))??;
+        out.push_str("## MCP, per era\n\n");
+        out.push_str(&mcp_table(&m));
         out.push('\n');
     }
     if args.wants("browser") {
