@@ -19,7 +19,8 @@
 //! A host with a dialog of its own is asked there too, racing the inbox: by
 //! `elicitation/create` in the handshake era, by an `input_required` result (a multi
 //! round-trip request) in 2026-07-28. A host that declines its dialog faster than anyone
-//! can read it (a headless one) is not taken for the person.
+//! can read it (a headless one) is not taken for the person. A 2026-07-28 host that
+//! declares the tasks extension gets a task instead of a waiting call ([`tasks`]).
 //!
 //! Hand-written beside rmcp: the line transport ([`rpc`]: parse errors get a reply, and a
 //! cancel's reason is read before the next line), and the tool's JSON schemas.
@@ -27,6 +28,7 @@
 mod elicit;
 mod journal;
 mod rpc;
+mod tasks;
 
 pub use journal::Journal;
 
@@ -35,9 +37,9 @@ use crate::lock;
 use askuser_core::dialect::normalize;
 use askuser_core::{AskResult, Format, Limits, Question, Status};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CustomRequest, CustomResult, DiscoverResult, ElicitRequest,
-    ElicitRequestParams, Implementation, InitializeRequestParams, InitializeResult, InputRequest, InputRequests, InputRequiredResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerRequest, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CustomRequest, CustomResult, DiscoverResult, GetTaskParams,
+    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, InputRequiredResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProtocolVersion, ServerCapabilities, ServerRequest, Tool, UpdateTaskParams,
 };
 use rmcp::service::{PeerRequestOptions, RequestContext, RoleServer};
 use rmcp::{ErrorData, Peer, ServerHandler, ServiceExt};
@@ -197,7 +199,7 @@ pub fn output_schema() -> Value {
     })
 }
 
-const METHODS: &str = "server/discover, initialize, ping, tools/list and tools/call";
+const METHODS: &str = "server/discover, initialize, ping, tools/list, tools/call, and tasks/get, tasks/update and tasks/cancel";
 
 /// Reaches (or starts) the bridge, at the first tool call.
 pub type Connect = Box<dyn Fn() -> Pin<Box<dyn Future<Output = anyhow::Result<Asker>> + Send>> + Send + Sync>;
@@ -264,6 +266,8 @@ struct State {
     /// Questions shown in a 2026-07-28 host's own dialog, by the `requestState` its
     /// retry brings back with the dialog's result.
     rounds: HashMap<String, Round>,
+    /// Calls a 2026-07-28 host took as tasks (the tasks extension).
+    tasks: tasks::Tasks,
 }
 
 /// A question in a modern host's dialog, waiting for the host to retry the call.
@@ -320,6 +324,8 @@ struct Caller {
     version: ProtocolVersion,
     /// The host shows an elicitation form.
     elicits: bool,
+    /// The request declares the tasks extension: a call may return a task.
+    tasks: bool,
 }
 
 fn now_ms() -> u64 {
@@ -449,6 +455,18 @@ impl ServerHandler for Handler {
         self.0.tools_call(request, cx).await
     }
 
+    async fn get_task(&self, request: GetTaskParams, _: RequestContext<RoleServer>) -> Result<GetTaskResult, ErrorData> {
+        self.0.get_task(&request.task_id)
+    }
+
+    async fn update_task(&self, request: UpdateTaskParams, _: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.0.update_task(&request.task_id, request.input_responses).await
+    }
+
+    async fn cancel_task(&self, request: CancelTaskParams, _: RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        self.0.cancel_task(&request.task_id).await
+    }
+
     async fn on_custom_request(&self, request: CustomRequest, cx: RequestContext<RoleServer>) -> Result<CustomResult, ErrorData> {
         // A known method whose params the SDK could not read comes here too.
         let params = request.params.unwrap_or(Value::Null);
@@ -492,7 +510,7 @@ fn tool(name: &str) -> Tool {
 impl Server {
     /// The server's name, capabilities and instructions for the client named `client`.
     fn info(&self, client: Option<&str>) -> InitializeResult {
-        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().build());
+        let mut info = InitializeResult::new(ServerCapabilities::builder().enable_tools().enable_tasks().build());
         info.server_info = Implementation::new("askuser", env!("CARGO_PKG_VERSION")).with_title("askuser");
         info.instructions =
             Some(format!("Use {} to ask the human a question and wait for the answer, even in a headless run.", self.tool_name(client)));
@@ -516,6 +534,7 @@ impl Server {
             client,
             version: cx.protocol_version().unwrap_or(ProtocolVersion::V_2025_03_26),
             elicits: elicits && self.opts.elicitation && !lock(&self.state).no_dialog,
+            tasks: cx.client_capabilities().is_some_and(|c| c.supports_tasks()),
         }
     }
 
@@ -551,7 +570,11 @@ impl Server {
         state.reasons.insert(request, reason);
     }
 
-    async fn tools_call(&self, request: CallToolRequestParams, cx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
+    async fn tools_call(
+        self: &Arc<Self>,
+        request: CallToolRequestParams,
+        cx: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&cx);
         let tool = &caller.tool;
         if request.name != *tool {
@@ -582,6 +605,10 @@ impl Server {
         if request.request_state.is_none() {
             self.adopt_orphan(&mut call).await;
             self.journal(&call, true);
+            if caller.tasks && modern(&caller.version) {
+                let dialog = caller.elicits && !call.questions.is_empty();
+                return Ok(self.start_task(call, dialog).await);
+            }
             if caller.elicits && modern(&caller.version) && !call.questions.is_empty() {
                 return Ok(self.ask_in_dialog(call, requests.remove(0)).await);
             }
@@ -646,10 +673,8 @@ impl Server {
                 return result(self.outcome(Err(e))).into();
             }
         }
-        let form = elicit::request(&call.questions, &self.open_url(), elicit::Form::Titled);
-        let params: ElicitRequestParams = serde_json::from_value(form).expect("the form is an elicitation");
+        let requests = self.dialog_request(&call);
         let state = format!("{}:{}", call.id, crate::config::random_hex(8));
-        let requests = InputRequests::from([(DIALOG.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)))]);
         {
             let mut rounds = lock(&self.state);
             rounds.end(origin.clone(), (call.id.clone(), call.key.clone()));
@@ -906,7 +931,8 @@ impl Server {
             Left::Error(e) => format!("reading stdin failed: {e}"),
         };
         let state = lock(&self.state);
-        let mut ids: Vec<&String> = state.waiting.iter().chain(state.rounds.values().map(|r| &r.call.id)).collect();
+        let mut ids: Vec<&String> =
+            state.waiting.iter().chain(state.rounds.values().map(|r| &r.call.id)).chain(state.tasks.waiting()).collect();
         if ids.is_empty() {
             tracing::debug!("the host went away ({how})");
             return;
