@@ -4,12 +4,28 @@
 //! (`anthropic.rs`) asks [`database_question`]; askuser shows it both as Claude Code's own
 //! dialog (MCP elicitation) and in the inbox, and the person answers in either.
 //!
-//! Driven on Claude Code 2.1.197 (`claude-tui` in `.tools/hosts`), the last release that
-//! speaks MCP in the handshake era here: 2.1.331 goes 2026-07-28, where the host's dialog
-//! comes from an `input_required` result that askuser cannot withdraw when the inbox
-//! answers first, and its terminal interface changed. Both are still to do (issue 35).
+//! Driven on two releases ([`Claude`]): 2.1.197 (`claude-tui` in `.tools/hosts`), the last
+//! that speaks MCP's handshake era here, and 2.1.331, which speaks 2026-07-28 and declares
+//! the tasks extension on its calls, so askuser answers with a task.
 //!
-//! How Claude Code 2.1.197 behaves interactively, as these tests found it (120×40 pane):
+//! How Claude Code 2.1.331 behaves with askuser's task, as these tests found it:
+//! - It opens on "⏵⏵ auto mode on (shift+tab to cycle)" (no "? for shortcuts"); `/mcp`
+//!   lists "❯ ✔ askuser   1 tool" and Esc closes it.
+//! - It runs every MCP task in the background: the model reads at once "MCP tool
+//!   "askuser/ask_user" started server-side task ID… running in the background", with
+//!   askuser's note (`_meta` `com.anthropic/agent-task` `modelImmediateResponse`: do not
+//!   assume an answer, wait for this task's result) in `<mcp-server-note>`, and may go on
+//!   (the scripted one says "done"). When the task completes, the model gets a
+//!   `<task-notification>` with askuser's `structuredContent` as its `<result>`, and the
+//!   transcript says "MCP task ID (askuser/ask_user) completed."
+//! - The task's input request is its dialog, as before but with "Esc to answer later".
+//!   While the dialog is up Claude Code does not poll the task: an answer in the inbox
+//!   leaves the dialog up until the person presses Esc (or answers it, which askuser then
+//!   ignores); the next poll finds the task completed. Options are cut short with "…", so
+//!   the pane is 60 lines high to show the expanded choice.
+//!
+//! How Claude Code 2.1.197 behaves interactively, as these tests found it (in a 120×40 pane;
+//! both releases now run in 120×60):
 //! - A first interactive run asks what `-p` never does, each a screen of its own until
 //!   answered: onboarding (without `hasCompletedOnboarding` it checks connectivity to
 //!   api.anthropic.com and stops at "Unable to connect to Anthropic services"), whether to
@@ -72,6 +88,50 @@ const DIALOG: &str = "MCP server “askuser” requests your input";
 /// second within which askuser takes a dismissal for the host's, not the person's.
 const AUTO_DISMISS: Duration = Duration::from_millis(2500);
 
+/// The Claude Code releases driven here.
+#[derive(Debug, Clone, Copy, PartialEq)]
+enum Claude {
+    /// 2.1.197 (`claude-tui`): MCP's handshake era; the call waits, and askuser's form comes
+    /// as `elicitation/create`, which askuser withdraws when the inbox answers first.
+    Handshake,
+    /// 2.1.331 (`claude`): 2026-07-28 with the tasks extension; the call returns a task that
+    /// Claude Code runs in the background, and askuser's form is the task's input request.
+    Tasks,
+}
+
+impl Claude {
+    fn bin(self) -> &'static str {
+        match self {
+            Claude::Handshake => "claude-tui",
+            Claude::Tasks => "claude",
+        }
+    }
+
+    /// Once the prompt is up: the person checks with `/mcp` that askuser is connected and
+    /// closes that view.
+    async fn check_mcp(self, tui: &Tui) {
+        match self {
+            Claude::Handshake => {
+                tui.shows("? for shortcuts", START).await;
+                tui.type_text("/mcp").await;
+                tui.shows("Manage MCP servers", STEP).await;
+                tui.press("Enter").await;
+                tui.shows("askuser · ✔ connected · 1 tool", START).await;
+                tui.keys(&[("Escape", "MCP dialog dismissed")]).await;
+            }
+            Claude::Tasks => {
+                tui.shows("⏵⏵ auto mode on (shift+tab to cycle)", START).await;
+                tui.type_text("/mcp").await;
+                tui.shows("Manage MCP servers", STEP).await;
+                tui.press("Enter").await;
+                tui.shows("❯ ✔ askuser   1 tool", START).await;
+                tui.press("Escape").await;
+                tui.until("/mcp closed", STEP, |s| !s.contains("MCP servers")).await;
+            }
+        }
+    }
+}
+
 /// What Claude Code stores in `~/.claude.json` when a first interactive run is answered:
 /// onboarding done (and a theme picked), the key in the environment approved, and the
 /// project folder trusted.
@@ -114,9 +174,9 @@ struct Tui {
 }
 
 impl Tui {
-    /// `claude` started in the project folder of `home`, in a 120×40 terminal, with only
+    /// `claude` started in the project folder of `home`, in a 120×60 terminal, with only
     /// this user's environment (a terminal's `TERM`, not `CI`).
-    async fn start(home: &Home, model: &Model) -> Tui {
+    async fn start(home: &Home, model: &Model, claude: Claude) -> Tui {
         let api = crate::anthropic::start(model.clone()).await;
         let socket = home.path().join("tmux.sock");
         let mut env: Vec<(String, String)> = home.env().into_iter().filter(|(k, _)| k != "TERM" && k != "CI").collect();
@@ -128,10 +188,10 @@ impl Tui {
         // Kept after an exit, so a failure message shows what it printed last.
         args.extend(["start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";"].map(str::to_owned));
         args.extend(
-            ["new-session", "-d", "-P", "-F", "#{pane_pid}", "-x", "120", "-y", "40", "-c", &project, "--", "env", "-i"].map(str::to_owned),
+            ["new-session", "-d", "-P", "-F", "#{pane_pid}", "-x", "120", "-y", "60", "-c", &project, "--", "env", "-i"].map(str::to_owned),
         );
         args.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
-        args.push(host_bin("claude-tui").display().to_string());
+        args.push(host_bin(claude.bin()).display().to_string());
         let out = tokio::process::Command::new("tmux").args(&args).env_remove("TMUX").output().await.expect("tmux runs");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "tmux new-session failed: {}\n{stdout}{}", out.status, String::from_utf8_lossy(&out.stderr));
@@ -233,17 +293,11 @@ struct Asking {
 /// types [`PROMPT`]; the model asks [`database_question`]. Checked: Claude Code shows
 /// askuser's form as its dialog and keeps it up, and the question waits in the inbox,
 /// named for Claude Code, while nobody has answered.
-async fn asking() -> Asking {
+async fn asking(claude: Claude) -> Asking {
     let home = returning_user().await;
     let model = Model::new([Turn::Ask(database_question()), Turn::Say("done".into())]);
-    let tui = Tui::start(&home, &model).await;
-    tui.shows("? for shortcuts", START).await;
-
-    tui.type_text("/mcp").await;
-    tui.shows("Manage MCP servers", STEP).await;
-    tui.press("Enter").await;
-    tui.shows("askuser · ✔ connected · 1 tool", START).await;
-    tui.keys(&[("Escape", "MCP dialog dismissed")]).await;
+    let tui = Tui::start(&home, &model, claude).await;
+    claude.check_mcp(&tui).await;
 
     tui.type_text(PROMPT).await;
     tui.until("the typed prompt", STEP, |s| s.lines().filter(|l| l.contains(PROMPT)).count() == 1).await;
@@ -263,7 +317,19 @@ async fn asking() -> Asking {
     tokio::time::sleep(AUTO_DISMISS).await;
     let screen = tui.shows(DIALOG, STEP).await;
     assert_eq!(home.statuses().await, [format!("{id}: pending")], "nobody answered yet\n{}", tui.report(&screen));
-    assert_eq!(tui.api.model.results(), Vec::<String>::new(), "the call waits for the person\n{}", tui.report(&screen));
+    match claude {
+        Claude::Handshake => {
+            assert_eq!(tui.api.model.results(), Vec::<String>::new(), "the call waits for the person\n{}", tui.report(&screen))
+        }
+        Claude::Tasks => {
+            // The call came back at once with the task, which Claude Code runs in the
+            // background; askuser's note tells the model the answer is to come.
+            let read = tui.result(STEP, "the task's first words to the model").await;
+            let started = format!("MCP tool \"askuser/ask_user\" started server-side task {id}:");
+            assert!(read.starts_with(&started), "the model reads that a task started: {read}\n{}", tui.report(&screen));
+            assert!(read.contains("Do not assume an answer"), "askuser's note reaches the model: {read}");
+        }
+    }
     Asking { home, tui, id }
 }
 
@@ -295,7 +361,7 @@ fn assert_sqlite(read: &str, tui: &Tui, screen: &str) {
 /// last words follow in the transcript.
 #[tokio::test]
 async fn claude_interactive_shows_its_own_dialog_and_the_inbox_answer_closes_it() {
-    let Asking { home, tui, id } = asking().await;
+    let Asking { home, tui, id } = asking(Claude::Handshake).await;
 
     home.answer(&id, sqlite()).await;
     let read = tui.result(STEP, "after the answer in the inbox").await;
@@ -314,19 +380,9 @@ async fn claude_interactive_shows_its_own_dialog_and_the_inbox_answer_closes_it(
 /// the model reads it.
 #[tokio::test]
 async fn claude_interactive_answer_in_its_own_dialog_reaches_the_model_and_the_inbox() {
-    let Asking { home, tui, id } = asking().await;
+    let Asking { home, tui, id } = asking(Claude::Handshake).await;
 
-    // One key at a time, each once the last one shows: keys that reach Claude Code in one
-    // read are not all taken (see the module's notes).
-    tui.keys(&[
-        ("Right", "❯ ◯ PostgreSQL (Recommended) — A server; what production runs."),
-        ("Down", "❯ ◯ SQLite — A file next to the service; nothing to run."),
-        ("Space", "❯ ✔ Database: ▸ SQLite — A file next to the service; nothing to run."),
-        ("Down", "❯   Other:"),
-        ("Down", "❯ Accept"),
-    ])
-    .await;
-    tui.press("Enter").await;
+    pick_sqlite(&tui).await;
 
     let read = tui.result(STEP, "after the answer in Claude Code's dialog").await;
     let screen = tui.until("the dialog closed and the model's last words", STEP, |s| !s.contains(DIALOG) && s.contains("● done")).await;
@@ -335,4 +391,76 @@ async fn claude_interactive_answer_in_its_own_dialog_reaches_the_model_and_the_i
     let question = &home.questions("all").await[0];
     assert_eq!(question["answeredBy"], askuser::mcp::ELICITATION_CLIENT, "the inbox says where the answer came from: {question:#}");
     assert_eq!(question["result"]["answers"][0]["selectedOptions"], json!(["SQLite"]), "{question:#}");
+}
+
+/// In Claude Code's dialog: → opens the choice, ↓ Space picks SQLite, ↓ ↓ Enter accepts.
+async fn pick_sqlite(tui: &Tui) {
+    // One key at a time, each once the last one shows: keys that reach Claude Code in one
+    // read are not all taken (see the module's notes).
+    tui.keys(&[
+        // (2.1.331 cuts each option's line short with "…".)
+        ("Right", "❯ ◯ PostgreSQL (Recommended) — A server; what produ"),
+        ("Down", "❯ ◯ SQLite — A file next to the service; nothing to"),
+        ("Space", "✔ Database: ▸ SQLite — A file next to the service"),
+        ("Down", "❯   Other:"),
+        ("Down", "❯ Accept"),
+    ])
+    .await;
+    tui.press("Enter").await;
+}
+
+/// Waits (at most [`STEP`]) until Claude Code has told the model that askuser's task
+/// completed; returns the result it gave the model (askuser's `structuredContent`).
+async fn task_notification(tui: &Tui) -> String {
+    let until = Instant::now() + STEP;
+    loop {
+        let told = tui.api.model.seen().into_iter().find_map(|seen| {
+            let last = seen.body["messages"].as_array()?.last()?.clone();
+            let text = crate::model::text_of(&last["content"]);
+            let result = text.split_once("<result>")?.1.split_once("</result>")?.0.trim().to_owned();
+            text.contains("<status>completed</status>").then_some(result)
+        });
+        if let Some(result) = told {
+            return result;
+        }
+        assert!(Instant::now() < until, "no task notification reached the model\n{}", tui.report(&tui.screen().await));
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Claude Code 2.1.331: the person answers in the inbox while Claude Code's dialog shows
+/// the same question. The task completes, but Claude Code does not poll it while its
+/// dialog is up, so the dialog stays (saying "Esc to answer later") until the person
+/// presses Esc; then its next poll finds the answer and the model reads it.
+#[tokio::test]
+async fn claude_tasks_the_inbox_answer_reaches_the_model_once_the_dialog_is_put_aside() {
+    let Asking { home, tui, id } = asking(Claude::Tasks).await;
+
+    home.answer(&id, sqlite()).await;
+    tokio::time::sleep(AUTO_DISMISS).await;
+    let screen = tui.shows(DIALOG, STEP).await;
+    assert!(screen.contains("Esc to answer later"), "{}", tui.report(&screen));
+    tui.press("Escape").await;
+    let read = task_notification(&tui).await;
+    let screen =
+        tui.until("the dialog gone and the task done", STEP, |s| !s.contains(DIALOG) && s.contains("(askuser/ask_user) completed")).await;
+    assert_sqlite(&read, &tui, &screen);
+    let question = &home.questions("all").await[0];
+    assert_ne!(question["answeredBy"], askuser::mcp::ELICITATION_CLIENT, "answered in the inbox: {question:#}");
+}
+
+/// Claude Code 2.1.331: the person answers in Claude Code's dialog; it goes to askuser as
+/// `tasks/update`, the task completes, and the model reads the answer.
+#[tokio::test]
+async fn claude_tasks_the_answer_in_its_own_dialog_reaches_the_model_and_the_inbox() {
+    let Asking { home, tui, id } = asking(Claude::Tasks).await;
+
+    pick_sqlite(&tui).await;
+    let read = task_notification(&tui).await;
+    let screen =
+        tui.until("the dialog closed and the task done", STEP, |s| !s.contains(DIALOG) && s.contains("(askuser/ask_user) completed")).await;
+    assert_sqlite(&read, &tui, &screen);
+    assert_eq!(home.statuses().await, [format!("{id}: answered")], "one question, answered\n{}", tui.report(&screen));
+    let question = &home.questions("all").await[0];
+    assert_eq!(question["answeredBy"], askuser::mcp::ELICITATION_CLIENT, "the inbox says where the answer came from: {question:#}");
 }

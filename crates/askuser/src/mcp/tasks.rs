@@ -14,10 +14,10 @@ use crate::damage::iso8601;
 use askuser_core::Status;
 use rmcp::model::{
     CallToolResponse, CreateTaskResult, DetailedTask, ElicitRequest, ElicitRequestParams, GetTaskResult, InputRequest, InputRequests,
-    InputResponses, Task, TaskPayload, TaskStatus,
+    InputResponses, JsonObject, MetaObject, Task, TaskPayload, TaskStatus,
 };
 use rmcp::ErrorData;
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 use std::time::Duration;
@@ -100,7 +100,7 @@ impl Server {
         if let Some(entry) = lock(&self.state).tasks.all.get_mut(&task_id) {
             entry.waiter = Some(waiter.abort_handle());
         }
-        CallToolResponse::Task(CreateTaskResult::new(seed))
+        CallToolResponse::Task(CreateTaskResult::new(seed).with_meta(MetaObject(note(&self.tool_name(None)))))
     }
 
     /// `tasks/get`: where the task is now.
@@ -197,6 +197,21 @@ impl Server {
         InputRequests::from([(DIALOG.to_owned(), InputRequest::Elicitation(ElicitRequest::new(params)))])
     }
 }
+
+/// What a host that runs the task in the background (Claude Code does, and tells the model
+/// "you can keep working in the meantime") shows the model at once: that this task is a
+/// question, whose answer the model must not guess.
+fn note(tool: &str) -> JsonObject {
+    let words = format!(
+        "This {tool} task is a question for the person, waiting in askuser's inbox (and in your host's own dialog if it \
+         shows one). Its result is the person's answer. Do not assume an answer and do not do anything that depends on \
+         it: say that you are waiting for their answer and wait for this task's result."
+    );
+    JsonObject::from_iter([(AGENT_TASK.to_owned(), json!({ "modelImmediateResponse": words }))])
+}
+
+/// Where Claude Code reads a task's first words for the model (`_meta`).
+const AGENT_TASK: &str = "com.anthropic/agent-task";
 
 /// -32602 for a task this process does not know, with how to pick its question up.
 fn unknown(method: &str, task_id: &str, tool: &str) -> ErrorData {
