@@ -110,25 +110,18 @@ impl Claude {
     /// Once the prompt is up: the person checks with `/mcp` that askuser is connected and
     /// closes that view.
     async fn check_mcp(self, tui: &Tui) {
-        match self {
-            Claude::Handshake => {
-                tui.shows("? for shortcuts", START).await;
-                tui.type_text("/mcp").await;
-                tui.shows("Manage MCP servers", STEP).await;
-                tui.press("Enter").await;
-                tui.shows("askuser · ✔ connected · 1 tool", START).await;
-                tui.keys(&[("Escape", "MCP dialog dismissed")]).await;
-            }
-            Claude::Tasks => {
-                tui.shows("⏵⏵ auto mode on (shift+tab to cycle)", START).await;
-                tui.type_text("/mcp").await;
-                tui.shows("Manage MCP servers", STEP).await;
-                tui.press("Enter").await;
-                tui.shows("❯ ✔ askuser   1 tool", START).await;
-                tui.press("Escape").await;
-                tui.until("/mcp closed", STEP, |s| !s.contains("MCP servers")).await;
-            }
-        }
+        // What shows once the prompt is up, askuser's line in `/mcp`, and `/mcp` closed.
+        let (ready, connected, closed): (_, _, fn(&str) -> bool) = match self {
+            Claude::Handshake => ("? for shortcuts", "askuser · ✔ connected · 1 tool", |s| s.contains("MCP dialog dismissed")),
+            Claude::Tasks => ("⏵⏵ auto mode on (shift+tab to cycle)", "❯ ✔ askuser   1 tool", |s| !s.contains("MCP servers")),
+        };
+        tui.shows(ready, START).await;
+        tui.type_text("/mcp").await;
+        tui.shows("Manage MCP servers", STEP).await;
+        tui.press("Enter").await;
+        tui.shows(connected, START).await;
+        tui.press("Escape").await;
+        tui.until("/mcp closed", STEP, closed).await;
     }
 }
 

@@ -24,6 +24,7 @@ from sep2663 import TaskEnded, Tasks, tasks_call
 from test_askuser_mcp import ASKUSER, bridge, data_dir  # noqa: F401 (fixtures)
 
 MODES = {"auto": "2026-07-28", "2026-07-28": "2026-07-28", "legacy": "2025-11-25"}
+MODERN = ["auto", "2026-07-28"]
 DEPLOY = {"question": "Deploy now?", "choices": ["Yes", "No"]}
 
 
@@ -144,8 +145,8 @@ def test_a_decline_by_a_person_in_the_dialog_is_their_no(bridge, data_dir, mode)
     assert r.structured_content["status"] == "cancelled"
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_a_host_that_declines_its_dialog_at_once_waits_for_the_inbox(bridge, data_dir, mode):
+@pytest.mark.parametrize("mode,tasks", [(m, False) for m in MODES] + [(m, True) for m in MODERN])
+def test_a_host_that_declines_its_dialog_at_once_waits_for_the_inbox(bridge, data_dir, mode, tasks):
     forms = []
 
     async def elicit(ctx, params):
@@ -154,12 +155,16 @@ def test_a_host_that_declines_its_dialog_at_once_waits_for_the_inbox(bridge, dat
 
     def answer():
         bridge.wait_pending()
-        time.sleep(0.5)
+        time.sleep(1)
         bridge.answer(["Yes"])
 
-    r = call_answered_by(bridge, data_dir, mode, DEPLOY, answer, elicit)
+    extensions = [Tasks()] if tasks else []
+    r = call_answered_by(bridge, data_dir, mode, DEPLOY, answer, elicit, extensions)
     assert r.structured_content["answers"][0]["answer"] == "Yes", "the host's decline was not the person's"
     assert len(forms) == 1
+    if tasks:
+        # The declined form is no longer asked for: the task waits for the inbox.
+        assert extensions[0].statuses() == ["input_required", "working", "completed"], extensions[0].seen
 
 
 def test_a_probe_and_a_listing_start_no_bridge(data_dir):
@@ -173,8 +178,6 @@ def test_a_probe_and_a_listing_start_no_bridge(data_dir):
     assert not os.path.exists(os.path.join(data_dir, "bridge.json"))
     assert not os.path.exists(os.path.join(data_dir, "askuser.db"))
 
-
-MODERN = ["auto", "2026-07-28"]
 
 
 def answered_in_the_dialog(record):
@@ -241,26 +244,6 @@ def test_an_answer_in_the_inbox_takes_the_tasks_dialog_away(bridge, data_dir, mo
     assert r.structured_content["answers"][0]["answer"] == "Yes", "the inbox answered first"
     [record] = bridge.http("GET", "/v1/questions?status=all")[1]
     assert not answered_in_the_dialog(record), record
-
-
-@pytest.mark.parametrize("mode", MODERN)
-def test_a_host_declining_its_tasks_dialog_at_once_waits_for_the_inbox(bridge, data_dir, mode):
-    forms = []
-
-    async def elicit(ctx, params):
-        forms.append(params)
-        return types.ElicitResult(action="decline")  # a headless host's automatic answer
-
-    def answer():
-        bridge.wait_pending()
-        time.sleep(1)
-        bridge.answer(["Yes"])
-
-    tasks = Tasks()
-    r = call_answered_by(bridge, data_dir, mode, DEPLOY, answer, elicit, [tasks])
-    assert r.structured_content["answers"][0]["answer"] == "Yes", "the host's decline was not the person's"
-    assert len(forms) == 1
-    assert tasks.statuses() == ["input_required", "working", "completed"], tasks.seen
 
 
 @pytest.mark.parametrize("mode", MODERN)
