@@ -1,7 +1,7 @@
 //! Scoped tokens: agent tokens ask, device tokens answer, neither does the other's part;
 //! tokens are stored hashed, survive a restart, and revoking one closes its sockets.
 
-use crate::support::{bridge, bridge_in, TestBridge, TOKEN};
+use crate::support::{bridge, bridge_configured, bridge_in, TestBridge, TOKEN};
 use askuser::tls::Socket;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
@@ -266,6 +266,36 @@ async fn wrong_pairing_codes_from_one_address_do_not_refuse_another() {
     assert!(r.text().await.unwrap().contains("too many wrong pairing codes"));
     let other = pairing(&b, 60).await;
     assert_eq!(claim(&b, &other).await.status(), 429, "even a right code, from the guesser's address");
+}
+
+/// Behind a TLS proxy (`--trust-proxy`) every connection is the proxy's: wrong codes
+/// count against the address the proxy appends to `X-Forwarded-For` (the last one; what
+/// the client put before it is its own claim), so a guesser does not hold up a person's
+/// claim there. Without `--trust-proxy` the header is not believed.
+#[tokio::test]
+async fn behind_a_trusted_proxy_wrong_codes_are_limited_per_forwarded_client() {
+    async fn claim_from(b: &TestBridge, forwarded: &str, code: &str) -> reqwest::Response {
+        let url = format!("{}/v1/pair", b.url);
+        askuser::tls::http_client(None).post(url).header("x-forwarded-for", forwarded).json(&json!({"code": code})).send().await.unwrap()
+    }
+    let proxied = bridge_configured(tempfile::tempdir().unwrap(), |o| o.trust_proxy = true).await;
+    let direct = bridge().await;
+    for b in [&proxied, &direct] {
+        let good = pairing(b, 60).await;
+        // The guesser (203.0.113.1 to the proxy) names a new address of its own each time.
+        for i in 0..12 {
+            let status = claim_from(b, &format!("198.51.100.{i}, 203.0.113.1"), "AAAAAAAAAA").await.status();
+            assert!(status == 404 || status == 429, "{status}");
+        }
+        assert_eq!(claim_from(b, "198.51.100.99, 203.0.113.1", "AAAAAAAAAA").await.status(), 429, "the guesser is slowed");
+        let r = claim_from(b, "203.0.113.2", &good).await;
+        if std::ptr::eq(b, &proxied) {
+            assert_eq!(r.status(), 200, "a right code from another client of the proxy: {}", r.text().await.unwrap());
+            assert_eq!(claim_from(b, "203.0.113.1", &pairing(b, 60).await).await.status(), 429, "the guesser's own right code waits");
+        } else {
+            assert_eq!(r.status(), 429, "without --trust-proxy, X-Forwarded-For names nobody");
+        }
+    }
 }
 
 #[test]

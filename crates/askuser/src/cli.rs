@@ -266,7 +266,8 @@ pub struct ServeArgs {
     #[arg(long, value_name = "URL")]
     pub public_url: Option<String>,
     /// Listen beyond loopback over plain HTTP, because the TLS proxy at --public-url is
-    /// in front and is the only way in.
+    /// in front and is the only way in. A client's address (for the pairing limit) is then
+    /// the last one in X-Forwarded-For, which the proxy must append.
     #[arg(long, requires = "public_url", conflicts_with_all = ["tls", "tls_cert"])]
     pub trust_proxy: bool,
     #[command(flatten)]

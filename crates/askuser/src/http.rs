@@ -40,6 +40,9 @@ pub struct Security {
     pub hosts: Vec<String>,
     /// Accepted `Origin` header values: the bridge's own, and `--allow-origin` ones.
     pub origins: Vec<String>,
+    /// Behind a TLS proxy (`--trust-proxy`): a client's address is the last one in
+    /// `X-Forwarded-For`, which the proxy appends (see [`client_ip`]).
+    pub trust_proxy: bool,
 }
 
 impl Security {
@@ -70,7 +73,7 @@ impl Security {
         }
         let mut origins: Vec<String> = hosts.iter().map(|h| format!("{scheme}://{h}")).collect();
         origins.extend(extra_origins.iter().map(|o| o.trim_end_matches('/').to_owned()));
-        Security { token, registry, pairings: Arc::default(), hosts, origins }
+        Security { token, registry, pairings: Arc::default(), hosts, origins, trust_proxy: false }
     }
 
     /// Who `presented` is: the admin token, a credential in force, or nobody.
@@ -716,15 +719,31 @@ struct Claim {
     code: String,
 }
 
+/// The address of the client that sent a request: the connection's peer, or behind a
+/// trusted proxy (`--trust-proxy`) the last address in `X-Forwarded-For`, the one the
+/// proxy appended (nginx: `$proxy_add_x_forwarded_for`); addresses before it are the
+/// client's own claims. Without the header (a proxy not set up to send it), the proxy's.
+fn client_ip(trust_proxy: bool, peer: std::net::IpAddr, headers: &HeaderMap) -> std::net::IpAddr {
+    if !trust_proxy {
+        return peer;
+    }
+    let last = headers.get_all("x-forwarded-for").iter().next_back().and_then(|v| v.to_str().ok()).and_then(|v| v.rsplit(',').next());
+    last.and_then(|a| a.trim().parse().ok()).unwrap_or(peer)
+}
+
 /// Trades a pairing code for a device token (once, before it expires). Wrong codes
-/// are limited per peer address: the bridge reads no forwarded headers, so behind a
-/// proxy every claim is the proxy's.
-async fn claim_pairing(State(app): State<App>, peer: Option<Extension<crate::listen::Peer>>, body: Result<Bytes, BytesRejection>) -> Reply {
+/// are limited per client address ([`client_ip`]).
+async fn claim_pairing(
+    State(app): State<App>,
+    peer: Option<Extension<crate::listen::Peer>>,
+    headers: HeaderMap,
+    body: Result<Bytes, BytesRejection>,
+) -> Reply {
     let body = read_body(body)?;
     let claim: Claim = serde_json::from_slice(&body).map_err(|e| invalid(format!("expected {{\"code\": \"…\"}}: {e}")))?;
     let (pairings, now) = (&app.security.pairings, app.bridge.now_ms());
     let ip = peer.map_or(std::net::Ipv4Addr::UNSPECIFIED.into(), |Extension(crate::listen::Peer(addr))| addr.ip());
-    let source = tokens::Pairings::source(ip);
+    let source = tokens::Pairings::source(client_ip(app.security.trust_proxy, ip, &headers));
     let taken = match pairings.limited(source, now) {
         Err(e) => Err(e),
         Ok(()) => {

@@ -273,6 +273,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         reload_credentials(bridge.clone(), registry.clone(), heard);
     }
     let mut security = Security::new(token.clone(), registry, addr, scheme, &opts.names, &opts.allow_origins);
+    security.trust_proxy = opts.trust_proxy;
     let public = opts.public_url.as_ref().map(|u| u.origin().ascii_serialization());
     if let Some(url) = &opts.public_url {
         let host = url.host_str().unwrap_or_default();
