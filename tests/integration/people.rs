@@ -114,6 +114,48 @@ async fn a_question_for_a_person_or_team_reaches_them_first_then_everyone() {
     }
 }
 
+/// The next snapshot on `ws` (within 5 s): its question ids and viewer.
+async fn next_snapshot(ws: &mut Socket) -> (Vec<String>, Option<askuser_core::protocol::Viewer>) {
+    let within = tokio::time::timeout(Duration::from_secs(5), async {
+        loop {
+            if let BrowserEvent::Snapshot { questions, viewer, .. } = next_event(ws).await {
+                let mut ids: Vec<String> = questions.into_iter().map(|q| q.id).collect();
+                ids.sort();
+                return (ids, viewer);
+            }
+        }
+    });
+    within.await.expect("a fresh snapshot within 5 s")
+}
+
+/// An open page follows its person's teams: put in a team, the page is sent what it sees
+/// now (the team's questions, and its teams) and the team's new questions after it;
+/// taken out, a snapshot without them. No reload.
+#[tokio::test]
+async fn an_open_page_follows_its_persons_teams() {
+    let b = bridge_with(Settings { escalate_after: None, ..Settings::default() }).await;
+    let alice = device(&b, "alice").await;
+    ask_no_wait(&b, for_someone("for-db", Some("db"))).await;
+    let (mut a, ids, viewer) = tab(&b, &alice).await;
+    assert!(ids.is_empty(), "not hers yet: {ids:?}");
+    assert_eq!(viewer.unwrap().teams, Vec::<String>::new());
+    let teams = |t: Value| b.http.put(format!("{}/v1/people/alice", b.url)).bearer_auth(TOKEN).json(&json!({ "teams": t })).send();
+
+    assert_eq!(teams(json!(["db"])).await.unwrap().status(), 200);
+    let (ids, viewer) = next_snapshot(&mut a).await;
+    assert_eq!(ids, ["for-db"], "the team's question, without a reload");
+    assert_eq!(viewer.unwrap().teams, ["db"]);
+    ask_no_wait(&b, for_someone("for-db-2", Some("db"))).await;
+    assert_eq!(asked_within(&mut a, Duration::from_millis(800)).await, ["for-db-2"], "and the team's new ones");
+
+    assert_eq!(teams(json!([])).await.unwrap().status(), 200);
+    let (ids, viewer) = next_snapshot(&mut a).await;
+    assert!(ids.is_empty(), "out of the team, its questions go: {ids:?}");
+    assert_eq!(viewer.unwrap().teams, Vec::<String>::new());
+    ask_no_wait(&b, for_someone("for-db-3", Some("db"))).await;
+    assert!(asked_within(&mut a, Duration::from_millis(500)).await.is_empty(), "nor its new ones");
+}
+
 #[tokio::test]
 async fn never_escalating_keeps_a_question_theirs() {
     let b = bridge_with(Settings { escalate_after: None, ..Settings::default() }).await;

@@ -524,7 +524,7 @@ async fn agent_socket(State(app): State<App>, Extension(caller): Extension<Calle
 
 async fn ui_socket(State(app): State<App>, Extension(caller): Extension<Caller>, method: Method, upgrade: WebSocketUpgrade) -> Response {
     debug_assert_eq!(method, Method::GET);
-    let viewer = app.security.registry.viewer(&caller);
+    let viewer = app.security.registry.watch_viewer(caller.clone());
     let revocation = app.security.registry.revocation(caller.id);
     small_buffers(upgrade).on_upgrade(move |socket| ws::browser(app.bridge, socket, viewer, revocation))
 }
@@ -670,7 +670,9 @@ async fn subscribe(State(app): State<App>, Extension(caller): Extension<Caller>,
         rules: serde_json::to_string(&wanted.rules).unwrap_or_else(|_| "{}".into()),
         created_at: app.bridge.now_ms(),
     };
-    app.bridge.store().add_subscription(&stored).await.map_err(BridgeError::Store)?;
+    if !app.bridge.store().add_subscription(&stored).await.map_err(BridgeError::Store)? {
+        return Err(anothers());
+    }
     let made = serde_json::json!({"endpoint": stored.endpoint, "rules": wanted.rules});
     Ok((StatusCode::CREATED, Json(made)).into_response())
 }
@@ -680,21 +682,26 @@ async fn subscribe(State(app): State<App>, Extension(caller): Extension<Caller>,
 /// another's endpoint can neither take it over (its keys, its rules) nor, owning it then,
 /// delete it (F8, issue 28). Who owns it is not said.
 ///
-/// Checked before the store writes (which replaces a row by endpoint): only the first
-/// subscriptions to a new endpoint could race past it, and only someone who knew the
-/// endpoint before its device subscribed could race.
+/// Checked before the store writes, and again by the write itself (it replaces a row
+/// only for the credential that made it): of two first subscriptions of a new endpoint
+/// racing past this check, the second is refused the same way.
 async fn not_anothers(app: &App, caller: &Caller, endpoint: &str) -> Result<(), Refusal> {
     let subscriptions = app.bridge.store().subscriptions().await.map_err(BridgeError::Store)?;
     match subscriptions.iter().find(|s| s.endpoint == endpoint) {
-        Some(s) if s.credential != caller.id => Err(Refusal(error(
-            StatusCode::CONFLICT,
-            ErrorBody::new(
-                ErrorCode::Conflict,
-                "subscription.endpoint: already subscribed by another device; only that device (or the admin token) may change or remove it",
-            ),
-        ))),
+        Some(s) if s.credential != caller.id => Err(anothers()),
         _ => Ok(()),
     }
+}
+
+/// The 409 for an endpoint another credential holds (see [`not_anothers`]).
+fn anothers() -> Refusal {
+    Refusal(error(
+        StatusCode::CONFLICT,
+        ErrorBody::new(
+            ErrorCode::Conflict,
+            "subscription.endpoint: already subscribed by another device; only that device (or the admin token) may change or remove it",
+        ),
+    ))
 }
 
 #[derive(Deserialize)]

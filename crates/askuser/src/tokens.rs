@@ -13,8 +13,8 @@ use crate::store::{Store, StoreError};
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
-use std::sync::RwLock;
-use tokio::sync::broadcast;
+use std::sync::{Arc, RwLock};
+use tokio::sync::{broadcast, watch};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
 #[serde(rename_all = "lowercase")]
@@ -95,6 +95,9 @@ pub struct Registry {
     teams: RwLock<HashMap<String, Vec<String>>>,
     /// Ids of credentials as they are revoked, for the sockets using them.
     revoked: broadcast::Sender<String>,
+    /// Ticks when someone's teams change (here, or at a bridge sharing the store), for the
+    /// open pages whose view depends on them ([`Registry::watch_viewer`]).
+    teams_changed: watch::Sender<()>,
 }
 
 /// Says how many credentials are in force, never their hashes.
@@ -108,7 +111,12 @@ impl std::fmt::Debug for Registry {
 impl Registry {
     pub async fn load(store: &dyn Store) -> Result<Registry, StoreError> {
         let by_hash = store.credentials().await?.into_iter().filter(|c| c.revoked_at.is_none()).map(|c| (c.hash.clone(), c)).collect();
-        let registry = Registry { by_hash: RwLock::new(by_hash), teams: RwLock::default(), revoked: broadcast::channel(16).0 };
+        let registry = Registry {
+            by_hash: RwLock::new(by_hash),
+            teams: RwLock::default(),
+            revoked: broadcast::channel(16).0,
+            teams_changed: watch::Sender::new(()),
+        };
         registry.load_teams(store).await?;
         Ok(registry)
     }
@@ -118,7 +126,11 @@ impl Registry {
         for (person, team) in store.teams().await? {
             teams.entry(person).or_default().push(team);
         }
-        *self.teams.write().unwrap_or_else(std::sync::PoisonError::into_inner) = teams;
+        let mut held = self.teams.write().unwrap_or_else(std::sync::PoisonError::into_inner);
+        if *held != teams {
+            *held = teams;
+            self.teams_changed.send_replace(());
+        }
         Ok(())
     }
 
@@ -126,6 +138,7 @@ impl Registry {
     pub async fn set_teams(&self, store: &dyn Store, person: &str, teams: Vec<String>) -> Result<(), StoreError> {
         store.set_teams(person, &teams).await?;
         self.teams.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(person.to_owned(), teams);
+        self.teams_changed.send_replace(());
         Ok(())
     }
 
@@ -228,6 +241,11 @@ impl Registry {
     }
 
     /// Resolves when credential `id` is revoked (never for the admin token).
+    /// Who `caller` is now ([`Registry::viewer`]), kept up to date while a page is open.
+    pub fn watch_viewer(self: &Arc<Self>, caller: Caller) -> ViewerWatch {
+        ViewerWatch { changed: self.teams_changed.subscribe(), registry: self.clone(), caller }
+    }
+
     pub fn revocation(&self, id: Option<String>) -> impl std::future::Future<Output = ()> + Send + 'static {
         let mut heard = self.revoked.subscribe();
         async move {
@@ -252,6 +270,28 @@ pub struct Paired {
 
 /// One-time pairing codes (`askuser pair`): each is traded once, before it expires,
 /// for a device token. Kept in memory: a restart voids them.
+/// The person an open page belongs to, and their teams, as they change.
+pub struct ViewerWatch {
+    changed: watch::Receiver<()>,
+    registry: Arc<Registry>,
+    caller: Caller,
+}
+
+impl ViewerWatch {
+    /// Who the page's token belongs to now (None: the admin token, shown everything).
+    pub fn now(&mut self) -> Option<askuser_core::protocol::Viewer> {
+        self.changed.mark_unchanged();
+        self.registry.viewer(&self.caller)
+    }
+
+    /// Resolves when someone's teams may have changed (never, once the registry is gone).
+    pub async fn changed(&mut self) {
+        if self.changed.changed().await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
 #[derive(Debug, Default)]
 pub struct Pairings {
     open: std::sync::Mutex<HashMap<String, (Paired, u64)>>,

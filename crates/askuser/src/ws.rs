@@ -16,6 +16,7 @@
 //! pong, for two ping periods is half-open and is dropped.
 
 use crate::hub::{Bridge, BridgeError};
+use crate::tokens::ViewerWatch;
 use askuser_core::protocol::Viewer;
 use askuser_core::protocol::{
     decode_agent, decode_browser, AgentEvent, AgentMessage, BrowserEvent, BrowserMessage, ErrorBody, ErrorCode, Refused, HISTORY_PAGE,
@@ -329,15 +330,16 @@ async fn withdraw(bridge: &Bridge, id: &str, owner: Option<&str>) -> Result<AskR
     bridge.close(id, Status::Withdrawn, None).await
 }
 
-/// The browser socket of `viewer` (None: no one in particular, shown everything); it
-/// closes when `revocation` resolves (its token was revoked).
-pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, viewer: Option<Viewer>, revocation: impl std::future::Future<Output = ()>) {
+/// The browser socket of the person `who` watches (None: no one in particular, shown
+/// everything); when their teams change it sends a fresh snapshot of what they see now.
+/// It closes when `revocation` resolves (its token was revoked).
+pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, mut who: ViewerWatch, revocation: impl std::future::Future<Output = ()>) {
     tokio::pin!(revocation);
     let client = bridge.client_id();
     let (mut sink, mut stream) = socket.split();
     let within = bridge.settings().send_timeout;
     let mut events = bridge.subscribe();
-    let mut sight = Sight { viewer, shown: HashSet::new() };
+    let mut sight = Sight { viewer: who.now(), shown: HashSet::new() };
     if !send_snapshot(&bridge, &client, &mut sight, &mut sink, within).await {
         return;
     }
@@ -383,6 +385,18 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, viewer: Option<View
                     Some(r) => text(&r),
                     None => continue,
                 }
+            }
+            _ = who.changed() => {
+                let now = who.now();
+                if now == sight.viewer {
+                    continue;
+                }
+                tracing::debug!(%client, "the page's person is in other teams now; sending what they see");
+                sight.viewer = now;
+                if !send_snapshot(&bridge, &client, &mut sight, &mut sink, within).await {
+                    break;
+                }
+                continue;
             }
             ping = alive.due() => match ping {
                 Some(ping) => ping,
