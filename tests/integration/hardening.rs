@@ -1254,6 +1254,13 @@ struct CrashLedger {
     /// Attempts that failed because the bridge was down (then retried, by id).
     ask_retries: usize,
     wait_retries: usize,
+    /// What each agent waits for now: the question's id, since when, and where it asked
+    /// and waited (bridge indexes, in order), to name it if it never gets a result.
+    waiting: HashMap<usize, (String, Instant, Vec<usize>)>,
+    /// Per id, the tabs (and the bridge each was connected to) that were shown it.
+    shown: HashMap<String, Vec<(usize, usize)>>,
+    /// Per id, the errors its answers got (a tab answers again at its next snapshot).
+    refused: HashMap<String, Vec<String>>,
 }
 
 const CRASH_SEED: u64 = 0x5eed_a5c0_11fe_2024;
@@ -1311,17 +1318,21 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
             let mut n = 0;
             // Each try goes to the next bridge: an ask, and every resume, may land anywhere.
             let mut at = k;
-            let mut next = move || {
+            let mut next = |ledger: &Mutex<CrashLedger>| {
                 at += 1;
+                if let Some((_, _, tried)) = ledger.lock().unwrap().waiting.get_mut(&k) {
+                    tried.push(at % urls.len());
+                }
                 urls[at % urls.len()].clone()
             };
             while !stop.load(std::sync::atomic::Ordering::Relaxed) {
                 let id = format!("crash-{k}-{n}");
                 n += 1;
                 let body = question(&id, &format!("Agent {k}, question {n}: which?"));
+                ledger.lock().unwrap().waiting.insert(k, (id.clone(), Instant::now(), vec![]));
                 loop {
                     ledger.lock().unwrap().asks_sent += 1;
-                    match http.post(format!("{}/v1/ask?wait=false", next())).bearer_auth(TOKEN).json(&body).send().await {
+                    match http.post(format!("{}/v1/ask?wait=false", next(&ledger))).bearer_auth(TOKEN).json(&body).send().await {
                         Ok(r) if r.status() == 202 || r.status() == 200 => {
                             ledger.lock().unwrap().accepted.insert(id.clone());
                             break;
@@ -1335,7 +1346,7 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
                 loop {
                     assert!(Instant::now() < deadline, "{id} never got a result");
                     match http
-                        .post(format!("{}/v1/ask", next()))
+                        .post(format!("{}/v1/ask", next(&ledger)))
                         .timeout(Duration::from_secs(10))
                         .bearer_auth(TOKEN)
                         .json(&body)
@@ -1353,7 +1364,8 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
                     tokio::time::sleep(Duration::from_millis(30)).await;
                 }
                 // Resuming a final question returns the same result again, never another.
-                if let Ok(r) = http.post(format!("{}/v1/ask", next())).bearer_auth(TOKEN).json(&body).send().await {
+                ledger.lock().unwrap().waiting.remove(&k);
+                if let Ok(r) = http.post(format!("{}/v1/ask", next(&ledger))).bearer_auth(TOKEN).json(&body).send().await {
                     if r.status() == 200 {
                         if let Ok(again) = r.json::<Value>().await {
                             let l = ledger.lock().unwrap();
@@ -1373,7 +1385,8 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
         browsers.push(tokio::spawn(async move {
             let mut reconnects = 0;
             while !done.load(std::sync::atomic::Ordering::Relaxed) {
-                let url = &urls[(tab + reconnects) % urls.len()];
+                let at = (tab + reconnects) % urls.len();
+                let url = &urls[at];
                 let mut req = format!("{}/v1/ui?token={TOKEN}", url.replacen("http", "ws", 1)).into_client_request().unwrap();
                 req.headers_mut().insert("origin", url.parse().unwrap());
                 let Ok((mut ws, _)) = tokio_tungstenite::connect_async(req).await else {
@@ -1401,9 +1414,22 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
                             ledger.lock().unwrap().acked.entry(id).or_default().push((tab, label.clone()));
                             vec![]
                         }
+                        BrowserEvent::Error(refused) => {
+                            let id = refused.reference.as_ref().and_then(|r| refs.get(r)).or(refused.id.as_ref());
+                            let id = id.cloned().unwrap_or_else(|| "(no id)".into());
+                            ledger
+                                .lock()
+                                .unwrap()
+                                .refused
+                                .entry(id)
+                                .or_default()
+                                .push(format!("tab {tab} at bridge {at}: {}", refused.error.message));
+                            vec![]
+                        }
                         _ => vec![],
                     };
                     for id in ids {
+                        ledger.lock().unwrap().shown.entry(id.clone()).or_default().push((tab, at));
                         next_ref += 1;
                         let r = format!("{tab}-{next_ref}");
                         refs.insert(r.clone(), id.clone());
@@ -1438,7 +1464,31 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
     // Let everything outstanding finish on the last bridge.
     stop_asking.store(true, std::sync::atomic::Ordering::Relaxed);
     for a in agents {
-        tokio::time::timeout(Duration::from_secs(30), a).await.expect("every agent got its results").unwrap();
+        if tokio::time::timeout(Duration::from_secs(30), a).await.is_err() {
+            let (mut told, ids) = {
+                let l = ledger.lock().unwrap();
+                let mut told = String::new();
+                for (k, (id, since, tried)) in &l.waiting {
+                    let shown = l.shown.get(id).map_or_else(|| "no tab".to_owned(), |s| format!("{s:?} (tab, bridge)"));
+                    told += &format!(
+                        "\nagent {k} has waited {:.1} s for {id}, asked and waited at bridges {tried:?}; shown to {shown}; acked: {:?}; refused: {:?}",
+                        since.elapsed().as_secs_f64(),
+                        l.acked.get(id),
+                        l.refused.get(id)
+                    );
+                }
+                (told, l.waiting.values().map(|(id, ..)| id.clone()).collect::<Vec<_>>())
+            };
+            for id in ids {
+                let r = http.get(format!("{url}/v1/questions/{id}")).bearer_auth(TOKEN).send().await;
+                let record = match r {
+                    Ok(r) => r.text().await.unwrap_or_default(),
+                    Err(e) => e.to_string(),
+                };
+                told += &format!("\n{id} in the store: {record}");
+            }
+            panic!("an agent got no result within 30 s of the last kill (seed {seed:#x}):{told}");
+        }
     }
     all_done.store(true, std::sync::atomic::Ordering::Relaxed);
     let mut reconnects = 0;
