@@ -302,6 +302,122 @@ async fn a_paused_database_makes_health_and_asks_503_at_once_and_200_after() {
     assert!(again.status().is_success(), "asked again with the same id once it answers: {}", again.status());
 }
 
+/// A push subscription a browser could make (fixed keys: nothing is pushed to it).
+fn push_subscription(endpoint: &str) -> Value {
+    use base64::Engine as _;
+    use web_push_native::p256::elliptic_curve::sec1::ToEncodedPoint;
+    let public = web_push_native::p256::SecretKey::from_slice(&[7u8; 32]).unwrap().public_key().to_encoded_point(false);
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    json!({"endpoint": endpoint, "keys": {"p256dh": b64.encode(public.as_bytes()), "auth": b64.encode([9u8; 16])}})
+}
+
+/// Thaws the database when dropped, so a failed assertion never leaves it paused.
+struct Thaw<'a>(&'a Cluster);
+
+impl Drop for Thaw<'_> {
+    fn drop(&mut self) {
+        self.0.freeze(false);
+    }
+}
+
+/// With the database paused, the store calls behind credentials, teams, push
+/// subscriptions, pairing codes and answer links fail within the store's 5 s bound (503;
+/// an answer link's page, 500) instead of hanging with it, and work once it answers.
+#[tokio::test]
+async fn a_paused_database_fails_every_store_call_in_time_and_they_work_after() {
+    let db = Cluster::start();
+    let url = db.database("team");
+    let b = bridges_with(&url, 1, |o| {
+        o.notify.push_services = askuser::notify::push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+    })
+    .await;
+    let b = &b[0];
+    let made = |scope: &str| b.post("/v1/tokens").json(&json!({"scope": scope, "name": "paused"})).send();
+    let device: Value = made("device").await.unwrap().json().await.unwrap();
+    let device = device["token"].as_str().unwrap().to_owned();
+    let agent: Value = made("agent").await.unwrap().json().await.unwrap();
+    let agent = agent["credential"]["id"].as_str().unwrap().to_owned();
+    let endpoint = "http://127.0.0.1:9/push/paused";
+    let link = format!("{}/a/{}", b.url, "0".repeat(32));
+    // What each does, its request, and its status while the database is paused and after.
+    let calls = || {
+        vec![
+            ("list the credentials", b.get("/v1/tokens"), 503, 200),
+            ("make a credential", b.post("/v1/tokens").json(&json!({"scope": "agent", "name": "ci"})), 503, 201),
+            ("revoke a credential", b.http.delete(format!("{}/v1/tokens/{agent}", b.url)).bearer_auth(TOKEN), 503, 200),
+            (
+                "set a person's teams",
+                b.http.put(format!("{}/v1/people/alice", b.url)).bearer_auth(TOKEN).json(&json!({"teams": ["db"]})),
+                503,
+                200,
+            ),
+            (
+                "subscribe to push",
+                b.http
+                    .post(format!("{}/v1/push/subscriptions", b.url))
+                    .bearer_auth(&device)
+                    .json(&json!({"subscription": push_subscription(endpoint)})),
+                503,
+                201,
+            ),
+            ("read one's push subscriptions", b.http.get(format!("{}/v1/push", b.url)).bearer_auth(&device), 503, 200),
+            (
+                "unsubscribe",
+                b.http.delete(format!("{}/v1/push/subscriptions", b.url)).bearer_auth(TOKEN).json(&json!({"endpoint": endpoint})),
+                503,
+                200,
+            ),
+            ("make a pairing code", b.post("/v1/pairings").json(&json!({"name": "phone"})), 503, 201),
+            ("claim a pairing code", b.http.post(format!("{}/v1/pair", b.url)).json(&json!({"code": "NOPE-NOPE"})), 503, 404),
+            ("open an answer link", b.http.get(&link), 500, 404),
+            ("use an answer link", b.http.post(&link), 500, 404),
+        ]
+    };
+    let send = |request: reqwest::RequestBuilder| async move {
+        let started = std::time::Instant::now();
+        let answer = tokio::time::timeout(Duration::from_secs(20), async {
+            let r = request.send().await.unwrap();
+            (r.status().as_u16(), r.text().await.unwrap())
+        })
+        .await
+        .ok();
+        (answer, started.elapsed())
+    };
+
+    let thaw = Thaw(&db);
+    db.freeze(true);
+    let paused = calls().into_iter().map(|(what, request, expected, _)| async move { (what, expected, send(request).await) });
+    let paused = futures_util::future::join_all(paused).await;
+    drop(thaw);
+    // Each call's outcome, all of them said at once.
+    let wrong: Vec<String> = paused
+        .into_iter()
+        .filter_map(|(what, expected, (answer, took))| {
+            let Some((status, text)) = answer else { return Some(format!("{what}: no answer within 20 s")) };
+            let fine = status == expected && text.contains("did not answer") && took < Duration::from_secs(9);
+            (!fine).then(|| {
+                format!("{what}: expected {expected} within the 5 s bound (and 4 s to spare), got {status} after {took:?}: {text}")
+            })
+        })
+        .collect();
+    assert!(wrong.is_empty(), "while the database is paused:\n{}", wrong.join("\n"));
+
+    let mut healthy = 0;
+    for _ in 0..100 {
+        healthy = b.get("/v1/health").send().await.unwrap().status().as_u16();
+        if healthy == 200 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(healthy, 200, "healthy again once the database answers");
+    for (what, request, _, expected) in calls() {
+        let (answer, _) = send(request).await;
+        let Some((status, text)) = answer else { panic!("{what}: no answer within 20 s once the database answers") };
+        assert_eq!(status, expected, "{what} once the database answers: {text}");
+    }
+}
+
 /// Connections the server closed (`pg_terminate_backend`, a restarted pooler, an idle
 /// timeout) are not handed to the next ask: each ask right after is stored, not a 500.
 #[tokio::test]
@@ -430,6 +546,38 @@ async fn of_many_concurrent_finishes_exactly_one_wins() {
             }
         }
     }
+}
+
+/// F8 in the shared store: the condition is in the write itself, so another credential's
+/// subscription of an endpoint one holds (two first subscriptions racing past the
+/// handler's check, at one bridge or two) is not taken and changes nothing, while its
+/// maker's again replaces keys and rules.
+#[tokio::test]
+async fn a_push_endpoint_is_replaced_only_by_the_credential_that_made_it() {
+    use askuser::store::{Postgres, Store, StoredSubscription};
+    let db = Cluster::start();
+    let url = db.database("push");
+    let (a, b) = (Postgres::connect(&url).await.unwrap(), Postgres::connect(&url).await.unwrap());
+    let sub = |endpoint: &str, credential: Option<&str>, key: &str, at| StoredSubscription {
+        endpoint: endpoint.into(),
+        credential: credential.map(str::to_owned),
+        p256dh: format!("p256dh-{key}"),
+        auth: format!("auth-{key}"),
+        rules: format!("{{\"agents\": [\"{key}\"]}}"),
+        created_at: at,
+    };
+    let (phone, admins) = ("https://push.example/phone", "https://push.example/admins");
+    assert!(a.add_subscription(&sub(phone, Some("device-a"), "a1", 1)).await.unwrap(), "a new endpoint is taken");
+    assert!(!b.add_subscription(&sub(phone, Some("device-b"), "b1", 2)).await.unwrap(), "another credential's is not taken");
+    assert!(!b.add_subscription(&sub(phone, None, "admin", 3)).await.unwrap(), "nor the admin token's");
+    assert_eq!(b.subscriptions().await.unwrap(), [sub(phone, Some("device-a"), "a1", 1)], "the first is kept as it was");
+    assert!(b.add_subscription(&sub(phone, Some("device-a"), "a2", 4)).await.unwrap(), "its maker's again is taken, at any bridge");
+    assert_eq!(a.subscriptions().await.unwrap(), [sub(phone, Some("device-a"), "a2", 4)], "with its new keys and rules");
+    // One the admin token made (no credential) is the admin token's alike.
+    assert!(a.add_subscription(&sub(admins, None, "x1", 5)).await.unwrap());
+    assert!(!b.add_subscription(&sub(admins, Some("device-a"), "a3", 6)).await.unwrap(), "a device's is not taken");
+    assert!(b.add_subscription(&sub(admins, None, "x2", 7)).await.unwrap(), "the admin token's again is taken");
+    assert_eq!(a.subscriptions().await.unwrap(), [sub(phone, Some("device-a"), "a2", 4), sub(admins, None, "x2", 7)]);
 }
 
 /// A bridge that stored many questions refreshes the planner's statistics itself, so a

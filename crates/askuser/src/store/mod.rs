@@ -89,8 +89,11 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// Makes `teams` the teams `person` is in (none: in no team).
     async fn set_teams(&self, person: &str, teams: &[String]) -> Result<(), StoreError>;
 
-    /// Keeps `sub` (replacing one with the same endpoint).
-    async fn add_subscription(&self, sub: &StoredSubscription) -> Result<(), StoreError>;
+    /// Keeps `sub`, replacing the subscription with the same endpoint only when the same
+    /// credential made it; false: another credential holds the endpoint, and nothing
+    /// changed. Decided in the write itself, so of two first subscriptions of an endpoint
+    /// racing, the second does not replace the first (F8).
+    async fn add_subscription(&self, sub: &StoredSubscription) -> Result<bool, StoreError>;
     /// Every push subscription, oldest first.
     async fn subscriptions(&self) -> Result<Vec<StoredSubscription>, StoreError>;
     /// Forgets the subscription at `endpoint` (only `credential`'s, when given); whether

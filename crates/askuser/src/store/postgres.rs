@@ -333,12 +333,19 @@ impl Postgres {
         Ok(())
     }
 
-    /// Says this bridge is gone (a clean stop): its waiting agents no longer count.
+    /// Says this bridge is gone (a clean stop): its waiting agents no longer count. Best
+    /// effort, and bounded, so a database that does not answer cannot hold up a stop (the
+    /// others forget this bridge [`ALIVE_MS`] after its last heartbeat anyway).
     pub async fn leave(&self) {
-        if let Ok(client) = self.client().await {
+        let gone = async {
+            let client = self.client().await?;
             let _ = client.execute("DELETE FROM attached WHERE bridge = $1", &[&self.me]).await;
             let _ = client.execute("DELETE FROM bridges WHERE id = $1", &[&self.me]).await;
             let _ = client.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("presence", "")]).await;
+            Ok(())
+        };
+        if let Err(e) = self.within("cannot say this bridge is gone", gone).await {
+            tracing::debug!("{e}");
         }
     }
 
@@ -359,14 +366,20 @@ impl Postgres {
 
     /// `work` within [`QUERY_TIMEOUT`]. A write cut off may still commit: the caller was
     /// told it failed, and asking again with the same id finds it (inserts are idempotent).
+    ///
+    /// The bound is looked at first: the pool gives up waiting for a connection after as
+    /// long ([`CONNECT_TIMEOUT`]), often in the same tick, and that is the same database
+    /// not answering (503), not a failure (500).
     async fn within<T>(&self, what: &str, work: impl std::future::Future<Output = Result<T, StoreError>>) -> Result<T, StoreError> {
-        tokio::time::timeout(QUERY_TIMEOUT, work).await.unwrap_or_else(|_| {
-            Err(StoreError::Unavailable(format!(
+        tokio::select! {
+            biased;
+            () = tokio::time::sleep(QUERY_TIMEOUT) => Err(StoreError::Unavailable(format!(
                 "{what}: the database at {} did not answer within {} s",
                 self.shown,
                 QUERY_TIMEOUT.as_secs()
-            )))
-        })
+            ))),
+            outcome = work => outcome,
+        }
     }
 }
 
@@ -714,20 +727,30 @@ impl Store for Postgres {
 
     async fn prune(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
         let cutoff = i64::try_from(cutoff_ms).unwrap_or(i64::MAX);
-        let client = self.client().await?;
-        let fail = |e| db_error("cannot prune old questions", e);
-        client.execute("DELETE FROM answer_links WHERE expires_at < $1", &[&cutoff]).await.map_err(fail)?;
-        client.execute("DELETE FROM notified WHERE at < $1", &[&cutoff]).await.map_err(fail)?;
-        let n = client.execute("DELETE FROM questions WHERE answered_at < $1 AND status <> 'pending'", &[&cutoff]).await.map_err(fail)?;
-        Ok(usize::try_from(n).unwrap_or(usize::MAX))
+        let what = "cannot prune old questions";
+        self.within(what, async {
+            let client = self.client().await?;
+            let fail = |e| db_error(what, e);
+            client.execute("DELETE FROM answer_links WHERE expires_at < $1", &[&cutoff]).await.map_err(fail)?;
+            client.execute("DELETE FROM notified WHERE at < $1", &[&cutoff]).await.map_err(fail)?;
+            let n =
+                client.execute("DELETE FROM questions WHERE answered_at < $1 AND status <> 'pending'", &[&cutoff]).await.map_err(fail)?;
+            Ok(usize::try_from(n).unwrap_or(usize::MAX))
+        })
+        .await
     }
 
     async fn counts(&self) -> Result<(usize, usize), StoreError> {
-        let client = self.client().await?;
-        let row = client
-            .query_one("SELECT count(*) FILTER (WHERE status = 'pending'), count(*) FROM questions", &[])
-            .await
-            .map_err(|e| db_error("cannot count questions", e))?;
+        let what = "cannot count questions";
+        let row = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query_one("SELECT count(*) FILTER (WHERE status = 'pending'), count(*) FROM questions", &[])
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
         let (pending, total): (i64, i64) = (row.get(0), row.get(1));
         let count = |n: i64| usize::try_from(n).unwrap_or(usize::MAX);
         Ok((count(pending), count(total - pending)))
@@ -745,33 +768,37 @@ impl Store for Postgres {
     }
 
     async fn set_owner(&self, id: &str, owner: &str) -> Result<(), StoreError> {
+        let what = format!("cannot record who asked {id:?}");
         let outcome = async {
             let client = self.client().await?;
             client
                 .execute("UPDATE questions SET owner = $2 WHERE id = $1 AND owner IS NULL", &[&id, &owner])
                 .await
                 .map(drop)
-                .map_err(|e| db_error(&format!("cannot record who asked {id:?}"), e))
+                .map_err(|e| db_error(&what, e))
         };
-        self.noted(outcome.await)
+        self.noted(self.within(&what, outcome).await)
     }
 
     async fn owner(&self, id: &str) -> Result<Option<String>, StoreError> {
         if !storable(id) {
             return Ok(None);
         }
-        let client = self.client().await?;
-        let row = client
-            .query_opt("SELECT owner FROM questions WHERE id = $1", &[&id])
-            .await
-            .map_err(|e| db_error(&format!("cannot read who asked {id:?}"), e))?;
+        let what = format!("cannot read who asked {id:?}");
+        let row = self
+            .within(&what, async {
+                let client = self.client().await?;
+                client.query_opt("SELECT owner FROM questions WHERE id = $1", &[&id]).await.map_err(|e| db_error(&what, e))
+            })
+            .await?;
         Ok(row.and_then(|r| r.get(0)))
     }
 
     async fn add_credential(&self, c: &Credential) -> Result<(), StoreError> {
+        let what = format!("cannot store credential {:?}", c.id);
         let outcome = async {
             let created = to_sql_ms(c.created_at, "createdAt", &c.id)?;
-            let fail = |e| db_error(&format!("cannot store credential {:?}", c.id), e);
+            let fail = |e| db_error(&what, e);
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(fail)?;
             tx.execute(
@@ -783,15 +810,20 @@ impl Store for Postgres {
             tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("credentials", &c.id)]).await.map_err(fail)?;
             tx.commit().await.map_err(fail)
         };
-        self.noted(outcome.await)
+        self.noted(self.within(&what, outcome).await)
     }
 
     async fn credentials(&self) -> Result<Vec<Credential>, StoreError> {
-        let client = self.client().await?;
-        let rows = client
-            .query("SELECT id, name, scope, hash, created_at, revoked_at, person FROM credentials ORDER BY created_at, id", &[])
-            .await
-            .map_err(|e| db_error("cannot read the credentials", e))?;
+        let what = "cannot read the credentials";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query("SELECT id, name, scope, hash, created_at, revoked_at, person FROM credentials ORDER BY created_at, id", &[])
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
         Ok(rows
             .iter()
             .map(|r| Credential {
@@ -807,9 +839,10 @@ impl Store for Postgres {
     }
 
     async fn revoke_credential(&self, id: &str, at: u64) -> Result<bool, StoreError> {
+        let what = format!("cannot revoke credential {id:?}");
         let outcome = async {
             let at = to_sql_ms(at, "revokedAt", id)?;
-            let fail = |e| db_error(&format!("cannot revoke credential {id:?}"), e);
+            let fail = |e| db_error(&what, e);
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(fail)?;
             let n = tx
@@ -820,21 +853,24 @@ impl Store for Postgres {
             tx.commit().await.map_err(fail)?;
             Ok(n == 1)
         };
-        self.noted(outcome.await)
+        self.noted(self.within(&what, outcome).await)
     }
 
     async fn teams(&self) -> Result<Vec<(String, String)>, StoreError> {
-        let client = self.client().await?;
-        let rows = client
-            .query("SELECT person, team FROM teams ORDER BY person, team", &[])
-            .await
-            .map_err(|e| db_error("cannot read the teams", e))?;
+        let what = "cannot read the teams";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client.query("SELECT person, team FROM teams ORDER BY person, team", &[]).await.map_err(|e| db_error(what, e))
+            })
+            .await?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
     async fn set_teams(&self, person: &str, teams: &[String]) -> Result<(), StoreError> {
+        let what = format!("cannot set the teams of {person:?}");
         let outcome = async {
-            let fail = |e| db_error(&format!("cannot set the teams of {person:?}"), e);
+            let fail = |e| db_error(&what, e);
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(fail)?;
             tx.execute("DELETE FROM teams WHERE person = $1", &[&person]).await.map_err(fail)?;
@@ -846,10 +882,14 @@ impl Store for Postgres {
             tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("credentials", person)]).await.map_err(fail)?;
             tx.commit().await.map_err(fail)
         };
-        self.noted(outcome.await)
+        self.noted(self.within(&what, outcome).await)
     }
 
-    async fn add_subscription(&self, sub: &StoredSubscription) -> Result<(), StoreError> {
+    /// Kept only when the endpoint is new or already this credential's: the condition is
+    /// in the write itself, so of two first subscriptions of one endpoint racing, the
+    /// second finds the first's row and does not replace it (F8).
+    async fn add_subscription(&self, sub: &StoredSubscription) -> Result<bool, StoreError> {
+        let what = "cannot store the push subscription";
         let outcome = async {
             let created = to_sql_ms(sub.created_at, "createdAt", &sub.endpoint)?;
             let client = self.client().await?;
@@ -857,25 +897,31 @@ impl Store for Postgres {
                 .execute(
                     "INSERT INTO push_subscriptions (endpoint, credential, p256dh, auth, rules, created_at) VALUES ($1, $2, $3, $4, $5, $6)
                      ON CONFLICT (endpoint) DO UPDATE SET credential = excluded.credential, p256dh = excluded.p256dh,
-                         auth = excluded.auth, rules = excluded.rules, created_at = excluded.created_at",
+                         auth = excluded.auth, rules = excluded.rules, created_at = excluded.created_at
+                     WHERE push_subscriptions.credential IS NOT DISTINCT FROM excluded.credential",
                     &[&sub.endpoint, &sub.credential, &sub.p256dh, &sub.auth, &sub.rules, &created],
                 )
                 .await
-                .map(drop)
-                .map_err(|e| db_error("cannot store the push subscription", e))
+                .map(|n| n == 1)
+                .map_err(|e| db_error(what, e))
         };
-        self.noted(outcome.await)
+        self.noted(self.within(what, outcome).await)
     }
 
     async fn subscriptions(&self) -> Result<Vec<StoredSubscription>, StoreError> {
-        let client = self.client().await?;
-        let rows = client
-            .query(
-                "SELECT endpoint, credential, p256dh, auth, rules, created_at FROM push_subscriptions ORDER BY created_at, endpoint",
-                &[],
-            )
-            .await
-            .map_err(|e| db_error("cannot read the push subscriptions", e))?;
+        let what = "cannot read the push subscriptions";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query(
+                        "SELECT endpoint, credential, p256dh, auth, rules, created_at FROM push_subscriptions ORDER BY created_at, endpoint",
+                        &[],
+                    )
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
         Ok(rows
             .iter()
             .map(|r| StoredSubscription {
@@ -890,6 +936,7 @@ impl Store for Postgres {
     }
 
     async fn remove_subscription(&self, endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError> {
+        let what = "cannot remove the push subscription";
         let outcome = async {
             let client = self.client().await?;
             let n = match credential {
@@ -903,26 +950,25 @@ impl Store for Postgres {
                         .await
                 }
             };
-            n.map(|n| n > 0).map_err(|e| db_error("cannot remove the push subscription", e))
+            n.map(|n| n > 0).map_err(|e| db_error(what, e))
         };
-        self.noted(outcome.await)
+        self.noted(self.within(what, outcome).await)
     }
 
     async fn remove_subscriptions_of(&self, id: &str) -> Result<usize, StoreError> {
+        let what = "cannot remove the push subscriptions";
         let outcome = async {
             let client = self.client().await?;
-            let n = client
-                .execute("DELETE FROM push_subscriptions WHERE credential = $1", &[&id])
-                .await
-                .map_err(|e| db_error("cannot remove the push subscriptions", e))?;
+            let n = client.execute("DELETE FROM push_subscriptions WHERE credential = $1", &[&id]).await.map_err(|e| db_error(what, e))?;
             Ok(usize::try_from(n).unwrap_or(usize::MAX))
         };
-        self.noted(outcome.await)
+        self.noted(self.within(what, outcome).await)
     }
 
     async fn add_links(&self, links: &[StoredLink]) -> Result<(), StoreError> {
+        let what = "cannot store answer links";
         let outcome = async {
-            let fail = |e| db_error("cannot store answer links", e);
+            let fail = |e| db_error(what, e);
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(fail)?;
             let insert = tx
@@ -938,16 +984,17 @@ impl Store for Postgres {
             }
             tx.commit().await.map_err(fail)
         };
-        self.noted(outcome.await)
+        self.noted(self.within(what, outcome).await)
     }
 
     async fn use_link(&self, hash: &str, now: u64) -> Result<LinkUse, StoreError> {
         if !storable(hash) {
             return Ok(LinkUse::Unknown);
         }
+        let what = "cannot use an answer link";
         let outcome = async {
             let at = i64::try_from(now).unwrap_or(i64::MAX);
-            let fail = |e| db_error("cannot use an answer link", e);
+            let fail = |e| db_error(what, e);
             let client = self.client().await?;
             // One UPDATE decides, so a link answers once however many bridges take it.
             let used = client
@@ -967,19 +1014,25 @@ impl Store for Postgres {
                 Some((_, None)) => LinkUse::Expired,
             })
         };
-        self.noted(outcome.await)
+        self.noted(self.within(what, outcome).await)
     }
 
     async fn link(&self, hash: &str) -> Result<Option<(StoredLink, bool)>, StoreError> {
         if !storable(hash) {
             return Ok(None);
         }
-        let client = self.client().await?;
-        let found = read_link(&client, hash).await.map_err(|e| db_error("cannot read an answer link", e))?;
+        let what = "cannot read an answer link";
+        let found = self
+            .within(what, async {
+                let client = self.client().await?;
+                read_link(&client, hash).await.map_err(|e| db_error(what, e))
+            })
+            .await?;
         Ok(found.map(|(link, used)| (link, used.is_some())))
     }
 
     async fn add_notified(&self, id: &str, target: &str, at: u64) -> Result<(), StoreError> {
+        let what = format!("cannot record a notification of {id:?}");
         let outcome = async {
             let at = to_sql_ms(at, "notifiedAt", id)?;
             let client = self.client().await?;
@@ -987,24 +1040,30 @@ impl Store for Postgres {
                 .execute("INSERT INTO notified (question_id, target, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", &[&id, &target, &at])
                 .await
                 .map(drop)
-                .map_err(|e| db_error(&format!("cannot record a notification of {id:?}"), e))
+                .map_err(|e| db_error(&what, e))
         };
-        self.noted(outcome.await)
+        self.noted(self.within(&what, outcome).await)
     }
 
     async fn notified(&self) -> Result<Vec<(String, String, bool)>, StoreError> {
-        let client = self.client().await?;
-        let rows = client
-            .query(
-                "SELECT n.question_id, n.target, q.status = 'pending' FROM notified n LEFT JOIN questions q ON q.id = n.question_id",
-                &[],
-            )
-            .await
-            .map_err(|e| db_error("cannot read the notifications sent", e))?;
+        let what = "cannot read the notifications sent";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query(
+                        "SELECT n.question_id, n.target, q.status = 'pending' FROM notified n LEFT JOIN questions q ON q.id = n.question_id",
+                        &[],
+                    )
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
         Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get::<_, Option<bool>>(2).unwrap_or(false))).collect())
     }
 
     async fn forget_notified(&self, id: &str) -> Result<(), StoreError> {
+        let what = format!("cannot forget the notifications of {id:?}");
         let outcome = async {
             let client = self.client().await?;
             // Claims to close stay a while, so a bridge that hears the answer late does
@@ -1017,9 +1076,9 @@ impl Store for Postgres {
                 )
                 .await
                 .map(drop)
-                .map_err(|e| db_error(&format!("cannot forget the notifications of {id:?}"), e))
+                .map_err(|e| db_error(&what, e))
         };
-        self.noted(outcome.await)
+        self.noted(self.within(&what, outcome).await)
     }
 
     fn events(&self) -> Option<broadcast::Receiver<StoreEvent>> {
@@ -1027,93 +1086,116 @@ impl Store for Postgres {
     }
 
     async fn pending_ids(&self) -> Result<HashSet<String>, StoreError> {
-        let client = self.client().await?;
-        let rows = client
-            .query("SELECT id FROM questions WHERE status = 'pending'", &[])
-            .await
-            .map_err(|e| db_error("cannot list pending questions", e))?;
+        let what = "cannot list pending questions";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client.query("SELECT id FROM questions WHERE status = 'pending'", &[]).await.map_err(|e| db_error(what, e))
+            })
+            .await?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     async fn attach(&self, id: &str, session: Option<&str>, attached: bool) -> Result<(), StoreError> {
-        let fail = |e| db_error(&format!("cannot record an agent waiting on {id:?}"), e);
-        let mut client = self.client().await?;
-        let tx = client.transaction().await.map_err(fail)?;
-        if attached {
-            // Only while it waits: an answer may have landed meanwhile (its detach then
-            // ran first, and this row would stay).
-            tx.execute(
-                "INSERT INTO attached (bridge, question_id, session_id)
-                 SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM questions WHERE id = $2 AND status = 'pending')
-                 ON CONFLICT DO NOTHING",
-                &[&self.me, &id, &session],
-            )
-            .await
-            .map_err(fail)?;
-        } else {
-            tx.execute("DELETE FROM attached WHERE bridge = $1 AND question_id = $2", &[&self.me, &id]).await.map_err(fail)?;
-        }
-        if session.is_some() {
-            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("presence", id)]).await.map_err(fail)?;
-        }
-        tx.commit().await.map_err(fail)
+        let what = format!("cannot record an agent waiting on {id:?}");
+        self.within(&what, async {
+            let fail = |e| db_error(&what, e);
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(fail)?;
+            if attached {
+                // Only while it waits: an answer may have landed meanwhile (its detach then
+                // ran first, and this row would stay).
+                tx.execute(
+                    "INSERT INTO attached (bridge, question_id, session_id)
+                     SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM questions WHERE id = $2 AND status = 'pending')
+                     ON CONFLICT DO NOTHING",
+                    &[&self.me, &id, &session],
+                )
+                .await
+                .map_err(fail)?;
+            } else {
+                tx.execute("DELETE FROM attached WHERE bridge = $1 AND question_id = $2", &[&self.me, &id]).await.map_err(fail)?;
+            }
+            if session.is_some() {
+                tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("presence", id)]).await.map_err(fail)?;
+            }
+            tx.commit().await.map_err(fail)
+        })
+        .await
     }
 
     async fn attached_elsewhere(&self, id: &str) -> Result<bool, StoreError> {
-        let client = self.client().await?;
-        let row = client
-            .query_one(
-                &format!(
-                    "SELECT EXISTS (SELECT 1 FROM attached a JOIN bridges b ON b.id = a.bridge
-                     WHERE a.question_id = $1 AND a.bridge <> $2 AND b.seen_at > {NOW_MS} - {ALIVE_MS})"
-                ),
-                &[&id, &self.me],
-            )
-            .await
-            .map_err(|e| db_error(&format!("cannot tell whether an agent waits on {id:?}"), e))?;
+        let what = format!("cannot tell whether an agent waits on {id:?}");
+        let row = self
+            .within(&what, async {
+                let client = self.client().await?;
+                client
+                    .query_one(
+                        &format!(
+                            "SELECT EXISTS (SELECT 1 FROM attached a JOIN bridges b ON b.id = a.bridge
+                             WHERE a.question_id = $1 AND a.bridge <> $2 AND b.seen_at > {NOW_MS} - {ALIVE_MS})"
+                        ),
+                        &[&id, &self.me],
+                    )
+                    .await
+                    .map_err(|e| db_error(&what, e))
+            })
+            .await?;
         Ok(row.get(0))
     }
 
     async fn sessions_elsewhere(&self) -> Result<HashSet<String>, StoreError> {
-        let client = self.client().await?;
-        let rows = client
-            .query(
-                &format!(
-                    "SELECT DISTINCT a.session_id FROM attached a JOIN bridges b ON b.id = a.bridge
-                     WHERE a.bridge <> $1 AND a.session_id IS NOT NULL AND b.seen_at > {NOW_MS} - {ALIVE_MS}"
-                ),
-                &[&self.me],
-            )
-            .await
-            .map_err(|e| db_error("cannot read which agents wait elsewhere", e))?;
+        let what = "cannot read which agents wait elsewhere";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query(
+                        &format!(
+                            "SELECT DISTINCT a.session_id FROM attached a JOIN bridges b ON b.id = a.bridge
+                             WHERE a.bridge <> $1 AND a.session_id IS NOT NULL AND b.seen_at > {NOW_MS} - {ALIVE_MS}"
+                        ),
+                        &[&self.me],
+                    )
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
     async fn shared_value(&self, name: &str, fresh: &str) -> Result<Option<String>, StoreError> {
-        let fail = |e| db_error(&format!("cannot read the shared {name}"), e);
-        let client = self.client().await?;
-        client
-            .execute("INSERT INTO shared (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING", &[&name, &fresh])
-            .await
-            .map_err(fail)?;
-        let row = client.query_one("SELECT value FROM shared WHERE name = $1", &[&name]).await.map_err(fail)?;
+        let what = format!("cannot read the shared {name}");
+        let row = self
+            .within(&what, async {
+                let fail = |e| db_error(&what, e);
+                let client = self.client().await?;
+                client
+                    .execute("INSERT INTO shared (name, value) VALUES ($1, $2) ON CONFLICT (name) DO NOTHING", &[&name, &fresh])
+                    .await
+                    .map_err(fail)?;
+                client.query_one("SELECT value FROM shared WHERE name = $1", &[&name]).await.map_err(fail)
+            })
+            .await?;
         Ok(Some(row.get(0)))
     }
 
     async fn claim_notified(&self, id: &str, target: &str, at: u64) -> Result<bool, StoreError> {
+        let what = format!("cannot claim a notification of {id:?}");
         let outcome = async {
             let at = to_sql_ms(at, "notifiedAt", id)?;
             let client = self.client().await?;
             let n = client
                 .execute("INSERT INTO notified (question_id, target, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", &[&id, &target, &at])
                 .await
-                .map_err(|e| db_error(&format!("cannot claim a notification of {id:?}"), e))?;
+                .map_err(|e| db_error(&what, e))?;
             Ok(n == 1)
         };
-        self.noted(outcome.await)
+        self.noted(self.within(&what, outcome).await)
     }
 
     async fn claim_close(&self, id: &str, target: &str, at: u64) -> Result<bool, StoreError> {
+        let what = format!("cannot claim closing a notification of {id:?}");
         let outcome = async {
             let (now, stale) = (to_sql_ms(at, "notifiedAt", id)?, to_sql_ms(at.saturating_sub(super::CLOSE_CLAIM_MS), "notifiedAt", id)?);
             let client = self.client().await?;
@@ -1124,36 +1206,45 @@ impl Store for Postgres {
                     &[&id, &target, &now, &stale],
                 )
                 .await
-                .map_err(|e| db_error(&format!("cannot claim closing a notification of {id:?}"), e))?;
+                .map_err(|e| db_error(&what, e))?;
             Ok(n == 1)
         };
-        self.noted(outcome.await)
+        self.noted(self.within(&what, outcome).await)
     }
 
     async fn put_pairing(&self, hash: &str, paired: &crate::tokens::Paired, expires_at: u64) -> Result<bool, StoreError> {
-        let fail = |e| db_error("cannot keep a pairing code", e);
+        let what = "cannot keep a pairing code";
         let expires = i64::try_from(expires_at).unwrap_or(i64::MAX);
-        let client = self.client().await?;
-        client.execute("DELETE FROM pairings WHERE expires_at < $1", &[&(expires - 7_200_000)]).await.map_err(fail)?;
-        client
-            .execute(
-                "INSERT INTO pairings (hash, name, person, expires_at) VALUES ($1, $2, $3, $4)",
-                &[&hash, &paired.name, &paired.person, &expires],
-            )
-            .await
-            .map_err(fail)?;
-        Ok(true)
+        self.within(what, async {
+            let fail = |e| db_error(what, e);
+            let client = self.client().await?;
+            client.execute("DELETE FROM pairings WHERE expires_at < $1", &[&(expires - 7_200_000)]).await.map_err(fail)?;
+            client
+                .execute(
+                    "INSERT INTO pairings (hash, name, person, expires_at) VALUES ($1, $2, $3, $4)",
+                    &[&hash, &paired.name, &paired.person, &expires],
+                )
+                .await
+                .map_err(fail)?;
+            Ok(true)
+        })
+        .await
     }
 
     async fn take_pairing(&self, hash: &str) -> Result<Option<(crate::tokens::Paired, u64)>, StoreError> {
         if !storable(hash) {
             return Ok(None);
         }
-        let client = self.client().await?;
-        let row = client
-            .query_opt("DELETE FROM pairings WHERE hash = $1 RETURNING name, person, expires_at", &[&hash])
-            .await
-            .map_err(|e| db_error("cannot take a pairing code", e))?;
+        let what = "cannot take a pairing code";
+        let row = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query_opt("DELETE FROM pairings WHERE hash = $1 RETURNING name, person, expires_at", &[&hash])
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
         Ok(row.map(|r| (crate::tokens::Paired { name: r.get(0), person: r.get(1) }, ms(r.get(2)))))
     }
 

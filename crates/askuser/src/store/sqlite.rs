@@ -441,18 +441,23 @@ impl Sqlite {
             .map_err(|e| db_error("cannot prune old questions".into(), e))
     }
 
-    /// Keeps `sub` (replacing one with the same endpoint), made by `credential`.
-    pub fn add_subscription(&self, sub: &StoredSubscription) -> Result<(), StoreError> {
+    /// Keeps `sub`, replacing the subscription with the same endpoint only when the same
+    /// credential made it; false: another credential holds the endpoint, and nothing
+    /// changed (see [`Store::add_subscription`]).
+    pub fn add_subscription(&self, sub: &StoredSubscription) -> Result<bool, StoreError> {
         let context = |e| db_error("cannot store the push subscription".into(), e);
         let created = to_sql_ms(sub.created_at, "createdAt", &sub.endpoint)?;
         self.noted(
             self.lock()
                 .prepare_cached(
-                    "INSERT OR REPLACE INTO push_subscriptions (endpoint, credential, p256dh, auth, rules, created_at)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                    "INSERT INTO push_subscriptions (endpoint, credential, p256dh, auth, rules, created_at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+                     ON CONFLICT (endpoint) DO UPDATE SET credential = excluded.credential, p256dh = excluded.p256dh,
+                         auth = excluded.auth, rules = excluded.rules, created_at = excluded.created_at
+                     WHERE push_subscriptions.credential IS excluded.credential",
                 )
                 .and_then(|mut s| s.execute(params![sub.endpoint, sub.credential, sub.p256dh, sub.auth, sub.rules, created]))
-                .map(|_| ())
+                .map(|n| n == 1)
                 .map_err(context),
         )
     }
@@ -741,7 +746,7 @@ inline! {
     revoke_credential(id: &str, at: u64) -> Result<bool, StoreError>;
     teams() -> Result<Vec<(String, String)>, StoreError>;
     set_teams(person: &str, teams: &[String]) -> Result<(), StoreError>;
-    add_subscription(sub: &StoredSubscription) -> Result<(), StoreError>;
+    add_subscription(sub: &StoredSubscription) -> Result<bool, StoreError>;
     subscriptions() -> Result<Vec<StoredSubscription>, StoreError>;
     remove_subscription(endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError>;
     remove_subscriptions_of(id: &str) -> Result<usize, StoreError>;
@@ -939,6 +944,34 @@ mod tests {
         assert_eq!(store.use_link("b", 1_000).unwrap(), LinkUse::Expired);
         assert_eq!(store.link("b").unwrap(), Some((link("b", 1_000), false)), "an expired link is not marked used");
         assert_eq!(store.use_link("zz", 1).unwrap(), LinkUse::Unknown);
+    }
+
+    /// F8: the condition is in the write itself, so another credential's subscription of
+    /// an endpoint one holds (two first subscriptions racing past the handler's check) is
+    /// not taken and changes nothing, while its maker's again replaces keys and rules.
+    #[test]
+    fn a_push_endpoint_is_replaced_only_by_the_credential_that_made_it() {
+        let store = Sqlite::open_in_memory().unwrap();
+        let sub = |endpoint: &str, credential: Option<&str>, key: &str, at| StoredSubscription {
+            endpoint: endpoint.into(),
+            credential: credential.map(str::to_owned),
+            p256dh: format!("p256dh-{key}"),
+            auth: format!("auth-{key}"),
+            rules: format!("{{\"agents\": [\"{key}\"]}}"),
+            created_at: at,
+        };
+        let (phone, admins) = ("https://push.example/phone", "https://push.example/admins");
+        assert!(store.add_subscription(&sub(phone, Some("device-a"), "a1", 1)).unwrap(), "a new endpoint is taken");
+        assert!(!store.add_subscription(&sub(phone, Some("device-b"), "b1", 2)).unwrap(), "another credential's is not taken");
+        assert!(!store.add_subscription(&sub(phone, None, "admin", 3)).unwrap(), "nor the admin token's");
+        assert_eq!(store.subscriptions().unwrap(), [sub(phone, Some("device-a"), "a1", 1)], "the first is kept as it was");
+        assert!(store.add_subscription(&sub(phone, Some("device-a"), "a2", 4)).unwrap(), "its maker's again is taken");
+        assert_eq!(store.subscriptions().unwrap(), [sub(phone, Some("device-a"), "a2", 4)], "with its new keys and rules");
+        // One the admin token made (no credential) is the admin token's alike.
+        assert!(store.add_subscription(&sub(admins, None, "x1", 5)).unwrap());
+        assert!(!store.add_subscription(&sub(admins, Some("device-a"), "a3", 6)).unwrap(), "a device's is not taken");
+        assert!(store.add_subscription(&sub(admins, None, "x2", 7)).unwrap(), "the admin token's again is taken");
+        assert_eq!(store.subscriptions().unwrap(), [sub(phone, Some("device-a"), "a2", 4), sub(admins, None, "x2", 7)]);
     }
 
     #[test]
