@@ -661,7 +661,6 @@ async fn subscribe(State(app): State<App>, Extension(caller): Extension<Caller>,
     })?;
     wanted.subscription.check(&app.notifier.options().push_services).map_err(|e| invalid(format!("subscription.{e}")))?;
     wanted.rules.check().map_err(invalid)?;
-    not_anothers(&app, &caller, &wanted.subscription.endpoint).await?;
     let stored = crate::store::StoredSubscription {
         endpoint: wanted.subscription.endpoint.clone(),
         credential: caller.id.clone(),
@@ -677,29 +676,17 @@ async fn subscribe(State(app): State<App>, Extension(caller): Extension<Caller>,
     Ok((StatusCode::CREATED, Json(made)).into_response())
 }
 
-/// Refuses (409) a subscription to `endpoint` when another credential made it: a
-/// subscription belongs to the credential that made it, so a device that learns
-/// another's endpoint can neither take it over (its keys, its rules) nor, owning it then,
-/// delete it (F8, issue 28). Who owns it is not said.
-///
-/// Checked before the store writes, and again by the write itself (it replaces a row
-/// only for the credential that made it): of two first subscriptions of a new endpoint
-/// racing past this check, the second is refused the same way.
-async fn not_anothers(app: &App, caller: &Caller, endpoint: &str) -> Result<(), Refusal> {
-    let subscriptions = app.bridge.store().subscriptions().await.map_err(BridgeError::Store)?;
-    match subscriptions.iter().find(|s| s.endpoint == endpoint) {
-        Some(s) if s.credential != caller.id => Err(anothers()),
-        _ => Ok(()),
-    }
-}
-
-/// The 409 for an endpoint another credential holds (see [`not_anothers`]).
+/// The 409 for a subscription to an endpoint another credential made: a subscription
+/// belongs to the credential that made it, so a device that learns another's endpoint
+/// can neither take it over (its keys, its rules) nor, owning it then, delete it (F8,
+/// issue 28). Who owns it is not said. The store's write decides (it replaces a row only
+/// for the credential that made it), so two first subscriptions racing are refused too.
 fn anothers() -> Refusal {
     Refusal(error(
         StatusCode::CONFLICT,
         ErrorBody::new(
             ErrorCode::Conflict,
-            "subscription.endpoint: already subscribed by another device; only that device (or the admin token) may change or remove it",
+            "subscription.endpoint: already subscribed by another device; only that device may change it, and it or the admin token remove it",
         ),
     ))
 }

@@ -138,7 +138,7 @@ impl BridgeError {
                 tracing::warn!("store: {m}");
                 ErrorBody::new(
                     ErrorCode::Internal,
-                    "the question store did not answer in time; nothing was acknowledged: try again (with the same id, to resume)",
+                    "the question store did not answer in time; nothing was acknowledged: try again (an ask with the same id resumes its question)",
                 )
             }
             BridgeError::Store(e) => {

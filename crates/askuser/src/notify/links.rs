@@ -24,7 +24,7 @@ pub async fn show(State(app): State<App>, Path(key): Path<String>) -> Response {
     let (link, used) = match found {
         Ok(Some(found)) => found,
         Ok(None) => return unknown(),
-        Err(e) => return page(StatusCode::INTERNAL_SERVER_ERROR, "Not available", &e.to_string(), None),
+        Err(e) => return trouble("Not available", &e),
     };
     if used {
         return used_already();
@@ -49,7 +49,7 @@ pub async fn answer(State(app): State<App>, Path(key): Path<String>) -> Response
         Ok(LinkUse::Used) => return used_already(),
         Ok(LinkUse::Expired) => return expired(),
         Ok(LinkUse::Unknown) => return unknown(),
-        Err(e) => return page(StatusCode::INTERNAL_SERVER_ERROR, "Not answered", &e.to_string(), None),
+        Err(e) => return trouble("Not answered", &e),
     };
     let (record, label) = match usable(&app, &link).await {
         Ok(found) => found,
@@ -122,6 +122,20 @@ async fn closed(app: &App, id: &str) -> Response {
 }
 
 /// A small page; `body` and `form` are HTML already escaped.
+/// The page for a store that failed: 503 when it did not answer in time (try again in
+/// a moment; the link was not used), else 500. The details go to the log, not to whoever
+/// holds the link.
+fn trouble(title: &str, e: &crate::store::StoreError) -> Response {
+    tracing::warn!("an answer link's page: {e}");
+    let (status, words) = match e {
+        crate::store::StoreError::Unavailable(_) => {
+            (StatusCode::SERVICE_UNAVAILABLE, "<p>askuser's question store did not answer in time. Try again in a moment.</p>")
+        }
+        _ => (StatusCode::INTERNAL_SERVER_ERROR, "<p>askuser's question store failed; its log says why.</p>"),
+    };
+    page(status, title, words, None)
+}
+
 fn page(status: StatusCode, title: &str, body: &str, form: Option<&str>) -> Response {
     let html = format!(
         "<!doctype html><html lang=en><meta charset=utf-8><meta name=viewport content=\"width=device-width,initial-scale=1\">\
