@@ -853,6 +853,13 @@ async fn the_service_worker_shows_a_pushed_question_and_its_action_answers() {
                 .and_then(|r| r["registrationId"].as_str().map(str::to_owned))
         })
         .await;
+    // Chromium drops a push for a registration with no activated worker yet (silently:
+    // DevTools answers the delivery at once), and the worker's install fetches the whole
+    // app first, which under load takes seconds: deliver only once it is activated.
+    let activated = "navigator.serviceWorker.ready.then(r => new Promise(done => { const w = r.active; \
+        if (w.state === 'activated') return done(w.state); \
+        w.addEventListener('statechange', () => w.state === 'activated' && done(w.state)); }))";
+    assert_eq!(devtools.eval(&page, activated).await, "activated");
     let deliver = async |devtools: &mut DevTools, mut m: Value| {
         let o = m.as_object_mut().unwrap();
         o.remove("path");
@@ -873,6 +880,10 @@ async fn the_service_worker_shows_a_pushed_question_and_its_action_answers() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let n = &shown[0];
+    if n.is_null() {
+        let state = devtools.eval(&worker, "[self.registration.active && self.registration.active.state, Notification.permission]").await;
+        panic!("no notification for c-1 within 5 s of its push (the worker's state, the permission: {state})");
+    }
     assert_eq!((n["title"].as_str(), n["body"].as_str()), (Some("claude-code asks · Database"), Some("Which database?")), "{shown}");
     let actions: Vec<&str> = n["actions"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
     assert_eq!(actions.first(), Some(&"Postgres"), "{shown}");
