@@ -49,9 +49,19 @@ fn main() {
         files.push(init);
     }
     files.sort();
-    let mut out = String::from("/// Files of the built web UI: (path, bytes).\npub static FILES: &[(&str, &[u8])] = &[\n");
+    // Each file with the forms scripts/build-ui compressed it to (NAME.br, NAME.gz).
+    let (packed, files): (Vec<_>, Vec<_>) = files.into_iter().partition(|(rel, _)| rel.ends_with(".br") || rel.ends_with(".gz"));
+    let form = |abs: &str, ext: &str| {
+        let path = format!("{abs}.{ext}");
+        match packed.iter().any(|(_, p)| *p == path) {
+            true => format!("Some(include_bytes!({path:?}) as &[u8])"),
+            false => "None".to_owned(),
+        }
+    };
+    let mut out = String::from("/// Files of the built web UI.\npub static FILES: &[Asset] = &[\n");
     for (rel, abs) in &files {
-        out.push_str(&format!("    ({rel:?}, include_bytes!({abs:?})),\n"));
+        let (br, gz) = (form(abs, "br"), form(abs, "gz"));
+        out.push_str(&format!("    Asset {{ path: {rel:?}, bytes: include_bytes!({abs:?}), br: {br}, gz: {gz} }},\n"));
     }
     out.push_str("];\n");
     let target = Path::new(&env::var("OUT_DIR").unwrap()).join("ui_files.rs");

@@ -429,3 +429,59 @@ async fn a_snapshot_is_read_part_by_part() {
     assert!(!rest.contains(&"q-150".to_owned()) && rest.windows(2).all(|w| w[0] < w[1]), "oldest first, each once");
     assert!(bridge.snapshot_part("c-1", &mut cursor).await.unwrap().is_none(), "done stays done");
 }
+
+/// The app's files go out as `scripts/build-ui` compressed them, chosen by the browser's
+/// `Accept-Encoding` (with `Vary`), and as they are without it; the page itself (which the
+/// binary changes) and small files always as they are. Each form decodes to the file.
+#[tokio::test]
+async fn the_apps_files_are_served_precompressed_by_accept_encoding() {
+    let b = bridge().await;
+    let ui = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ui");
+    let names: Vec<String> = std::fs::read_dir(&ui).unwrap().flatten().map(|e| e.file_name().into_string().unwrap()).collect();
+    let wasm = names.iter().find(|n| n.ends_with("_bg.wasm")).expect("the app's wasm in crates/askuser/ui");
+    let get = async |path: &str, accept: Option<&str>| {
+        let mut request = b.http.get(format!("{}/{path}", b.url));
+        if let Some(accept) = accept {
+            request = request.header("accept-encoding", accept);
+        }
+        let r = request.send().await.unwrap();
+        assert_eq!(r.status(), 200, "{path}");
+        let encoding = r.headers().get("content-encoding").map(|v| v.to_str().unwrap().to_owned());
+        let vary = r.headers().get("vary").map(|v| v.to_str().unwrap().to_owned());
+        (encoding, vary, r.bytes().await.unwrap().to_vec())
+    };
+    let file = std::fs::read(ui.join(wasm)).unwrap();
+    assert_eq!(get(wasm, None).await, (None, Some("accept-encoding".into()), file.clone()), "no Accept-Encoding: as it is");
+    assert_eq!(get(wasm, Some("br;q=0, gzip;q=0")).await.0, None, "both refused");
+    for (accept, coding, ext) in [("gzip, deflate, br, zstd", "br", "br"), ("gzip, deflate", "gzip", "gz"), ("gzip, br;q=0", "gzip", "gz")]
+    {
+        let (encoding, vary, body) = get(wasm, Some(accept)).await;
+        assert_eq!((encoding.as_deref(), vary.as_deref()), (Some(coding), Some("accept-encoding")), "{accept}");
+        assert_eq!(body, std::fs::read(ui.join(format!("{wasm}.{ext}"))).unwrap(), "{accept}: the file build-ui made");
+        assert_eq!(decoded(coding, &body), file, "{coding} decodes to the file");
+    }
+    let br = std::fs::read(ui.join(format!("{wasm}.br"))).unwrap();
+    assert!(br.len() * 100 < file.len() * 35, "brotli makes the wasm {} of {} bytes", br.len(), file.len());
+    for small in ["", "favicon.svg", "manifest.webmanifest"] {
+        let (encoding, vary, _) = get(small, Some("gzip, deflate, br")).await;
+        assert_eq!((encoding, vary), (None, None), "/{small} goes as it is");
+    }
+}
+
+/// `body` decoded from `coding`, by Node's zlib.
+fn decoded(coding: &str, body: &[u8]) -> Vec<u8> {
+    let f = if coding == "br" { "brotliDecompressSync" } else { "gunzipSync" };
+    let mut node = std::process::Command::new("node")
+        .args(["-e", &format!("const z = require('zlib'); const b = []; process.stdin.on('data', d => b.push(d)).on('end', () => process.stdout.write(z.{f}(Buffer.concat(b))))")])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("node runs (scripts/setup installs it)");
+    let mut stdin = node.stdin.take().unwrap();
+    let input = body.to_vec();
+    let writer = std::thread::spawn(move || std::io::Write::write_all(&mut stdin, &input).unwrap());
+    let out = node.wait_with_output().unwrap();
+    writer.join().unwrap();
+    assert!(out.status.success(), "node could not decode {coding}");
+    out.stdout
+}

@@ -1,8 +1,38 @@
 //! The web UI, embedded in the binary at build time (see `build.rs`), served with
 //! strict headers. Without a built UI, a page says how to build one.
 
-use axum::http::{header, StatusCode, Uri};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{Html, IntoResponse, Response};
+
+/// A file of the built web UI, with the compressed forms `scripts/build-ui` made of it
+/// (brotli and gzip, for files over 1 KiB that shrink): served as they are, chosen by the
+/// browser's `Accept-Encoding`, never compressed per request.
+pub struct Asset {
+    pub path: &'static str,
+    pub bytes: &'static [u8],
+    pub br: Option<&'static [u8]>,
+    pub gz: Option<&'static [u8]>,
+}
+
+impl Asset {
+    /// The bytes to send to a client that accepts `accepted`, and their encoding.
+    fn encoded(&self, accepted: &str) -> (&'static [u8], Option<&'static str>) {
+        match (self.br, self.gz) {
+            (Some(br), _) if accepts(accepted, "br") => (br, Some("br")),
+            (_, Some(gz)) if accepts(accepted, "gzip") => (gz, Some("gzip")),
+            _ => (self.bytes, None),
+        }
+    }
+}
+
+/// Whether an `Accept-Encoding` value takes `coding`: named, and not with `q=0`.
+fn accepts(accepted: &str, coding: &str) -> bool {
+    accepted.split(',').any(|part| {
+        let mut fields = part.split(';').map(str::trim);
+        fields.next().is_some_and(|c| c.eq_ignore_ascii_case(coding))
+            && fields.all(|f| !f.strip_prefix("q=").is_some_and(|q| q.parse::<f32>().is_ok_and(|q| q <= 0.0)))
+    })
+}
 
 include!(concat!(env!("OUT_DIR"), "/ui_files.rs"));
 
@@ -38,19 +68,45 @@ pub fn has_ui() -> bool {
     !FILES.is_empty()
 }
 
-pub async fn serve(uri: Uri) -> Response {
+pub async fn serve(uri: Uri, headers: HeaderMap) -> Response {
     let path = match uri.path() {
         "/" => "/index.html",
         p => p,
     };
-    if let Some((_, bytes)) = FILES.iter().find(|(p, _)| *p == path) {
+    if let Some(asset) = FILES.iter().find(|a| a.path == path) {
         // Unhashed names are checked each time; hashed ones never change.
         let fixed = ["/index.html", "/askuser-init.js", "/sw.js", "/pwa.js", "/manifest.webmanifest"];
         let cache = if fixed.contains(&path) { "no-cache" } else { "public, max-age=31536000, immutable" };
-        return ([(header::CONTENT_TYPE, content_type(path)), (header::CACHE_CONTROL, cache)], *bytes).into_response();
+        let accepted = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        let (bytes, encoding) = asset.encoded(accepted);
+        let mut response = ([(header::CONTENT_TYPE, content_type(path)), (header::CACHE_CONTROL, cache)], bytes).into_response();
+        if asset.br.is_some() || asset.gz.is_some() {
+            let h = response.headers_mut();
+            h.insert(header::VARY, HeaderValue::from_static("accept-encoding"));
+            if let Some(encoding) = encoding {
+                h.insert(header::CONTENT_ENCODING, HeaderValue::from_static(encoding));
+            }
+        }
+        return response;
     }
     if path == "/index.html" {
         return Html(PLACEHOLDER).into_response();
     }
     (StatusCode::NOT_FOUND, "not found").into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::accepts;
+
+    #[test]
+    fn accept_encoding_is_read_with_its_weights() {
+        assert!(accepts("gzip, deflate, br, zstd", "br"));
+        assert!(accepts("gzip, deflate, br", "gzip"));
+        assert!(accepts("BR;q=0.5", "br"));
+        assert!(!accepts("gzip, br;q=0", "br"), "q=0 refuses it");
+        assert!(!accepts("gzip;q=0.0, identity", "gzip"));
+        assert!(!accepts("", "br"));
+        assert!(!accepts("brotli", "br"), "a token, not a prefix");
+    }
 }
