@@ -140,8 +140,7 @@ async fn answer_three(b: &Browser, input: Input) {
         b.keys(" ").await; // Feature 10
         tab_to(b, "details.askuser-notes summary").await;
         press(b, Key::Enter).await;
-        press(b, Key::Tab).await;
-        assert!(focused(b, "textarea[data-notes]").await, "the note field follows its summary");
+        assert!(focused(b, "textarea[data-notes]").await, "opening the note puts the caret in it");
         b.keys("10 can wait").await;
         tab_to(b, "[data-action=enter]").await;
         press(b, Key::Enter).await; // Next
@@ -221,6 +220,34 @@ async fn every_flow(input: Input, width: u32) {
         assert_eq!(result["status"], "cancelled", "{input:?} at {width} px, chat {chat}: {result}");
         assert_eq!(result.get("chat").and_then(Value::as_bool).unwrap_or(false), chat, "{input:?} at {width} px: {result}");
     }
+    b.close().await;
+}
+
+/// Opening the note from its summary by keyboard puts the caret in it: a note typed at
+/// once ("use v2 please") is the note's, and its "2" does not pick option 2 and send it
+/// (issue 29: it did, with no note); the answer then goes with the note.
+#[tokio::test]
+async fn a_note_opened_by_keyboard_takes_the_keys_typed_next() {
+    let bridge: TestBridge = bridge().await;
+    let b = person(Input::Keyboard, 1280).await;
+    b.goto(&format!("{}/#token={TOKEN}", bridge.url)).await.unwrap();
+    let asking = bridge.ask(json!({"question": "Which API?", "choices": ["v1", "v2", "v3"]}), "canonical");
+    b.row("radio", "v1").await;
+    tab_to(&b, "details.askuser-notes summary").await;
+    press(&b, Key::Enter).await;
+    b.keys("use v2 please").await;
+    assert!(focused(&b, "textarea[data-notes]").await, "the note has the caret");
+    let note = b.execute("return document.querySelector('textarea[data-notes]').value", vec![]).await.unwrap();
+    assert_eq!(note, "use v2 please");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!asking.is_finished(), "typing the note sent nothing");
+    point(&b, Input::Keyboard, &b.row("radio", "v3").await).await;
+    let result = result_of(asking).await;
+    assert_eq!(
+        (result["answers"][0]["answer"].as_str(), result["answers"][0]["notes"].as_str()),
+        (Some("v3"), Some("use v2 please")),
+        "{result}"
+    );
     b.close().await;
 }
 

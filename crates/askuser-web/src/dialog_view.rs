@@ -456,7 +456,7 @@ fn Notes(ctx: Ctx) -> impl IntoView {
         has_question.get().then(|| {
             let open = view.with_untracked(|v| !v.notes.is_empty());
             view! {
-                <details class="askuser-notes" open=open>
+                <details class="askuser-notes" open=open on:toggle=focus_note>
                     <summary>"Add a note for the agent"</summary>
                     <textarea data-notes="" rows="2" aria-label="Note for the agent (optional)"
                         placeholder="Anything the agent should know about this answer"
@@ -465,6 +465,24 @@ fn Notes(ctx: Ctx) -> impl IntoView {
                 </details>
             }
         })
+    }
+}
+
+/// Opening the note from its summary (Enter, Space, a click or a tap) puts the caret in
+/// it, so the keys that follow are the note's and never a shortcut: typing "use v2" must
+/// not pick option 2 and send it (issue 29). A note opened by a restored draft does not
+/// take the focus.
+fn focus_note(ev: web_sys::Event) {
+    let Some(details) = element(ev.target()) else { return };
+    let active = document().active_element();
+    let from_summary = active.is_some_and(|a| a.tag_name() == "SUMMARY" && details.contains(Some(a.as_ref())));
+    if !details.has_attribute("open") || !from_summary {
+        return;
+    }
+    if let Ok(Some(note)) = details.query_selector("textarea[data-notes]") {
+        if let Some(note) = note.dyn_ref::<web_sys::HtmlElement>() {
+            let _ = note.focus();
+        }
     }
 }
 
