@@ -175,6 +175,11 @@ fn serve_then_curl_a_question_then_answer_it_from_the_terminal() {
     let out = run(askuser().args(["answer", "--data-dir"]).arg(dir.path()).args([&id, "MongoDB", "x"]), None);
     assert_eq!(out.status.code(), Some(1));
     assert!(text(&out.stderr).contains("already final"), "{}", text(&out.stderr));
+    // A wrong token is named as the command's own option and variable, not as HTTP.
+    let out = run(askuser().args(["pending", "--url", &server.url, "--token", "wrong-token-0123456789abcdef"]), None);
+    assert_eq!(out.status.code(), Some(1));
+    let said = text(&out.stderr);
+    assert!(said.contains("wrong token") && said.contains("--token or ASKUSER_TOKEN") && !said.contains("Bearer"), "{said}");
 
     // A clean shutdown removes bridge.json.
     assert!(server.terminate().success());

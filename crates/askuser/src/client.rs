@@ -168,7 +168,14 @@ pub async fn read<T: DeserializeOwned>(response: Response) -> anyhow::Result<T> 
             .with_context(|| format!("the bridge sent an unexpected reply: {}", String::from_utf8_lossy(&bytes)));
     }
     match serde_json::from_slice::<ErrorBody>(&bytes) {
-        Ok(body) => Err(Refused { status: status.as_u16(), body }.into()),
+        Ok(mut body) => {
+            if status == reqwest::StatusCode::UNAUTHORIZED {
+                // The bridge speaks HTTP ("send `Authorization: Bearer`"); a command's user
+                // gives the token by its option or variable.
+                body.message = format!("{}. Give askuser the right token with --token or ASKUSER_TOKEN (the one `askuser serve` printed, or one from `askuser tokens create`)", body.message.split(": send `").next().unwrap_or(&body.message));
+            }
+            Err(Refused { status: status.as_u16(), body }.into())
+        }
         Err(_) => Err(anyhow!("the bridge answered {status}: {}", String::from_utf8_lossy(&bytes))),
     }
 }
