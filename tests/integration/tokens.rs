@@ -194,6 +194,15 @@ fn askuser_tokens_makes_lists_and_revokes() {
     let (code, _, said) = run(&["revoke", "device-nope"]);
     assert_eq!(code, Some(1));
     assert!(said.contains("no credential with id \"device-nope\""), "{said}");
+    // The bridge's flags may also follow the nested subcommand (issue 29).
+    let after = std::process::Command::new(env!("CARGO_BIN_EXE_askuser"))
+        .env_remove("ASKUSER_URL")
+        .env_remove("ASKUSER_TOKEN")
+        .args(["tokens", "create", "--scope", "agent", "--name", "ci", "--url", &b.url, "--token", TOKEN])
+        .output()
+        .unwrap();
+    assert!(after.status.success(), "{}", String::from_utf8_lossy(&after.stderr));
+    assert_eq!(String::from_utf8_lossy(&after.stdout).trim().len(), 64);
     rt.block_on(b.stop());
 }
 

@@ -9,23 +9,24 @@ use reqwest::{Method, RequestBuilder, Response};
 use serde::de::DeserializeOwned;
 use std::path::PathBuf;
 
-/// How a client command finds the bridge.
+/// How a client command finds the bridge. Global: the flags may also follow a nested
+/// subcommand (`askuser tokens create … --url U`).
 #[derive(Debug, Clone, Args)]
 pub struct BridgeArgs {
     /// The bridge's URL (default: $ASKUSER_URL, else bridge.json in the data directory).
     /// Plain http only to this machine; a bridge elsewhere is reached over https.
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub url: Option<String>,
     /// The bridge's token (default: $ASKUSER_TOKEN, else bridge.json, whose token goes only
     /// to bridge.json's own URL: another --url needs its own token).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub token: Option<String>,
     /// Where askuser keeps its files (default: $ASKUSER_DATA_DIR, else the platform's data directory).
-    #[arg(long)]
+    #[arg(long, global = true)]
     pub data_dir: Option<PathBuf>,
     /// The SHA-256 fingerprint of an https bridge's certificate, as `askuser serve`
     /// printed it (default: $ASKUSER_CERT_FINGERPRINT, else bridge.json).
-    #[arg(long, value_name = "SHA256")]
+    #[arg(long, value_name = "SHA256", global = true)]
     pub cert_fingerprint: Option<crate::tls::Fingerprint>,
 }
 
