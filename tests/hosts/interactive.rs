@@ -399,7 +399,20 @@ async fn pick_sqlite(tui: &Tui) {
         ("Down", "❯ Accept"),
     ])
     .await;
-    tui.press("Enter").await;
+    // Enter on "❯ Accept" is sometimes not taken either (seen once with 2.1.331 in a full
+    // run: the dialog stayed, the cursor on Accept): as a person would, press it again
+    // while the dialog still shows Accept under the cursor.
+    for _ in 0..3 {
+        tui.press("Enter").await;
+        let until = Instant::now() + Duration::from_secs(3);
+        while Instant::now() < until && tui.screen().await.contains(DIALOG) {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let screen = tui.screen().await;
+        if !(screen.contains(DIALOG) && screen.contains("❯ Accept")) {
+            return;
+        }
+    }
 }
 
 /// Waits (at most [`STEP`]) until Claude Code has told the model that askuser's task
