@@ -15,7 +15,7 @@ use crate::support::{bridge, bridge_configured, bridge_with, next_event, next_js
 use askuser::hub::Settings;
 use askuser::serve::{start, ServeOptions};
 use askuser::tls::Fingerprint;
-use askuser_core::protocol::BrowserEvent;
+use askuser_core::protocol::{BrowserEvent, ErrorCode};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
@@ -1421,10 +1421,18 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
                                 .lock()
                                 .unwrap()
                                 .refused
-                                .entry(id)
+                                .entry(id.clone())
                                 .or_default()
                                 .push(format!("tab {tab} at bridge {at}: {}", refused.error.message));
-                            vec![]
+                            // Not stored yet (the database did not answer in time): the
+                            // page's client sends it again after a backoff, and so does this.
+                            if refused.error.code == ErrorCode::Unavailable && refs.contains_key(refused.reference.as_deref().unwrap_or(""))
+                            {
+                                tokio::time::sleep(Duration::from_millis(500)).await;
+                                vec![id]
+                            } else {
+                                vec![]
+                            }
                         }
                         _ => vec![],
                     };

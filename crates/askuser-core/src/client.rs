@@ -8,7 +8,9 @@
 //!   the bridge acknowledges that ref, refuses it, or announces its question final. All
 //!   of it is sent again on each (re)connect; the bridge acknowledges an identical
 //!   resend, so an answer given offline lands exactly once. [`Effect::SaveOutbox`] asks
-//!   the front end to keep it across a reload (or a closed tab).
+//!   the front end to keep it across a reload (or a closed tab). An answer the bridge
+//!   could not store now (`unavailable`: its database did not answer in time) is kept
+//!   too, and the outbox is sent again after a backoff: the person need not answer twice.
 //! - **Snapshots.** A snapshot comes in parts (`more: true` on all but the last); the
 //!   client hands the front end one [`BrowserEvent::Snapshot`] with everything.
 //! - **Reconnecting.** After a drop it waits 0.5 s, doubling to 10 s ([`backoff`]). A
@@ -20,7 +22,7 @@
 //! the front end makes (a time and a random number; the core has neither).
 
 use crate::answer::Selection;
-use crate::protocol::{AgentPresence, BrowserEvent, BrowserMessage, QuestionRecord, Refused};
+use crate::protocol::{AgentPresence, BrowserEvent, BrowserMessage, ErrorCode, QuestionRecord, Refused};
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
@@ -129,6 +131,9 @@ pub struct Client {
     counter: u64,
     /// The parts of a snapshot received so far.
     partial: Option<Partial>,
+    /// Refusals as `unavailable` in a row: the outbox goes out again at the next tick,
+    /// after [`backoff`] of this many (0: nothing held).
+    held: u32,
 }
 
 impl Client {
@@ -137,7 +142,7 @@ impl Client {
     pub fn new(seed: impl Into<String>, saved_outbox: Option<&str>) -> (Client, Vec<Effect>) {
         let outbox = saved_outbox.and_then(|t| serde_json::from_str(t).ok()).unwrap_or_default();
         let mut client =
-            Client { state: State::Connecting, attempt: 0, opened: false, outbox, seed: seed.into(), counter: 0, partial: None };
+            Client { state: State::Connecting, attempt: 0, opened: false, outbox, seed: seed.into(), counter: 0, partial: None, held: 0 };
         let effects = client.connect();
         (client, effects)
     }
@@ -171,6 +176,7 @@ impl Client {
             }
             Input::TokenChecked { refused: false } => self.retry_later(),
             Input::Tick if self.state == State::Reconnecting => self.connect(),
+            Input::Tick if self.state == State::Open && self.held > 0 => self.outbox.iter().map(|o| Effect::Send(o.text.clone())).collect(),
             Input::Tick => Vec::new(),
             Input::Answer { id, answers } => {
                 let reference = self.next_ref();
@@ -206,6 +212,7 @@ impl Client {
     }
 
     fn on_open(&mut self) -> Vec<Effect> {
+        self.held = 0;
         self.state = State::Open;
         self.opened = true;
         self.attempt = 0;
@@ -237,6 +244,16 @@ impl Client {
     fn on_frame(&mut self, text: &str) -> Vec<Effect> {
         // A frame this client cannot read (a newer bridge's event) changes nothing.
         let Ok(event) = serde_json::from_str::<BrowserEvent>(text) else { return Vec::new() };
+        if let BrowserEvent::Error(Refused { error, .. }) = &event {
+            if error.code == ErrorCode::Unavailable && self.outbox.iter().any(|o| settles(&event, o)) {
+                // Not refused, only not stored yet: kept, and sent again (not an error to show).
+                self.held = self.held.saturating_add(1);
+                return vec![Effect::After(backoff(self.held))];
+            }
+        }
+        if matches!(event, BrowserEvent::Ack { .. }) {
+            self.held = 0;
+        }
         let mut effects = Vec::new();
         let before = self.outbox.len();
         self.outbox.retain(|o| !settles(&event, o));
@@ -383,6 +400,29 @@ mod tests {
         let result = json!({"id": "q3", "status": "answered", "answered": true, "answers": [], "answeredAt": 5});
         frame(&mut c, json!({"type": "answered", "id": "q3", "result": result}));
         assert_eq!(c.queued(), 0);
+    }
+
+    #[test]
+    fn an_answer_the_bridge_could_not_store_yet_is_kept_and_sent_again_after_a_backoff() {
+        let mut c = open();
+        c.handle(Input::Answer { id: "q1", answers: vec![Selection::option("Yes")] });
+        let busy = json!({"type": "error", "ref": "s-1", "id": "q1", "error": {"code": "unavailable", "message": "busy"}});
+        // Held, not shown as a refusal, and the timer asked for.
+        assert_eq!(frame(&mut c, busy.clone()), [Effect::After(backoff(1))]);
+        assert_eq!(c.queued(), 1);
+        let again = sends(&c.handle(Input::Tick));
+        assert_eq!(again, [json!({"type": "answer", "ref": "s-1", "id": "q1", "answers": [{"selected": ["Yes"]}]})]);
+        // Busy again: a longer wait; then stored.
+        assert_eq!(frame(&mut c, busy), [Effect::After(backoff(2))]);
+        assert_eq!(sends(&c.handle(Input::Tick)).len(), 1);
+        frame(&mut c, json!({"type": "ack", "ref": "s-1", "id": "q1"}));
+        assert_eq!(c.queued(), 0);
+        assert!(c.handle(Input::Tick).is_empty(), "nothing held: a stray tick sends nothing");
+        // Another refusal is final: let go, and shown.
+        c.handle(Input::Answer { id: "q2", answers: vec![] });
+        let effects = frame(&mut c, json!({"type": "error", "ref": "s-2", "error": {"code": "internal", "message": "x"}}));
+        assert_eq!(c.queued(), 0);
+        assert_eq!(events(&effects).len(), 1);
     }
 
     #[test]

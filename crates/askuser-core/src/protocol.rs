@@ -66,6 +66,9 @@ pub enum ErrorCode {
     /// A limit was reached (pending questions per agent, message rate, size).
     TooMany,
     Unauthorized,
+    /// The bridge could not store it now (its store did not answer in time, or it is
+    /// stopping): nothing changed, and the same message may be sent again.
+    Unavailable,
     Internal,
 }
 

@@ -321,7 +321,7 @@ export interface AgentPresence {
   connected: boolean;
 }
 
-export type ErrorCode = "invalid" | "bad_message" | "conflict" | "not_found" | "too_many" | "unauthorized" | "internal";
+export type ErrorCode = "invalid" | "bad_message" | "conflict" | "not_found" | "too_many" | "unauthorized" | "unavailable" | "internal";
 
 export interface ErrorBody {
   code: ErrorCode;

@@ -129,7 +129,7 @@ impl BridgeError {
             BridgeError::Conflict(m) => ErrorBody::new(ErrorCode::Conflict, m.clone()),
             BridgeError::NotFound(_) => ErrorBody::new(ErrorCode::NotFound, self.to_string()),
             BridgeError::TooMany(m) => ErrorBody::new(ErrorCode::TooMany, m.clone()),
-            BridgeError::ShuttingDown => ErrorBody::new(ErrorCode::Internal, self.to_string()),
+            BridgeError::ShuttingDown => ErrorBody::new(ErrorCode::Unavailable, self.to_string()),
             BridgeError::Store(StoreError::Conflict { id }) => {
                 ErrorBody::new(ErrorCode::Conflict, format!("id {id:?} is already in use with different questions; choose another id"))
             }
@@ -137,7 +137,7 @@ impl BridgeError {
             BridgeError::Store(StoreError::Unavailable(m)) => {
                 tracing::warn!("store: {m}");
                 ErrorBody::new(
-                    ErrorCode::Internal,
+                    ErrorCode::Unavailable,
                     "the question store did not answer in time; nothing was acknowledged: try again (an ask with the same id resumes its question)",
                 )
             }
@@ -601,9 +601,13 @@ impl Bridge {
 
     async fn finish(&self, record: QuestionRecord, result: AskResult, by: Option<&str>) -> Result<AskResult, BridgeError> {
         let id = record.id.clone();
-        lock(&self.settling).insert(id.clone());
-        let finished = self.store.finish(&id, &result, by).await;
-        lock(&self.settling).remove(&id);
+        let finished = {
+            // Let go however this ends: a caller that goes away (a closed socket, a
+            // cancelled request) drops this future mid-write, and a question left marked
+            // as settling here would never be settled by a resync.
+            let _settling = Settling::mark(&self.settling, &id);
+            self.store.finish(&id, &result, by).await
+        };
         match finished? {
             Finished::Done(_) => {}
             Finished::AlreadyFinal(stored) => {
@@ -848,5 +852,41 @@ impl Drop for Detach<'_> {
         if let Some(sid) = &self.session {
             self.bridge.set_attached(sid, -1);
         }
+    }
+}
+
+/// Question `id` marked as being made final by this bridge, for as long as it lives.
+struct Settling<'a> {
+    set: &'a Mutex<HashSet<String>>,
+    id: &'a str,
+}
+
+impl<'a> Settling<'a> {
+    fn mark(set: &'a Mutex<HashSet<String>>, id: &'a str) -> Self {
+        lock(set).insert(id.to_owned());
+        Settling { set, id }
+    }
+}
+
+impl Drop for Settling<'_> {
+    fn drop(&mut self) {
+        lock(self.set).remove(self.id);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_finish_that_is_dropped_midway_lets_go_of_its_question() {
+        let settling = Mutex::new(HashSet::new());
+        let write = async {
+            let _settling = Settling::mark(&settling, "q1");
+            std::future::pending::<()>().await;
+        };
+        // The caller goes away while the write waits (a closed socket, a cancelled request).
+        assert!(tokio::time::timeout(Duration::from_millis(10), write).await.is_err());
+        assert!(lock(&settling).is_empty(), "a resync may settle q1 again");
     }
 }

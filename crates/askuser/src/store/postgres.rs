@@ -59,6 +59,11 @@ const QUERY_TIMEOUT: Duration = Duration::from_secs(5);
 /// nearly empty is planned as if it still were (a new tab's snapshot of 10,000 pending
 /// questions, read in 100 parts, took 0.6 s instead of 0.1 s; BENCHMARKS.md).
 const ANALYZE_AFTER: usize = 1_000;
+/// How long that `ANALYZE` may take before it is given up (it holds a pooled connection).
+const ANALYZE_WITHIN: Duration = Duration::from_secs(60);
+/// How long a starting bridge waits to prepare the schema: another bridge may hold the
+/// migration lock while it migrates, which takes well under a second.
+const MIGRATE_WITHIN: Duration = Duration::from_secs(30);
 
 /// The database's clock in ms, for liveness.
 const NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
@@ -229,10 +234,15 @@ impl Postgres {
         self.stored.store(0, Ordering::Relaxed);
         let pool = self.pool.clone();
         tokio::spawn(async move {
-            let analyzed = match pool.get().await {
-                Ok(client) => client.batch_execute("ANALYZE questions, attached").await.map_err(|e| e.to_string()),
-                Err(e) => Err(pool_error(&e)),
+            let analyze = async {
+                match pool.get().await {
+                    Ok(client) => client.batch_execute("ANALYZE questions, attached").await.map_err(|e| e.to_string()),
+                    Err(e) => Err(pool_error(&e)),
+                }
             };
+            let analyzed = tokio::time::timeout(ANALYZE_WITHIN, analyze)
+                .await
+                .unwrap_or_else(|_| Err(format!("no answer within {} s", ANALYZE_WITHIN.as_secs())));
             if let Err(e) = analyzed {
                 tracing::debug!("cannot refresh the statistics: {e}");
             }
@@ -267,7 +277,15 @@ impl Postgres {
                 .get()
                 .await
                 .map_err(|e| fail(format!("{}; is PostgreSQL running there, and may this user connect?", pool_error(&e))))?;
-            migrate(&mut client).await.map_err(fail)?;
+            tokio::time::timeout(MIGRATE_WITHIN, migrate(&mut client))
+                .await
+                .map_err(|_| {
+                    fail(format!(
+                        "the database did not finish preparing its schema within {} s (does another bridge hold its lock?)",
+                        MIGRATE_WITHIN.as_secs()
+                    ))
+                })?
+                .map_err(fail)?;
         }
         let me = format!("b-{}", crate::config::random_hex(6));
         let store = Arc::new(Postgres {
@@ -279,7 +297,7 @@ impl Postgres {
             stop: tokio::sync::watch::channel(false).0,
             stored: AtomicUsize::new(0),
         });
-        store.beat().await.map_err(|e| fail(e.to_string()))?;
+        store.within("cannot record that this bridge is alive", store.beat()).await.map_err(|e| fail(e.to_string()))?;
         let (listening, heard) = tokio::sync::oneshot::channel();
         let listener = Listener { config, tls, store: Arc::downgrade(&store), stop: store.stop.subscribe(), listening: Some(listening) };
         tokio::spawn(listener.run());
@@ -475,7 +493,9 @@ impl Listener {
         let mut backoff = Duration::from_millis(100);
         let mut lost = false;
         loop {
-            match self.config.connect(self.tls.clone()).await {
+            let connecting = tokio::time::timeout(CONNECT_TIMEOUT, self.config.connect(self.tls.clone()));
+            let connected = connecting.await.map_err(|_| format!("no answer within {} s", CONNECT_TIMEOUT.as_secs()));
+            match connected.and_then(|c| c.map_err(|e| explain(&e))) {
                 Ok((client, connection)) => {
                     backoff = Duration::from_millis(100);
                     if lost {
@@ -489,7 +509,7 @@ impl Listener {
                 }
                 Err(e) => {
                     if !lost {
-                        tracing::warn!("cannot listen to the database: {}", explain(&e));
+                        tracing::warn!("cannot listen to the database: {e}");
                     }
                     lost = true;
                 }
@@ -527,9 +547,9 @@ impl Listener {
             }
         };
         tokio::pin!(driver);
-        let listening = client.batch_execute(concat!("LISTEN ", "askuser"));
+        let listening = tokio::time::timeout(QUERY_TIMEOUT, client.batch_execute(concat!("LISTEN ", "askuser")));
         tokio::select! {
-            r = listening => if r.is_err() { return false },
+            r = listening => if !matches!(r, Ok(Ok(()))) { return false },
             () = &mut driver => return false,
         }
         let Some(store) = self.store.upgrade() else { return true };
@@ -555,7 +575,7 @@ impl Listener {
                 _ = beat.tick() => {
                     let Some(store) = self.store.upgrade() else { return true };
                     // A write like any other: it sets and clears what health reports.
-                    let beat = store.beat().await;
+                    let beat = store.within("cannot record that this bridge is alive", store.beat()).await;
                     if let Err(e) = store.noted(beat) {
                         tracing::warn!("{e}");
                     }
