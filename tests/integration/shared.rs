@@ -646,3 +646,59 @@ async fn a_pairing_code_made_at_one_bridge_is_claimed_once_at_another() {
     assert_eq!(devices[0]["person"], "alice", "every bridge hears of the new device");
     assert_eq!(devices[0]["devices"].as_array().unwrap().len(), 1, "every bridge knows the new device: {devices}");
 }
+
+/// Approval rules and the audit log are the database's: a rule made at one bridge is
+/// listed and removed at another, and decisions recorded at either come back at both,
+/// newest first. A database prepared before approvals is upgraded by the bridge that
+/// starts next.
+#[tokio::test]
+async fn approval_rules_and_decisions_are_shared_by_every_bridge() {
+    use askuser::store::{Postgres, Store, StoredDecision, StoredRule};
+    let db = Cluster::start();
+    let url = db.database("approvals");
+    let a = Postgres::connect(&url).await.unwrap();
+    // As if `a` were from before approvals (schema version 5): `b` upgrades the database.
+    db.psql("approvals", "DROP TABLE rules, decisions; UPDATE askuser_schema SET version = 5");
+    let b = Postgres::connect(&url).await.unwrap();
+    assert_eq!(db.psql("approvals", "SELECT version FROM askuser_schema").trim(), "6");
+    let rule = |id: &str, at| StoredRule {
+        id: id.into(),
+        rule: format!("{{\"tool\": \"Bash\", \"prefix\": \"cargo {id}\"}}"),
+        created_at: at,
+        created_by: Some("c-phone".into()),
+    };
+    let decision = |summary: &str, at, by: Option<&str>| StoredDecision {
+        question: by.map(|_| format!("q-{summary}")),
+        tool: "Bash".into(),
+        summary: summary.into(),
+        decision: if by.is_some() { "allow" } else { "always" }.into(),
+        rule: by.is_none().then(|| "r-00000000000a".into()),
+        by: by.map(str::to_owned),
+        agent: Some("claude-code (s-1)".into()),
+        at,
+    };
+    a.add_rule(&rule("r-00000000000a", 1_000)).await.unwrap();
+    b.add_rule(&rule("r-00000000000b", 2_000)).await.unwrap();
+    assert!(b.add_rule(&rule("r-00000000000a", 3_000)).await.is_err(), "an id is kept once, whichever bridge made it");
+    assert_eq!(b.rules().await.unwrap(), [rule("r-00000000000a", 1_000), rule("r-00000000000b", 2_000)], "oldest first");
+    assert!(b.remove_rule("r-00000000000a").await.unwrap(), "removed at the other bridge");
+    assert!(!a.remove_rule("r-00000000000a").await.unwrap(), "and gone at both");
+    assert!(!a.remove_rule("r-\0").await.unwrap(), "an id that cannot be stored names no rule");
+    assert_eq!(a.rules().await.unwrap(), [rule("r-00000000000b", 2_000)]);
+
+    a.add_decision(&decision("first", 1_000, Some("c-phone"))).await.unwrap();
+    b.add_decision(&decision("tie-1", 3_000, Some("c-laptop"))).await.unwrap();
+    a.add_decision(&decision("ruled", 2_000, None)).await.unwrap();
+    a.add_decision(&decision("tie-2", 3_000, Some("c-phone"))).await.unwrap();
+    let newest = [decision("tie-2", 3_000, Some("c-phone")), decision("tie-1", 3_000, Some("c-laptop")), decision("ruled", 2_000, None)];
+    for store in [&a, &b] {
+        let all = store.decisions(10).await.unwrap();
+        let summaries: Vec<&str> = all.iter().map(|d| d.summary.as_str()).collect();
+        assert_eq!(summaries, ["tie-2", "tie-1", "ruled", "first"], "newest first; ties: the later added first");
+        assert_eq!(store.decisions(3).await.unwrap(), newest);
+    }
+    assert_eq!(b.prune(2_000).await.unwrap(), 0, "the count is of questions");
+    assert_eq!(a.decisions(10).await.unwrap(), newest, "decisions before the cutoff are pruned");
+    assert_eq!(a.rules().await.unwrap().len(), 1, "rules are not");
+    assert_eq!((a.health().await, b.health().await), (Ok(()), Ok(())));
+}

@@ -76,6 +76,7 @@ pub fn normalize(input: &Value, limits: &Limits) -> Result<Normalized, Invalid> 
         agent: r.agent(obj),
         timeout_seconds: r.opt_u64(obj, &["timeoutSeconds", "timeout_seconds"], "timeoutSeconds"),
         questions,
+        approval: None,
     };
     r.unknown_keys(obj, "", &[own_keys, &["id", "metadata", "agent", "timeoutSeconds", "timeout_seconds"]].concat());
 

@@ -17,10 +17,13 @@
 //! - [`protocol`]: the messages between agents, the bridge and browsers.
 //! - [`inbox`]: every pending question set a front end knows of, grouped by agent.
 //! - [`text`]: agent text split into prose and code, never parsed as markup.
+//! - [`approval`]: an agent's request to use a tool, asked as a question, answered as
+//!   a decision in each host's shape, and the rules that answer it without asking.
 //! - [`client`]: a front end's bridge client (outbox, acknowledgements, snapshot
 //!   parts, reconnecting) as a pure state machine.
 
 pub mod answer;
+pub mod approval;
 pub mod client;
 pub mod dialect;
 pub mod dialog;

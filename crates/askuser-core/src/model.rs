@@ -26,6 +26,10 @@ pub struct Request {
     /// `None` waits for as long as the human takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u64>,
+    /// Set when this asks leave to use a tool ([`crate::approval`]); made by the bridge
+    /// from an approval, never read from an agent's question.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub approval: Option<crate::approval::Approval>,
 }
 
 /// Who is asking. A sub-agent names the session of the agent it works for.

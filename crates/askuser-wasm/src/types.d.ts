@@ -33,8 +33,19 @@ export interface Request {
   timeoutSeconds?: number;
 }
 
+/** What an agent asks leave to do (set by the bridge on an approval's question). */
+export interface Approval {
+  tool: string;
+  input: Record<string, unknown>;
+  reason?: string;
+  cwd?: string;
+  toolUseId?: string;
+}
+
 /** A request as `normalize` returns it: `multiSelect` is always present. */
 export interface CanonicalRequest extends Request {
+  /** Set when the question asks leave to use a tool (approvals). */
+  approval?: Approval;
   questions: (Question & { multiSelect: boolean })[];
 }
 

@@ -1,5 +1,6 @@
 //! The question store: every question an agent asks and the final answer to it, the
-//! credentials, push subscriptions and answer links. The only durable state a bridge has.
+//! credentials, push subscriptions, answer links, approval rules and the audit log of
+//! approvals. The only durable state a bridge has.
 //!
 //! One trait, [`Store`], and two implementations: [`Sqlite`] (one file in the data
 //! directory, the embedded default, one bridge) and [`Postgres`] (a database several
@@ -62,8 +63,8 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     async fn history(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<QuestionRecord>, StoreError>;
 
     /// Deletes the final questions that became final before `cutoff_ms` (and expired
-    /// answer links and old notification records); how many questions. Pending questions
-    /// are never deleted.
+    /// answer links, old notification records and approval decisions made before it);
+    /// how many questions. Pending questions and approval rules are never deleted.
     async fn prune(&self, cutoff_ms: u64) -> Result<usize, StoreError>;
 
     /// How many questions are `(pending, final)`.
@@ -179,6 +180,20 @@ pub trait Store: Send + Sync + std::fmt::Debug {
         Ok(None)
     }
 
+    // Approvals: the rules that answer an agent's request to use a tool without asking,
+    // and the audit log of every decision, by a person or a rule.
+
+    /// Keeps approval rule `rule` (a new id).
+    async fn add_rule(&self, rule: &StoredRule) -> Result<(), StoreError>;
+    /// Every approval rule, oldest first.
+    async fn rules(&self) -> Result<Vec<StoredRule>, StoreError>;
+    /// Forgets rule `id`; whether there was one.
+    async fn remove_rule(&self, id: &str) -> Result<bool, StoreError>;
+    /// Adds one decision to the audit log.
+    async fn add_decision(&self, decision: &StoredDecision) -> Result<(), StoreError>;
+    /// The newest `limit` decisions, newest first (ties: the later added first).
+    async fn decisions(&self, limit: usize) -> Result<Vec<StoredDecision>, StoreError>;
+
     /// This bridge is stopping: whatever it holds in a shared store is let go.
     async fn close(&self) {}
 }
@@ -226,6 +241,38 @@ pub struct StoredLink {
     /// The device it was pushed to, so revoking the device voids it.
     pub credential: Option<String>,
     pub expires_at: u64,
+}
+
+/// An approval rule as kept: the rule itself is the core's JSON (the store does not read it).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredRule {
+    /// `r-` and 12 hex digits, chosen by the caller.
+    pub id: String,
+    /// The rule, as JSON text (askuser_core::approval::Rule).
+    pub rule: String,
+    pub created_at: u64,
+    /// The credential id of who made it (a device or the admin), if known.
+    pub created_by: Option<String>,
+}
+
+/// One decision on an approval, kept for the audit log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoredDecision {
+    /// The question it was asked as; `None` when a rule answered without asking.
+    pub question: Option<String>,
+    /// The tool the agent asked to use (`Bash`, `Edit`, …).
+    pub tool: String,
+    /// What it would do, one line (`rm -rf build`, `src/main.rs`).
+    pub summary: String,
+    /// `allow`, `always` or `deny`.
+    pub decision: String,
+    /// The rule that answered it, or that an "always" made.
+    pub rule: Option<String>,
+    /// Who decided: a credential id, or None for a rule.
+    pub by: Option<String>,
+    /// The agent (its name, and session if known) that asked.
+    pub agent: Option<String>,
+    pub at: u64,
 }
 
 /// What [`Store::use_link`] found.

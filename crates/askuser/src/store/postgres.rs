@@ -20,7 +20,7 @@
 
 use super::{
     like_pattern, parse_record, record_columns, to_json, to_sql_ms, Filter, Finished, Inserted, LinkUse, RawRecord, Store, StoreError,
-    StoreEvent, StoredLink, StoredSubscription,
+    StoreEvent, StoredDecision, StoredLink, StoredRule, StoredSubscription,
 };
 use crate::lock;
 use crate::tokens::{Credential, Scope};
@@ -156,6 +156,28 @@ const MIGRATIONS: &[&str] = &[
     // sorted them (3 ms a page at 10,000 pending, against 0.08 ms by the index).
     "ALTER TABLE questions SET (autovacuum_analyze_scale_factor = 0.02, autovacuum_analyze_threshold = 200);
      ALTER TABLE attached SET (autovacuum_analyze_scale_factor = 0.02, autovacuum_analyze_threshold = 200);",
+    // 5 -> 6: approvals, as the SQLite store's version 6. The rules that answer an
+    // agent's request to use a tool without asking (each the core's JSON), and the audit
+    // log of every decision; `seq` breaks ties of `at` (the later added first), and the
+    // index holds both, so the newest are read without a sort.
+    "CREATE TABLE rules (
+         id         TEXT   PRIMARY KEY,
+         rule       TEXT   NOT NULL,
+         created_at BIGINT NOT NULL,
+         created_by TEXT
+     );
+     CREATE TABLE decisions (
+         seq           BIGSERIAL PRIMARY KEY,
+         question      TEXT,
+         tool          TEXT   NOT NULL,
+         summary       TEXT   NOT NULL,
+         decision      TEXT   NOT NULL,
+         rule          TEXT,
+         by_credential TEXT,
+         agent         TEXT,
+         at            BIGINT NOT NULL
+     );
+     CREATE INDEX decisions_at ON decisions (at, seq);",
 ];
 
 /// The shared PostgreSQL store. Cheap to share: wrap it in an `Arc`.
@@ -753,6 +775,7 @@ impl Store for Postgres {
             let fail = |e| db_error(what, e);
             client.execute("DELETE FROM answer_links WHERE expires_at < $1", &[&cutoff]).await.map_err(fail)?;
             client.execute("DELETE FROM notified WHERE at < $1", &[&cutoff]).await.map_err(fail)?;
+            client.execute("DELETE FROM decisions WHERE at < $1", &[&cutoff]).await.map_err(fail)?;
             let n =
                 client.execute("DELETE FROM questions WHERE answered_at < $1 AND status <> 'pending'", &[&cutoff]).await.map_err(fail)?;
             Ok(usize::try_from(n).unwrap_or(usize::MAX))
@@ -1266,6 +1289,99 @@ impl Store for Postgres {
             })
             .await?;
         Ok(row.map(|r| (crate::tokens::Paired { name: r.get(0), person: r.get(1) }, ms(r.get(2)))))
+    }
+
+    async fn add_rule(&self, rule: &StoredRule) -> Result<(), StoreError> {
+        let what = format!("cannot store approval rule {:?}", rule.id);
+        let outcome = async {
+            let created = i64::try_from(rule.created_at).unwrap_or(i64::MAX);
+            let client = self.client().await?;
+            client
+                .execute(
+                    "INSERT INTO rules (id, rule, created_at, created_by) VALUES ($1, $2, $3, $4)",
+                    &[&rule.id, &rule.rule, &created, &rule.created_by],
+                )
+                .await
+                .map(drop)
+                .map_err(|e| db_error(&what, e))
+        };
+        self.noted(self.within(&what, outcome).await)
+    }
+
+    async fn rules(&self) -> Result<Vec<StoredRule>, StoreError> {
+        let what = "cannot read the approval rules";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query("SELECT id, rule, created_at, created_by FROM rules ORDER BY created_at, id", &[])
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
+        Ok(rows.iter().map(|r| StoredRule { id: r.get(0), rule: r.get(1), created_at: ms(r.get(2)), created_by: r.get(3) }).collect())
+    }
+
+    async fn remove_rule(&self, id: &str) -> Result<bool, StoreError> {
+        if !storable(id) {
+            return Ok(false);
+        }
+        let what = format!("cannot remove approval rule {id:?}");
+        let outcome = async {
+            let client = self.client().await?;
+            let n = client.execute("DELETE FROM rules WHERE id = $1", &[&id]).await.map_err(|e| db_error(&what, e))?;
+            Ok(n > 0)
+        };
+        self.noted(self.within(&what, outcome).await)
+    }
+
+    async fn add_decision(&self, decision: &StoredDecision) -> Result<(), StoreError> {
+        let what = "cannot record an approval decision";
+        let outcome = async {
+            let d = decision;
+            let at = i64::try_from(d.at).unwrap_or(i64::MAX);
+            let client = self.client().await?;
+            client
+                .execute(
+                    "INSERT INTO decisions (question, tool, summary, decision, rule, by_credential, agent, at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                    &[&d.question, &d.tool, &d.summary, &d.decision, &d.rule, &d.by, &d.agent, &at],
+                )
+                .await
+                .map(drop)
+                .map_err(|e| db_error(what, e))
+        };
+        self.noted(self.within(what, outcome).await)
+    }
+
+    async fn decisions(&self, limit: usize) -> Result<Vec<StoredDecision>, StoreError> {
+        let what = "cannot read the approval decisions";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query(
+                        "SELECT question, tool, summary, decision, rule, by_credential, agent, at FROM decisions
+                         ORDER BY at DESC, seq DESC LIMIT $1",
+                        &[&to_i64(limit)],
+                    )
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| StoredDecision {
+                question: r.get(0),
+                tool: r.get(1),
+                summary: r.get(2),
+                decision: r.get(3),
+                rule: r.get(4),
+                by: r.get(5),
+                agent: r.get(6),
+                at: ms(r.get(7)),
+            })
+            .collect())
     }
 
     async fn close(&self) {

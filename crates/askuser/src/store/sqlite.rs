@@ -9,7 +9,7 @@
 
 use super::{
     like_pattern, parse_record, record_columns, to_json, to_sql_ms, Filter, Finished, Inserted, LinkUse, RawRecord, Store, StoreError,
-    StoredLink, StoredSubscription,
+    StoredDecision, StoredLink, StoredRule, StoredSubscription,
 };
 use crate::lock;
 use crate::tokens::{Credential, Scope};
@@ -103,6 +103,28 @@ const MIGRATIONS: &[&str] = &[
          team   TEXT NOT NULL,
          PRIMARY KEY (person, team)
      );",
+    // 5 -> 6: approvals. The rules that answer an agent's request to use a tool without
+    // asking (each the core's JSON), and the audit log of every decision. `seq` is the
+    // order decisions were added in (a rowid alias), which breaks ties of `at`; the index
+    // on `at` holds the rowid too, so the newest come first without a sort.
+    "CREATE TABLE rules (
+         id         TEXT    PRIMARY KEY,
+         rule       TEXT    NOT NULL,
+         created_at INTEGER NOT NULL,
+         created_by TEXT
+     );
+     CREATE TABLE decisions (
+         seq           INTEGER PRIMARY KEY,
+         question      TEXT,
+         tool          TEXT    NOT NULL,
+         summary       TEXT    NOT NULL,
+         decision      TEXT    NOT NULL,
+         rule          TEXT,
+         by_credential TEXT,
+         agent         TEXT,
+         at            INTEGER NOT NULL
+     );
+     CREATE INDEX decisions_at ON decisions (at);",
 ];
 
 /// The SQLite store. Cheap to share: wrap it in an `Arc`.
@@ -425,10 +447,15 @@ impl Sqlite {
     }
 
     /// Deletes the final questions that became final (`answered_at`) before `cutoff_ms`,
-    /// and returns how many. Pending questions are never deleted.
+    /// and returns how many. Pending questions are never deleted. Expired answer links,
+    /// old notification records and approval decisions made before `cutoff_ms` go too
+    /// (approval rules stay).
     pub fn prune(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
         let cutoff = i64::try_from(cutoff_ms).unwrap_or(i64::MAX);
         let conn = self.lock();
+        conn.prepare_cached("DELETE FROM decisions WHERE at < ?1")
+            .and_then(|mut s| s.execute([cutoff]))
+            .map_err(|e| db_error("cannot prune old approval decisions".into(), e))?;
         // Answer links die with their question (and long expired ones before that).
         conn.prepare_cached("DELETE FROM answer_links WHERE expires_at < ?1")
             .and_then(|mut s| s.execute([cutoff]))
@@ -701,6 +728,91 @@ impl Sqlite {
         self.noted(outcome.map_err(context))
     }
 
+    /// Keeps approval rule `rule` (a new id: an id already kept is refused).
+    pub fn add_rule(&self, rule: &StoredRule) -> Result<(), StoreError> {
+        let context = |e| db_error(format!("cannot store approval rule {:?}", rule.id), e);
+        let created = i64::try_from(rule.created_at).unwrap_or(i64::MAX);
+        self.noted(
+            self.lock()
+                .prepare_cached("INSERT INTO rules (id, rule, created_at, created_by) VALUES (?1, ?2, ?3, ?4)")
+                .and_then(|mut s| s.execute(params![rule.id, rule.rule, created, rule.created_by]))
+                .map(|_| ())
+                .map_err(context),
+        )
+    }
+
+    /// Every approval rule, oldest first.
+    pub fn rules(&self) -> Result<Vec<StoredRule>, StoreError> {
+        let context = |e| db_error("cannot read the approval rules".into(), e);
+        let conn = self.lock();
+        let mut stmt =
+            conn.prepare_cached("SELECT id, rule, created_at, created_by FROM rules ORDER BY created_at, id").map_err(context)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(StoredRule {
+                    id: r.get(0)?,
+                    rule: r.get(1)?,
+                    created_at: u64::try_from(r.get::<_, i64>(2)?).unwrap_or(0),
+                    created_by: r.get(3)?,
+                })
+            })
+            .map_err(context)?;
+        rows.collect::<Result<_, _>>().map_err(context)
+    }
+
+    /// Forgets rule `id`; whether there was one.
+    pub fn remove_rule(&self, id: &str) -> Result<bool, StoreError> {
+        let context = |e| db_error(format!("cannot remove approval rule {id:?}"), e);
+        let removed =
+            self.noted(self.lock().prepare_cached("DELETE FROM rules WHERE id = ?1").and_then(|mut s| s.execute([id])).map_err(context))?;
+        Ok(removed > 0)
+    }
+
+    /// Adds one decision to the audit log.
+    pub fn add_decision(&self, decision: &StoredDecision) -> Result<(), StoreError> {
+        let context = |e| db_error("cannot record an approval decision".into(), e);
+        let d = decision;
+        let at = i64::try_from(d.at).unwrap_or(i64::MAX);
+        self.noted(
+            self.lock()
+                .prepare_cached(
+                    "INSERT INTO decisions (question, tool, summary, decision, rule, by_credential, agent, at)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                )
+                .and_then(|mut s| s.execute(params![d.question, d.tool, d.summary, d.decision, d.rule, d.by, d.agent, at]))
+                .map(|_| ())
+                .map_err(context),
+        )
+    }
+
+    /// The newest `limit` decisions, newest first (ties: the later added first).
+    pub fn decisions(&self, limit: usize) -> Result<Vec<StoredDecision>, StoreError> {
+        let context = |e| db_error("cannot read the approval decisions".into(), e);
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached(
+                "SELECT question, tool, summary, decision, rule, by_credential, agent, at FROM decisions
+                 ORDER BY at DESC, seq DESC LIMIT ?1",
+            )
+            .map_err(context)?;
+        let rows = stmt
+            .query_map([limit], |r| {
+                Ok(StoredDecision {
+                    question: r.get(0)?,
+                    tool: r.get(1)?,
+                    summary: r.get(2)?,
+                    decision: r.get(3)?,
+                    rule: r.get(4)?,
+                    by: r.get(5)?,
+                    agent: r.get(6)?,
+                    at: u64::try_from(r.get::<_, i64>(7)?).unwrap_or(0),
+                })
+            })
+            .map_err(context)?;
+        rows.collect::<Result<_, _>>().map_err(context)
+    }
+
     /// How many questions are `(pending, final)`, for `/v1/health` and benchmarks.
     pub fn counts(&self) -> Result<(usize, usize), StoreError> {
         let context = |e| db_error("cannot count questions".into(), e);
@@ -756,6 +868,11 @@ inline! {
     add_notified(id: &str, target: &str, at: u64) -> Result<(), StoreError>;
     notified() -> Result<Vec<(String, String, bool)>, StoreError>;
     forget_notified(id: &str) -> Result<(), StoreError>;
+    add_rule(rule: &StoredRule) -> Result<(), StoreError>;
+    rules() -> Result<Vec<StoredRule>, StoreError>;
+    remove_rule(id: &str) -> Result<bool, StoreError>;
+    add_decision(decision: &StoredDecision) -> Result<(), StoreError>;
+    decisions(limit: usize) -> Result<Vec<StoredDecision>, StoreError>;
 }
 
 /// Brings the schema of the store at `path` to [`SCHEMA_VERSION`] in one write
@@ -891,6 +1008,7 @@ mod tests {
             metadata: Some(serde_json::json!({"ticket": 42, "tags": ["a", "b"]}).as_object().unwrap().clone()),
             agent: Some(Agent { name: "claude-code".into(), session_id: Some("s-1".into()), ..Default::default() }),
             timeout_seconds: Some(60),
+            ..Request::default()
         }
     }
 
@@ -1371,5 +1489,131 @@ mod tests {
                 assert_eq!(r, &stored);
             }
         }
+    }
+
+    fn rule(id: &str, at: u64) -> StoredRule {
+        StoredRule {
+            id: id.into(),
+            rule: format!("{{\"tool\": \"Bash\", \"prefix\": \"cargo {id}\"}}"),
+            created_at: at,
+            created_by: Some("c-phone".into()),
+        }
+    }
+
+    fn decision(summary: &str, at: u64) -> StoredDecision {
+        StoredDecision {
+            question: Some(format!("q-{summary}")),
+            tool: "Bash".into(),
+            summary: summary.into(),
+            decision: "allow".into(),
+            rule: None,
+            by: Some("c-phone".into()),
+            agent: Some("claude-code (s-1)".into()),
+            at,
+        }
+    }
+
+    fn summaries(decisions: &[StoredDecision]) -> Vec<&str> {
+        decisions.iter().map(|d| d.summary.as_str()).collect()
+    }
+
+    #[test]
+    fn approval_rules_are_listed_oldest_first_and_removed_once() {
+        let store = Sqlite::open_in_memory().unwrap();
+        assert_eq!(store.rules().unwrap(), []);
+        let by_rule = StoredRule { created_by: None, ..rule("r-00000000000c", 3_000) };
+        for r in [rule("r-00000000000b", 2_000), by_rule.clone(), rule("r-00000000000a", 1_000)] {
+            store.add_rule(&r).unwrap();
+        }
+        assert!(matches!(store.add_rule(&rule("r-00000000000a", 9_000)), Err(StoreError::Db(_))), "an id is kept once");
+        assert_eq!(store.rules().unwrap(), [rule("r-00000000000a", 1_000), rule("r-00000000000b", 2_000), by_rule.clone()]);
+        assert!(store.remove_rule("r-00000000000b").unwrap());
+        assert!(!store.remove_rule("r-00000000000b").unwrap(), "already gone");
+        assert!(!store.remove_rule("r-ffffffffffff").unwrap(), "never there");
+        assert_eq!(store.rules().unwrap(), [rule("r-00000000000a", 1_000), by_rule]);
+        assert_eq!(store.health(), Ok(()));
+    }
+
+    #[test]
+    fn approval_decisions_come_newest_first_up_to_the_limit() {
+        let store = Sqlite::open_in_memory().unwrap();
+        assert_eq!(store.decisions(10).unwrap(), []);
+        // A rule's decision: no question, no person, the rule named.
+        let by_rule = StoredDecision { question: None, rule: Some("r-00000000000a".into()), by: None, ..decision("ruled", 2_000) };
+        for d in [decision("first", 1_000), decision("tie-1", 3_000), by_rule.clone(), decision("tie-2", 3_000), decision("early", 500)] {
+            store.add_decision(&d).unwrap();
+        }
+        let all = store.decisions(10).unwrap();
+        assert_eq!(summaries(&all), ["tie-2", "tie-1", "ruled", "first", "early"], "ties: the later added first");
+        assert_eq!(all[2], by_rule, "kept whole");
+        assert_eq!(summaries(&store.decisions(2).unwrap()), ["tie-2", "tie-1"]);
+        assert_eq!(store.decisions(0).unwrap(), []);
+        assert_eq!(store.decisions(usize::MAX).unwrap().len(), 5);
+    }
+
+    #[test]
+    fn prune_drops_old_approval_decisions_and_keeps_rules() {
+        let store = Sqlite::open_in_memory().unwrap();
+        store.add_rule(&rule("r-00000000000a", 1)).unwrap();
+        for (summary, at) in [("old", 1_000), ("boundary", 5_000), ("new", 9_000)] {
+            store.add_decision(&decision(summary, at)).unwrap();
+        }
+        assert_eq!(store.prune(5_000).unwrap(), 0, "the count is of questions");
+        assert_eq!(summaries(&store.decisions(10).unwrap()), ["new", "boundary"], "strictly before the cutoff");
+        store.prune(u64::MAX).unwrap();
+        assert_eq!(store.decisions(10).unwrap(), []);
+        assert_eq!(store.rules().unwrap(), [rule("r-00000000000a", 1)], "rules are never pruned");
+    }
+
+    #[test]
+    fn approvals_survive_a_reopen() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("askuser.db");
+        let first = Sqlite::open(&path, Durability::Normal).unwrap();
+        first.add_rule(&rule("r-00000000000a", 1_000)).unwrap();
+        first.add_rule(&rule("r-00000000000b", 2_000)).unwrap();
+        first.remove_rule("r-00000000000a").unwrap();
+        first.add_decision(&decision("one", 1_000)).unwrap();
+        first.add_decision(&decision("two", 2_000)).unwrap();
+        // Another store on the file, the first never closed (as if killed), then a clean reopen.
+        let second = Sqlite::open(&path, Durability::Normal).unwrap();
+        std::mem::forget(first);
+        for store in [second, Sqlite::open(&path, Durability::Normal).unwrap()] {
+            assert_eq!(store.rules().unwrap(), [rule("r-00000000000b", 2_000)]);
+            assert_eq!(store.decisions(10).unwrap(), [decision("two", 2_000), decision("one", 1_000)]);
+        }
+    }
+
+    /// A store written before approvals (schema version 5) opens, keeps what it had and
+    /// takes rules and decisions.
+    #[test]
+    fn a_store_from_before_approvals_is_upgraded() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("askuser.db");
+        {
+            let conn = Connection::open(&path).unwrap();
+            for sql in &MIGRATIONS[..5] {
+                conn.execute_batch(sql).unwrap();
+            }
+            conn.pragma_update(None, "user_version", 5).unwrap();
+        }
+        {
+            let old = Connection::open(&path).unwrap();
+            old.execute(
+                "INSERT INTO questions (id, status, created_at, request) VALUES ('q-1', 'pending', 1, ?1)",
+                [serde_json::to_string(&request("q-1", "Which database?")).unwrap()],
+            )
+            .unwrap();
+        }
+        let store = Sqlite::open(&path, Durability::Normal).unwrap();
+        assert_eq!(store.get("q-1").unwrap(), Some(pending("q-1", 1)));
+        assert_eq!((store.rules().unwrap(), store.decisions(10).unwrap()), (vec![], vec![]));
+        store.add_rule(&rule("r-00000000000a", 1)).unwrap();
+        store.add_decision(&decision("one", 1)).unwrap();
+        assert_eq!(store.rules().unwrap().len(), 1);
+        assert_eq!(store.decisions(10).unwrap().len(), 1);
+        let version: i64 = store.lock().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
+        assert_eq!(version, SCHEMA_VERSION);
+        assert_eq!(SCHEMA_VERSION, 6);
     }
 }

@@ -1,0 +1,630 @@
+//! Approvals: an agent asks leave to use a tool (run a command, edit a file), and a
+//! person allows it once, allows it always (a [`Rule`]), or denies it with a word to
+//! the model.
+//!
+//! An approval travels as a question like any other, so every front end, store and
+//! notification shows it without knowing more: [`Approval::request`] makes the one
+//! question (what will happen, as a command or a diff, and the choices [`ALLOW`],
+//! [`ALWAYS`], [`DENY`]; the free-text row denies with the text as the message), and
+//! carries the approval in [`Request::approval`]. [`Approval::decide`] reads the result
+//! back as a [`Decision`], in each host's shape ([`Decision::claude`]).
+//!
+//! Claude Code also sends its own `AskUserQuestion` through the permission prompt tool
+//! when it runs headless: that approval is asked as its questions
+//! ([`Approval::request`]), and allowed with the person's answers in its input.
+
+use crate::answer::{AskResult, Status};
+use crate::error::{describe, Invalid};
+use crate::model::{Agent, Choice, Question, Request};
+use crate::validate::Limits;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// The option that allows the call this once.
+pub const ALLOW: &str = "Allow";
+/// The option that allows it and keeps the suggested rule.
+pub const ALWAYS: &str = "Always allow";
+/// The option that denies it.
+pub const DENY: &str = "Deny";
+
+/// Claude Code's own question tool, which reaches a permission prompt tool headless.
+pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
+
+/// The tools whose calls change files; an `Edit` rule covers them all (as in Claude Code).
+const EDITS: [&str; 4] = ["Edit", "MultiEdit", "Write", "NotebookEdit"];
+
+/// What an agent asks leave to do.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Approval {
+    /// The tool (`Bash`, `Edit`, `mcp__github__create_issue`, …).
+    pub tool: String,
+    /// Its arguments, as the agent would call it.
+    #[serde(default)]
+    pub input: Map<String, Value>,
+    /// Why the agent wants to (shown with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The folder the agent works in: where a command runs, what relative paths mean,
+    /// and the project a rule is kept for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The host's id of the call (Claude Code's `tool_use_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
+}
+
+/// Where a rule applies.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub enum Scope {
+    /// Every agent, everywhere.
+    #[default]
+    Everywhere,
+    /// Agents working in this folder or below it.
+    Project(String),
+    /// One agent session.
+    Session(String),
+    /// Agents of this name (`Claude Code`).
+    Agent(String),
+}
+
+/// A standing "yes": calls of `tool` that `pattern` matches, in `scope`, are allowed
+/// without asking.
+///
+/// Patterns are Claude Code's: for `Bash`, `npm test:*` (the command or that prefix
+/// followed by arguments) or an exact command; for file tools, a path relative to the
+/// project (`src/main.rs`) or a folder (`src/**`); for `WebFetch`, `domain:HOST`. No
+/// pattern: every call of the tool. A command that chains or redirects (`&&`, `|`, `;`,
+/// `>`, `$(`) matches only an exact rule.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Rule {
+    pub tool: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pattern: Option<String>,
+    #[serde(default)]
+    pub scope: Scope,
+}
+
+/// The answer to an approval.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "behavior", rename_all = "camelCase")]
+pub enum Decision {
+    /// Run it, with this input (the agent's, or with the person's answers for
+    /// `AskUserQuestion`); `always`: the person also kept a rule.
+    Allow {
+        #[serde(rename = "updatedInput")]
+        input: Map<String, Value>,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        always: bool,
+    },
+    /// Do not run it; the model reads `message`.
+    Deny { message: String },
+}
+
+impl Decision {
+    /// The permission prompt tool's result, as Claude Code reads it:
+    /// `{"behavior":"allow","updatedInput":{…}}` or `{"behavior":"deny","message":"…"}`.
+    pub fn claude(&self) -> Value {
+        match self {
+            Decision::Allow { input, .. } => serde_json::json!({"behavior": "allow", "updatedInput": input}),
+            Decision::Deny { message } => serde_json::json!({"behavior": "deny", "message": message}),
+        }
+    }
+
+    /// `allow`, `always` or `deny`: how the audit log names it.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Decision::Allow { always: false, .. } => "allow",
+            Decision::Allow { always: true, .. } => "always",
+            Decision::Deny { .. } => "deny",
+        }
+    }
+}
+
+impl Approval {
+    /// Reads Claude Code's permission prompt call, `{tool_name, input, tool_use_id}`;
+    /// every problem named by its field.
+    pub fn from_claude(args: &Value) -> Result<Approval, Invalid> {
+        let Some(obj) = args.as_object() else {
+            return Err(Invalid::one("", format!("expected {{\"tool_name\", \"input\", \"tool_use_id\"}}, got {}", describe(args))));
+        };
+        let mut errors = Vec::new();
+        let tool = match obj.get("tool_name") {
+            Some(Value::String(s)) if !s.trim().is_empty() => s.clone(),
+            Some(other) => {
+                errors.push(crate::FieldError::new("tool_name", format!("expected the tool's name, got {}", describe(other))));
+                String::new()
+            }
+            None => {
+                errors.push(crate::FieldError::new("tool_name", "is missing; expected the tool's name"));
+                String::new()
+            }
+        };
+        let input = match obj.get("input") {
+            Some(Value::Object(m)) => m.clone(),
+            None | Some(Value::Null) => Map::new(),
+            Some(other) => {
+                errors
+                    .push(crate::FieldError::new("input", format!("expected the tool's arguments as an object, got {}", describe(other))));
+                Map::new()
+            }
+        };
+        let tool_use_id = match obj.get("tool_use_id") {
+            Some(Value::String(s)) => Some(s.clone()),
+            None | Some(Value::Null) => None,
+            Some(other) => {
+                errors.push(crate::FieldError::new("tool_use_id", format!("expected a string, got {}", describe(other))));
+                None
+            }
+        };
+        if !errors.is_empty() {
+            return Err(Invalid { errors });
+        }
+        let reason = input.get("description").and_then(Value::as_str).map(str::to_owned);
+        Ok(Approval { tool, input, reason, cwd: None, tool_use_id })
+    }
+
+    fn text(&self, key: &str) -> Option<&str> {
+        self.input.get(key).and_then(Value::as_str)
+    }
+
+    /// The file a file tool works on, relative to the project when it is inside it.
+    fn file(&self) -> Option<String> {
+        let path = self.text("file_path").or_else(|| self.text("notebook_path")).or_else(|| self.text("path"))?;
+        let relative = self.cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd.trim_end_matches('/')).and_then(|p| p.strip_prefix('/')));
+        Some(relative.unwrap_or(path).to_owned())
+    }
+
+    /// What it would do, in one line (`rm -rf build`, `src/main.rs`): for lists, the
+    /// audit log and notifications.
+    pub fn summary(&self) -> String {
+        let line = match self.tool.as_str() {
+            "Bash" => self.text("command").map(str::to_owned),
+            t if EDITS.contains(&t) => self.file(),
+            "WebFetch" => self.text("url").map(str::to_owned),
+            _ => None,
+        };
+        let line = line.unwrap_or_else(|| Value::Object(self.input.clone()).to_string());
+        cut(line.lines().next().unwrap_or_default(), 120)
+    }
+
+    /// What will happen, as the person reads it: a command, a diff, a new file's head,
+    /// or the arguments.
+    fn details(&self) -> String {
+        let fence = |body: &str| format!("```\n{}\n```", body.trim_end_matches('\n'));
+        match self.tool.as_str() {
+            "Bash" => {
+                let command = self.text("command").unwrap_or_default();
+                let at = self.cwd.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
+                format!("Run this command{at}?\n\n{}", fence(command))
+            }
+            "Edit" | "MultiEdit" => {
+                let file = self.file().unwrap_or_default();
+                let pairs: Vec<(&str, &str)> = match self.input.get("edits").and_then(Value::as_array) {
+                    Some(edits) => edits
+                        .iter()
+                        .map(|e| (e["old_string"].as_str().unwrap_or_default(), e["new_string"].as_str().unwrap_or_default()))
+                        .collect(),
+                    None => vec![(self.text("old_string").unwrap_or_default(), self.text("new_string").unwrap_or_default())],
+                };
+                let diff: Vec<String> = pairs.iter().map(|(old, new)| diff(old, new)).collect();
+                format!("Edit {file}?\n\n{}", fence(&diff.join("\n")))
+            }
+            "Write" => {
+                let file = self.file().unwrap_or_default();
+                let content = self.text("content").unwrap_or_default();
+                let lines = content.lines().count();
+                let head: Vec<&str> = content.lines().take(20).collect();
+                let more = if lines > 20 { format!("\n… {} more lines", lines - 20) } else { String::new() };
+                format!("Write {file} ({lines} lines)?\n\n{}{more}", fence(&head.join("\n")))
+            }
+            "WebFetch" => format!("Fetch {}?", self.text("url").unwrap_or_default()),
+            tool => {
+                let args = serde_json::to_string_pretty(&Value::Object(self.input.clone())).unwrap_or_default();
+                format!("Use {tool}?\n\n{}", fence(&args))
+            }
+        }
+    }
+
+    /// The question a person answers: what will happen and why, with [`ALLOW`],
+    /// [`ALWAYS`] (naming `rule`) and [`DENY`]; for `AskUserQuestion`, its own questions.
+    /// `id` and `agent` are the ask's; the approval rides along in `approval`.
+    pub fn request(&self, rule: &Rule, limits: &Limits) -> Result<Request, Invalid> {
+        if self.tool == ASK_USER_QUESTION {
+            let mut request = crate::normalize(&Value::Object(self.input.clone()), limits)?.request;
+            request.approval = Some(self.clone());
+            return Ok(request);
+        }
+        let mut question = self.details();
+        if let Some(reason) = self.reason.as_deref().filter(|r| !r.trim().is_empty()) {
+            question = format!("{question}\n\nWhy: {reason}");
+        }
+        let question = cut(&question, limits.max_question_chars);
+        let options = vec![
+            Choice { label: ALLOW.into(), description: Some("Only this time".into()), preview: None },
+            Choice {
+                label: ALWAYS.into(),
+                description: Some(cut(&format!("Do not ask again for {rule}"), limits.max_description_chars)),
+                preview: None,
+            },
+            Choice { label: DENY.into(), description: Some("Do not run it (or type below what to do instead)".into()), preview: None },
+        ];
+        let header = Some(cut(&self.tool, limits.max_header_chars));
+        let question = Question { question, header, options, multi_select: false };
+        Ok(Request { questions: vec![question], approval: Some(self.clone()), ..Request::default() })
+    }
+
+    /// The person's answer as a decision. An answer in the free-text row denies, with
+    /// the text for the model; no answer (declined, timed out, withdrawn) denies.
+    pub fn decide(&self, result: &AskResult) -> Decision {
+        if result.status != Status::Answered {
+            let why = result.no_answer_sentence().unwrap_or("The user did not answer.");
+            let message = if self.tool == ASK_USER_QUESTION {
+                why.to_owned()
+            } else {
+                format!("The user did not allow {} (no answer: {}). Do not run it.", self.tool, result.status.as_str())
+            };
+            return Decision::Deny { message };
+        }
+        if self.tool == ASK_USER_QUESTION {
+            let mut input = self.input.clone();
+            let answers: Map<String, Value> =
+                result.answers.iter().map(|a| (a.question.clone(), Value::String(a.answer.joined()))).collect();
+            let annotations: Map<String, Value> = result
+                .answers
+                .iter()
+                .filter(|a| a.notes.is_some() || a.preview.is_some())
+                .map(|a| {
+                    let mut note = Map::new();
+                    if let Some(p) = &a.preview {
+                        note.insert("preview".into(), p.clone().into());
+                    }
+                    if let Some(n) = &a.notes {
+                        note.insert("notes".into(), n.clone().into());
+                    }
+                    (a.question.clone(), Value::Object(note))
+                })
+                .collect();
+            input.insert("answers".into(), Value::Object(answers));
+            if !annotations.is_empty() {
+                input.insert("annotations".into(), Value::Object(annotations));
+            }
+            return Decision::Allow { input, always: false };
+        }
+        let Some(answer) = result.answers.first() else {
+            return Decision::Deny { message: format!("The user did not allow {}. Do not run it.", self.tool) };
+        };
+        let notes = answer.notes.as_deref().map(|n| format!(" They said: {n}")).unwrap_or_default();
+        match answer.selected_options.first().map(String::as_str) {
+            Some(ALLOW) => Decision::Allow { input: self.input.clone(), always: false },
+            Some(ALWAYS) => Decision::Allow { input: self.input.clone(), always: true },
+            Some(_) => Decision::Deny { message: format!("The user denied this {} call.{notes} Do not run it.", self.tool) },
+            None => {
+                let said = answer.custom.as_deref().unwrap_or_default();
+                Decision::Deny { message: format!("The user denied this {} call and said: {said}{notes}", self.tool) }
+            }
+        }
+    }
+
+    /// The rule an "always" keeps: as narrow as still useful (`Bash(cargo test:*)` in
+    /// this project, `Edit(src/**)`), in the project when the folder is known, else the
+    /// agent's session, else the agent.
+    pub fn suggest(&self, agent: Option<&Agent>) -> Rule {
+        let pattern = match self.tool.as_str() {
+            "Bash" => self.text("command").map(|command| {
+                let command = command.trim();
+                if chains(command) {
+                    return command.to_owned();
+                }
+                let words: Vec<&str> = command.split_whitespace().collect();
+                match words.as_slice() {
+                    [first, second, ..] if is_word(second) => format!("{first} {second}:*"),
+                    [first, ..] => format!("{first}:*"),
+                    [] => String::new(),
+                }
+            }),
+            t if EDITS.contains(&t) => self.file().map(|file| match file.rsplit_once('/') {
+                Some((dir, _)) if !dir.is_empty() && !file.starts_with('/') => format!("{dir}/**"),
+                _ if file.starts_with('/') => file,
+                _ => "**".to_owned(),
+            }),
+            "WebFetch" => self.text("url").and_then(host).map(|h| format!("domain:{h}")),
+            _ => None,
+        };
+        let tool = if EDITS.contains(&self.tool.as_str()) { "Edit".to_owned() } else { self.tool.clone() };
+        let scope = match (&self.cwd, agent) {
+            (Some(cwd), _) => Scope::Project(cwd.clone()),
+            (None, Some(Agent { session_id: Some(s), .. })) => Scope::Session(s.clone()),
+            (None, Some(a)) if !a.name.is_empty() => Scope::Agent(a.name.clone()),
+            _ => Scope::Everywhere,
+        };
+        Rule { tool, pattern: pattern.filter(|p| !p.is_empty()), scope }
+    }
+}
+
+impl Rule {
+    /// Whether this rule allows `approval`, asked by `agent`. `AskUserQuestion` is never
+    /// allowed by a rule: it is a question for the person.
+    pub fn matches(&self, approval: &Approval, agent: Option<&Agent>) -> bool {
+        if approval.tool == ASK_USER_QUESTION {
+            return false;
+        }
+        let tool_fits = self.tool == approval.tool || (self.tool == "Edit" && EDITS.contains(&approval.tool.as_str()));
+        if !tool_fits || !self.in_scope(approval, agent) {
+            return false;
+        }
+        let Some(pattern) = self.pattern.as_deref() else { return true };
+        match approval.tool.as_str() {
+            "Bash" => {
+                let command = approval.text("command").unwrap_or_default().trim();
+                match pattern.strip_suffix(":*") {
+                    Some(prefix) if !chains(command) => {
+                        command == prefix || command.strip_prefix(prefix).is_some_and(|rest| rest.starts_with(' '))
+                    }
+                    Some(_) => false,
+                    None => command == pattern,
+                }
+            }
+            t if EDITS.contains(&t) => {
+                let Some(file) = approval.file() else { return false };
+                if file.split('/').any(|part| part == "..") {
+                    return false;
+                }
+                match pattern.strip_suffix("**") {
+                    Some("") => !file.starts_with('/'),
+                    Some(dir) => file.starts_with(dir),
+                    None => file == pattern,
+                }
+            }
+            "WebFetch" => {
+                let wanted = pattern.strip_prefix("domain:");
+                wanted.is_some_and(|w| approval.text("url").and_then(host).is_some_and(|h| h.eq_ignore_ascii_case(w)))
+            }
+            _ => false,
+        }
+    }
+
+    fn in_scope(&self, approval: &Approval, agent: Option<&Agent>) -> bool {
+        match &self.scope {
+            Scope::Everywhere => true,
+            Scope::Project(dir) => approval.cwd.as_deref().is_some_and(|cwd| {
+                let dir = dir.trim_end_matches('/');
+                cwd == dir || cwd.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
+            }),
+            Scope::Session(s) => agent.and_then(|a| a.session_id.as_deref()) == Some(s.as_str()),
+            Scope::Agent(name) => agent.is_some_and(|a| a.name == *name),
+        }
+    }
+
+    /// Reads `Tool` or `Tool(pattern)`, as Claude Code writes rules; `scope` apart.
+    pub fn parse(text: &str, scope: Scope) -> Result<Rule, Invalid> {
+        let text = text.trim();
+        let (tool, pattern) = match text.split_once('(') {
+            Some((tool, rest)) => match rest.strip_suffix(')') {
+                Some(pattern) => (tool.trim(), Some(pattern.trim().to_owned()).filter(|p| !p.is_empty())),
+                None => return Err(Invalid::one("rule", format!("expected Tool or Tool(pattern), got {text:?}: the ')' is missing"))),
+            },
+            None => (text, None),
+        };
+        if tool.is_empty() || !tool.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return Err(Invalid::one("rule", format!("expected a tool name such as Bash or Edit, got {tool:?}")));
+        }
+        Ok(Rule { tool: tool.to_owned(), pattern, scope })
+    }
+}
+
+impl std::fmt::Display for Rule {
+    /// `Bash(npm test:*) in /home/me/app`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.pattern {
+            Some(p) => write!(f, "{}({p})", self.tool)?,
+            None => write!(f, "{}", self.tool)?,
+        }
+        match &self.scope {
+            Scope::Everywhere => Ok(()),
+            Scope::Project(dir) => write!(f, " in {dir}"),
+            Scope::Session(s) => write!(f, " in session {s}"),
+            Scope::Agent(name) => write!(f, " for {name}"),
+        }
+    }
+}
+
+/// Whether a command does more than run one program with arguments.
+fn chains(command: &str) -> bool {
+    ["&&", "||", ";", "|", "&", ">", "<", "`", "$(", "\n"].iter().any(|op| command.contains(op))
+}
+
+/// A subcommand-like word (`test`, `run-tests`), not a flag or a path.
+fn is_word(word: &str) -> bool {
+    word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') && !word.starts_with('-')
+}
+
+/// The host of an `http(s)://` URL.
+fn host(url: &str) -> Option<&str> {
+    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let host = host.split(':').next()?;
+    (!host.is_empty()).then_some(host)
+}
+
+/// `old` → `new` as removed and added lines.
+fn diff(old: &str, new: &str) -> String {
+    let removed = old.lines().map(|l| format!("- {l}"));
+    let added = new.lines().map(|l| format!("+ {l}"));
+    removed.chain(added).collect::<Vec<_>>().join("\n")
+}
+
+/// `text` cut to `max` characters, ending with "…" when cut.
+fn cut(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        return text.to_owned();
+    }
+    let mut out: String = text.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{resolve, Selection};
+    use serde_json::json;
+
+    fn bash(command: &str) -> Approval {
+        let mut a = Approval::from_claude(
+            &json!({"tool_name": "Bash", "input": {"command": command, "description": "Clean the build"}, "tool_use_id": "toolu_1"}),
+        )
+        .unwrap();
+        a.cwd = Some("/home/me/app".into());
+        a
+    }
+
+    fn answer(a: &Approval, selection: Selection) -> Decision {
+        let request = a.request(&a.suggest(None), &Limits::default()).unwrap();
+        let answers = resolve(&request.questions, &[selection]).unwrap();
+        a.decide(&AskResult::answered("q", &request, answers, 1))
+    }
+
+    #[test]
+    fn claude_codes_permission_call_is_read_and_every_problem_named() {
+        let a = bash("rm -rf build");
+        assert_eq!((a.tool.as_str(), a.tool_use_id.as_deref(), a.reason.as_deref()), ("Bash", Some("toolu_1"), Some("Clean the build")));
+        let e = Approval::from_claude(&json!({"tool_name": 3, "input": "ls", "tool_use_id": []})).unwrap_err();
+        let paths: Vec<&str> = e.errors.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["tool_name", "input", "tool_use_id"]);
+        assert!(e.to_string().contains("expected the tool's name, got the number 3"), "{e}");
+        assert!(Approval::from_claude(&json!({"input": {}})).unwrap_err().to_string().contains("tool_name: is missing"));
+    }
+
+    #[test]
+    fn the_question_shows_the_command_and_why_and_the_three_choices() {
+        let a = bash("rm -rf build");
+        let r = a.request(&a.suggest(None), &Limits::default()).unwrap();
+        let q = &r.questions[0];
+        assert_eq!(q.question, "Run this command in /home/me/app?\n\n```\nrm -rf build\n```\n\nWhy: Clean the build");
+        assert_eq!(q.header.as_deref(), Some("Bash"));
+        let labels: Vec<&str> = q.options.iter().map(|o| o.label.as_str()).collect();
+        assert_eq!(labels, [ALLOW, ALWAYS, DENY]);
+        assert_eq!(q.options[1].description.as_deref(), Some("Do not ask again for Bash(rm:*) in /home/me/app"));
+        assert_eq!(r.approval.as_ref(), Some(&a));
+        crate::validate::validate(r, &Limits::default()).expect("a valid request");
+    }
+
+    #[test]
+    fn an_edit_shows_as_a_diff_and_a_write_as_the_files_head() {
+        let mut e = Approval::from_claude(&json!({"tool_name": "Edit", "input": {"file_path": "/home/me/app/src/main.rs", "old_string": "let a = 1;", "new_string": "let a = 2;\nlet b = 3;"}})).unwrap();
+        e.cwd = Some("/home/me/app".into());
+        let r = e.request(&e.suggest(None), &Limits::default()).unwrap();
+        assert_eq!(r.questions[0].question, "Edit src/main.rs?\n\n```\n- let a = 1;\n+ let a = 2;\n+ let b = 3;\n```");
+        assert_eq!(e.summary(), "src/main.rs");
+        let content: String = (1..=25).map(|n| format!("line {n}\n")).collect();
+        let w = Approval::from_claude(&json!({"tool_name": "Write", "input": {"file_path": "notes.txt", "content": content}})).unwrap();
+        let q = &w.request(&w.suggest(None), &Limits::default()).unwrap().questions[0].question;
+        assert!(q.starts_with("Write notes.txt (25 lines)?\n\n```\nline 1\n"), "{q}");
+        assert!(q.ends_with("line 20\n```\n… 5 more lines"), "{q}");
+    }
+
+    #[test]
+    fn the_answers_become_claude_codes_permission_results() {
+        let a = bash("cargo test --all");
+        let allow = answer(&a, Selection::option(ALLOW));
+        assert_eq!(
+            allow.claude(),
+            json!({"behavior": "allow", "updatedInput": {"command": "cargo test --all", "description": "Clean the build"}})
+        );
+        assert_eq!(answer(&a, Selection::option(ALWAYS)).kind(), "always");
+        let deny = answer(&a, Selection::option(DENY).with_notes("not on main"));
+        assert_eq!(deny.claude()["message"], "The user denied this Bash call. They said: not on main Do not run it.");
+        let said = answer(&a, Selection::custom("run only the unit tests"));
+        assert_eq!(
+            said.claude(),
+            json!({"behavior": "deny", "message": "The user denied this Bash call and said: run only the unit tests"})
+        );
+        let request = a.request(&a.suggest(None), &Limits::default()).unwrap();
+        let declined = a.decide(&AskResult::unanswered("q", &request, Status::TimedOut, 1));
+        assert_eq!(declined.claude()["message"], "The user did not allow Bash (no answer: timed_out). Do not run it.");
+    }
+
+    #[test]
+    fn ask_user_question_through_the_permission_tool_is_asked_as_its_questions_and_allowed_with_the_answers() {
+        let questions = json!([{"question": "Which database?", "header": "DB", "multiSelect": false, "options": [{"label": "PostgreSQL", "description": "Shared"}, {"label": "SQLite", "description": "Embedded"}]}]);
+        let a =
+            Approval::from_claude(&json!({"tool_name": "AskUserQuestion", "input": {"questions": questions}, "tool_use_id": "toolu_9"}))
+                .unwrap();
+        let request = a.request(&a.suggest(None), &Limits::default()).unwrap();
+        assert_eq!(request.questions[0].question, "Which database?");
+        let answers = resolve(&request.questions, &[Selection::option("SQLite").with_notes("for now")]).unwrap();
+        let d = a.decide(&AskResult::answered("q", &request, answers, 1));
+        assert_eq!(
+            d.claude(),
+            json!({"behavior": "allow", "updatedInput": {"questions": questions, "answers": {"Which database?": "SQLite"}, "annotations": {"Which database?": {"notes": "for now"}}}})
+        );
+        let declined = a.decide(&AskResult::unanswered("q", &request, Status::Cancelled, 1));
+        assert!(declined.claude()["message"].as_str().unwrap().starts_with("The user declined to answer your questions."));
+        assert!(!Rule { tool: ASK_USER_QUESTION.into(), pattern: None, scope: Scope::Everywhere }.matches(&a, None), "never a rule's");
+    }
+
+    #[test]
+    fn suggested_rules_are_narrow_and_scoped_to_the_project() {
+        let rule = bash("cargo test --all").suggest(None);
+        assert_eq!(rule.to_string(), "Bash(cargo test:*) in /home/me/app");
+        assert_eq!(bash("ls -la").suggest(None).to_string(), "Bash(ls:*) in /home/me/app");
+        assert_eq!(bash("make && rm -rf /").suggest(None).pattern.as_deref(), Some("make && rm -rf /"), "a chain: exact only");
+        let mut edit =
+            Approval::from_claude(&json!({"tool_name": "MultiEdit", "input": {"file_path": "/home/me/app/src/a/b.rs", "edits": []}}))
+                .unwrap();
+        edit.cwd = Some("/home/me/app".into());
+        assert_eq!(edit.suggest(None).to_string(), "Edit(src/a/**) in /home/me/app");
+        let fetch = Approval::from_claude(&json!({"tool_name": "WebFetch", "input": {"url": "https://docs.rs/serde?x=1"}})).unwrap();
+        let agent = Agent { name: "Claude Code".into(), session_id: Some("s-1".into()), ..Agent::default() };
+        assert_eq!(fetch.suggest(Some(&agent)).to_string(), "WebFetch(domain:docs.rs) in session s-1");
+    }
+
+    #[test]
+    fn rules_match_what_they_say_and_nothing_more() {
+        let project = Scope::Project("/home/me/app".into());
+        let rule = Rule::parse("Bash(cargo test:*)", project.clone()).unwrap();
+        assert!(rule.matches(&bash("cargo test"), None));
+        assert!(rule.matches(&bash("cargo test --all"), None));
+        assert!(!rule.matches(&bash("cargo testify"), None), "a prefix ends at a word");
+        assert!(!rule.matches(&bash("cargo test && rm -rf ~"), None), "a chain is not the command");
+        assert!(!rule.matches(&bash("cargo test > /etc/passwd"), None));
+        let mut elsewhere = bash("cargo test");
+        elsewhere.cwd = Some("/home/me/application".into());
+        assert!(!rule.matches(&elsewhere, None), "another project");
+        elsewhere.cwd = Some("/home/me/app/crates/x".into());
+        assert!(rule.matches(&elsewhere, None), "below the project");
+        let exact = Rule::parse("Bash(make && make install)", Scope::Everywhere).unwrap();
+        assert!(exact.matches(&bash("make && make install"), None));
+
+        let edits = Rule::parse("Edit(src/**)", project).unwrap();
+        let mut write =
+            Approval::from_claude(&json!({"tool_name": "Write", "input": {"file_path": "/home/me/app/src/x.rs", "content": ""}})).unwrap();
+        write.cwd = Some("/home/me/app".into());
+        assert!(edits.matches(&write, None), "Edit covers Write");
+        write.input.insert("file_path".into(), json!("/home/me/app/src/../.env"));
+        assert!(!edits.matches(&write, None), "no way out with ..");
+        write.input.insert("file_path".into(), json!("/etc/hosts"));
+        assert!(!edits.matches(&write, None));
+
+        let session = Rule::parse("Bash", Scope::Session("s-1".into())).unwrap();
+        let agent = |s: &str| Agent { name: "a".into(), session_id: Some(s.into()), ..Agent::default() };
+        assert!(session.matches(&bash("anything"), Some(&agent("s-1"))));
+        assert!(!session.matches(&bash("anything"), Some(&agent("s-2"))));
+        assert!(!Rule::parse("Read", Scope::Everywhere).unwrap().matches(&bash("ls"), None));
+    }
+
+    #[test]
+    fn rules_are_read_as_claude_code_writes_them_with_clear_errors() {
+        let r = Rule::parse(" WebFetch(domain:docs.rs) ", Scope::Everywhere).unwrap();
+        assert_eq!((r.tool.as_str(), r.pattern.as_deref()), ("WebFetch", Some("domain:docs.rs")));
+        assert_eq!(Rule::parse("Bash()", Scope::Everywhere).unwrap().pattern, None);
+        assert!(Rule::parse("Bash(ls", Scope::Everywhere).unwrap_err().to_string().contains("the ')' is missing"));
+        assert!(Rule::parse("rm -rf", Scope::Everywhere).unwrap_err().to_string().contains("expected a tool name"));
+        let json = serde_json::to_value(Rule::parse("Bash(ls:*)", Scope::Project("/p".into())).unwrap()).unwrap();
+        assert_eq!(json, json!({"tool": "Bash", "pattern": "ls:*", "scope": {"project": "/p"}}));
+    }
+}
