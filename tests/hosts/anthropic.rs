@@ -90,6 +90,7 @@ async fn messages(State(api): State<Arc<Api>>, headers: HeaderMap, uri: Uri, bod
     let (block, stop) = match api.model.next(seen) {
         Turn::Say(text) => (json!({"type": "text", "text": text}), "end_turn"),
         Turn::Ask(args) => (tool_use(n, &askuser, args), "tool_use"),
+        Turn::Call(name, input) => (tool_use(n, name, input), "tool_use"),
     };
     reply(n, &model, vec![block], stop, streamed)
 }

@@ -129,7 +129,7 @@ pub(crate) fn model_env(api: &FakeApi) -> [(&'static str, String); 7] {
 
 /// Starts `cmd` (a `claude -p`, or a shell line that runs one), with Claude Code's log of
 /// askuser in failure messages.
-fn claude(home: &Home, cmd: tokio::process::Command, api: FakeApi) -> Run {
+pub(crate) fn claude(home: &Home, cmd: tokio::process::Command, api: FakeApi) -> Run {
     let home = home.path().to_owned();
     Run::spawn("claude", cmd, api).with_log("Claude Code's log of askuser", move || mcp_log(&home))
 }

@@ -18,6 +18,7 @@ mod run;
 mod scenarios;
 
 mod anthropic;
+mod approvals;
 mod claude;
 mod codex;
 mod gemini;

@@ -18,6 +18,9 @@ use std::sync::{Arc, Mutex};
 pub enum Turn {
     /// Calls the askuser tool (whatever the host named it) with these arguments.
     Ask(Value),
+    /// Calls one of the host's own tools (`Bash`, `AskUserQuestion`) with this input
+    /// (Claude Code's API only).
+    Call(&'static str, Value),
     /// Ends with this text.
     Say(String),
 }
@@ -82,7 +85,7 @@ pub fn text_of(content: &Value) -> String {
 /// The offered tool whose name is askuser's (`mcp__askuser__ask_user`,
 /// `mcp_askuser_ask_human`, …): its name as the host spells it.
 pub fn askuser_tool(names: impl IntoIterator<Item = String>) -> Option<String> {
-    names.into_iter().find(|n| n.contains("askuser"))
+    names.into_iter().find(|n| n.contains("askuser") && !n.ends_with("approve"))
 }
 
 /// What a fake API's handlers share: the script, and a log of every request served.

@@ -773,3 +773,23 @@ fn doctor_finds_a_short_codex_timeout_and_a_command_that_is_gone() {
         assert!(said.contains(&line), "expected {line:?} in:\n{said}");
     }
 }
+
+/// `--approvals` adds `--approvals` to Claude Code's `askuser mcp` (once, however often
+/// setup runs, after the user's own flags) and says how to use it; other hosts refuse it.
+#[test]
+fn setup_approvals_offers_the_permission_prompt_tool_to_claude_code_only() {
+    let home = tempfile::tempdir().unwrap();
+    let run = |args: &[&str]| askuser(home.path()).args(args).output().unwrap();
+    let first = run(&["setup", "claude-code", "--agent-name", "ci"]);
+    assert!(first.status.success(), "{}", text(&first.stderr));
+    let out = run(&["setup", "claude-code", "--approvals"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("--permission-prompt-tool mcp__askuser__approve"), "it says how to use it: {}", text(&out.stdout));
+    let again = run(&["setup", "claude-code", "--approvals"]);
+    assert!(again.status.success());
+    let config = read_json(&home.path().join(".claude.json"));
+    assert_eq!(config["mcpServers"]["askuser"]["args"], json!(["mcp", "--agent-name", "ci", "--approvals"]), "{config:#}");
+    let codex = run(&["setup", "codex", "--approvals"]);
+    assert!(!codex.status.success());
+    assert!(text(&codex.stderr).contains("--approvals is for claude-code only"), "{}", text(&codex.stderr));
+}

@@ -89,7 +89,25 @@ impl Asker {
     /// With `retry`, connection failures and bridge restarts are retried forever;
     /// `on_retry` hears of each, with how long the bridge has been unreachable.
     /// Without, the first one is returned.
-    pub async fn ask(&self, request: &Value, retry: bool, mut on_retry: impl FnMut(&str)) -> Result<AskResult, AskError> {
+    pub async fn ask(&self, request: &Value, retry: bool, on_retry: impl FnMut(&str)) -> Result<AskResult, AskError> {
+        self.post_waiting("/v1/ask?format=canonical", request, retry, on_retry).await
+    }
+
+    /// Asks leave to use a tool (`POST /v1/approve`, Claude Code's permission call and
+    /// askuser's fields) and waits for the decision, retrying as [`Asker::ask`] does:
+    /// the decision in Claude Code's shape, with `decidedBy`.
+    pub async fn approve(&self, approval: &Value, on_retry: impl FnMut(&str)) -> Result<Value, AskError> {
+        self.post_waiting("/v1/approve", approval, true, on_retry).await
+    }
+
+    /// POSTs `body` to `path` and waits for the reply (see [`Asker::ask`]).
+    async fn post_waiting<T: serde::de::DeserializeOwned>(
+        &self,
+        path: &str,
+        body: &Value,
+        retry: bool,
+        mut on_retry: impl FnMut(&str),
+    ) -> Result<T, AskError> {
         let mut backoff = MIN_BACKOFF;
         let mut failing_since: Option<tokio::time::Instant> = None;
         loop {
@@ -101,9 +119,9 @@ impl Asker {
                     continue;
                 }
             };
-            let sent = self.http().post(format!("{}/v1/ask?format=canonical", ep.url)).bearer_auth(&ep.token).json(request).send().await;
+            let sent = self.http().post(format!("{}{path}", ep.url)).bearer_auth(&ep.token).json(body).send().await;
             let problem = match sent {
-                Ok(response) if response.status().is_success() => match crate::client::read::<AskResult>(response).await {
+                Ok(response) if response.status().is_success() => match crate::client::read::<T>(response).await {
                     Ok(result) => return Ok(result),
                     Err(e) => format!("{e:#}"),
                 },

@@ -99,6 +99,11 @@ pub struct McpArgs {
     /// tool named ask_user when run headless).
     #[arg(long, value_name = "NAME", value_parser = crate::mcp::tool_name_arg)]
     pub tool_name: Option<String>,
+    /// Also offer the tool `approve`: Claude Code's `--permission-prompt-tool
+    /// mcp__askuser__approve`, which asks the person to allow or deny each tool call
+    /// (`askuser setup claude-code --approvals` sets it up).
+    #[arg(long)]
+    pub approvals: bool,
 }
 
 /// The exit code that tells a script how the ask ended.
@@ -338,6 +343,7 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
         elicitation: !args.no_elicitation,
         tool_name: args.tool_name,
         journal: Some(journal),
+        approvals: args.approvals,
     };
     // The bridge is found (or started) at the first tool call, not before: a host that only
     // probes this server, or lists its tools, starts nothing and opens no browser.

@@ -6,10 +6,12 @@
 //! socket must send one). No CORS headers are ever sent, so other pages cannot read
 //! any answer.
 
-use crate::hub::{Bridge, BridgeError};
-use crate::store::Filter;
+use crate::hub::{Approving, Bridge, BridgeError};
+use crate::store::{Filter, StoredRule};
 use crate::tokens::{self, Caller, Registry, Scope};
 use crate::{assets, ws};
+use askuser_core::approval::{Approval, Rule, Scope as RuleScope};
+use askuser_core::model::Agent;
 use askuser_core::protocol::{AnswerBody, ErrorBody, ErrorCode};
 use askuser_core::{Format, Status};
 use axum::body::Bytes;
@@ -21,6 +23,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Json, Router};
 use serde::Deserialize;
+use serde_json::{json, Value};
 use std::net::SocketAddr;
 use std::sync::Arc;
 
@@ -117,6 +120,10 @@ pub struct App {
 pub fn router(app: App) -> Router {
     let api = Router::new()
         .route("/v1/ask", post(ask))
+        .route("/v1/approve", post(approve))
+        .route("/v1/rules", get(list_rules).post(add_rule))
+        .route("/v1/rules/{id}", delete(remove_rule))
+        .route("/v1/decisions", get(list_decisions))
         .route("/v1/questions", get(list))
         .route("/v1/questions/{id}", get(get_one).delete(withdraw))
         .route("/v1/questions/{id}/answer", post(answer))
@@ -398,6 +405,143 @@ async fn ask(
             ErrorBody::new(ErrorCode::Unauthorized, "this token was revoked while its ask waited; the question stays in the inbox"),
         ))),
     }
+}
+
+/// `POST /v1/approve`: may the agent use a tool? Claude Code's permission call
+/// (`{tool_name, input, tool_use_id}`), with askuser's optional `id`, `agent`, `cwd` and
+/// `reason`. A rule that matches answers at once; otherwise the person is asked and the
+/// call waits (`?wait=false`: 202 with the question). The reply is the decision in
+/// Claude Code's shape (`behavior`, `updatedInput` or `message`), plus `decidedBy`
+/// (`rule` or `person`), and `rule` or `id`.
+async fn approve(
+    State(app): State<App>,
+    Extension(caller): Extension<Caller>,
+    p: Result<Query<AskParams>, QueryRejection>,
+    body: Result<Bytes, BytesRejection>,
+) -> Reply {
+    let p = read_query(p)?;
+    let body = parse_json(&read_body(body)?)?;
+    let (approval, agent, id) = read_approval(&body)?;
+    let asked = match app.bridge.approve(approval.clone(), agent, id, caller.owner()).await? {
+        Approving::Decided { decision, rule } => {
+            let mut reply = decision.claude();
+            reply["decidedBy"] = "rule".into();
+            reply["rule"] = rule.into();
+            return Ok(Json(reply).into_response());
+        }
+        Approving::Asked(asked) => asked,
+    };
+    if p.wait == Some(false) {
+        let status = if asked.resumed { StatusCode::OK } else { StatusCode::ACCEPTED };
+        return Ok((status, Json(asked.record)).into_response());
+    }
+    let revoked = app.security.registry.revocation(caller.id.clone());
+    let result = tokio::select! {
+        result = app.bridge.wait(&asked.record.id) => result?,
+        () = revoked => return Err(Refusal(error(
+            StatusCode::UNAUTHORIZED,
+            ErrorBody::new(ErrorCode::Unauthorized, "this token was revoked while its approval waited; the question stays in the inbox"),
+        ))),
+    };
+    let mut reply = approval.decide(&result).claude();
+    reply["decidedBy"] = "person".into();
+    reply["id"] = asked.record.id.into();
+    Ok(Json(reply).into_response())
+}
+
+/// An approval's body: the call (see [`Approval::from_claude`]) and askuser's fields.
+fn read_approval(body: &Value) -> Result<(Approval, Option<Agent>, Option<String>), Refusal> {
+    let refuse = |e: askuser_core::Invalid| Refusal(error(StatusCode::BAD_REQUEST, ErrorBody::invalid(e)));
+    let mut approval = Approval::from_claude(body).map_err(refuse)?;
+    let text = |key: &str| -> Result<Option<String>, Refusal> {
+        match body.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(other) => Err(invalid(format!("{key}: expected a string, got {}", askuser_core::error::describe(other)))),
+        }
+    };
+    approval.cwd = text("cwd")?;
+    if let Some(reason) = text("reason")? {
+        approval.reason = Some(reason);
+    }
+    let agent = match body.get("agent") {
+        None | Some(Value::Null) => None,
+        Some(a) => Some(serde_json::from_value::<Agent>(a.clone()).map_err(|e| invalid(format!("agent: {e}")))?),
+    };
+    Ok((approval, agent, text("id")?))
+}
+
+#[derive(Deserialize)]
+struct LimitParams {
+    limit: Option<usize>,
+}
+
+/// `GET /v1/rules`: every approval rule, oldest first: `[{id, rule, text, createdAt, createdBy}]`.
+async fn list_rules(State(app): State<App>) -> Reply {
+    let rules: Vec<Value> = app
+        .bridge
+        .store()
+        .rules()
+        .await
+        .map_err(BridgeError::from)?
+        .into_iter()
+        .map(|r| {
+            let rule: Value = serde_json::from_str(&r.rule).unwrap_or(Value::Null);
+            let text = serde_json::from_value::<Rule>(rule.clone()).map(|r| r.to_string()).unwrap_or_default();
+            json!({"id": r.id, "rule": rule, "text": text, "createdAt": r.created_at, "createdBy": r.created_by})
+        })
+        .collect();
+    Ok(Json(rules).into_response())
+}
+
+/// `POST /v1/rules` `{"rule": "Bash(npm test:*)", "project"?: DIR, "session"?: ID,
+/// "agent"?: NAME}` (at most one scope; none: everywhere): 201 with the rule kept.
+async fn add_rule(State(app): State<App>, body: Result<Bytes, BytesRejection>) -> Reply {
+    let body = parse_json(&read_body(body)?)?;
+    let Some(text) = body.get("rule").and_then(Value::as_str) else {
+        return Err(invalid("rule: expected a rule such as \"Bash(npm test:*)\"".into()));
+    };
+    let scopes: Vec<(&str, &str)> =
+        ["project", "session", "agent"].iter().filter_map(|k| body.get(*k).and_then(Value::as_str).map(|v| (*k, v))).collect();
+    let scope = match scopes.as_slice() {
+        [] => RuleScope::Everywhere,
+        [("project", dir)] => RuleScope::Project((*dir).to_owned()),
+        [("session", s)] => RuleScope::Session((*s).to_owned()),
+        [(_, name)] => RuleScope::Agent((*name).to_owned()),
+        _ => return Err(invalid("expected at most one of project, session and agent".into())),
+    };
+    let rule = Rule::parse(text, scope).map_err(|e| Refusal(error(StatusCode::BAD_REQUEST, ErrorBody::invalid(e))))?;
+    let stored = StoredRule {
+        id: format!("r-{}", crate::config::random_hex(6)),
+        rule: serde_json::to_string(&rule).unwrap_or_default(),
+        created_at: app.bridge.now_ms(),
+        created_by: Some("admin".into()),
+    };
+    app.bridge.store().add_rule(&stored).await.map_err(BridgeError::from)?;
+    let reply = json!({"id": stored.id, "rule": rule, "text": rule.to_string(), "createdAt": stored.created_at});
+    Ok((StatusCode::CREATED, Json(reply)).into_response())
+}
+
+/// `DELETE /v1/rules/ID`: the rule asks again from now on.
+async fn remove_rule(State(app): State<App>, Path(id): Path<String>) -> Reply {
+    if !app.bridge.store().remove_rule(&id).await.map_err(BridgeError::from)? {
+        return Err(Refusal(error(StatusCode::NOT_FOUND, ErrorBody::new(ErrorCode::NotFound, format!("no rule with id {id:?}")))));
+    }
+    Ok(Json(json!({"removed": id})).into_response())
+}
+
+/// `GET /v1/decisions?limit=N`: the audit log, newest first (100 by default).
+async fn list_decisions(State(app): State<App>, p: Result<Query<LimitParams>, QueryRejection>) -> Reply {
+    let p = read_query(p)?;
+    let decisions = app.bridge.store().decisions(p.limit.unwrap_or(100).min(10_000)).await.map_err(BridgeError::from)?;
+    let decisions: Vec<Value> = decisions
+        .into_iter()
+        .map(|d| {
+            json!({"question": d.question, "tool": d.tool, "summary": d.summary, "decision": d.decision,
+                   "rule": d.rule, "by": d.by, "agent": d.agent, "at": d.at})
+        })
+        .collect();
+    Ok(Json(decisions).into_response())
 }
 
 #[derive(Deserialize)]

@@ -10,12 +10,14 @@
 //! across an `.await`.
 
 use crate::lock;
-use crate::store::{Durability, Filter, Finished, Inserted, Sqlite, Store, StoreError, StoreEvent};
+use crate::store::{Durability, Filter, Finished, Inserted, Sqlite, Store, StoreError, StoreEvent, StoredDecision, StoredRule};
+use askuser_core::approval::{self, Approval, Decision, Rule};
 use askuser_core::dialect::normalize;
+use askuser_core::model::Agent;
 use askuser_core::protocol::{
     AgentPresence, BrowserEvent, ErrorBody, ErrorCode, QuestionRecord, Viewer, SNAPSHOT_PART, SNAPSHOT_PART_BYTES,
 };
-use askuser_core::{resolve, AskResult, Invalid, Limits, Selection, Status, Warning};
+use askuser_core::{resolve, AskResult, Invalid, Limits, Request, Selection, Status, Warning};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -147,6 +149,14 @@ impl BridgeError {
             }
         }
     }
+}
+
+/// Where an approval stands: decided by a rule, or asked (wait for its answer, then
+/// [`Approval::decide`]).
+#[derive(Debug)]
+pub enum Approving {
+    Decided { decision: Decision, rule: String },
+    Asked(Asked),
 }
 
 /// A question accepted from an agent.
@@ -447,7 +457,11 @@ impl Bridge {
     /// Stores a question from an agent (any dialect), or finds the one it resumes.
     pub async fn ask(self: &Arc<Self>, input: &Value) -> Result<Asked, BridgeError> {
         let normalized = normalize(input, &self.settings.limits).map_err(BridgeError::Invalid)?;
-        let mut request = normalized.request;
+        self.ask_request(normalized.request, normalized.warnings).await
+    }
+
+    /// Stores a request already read and checked, or finds the one it resumes.
+    async fn ask_request(self: &Arc<Self>, mut request: Request, warnings: Vec<Warning>) -> Result<Asked, BridgeError> {
         let id = request.id.clone().unwrap_or_else(|| format!("q-{}", crate::config::random_hex(8)));
         request.id = Some(id.clone());
         if let Some(sid) = request.agent.as_ref().and_then(|a| a.session_id.as_deref()) {
@@ -457,7 +471,7 @@ impl Bridge {
                 // A resume is not a new question, but it is checked like one.
                 return match self.store.get(&id).await? {
                     Some(existing) if existing.request.questions == request.questions => {
-                        Ok(Asked { record: existing, resumed: true, warnings: normalized.warnings })
+                        Ok(Asked { record: existing, resumed: true, warnings })
                     }
                     Some(_) => Err(BridgeError::Store(StoreError::Conflict { id })),
                     None => Err(BridgeError::TooMany(format!(
@@ -480,9 +494,9 @@ impl Bridge {
             Inserted::New => {
                 self.track(&record, now);
                 let _ = self.events.send(BrowserEvent::Asked { question: record.clone() });
-                Ok(Asked { record, resumed: false, warnings: normalized.warnings })
+                Ok(Asked { record, resumed: false, warnings })
             }
-            Inserted::Existing(stored) => Ok(Asked { record: stored, resumed: true, warnings: normalized.warnings }),
+            Inserted::Existing(stored) => Ok(Asked { record: stored, resumed: true, warnings }),
         }
     }
 
@@ -490,6 +504,98 @@ impl Bridge {
     /// question): a new question is recorded as its own, and it resumes only its own.
     pub async fn ask_as(self: &Arc<Self>, input: &Value, owner: Option<&str>) -> Result<Asked, BridgeError> {
         let asked = self.ask(input).await?;
+        self.own(asked, owner).await
+    }
+
+    /// An agent's approval: allowed at once by the first rule that matches it (kept in
+    /// the audit log), or asked as a question for the person, which is returned to wait
+    /// on (see [`Bridge::approval_decided`] for what its answer keeps). `id`: the
+    /// question's id; none: `approve-` and the host's id of the call, else a new one.
+    pub async fn approve(
+        self: &Arc<Self>,
+        mut approval: Approval,
+        agent: Option<Agent>,
+        id: Option<String>,
+        owner: Option<&str>,
+    ) -> Result<Approving, BridgeError> {
+        approval.reason = approval.reason.filter(|r| !r.trim().is_empty());
+        if approval.tool != approval::ASK_USER_QUESTION {
+            for stored in self.store.rules().await? {
+                let Ok(rule) = serde_json::from_str::<Rule>(&stored.rule) else { continue };
+                if rule.matches(&approval, agent.as_ref()) {
+                    let decision = Decision::Allow { input: approval.input.clone(), always: false };
+                    self.audit(None, &approval, agent.as_ref(), &decision, Some(stored.id.clone()), None).await?;
+                    return Ok(Approving::Decided { decision, rule: stored.id });
+                }
+            }
+        }
+        let rule = approval.suggest(agent.as_ref());
+        let mut request = approval.request(&rule, &self.settings.limits).map_err(BridgeError::Invalid)?;
+        // The host's id of the call: its retry of the same call waits on the same question.
+        let call = approval.tool_use_id.as_deref().map(|call| {
+            let call: String = call.chars().filter(|c| c.is_ascii_alphanumeric() || "-_.:".contains(*c)).take(100).collect();
+            format!("approve-{call}")
+        });
+        request.id = id.or(call);
+        request.agent = agent;
+        let (request, warnings) = askuser_core::validate::validate(request, &self.settings.limits).map_err(BridgeError::Invalid)?;
+        let asked = self.ask_request(request, warnings).await?;
+        Ok(Approving::Asked(self.own(asked, owner).await?))
+    }
+
+    /// An approval the person answered (here, whichever bridge's tab it came from): the
+    /// decision goes to the audit log, and an "always" keeps its rule. Runs once per
+    /// question, on the bridge whose answer won, whether or not its agent still waits.
+    async fn approval_decided(&self, record: &QuestionRecord, approval: &Approval, result: &AskResult, by: Option<&str>) {
+        let decision = approval.decide(result);
+        let agent = record.request.agent.as_ref();
+        let mut rule_id = None;
+        if matches!(decision, Decision::Allow { always: true, .. }) {
+            let rule = approval.suggest(agent);
+            let stored = StoredRule {
+                id: format!("r-{}", crate::config::random_hex(6)),
+                rule: serde_json::to_string(&rule).unwrap_or_default(),
+                created_at: self.now_ms(),
+                created_by: by.map(str::to_owned),
+            };
+            match self.store.add_rule(&stored).await {
+                Ok(()) => rule_id = Some(stored.id),
+                Err(e) => tracing::warn!(id = %record.id, "cannot keep the rule {rule}: {e}"),
+            }
+        }
+        if let Err(e) = self.audit(Some(&record.id), approval, agent, &decision, rule_id, by).await {
+            tracing::warn!(id = %record.id, "cannot log the decision: {e}");
+        }
+    }
+
+    async fn audit(
+        &self,
+        question: Option<&str>,
+        approval: &Approval,
+        agent: Option<&Agent>,
+        decision: &Decision,
+        rule: Option<String>,
+        by: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let agent = agent.map(|a| match &a.session_id {
+            Some(s) => format!("{} ({s})", a.name),
+            None => a.name.clone(),
+        });
+        let entry = StoredDecision {
+            question: question.map(str::to_owned),
+            tool: approval.tool.clone(),
+            summary: approval.summary(),
+            decision: decision.kind().to_owned(),
+            rule,
+            by: by.map(str::to_owned),
+            agent,
+            at: self.now_ms(),
+        };
+        self.store.add_decision(&entry).await
+    }
+
+    /// Records a new question as `owner`'s, or checks a resumed one is.
+    async fn own(&self, asked: Asked, owner: Option<&str>) -> Result<Asked, BridgeError> {
         if let Some(owner) = owner {
             if !asked.resumed {
                 self.store.set_owner(&asked.record.id, owner).await?;
@@ -623,6 +729,9 @@ impl Bridge {
             }
         }
         let (_, delivered) = self.settled(&id, &result, by);
+        if let Some(approval) = &record.request.approval {
+            self.approval_decided(&record, approval, &result, by).await;
+        }
         let late = !delivered && result.status == Status::Answered && !self.settings.on_late_answer.is_empty();
         // Run once: only the bridge whose answer won runs it, and not when an agent
         // waits at another bridge (it gets the answer there).

@@ -142,6 +142,12 @@ impl Host {
     fn next_step(self, entry: &Entry) -> String {
         let tool = entry.tool(self);
         match self {
+            Host::ClaudeCode if entry.args.iter().any(|a| a == "--approvals") => format!(
+                "restart Claude Code; `/mcp` lists {}. To have the person allow or deny each tool call of a headless run: \
+                 `claude -p \"…\" --permission-prompt-tool {}` (a flag only: there is no setting for it)",
+                entry.server,
+                allow_rule(&entry.server, crate::mcp::APPROVE_TOOL)
+            ),
             Host::ClaudeCode => format!(
                 "restart Claude Code (running sessions keep the servers they started with); `/mcp` lists {}. \
                  `claude -p \"…\"` works as is: permissions.allow lets it call {} without --allowedTools",
@@ -198,6 +204,11 @@ pub struct SetupArgs {
     /// which run headless hides every tool named ask_user, setup writes ask_human).
     #[arg(long, value_name = "NAME", value_parser = crate::mcp::tool_name_arg)]
     pub tool_name: Option<String>,
+    /// Claude Code only: also offer the `approve` tool, so that `claude -p … \
+    /// --permission-prompt-tool mcp__askuser__approve` asks the person before each tool
+    /// call it is not allowed to make on its own.
+    #[arg(long)]
+    pub approvals: bool,
 }
 
 /// What a config file must hold.
@@ -349,6 +360,12 @@ pub fn entry(host: Host, args: &SetupArgs, exe: &Path) -> anyhow::Result<Entry> 
         }
         a.extend(["--tool-name".to_owned(), tool]);
     }
+    if args.approvals {
+        if host != Host::ClaudeCode {
+            bail!("--approvals is for claude-code only (its --permission-prompt-tool)");
+        }
+        a.push("--approvals".to_owned());
+    }
     Ok(Entry { server: args.name.clone(), command, args: a })
 }
 
@@ -370,6 +387,9 @@ pub fn arg_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
     }
 }
 
+/// `askuser mcp` flags setup writes that take no value.
+const BARE_FLAGS: [&str; 1] = ["--approvals"];
+
 /// The args for an entry that had `old`: `new` (setup's `mcp` and its own flags, each
 /// `--flag VALUE`) set in place, every other argument of the user's kept where it was.
 /// An entry that does not run `askuser mcp` gets `new` whole.
@@ -378,7 +398,18 @@ fn merge_args(old: &[String], new: &[String]) -> Vec<String> {
         return new.to_vec();
     }
     let mut args = old.to_vec();
-    for pair in new[1..].chunks(2) {
+    let (bare, pairs): (Vec<&String>, Vec<&String>) = {
+        let rest = &new[1..];
+        let bare: Vec<&String> = rest.iter().filter(|a| BARE_FLAGS.contains(&a.as_str())).collect();
+        (bare, rest.iter().filter(|a| !BARE_FLAGS.contains(&a.as_str())).collect())
+    };
+    for flag in bare {
+        if !args.contains(flag) {
+            args.push(flag.clone());
+        }
+    }
+    let pairs: Vec<String> = pairs.into_iter().cloned().collect();
+    for pair in pairs.chunks(2) {
         match find_flag(&args, &pair[0]) {
             Some((i, words)) => {
                 let end = (i + words).min(args.len());

@@ -430,14 +430,14 @@ pub fn allowed(scope: Scope, method: &axum::http::Method, path: &str) -> bool {
         Scope::Admin => true,
         Scope::Agent => match (method, path) {
             (_, "/v1/health" | "/v1/agent") => true,
-            (&Method::POST, "/v1/ask") => true,
+            (&Method::POST, "/v1/ask" | "/v1/approve") => true,
             (&Method::GET | &Method::DELETE, _) => question.is_some_and(|rest| !rest.contains('/')),
             _ => false,
         },
         Scope::Device => match (method, path) {
             (_, "/v1/health" | "/v1/ui") => true,
             (&Method::GET, "/v1/push") | (&Method::POST | &Method::DELETE, "/v1/push/subscriptions") => true,
-            (&Method::GET, "/v1/questions") => true,
+            (&Method::GET, "/v1/questions" | "/v1/rules" | "/v1/decisions") => true,
             (&Method::GET, _) => question.is_some_and(|rest| !rest.contains('/')),
             (&Method::POST, _) => question.is_some_and(|rest| rest.ends_with("/answer") || rest.ends_with("/cancel")),
             _ => false,

@@ -221,6 +221,8 @@ pub struct McpOptions {
     pub tool_name: Option<String>,
     /// Where open calls are noted for a restarted host to resume (none: not at all).
     pub journal: Option<Journal>,
+    /// Also offer [`APPROVE_TOOL`].
+    pub approvals: bool,
 }
 
 /// How the bridge names an answer given in the host's own dialog.
@@ -448,7 +450,11 @@ impl ServerHandler for Handler {
 
     async fn list_tools(&self, _: Option<PaginatedRequestParams>, cx: RequestContext<RoleServer>) -> Result<ListToolsResult, ErrorData> {
         let caller = self.0.caller(&cx);
-        Ok(ListToolsResult::with_all_items(vec![tool(&caller.tool)]))
+        let mut tools = vec![tool(&caller.tool)];
+        if self.0.opts.approvals {
+            tools.push(approve_tool());
+        }
+        Ok(ListToolsResult::with_all_items(tools))
     }
 
     async fn call_tool(&self, request: CallToolRequestParams, cx: RequestContext<RoleServer>) -> Result<CallToolResponse, ErrorData> {
@@ -492,6 +498,31 @@ impl ServerHandler for Handler {
             None,
         ))
     }
+}
+
+/// The permission prompt tool (`askuser mcp --approvals`).
+pub const APPROVE_TOOL: &str = "approve";
+
+/// [`APPROVE_TOOL`], as `tools/list` shows it: what Claude Code's `--permission-prompt-tool`
+/// calls, `{tool_name, input, tool_use_id}`, answered with the JSON text of its decision.
+pub fn approve_tool() -> Tool {
+    serde_json::from_value(json!({
+        "name": APPROVE_TOOL,
+        "title": "Ask the user to allow a tool call",
+        "description": "Claude Code's permission prompt tool (--permission-prompt-tool mcp__askuser__approve): asks the \
+    person whether a tool call may run, and waits. Not for the model to call: to ask the user something, use ask_user.",
+        "inputSchema": {
+            "type": "object",
+            "properties": {
+                "tool_name": {"type": "string", "description": "The tool that would run (Bash, Edit, …)."},
+                "input": {"type": "object", "description": "Its arguments."},
+                "tool_use_id": {"type": "string", "description": "The host's id of the call."}
+            },
+            "required": ["tool_name", "input"]
+        },
+        "annotations": {"readOnlyHint": true, "openWorldHint": false}
+    }))
+    .expect("the tool is a Tool")
 }
 
 /// The tool named `name`, as `tools/list` shows it.
@@ -577,6 +608,9 @@ impl Server {
     ) -> Result<CallToolResponse, ErrorData> {
         let caller = self.caller(&cx);
         let tool = &caller.tool;
+        if self.opts.approvals && request.name == APPROVE_TOOL {
+            return Ok(self.approve(request.arguments.unwrap_or_default(), &caller).await);
+        }
         if request.name != *tool {
             return Err(invalid(format!("tools/call: unknown tool {:?}; this server has only {tool:?}", request.name)));
         }
@@ -681,6 +715,36 @@ impl Server {
             rounds.rounds.insert(state.clone(), Round { call, sent: tokio::time::Instant::now(), origin });
         }
         InputRequiredResult::new(Some(requests), Some(state)).into()
+    }
+
+    /// A permission prompt: the decision as the single text block Claude Code reads
+    /// (`{"behavior":"allow","updatedInput":…}` or `{"behavior":"deny","message":…}`).
+    /// Whatever goes wrong denies, saying why: nothing runs that the person did not allow.
+    async fn approve(&self, args: Map<String, Value>, caller: &Caller) -> CallToolResponse {
+        let deny = |message: String| json!({"behavior": "deny", "message": message});
+        let mut body = args;
+        let name = self.opts.agent_name.clone().or_else(|| caller.client.as_deref().map(host_name)).unwrap_or_else(|| "MCP agent".into());
+        let mut agent = json!({"name": name, "sessionId": self.session});
+        if let Some(parent) = &self.opts.parent_session {
+            agent["parentSessionId"] = parent.clone().into();
+        }
+        body.insert("agent".into(), agent);
+        if let Some(cwd) = std::env::current_dir().ok().and_then(|c| c.to_str().map(str::to_owned)) {
+            body.insert("cwd".into(), cwd.into());
+        }
+        let decision = match self.asker().await {
+            Err(e) => deny(format!("{e}; nothing was run")),
+            Ok(asker) => match asker.approve(&Value::Object(body), |problem| tracing::warn!("{problem}; retrying")).await {
+                Ok(mut reply) => {
+                    if let Some(reply) = reply.as_object_mut() {
+                        reply.retain(|k, _| matches!(k.as_str(), "behavior" | "updatedInput" | "message"));
+                    }
+                    reply
+                }
+                Err(e) => deny(format!("askuser could not ask the user: {e}; nothing was run")),
+            },
+        };
+        result(json!({"content": text(decision.to_string())})).into()
     }
 
     /// Reads the model's arguments into the question to ask (or the one to wait on again).

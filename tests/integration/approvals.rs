@@ -1,0 +1,182 @@
+//! Approvals over the bridge's HTTP API (`POST /v1/approve`, `/v1/rules`,
+//! `/v1/decisions`): asked as questions a person answers, decided by rules without
+//! asking, every decision logged. The real Claude Code drives the same path through
+//! `askuser mcp --approvals` in `tests/hosts/approvals.rs`.
+
+use crate::support::*;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// Claude Code's permission call for `command`, from an agent working in /work/app.
+fn bash(command: &str, call: &str) -> Value {
+    json!({"tool_name": "Bash", "input": {"command": command}, "tool_use_id": call,
+           "cwd": "/work/app", "agent": {"name": "Claude Code", "sessionId": "s-1"}})
+}
+
+/// Starts a blocking approval in the background.
+fn approve(b: &TestBridge, body: Value) -> tokio::task::JoinHandle<Value> {
+    let req = b.post("/v1/approve").json(&body);
+    tokio::spawn(async move {
+        let r = req.send().await.expect("the approval reaches the bridge");
+        assert_eq!(r.status(), 200);
+        r.json().await.unwrap()
+    })
+}
+
+/// The one pending question, once it is there.
+async fn pending(b: &TestBridge) -> Value {
+    for _ in 0..100 {
+        let list: Vec<Value> = b.get("/v1/questions").send().await.unwrap().json().await.unwrap();
+        if let Some(q) = list.into_iter().next() {
+            return q;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no approval was asked");
+}
+
+async fn answer(b: &TestBridge, id: &str, selection: Value) {
+    let r = b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": [selection]})).send().await.unwrap();
+    assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+}
+
+#[tokio::test]
+async fn an_approval_waits_for_the_person_and_always_keeps_a_rule_that_answers_the_next_at_once() {
+    let b = bridge().await;
+    let waiting = approve(&b, bash("cargo test --all", "toolu_1"));
+    let q = pending(&b).await;
+    assert_eq!(q["id"], "approve-toolu_1", "the host's id of the call: a retry of it resumes the question");
+    assert_eq!(q["request"]["approval"]["input"]["command"], "cargo test --all", "{q:#}");
+    assert_eq!(q["request"]["questions"][0]["header"], "Bash");
+    answer(&b, q["id"].as_str().unwrap(), json!({"selected": ["Always allow"]})).await;
+    let decided = waiting.await.unwrap();
+    assert_eq!(decided["behavior"], "allow", "{decided:#}");
+    assert_eq!(decided["updatedInput"], json!({"command": "cargo test --all"}));
+    assert_eq!((decided["decidedBy"].as_str(), decided["id"].as_str()), (Some("person"), q["id"].as_str()));
+
+    // The rule: the same program and subcommand in this project, at once, without a question.
+    let rules: Vec<Value> = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    assert_eq!(rules.len(), 1);
+    assert_eq!(rules[0]["text"], "Bash(cargo test:*) in /work/app");
+    let r = b.post("/v1/approve").json(&bash("cargo test -p core", "toolu_2")).send().await.unwrap();
+    let by_rule: Value = r.json().await.unwrap();
+    assert_eq!((by_rule["behavior"].as_str(), by_rule["decidedBy"].as_str()), (Some("allow"), Some("rule")), "{by_rule:#}");
+    assert_eq!(by_rule["rule"], rules[0]["id"]);
+    // What the rule does not cover is asked: a chained command, another project.
+    for (body, why) in [
+        (bash("cargo test && rm -rf ~", "toolu_3"), "a chain"),
+        (json!({"tool_name": "Bash", "input": {"command": "cargo test"}, "cwd": "/elsewhere"}), "another project"),
+    ] {
+        let r = b.post("/v1/approve?wait=false").json(&body).send().await.unwrap();
+        assert_eq!(r.status(), 202, "{why}: asked, not allowed");
+    }
+
+    // The audit log, newest first: the rule's decision, then the person's.
+    let log: Vec<Value> = b.get("/v1/decisions").send().await.unwrap().json().await.unwrap();
+    let kinds: Vec<&str> = log.iter().map(|d| d["decision"].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["allow", "always"], "{log:#?}");
+    assert_eq!(log[0]["rule"], rules[0]["id"]);
+    assert!(log[0]["question"].is_null());
+    assert_eq!(log[1]["question"], q["id"]);
+    assert_eq!(log[1]["summary"], "cargo test --all");
+    assert_eq!(log[1]["agent"], "Claude Code (s-1)");
+
+    // Removed, the rule asks again.
+    let id = rules[0]["id"].as_str().unwrap();
+    let r = b.http.delete(format!("{}/v1/rules/{id}", b.url)).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let r = b.http.delete(format!("{}/v1/rules/{id}", b.url)).bearer_auth(TOKEN).send().await.unwrap();
+    assert_eq!(r.status(), 404, "gone");
+    let r = b.post("/v1/approve?wait=false").json(&bash("cargo test -p core", "toolu_4")).send().await.unwrap();
+    assert_eq!(r.status(), 202);
+}
+
+#[tokio::test]
+async fn a_denial_carries_the_persons_words_and_no_answer_denies() {
+    let b = bridge().await;
+    let waiting = approve(&b, bash("rm -rf build", "toolu_1"));
+    let q = pending(&b).await;
+    answer(&b, q["id"].as_str().unwrap(), json!({"custom": "keep build, clean target instead"})).await;
+    let denied = waiting.await.unwrap();
+    assert_eq!(
+        denied,
+        json!({"behavior": "deny", "message": "The user denied this Bash call and said: keep build, clean target instead",
+               "decidedBy": "person", "id": q["id"]})
+    );
+    // Declined in the inbox: denied, with no rule kept.
+    let waiting = approve(&b, bash("rm -rf dist", "toolu_2"));
+    let q = loop {
+        let list: Vec<Value> = b.get("/v1/questions").send().await.unwrap().json().await.unwrap();
+        if let Some(q) = list.into_iter().next() {
+            break q;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let r = b.post(&format!("/v1/questions/{}/cancel", q["id"].as_str().unwrap())).json(&json!({})).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let declined = waiting.await.unwrap();
+    assert_eq!(declined["behavior"], "deny");
+    assert_eq!(declined["message"], "The user did not allow Bash (no answer: cancelled). Do not run it.");
+    let rules: Vec<Value> = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    assert!(rules.is_empty());
+    let log: Vec<Value> = b.get("/v1/decisions").send().await.unwrap().json().await.unwrap();
+    assert_eq!(log.iter().map(|d| d["decision"].as_str().unwrap()).collect::<Vec<_>>(), ["deny", "deny"]);
+}
+
+#[tokio::test]
+async fn bad_approvals_and_rules_are_refused_naming_the_field_and_scopes_are_kept() {
+    let b = bridge().await;
+    let r = b.post("/v1/approve").json(&json!({"tool_name": 3, "input": "ls"})).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    let body: Value = r.json().await.unwrap();
+    let paths: Vec<&str> = body["errors"].as_array().unwrap().iter().map(|e| e["path"].as_str().unwrap()).collect();
+    assert_eq!(paths, ["tool_name", "input"], "{body:#}");
+    let r = b.post("/v1/approve").json(&json!({"tool_name": "Bash", "input": {}, "cwd": 7})).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("cwd: expected a string, got the number 7"));
+
+    let r = b.post("/v1/rules").json(&json!({"rule": "Bash(ls"})).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    assert!(r.text().await.unwrap().contains("the ')' is missing"));
+    let r = b.post("/v1/rules").json(&json!({"rule": "Bash(ls:*)", "project": "/p", "session": "s"})).send().await.unwrap();
+    assert_eq!(r.status(), 400);
+    let r = b.post("/v1/rules").json(&json!({"rule": "WebFetch(domain:docs.rs)", "agent": "Claude Code"})).send().await.unwrap();
+    assert_eq!(r.status(), 201);
+    let made: Value = r.json().await.unwrap();
+    assert_eq!(made["text"], "WebFetch(domain:docs.rs) for Claude Code");
+
+    // An agent token may ask for approval, not make rules; a device may read them.
+    let token = |scope: &str| {
+        let req = b.post("/v1/tokens").json(&json!({"scope": scope, "name": scope}));
+        async move {
+            let v: Value = req.send().await.unwrap().json().await.unwrap();
+            v["token"].as_str().unwrap().to_owned()
+        }
+    };
+    let (agent, device) = (token("agent").await, token("device").await);
+    let fetch = json!({"tool_name": "WebFetch", "input": {"url": "https://docs.rs/serde"}, "agent": {"name": "Claude Code"}});
+    let r = b.http.post(format!("{}/v1/approve", b.url)).bearer_auth(&agent).json(&fetch).send().await.unwrap();
+    let v: Value = r.json().await.unwrap();
+    assert_eq!((v["behavior"].as_str(), v["decidedBy"].as_str()), (Some("allow"), Some("rule")), "{v:#}");
+    let r = b.http.post(format!("{}/v1/rules", b.url)).bearer_auth(&agent).json(&json!({"rule": "Bash"})).send().await.unwrap();
+    assert_eq!(r.status(), 403);
+    let r = b.http.get(format!("{}/v1/rules", b.url)).bearer_auth(&device).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let r = b.http.post(format!("{}/v1/rules", b.url)).bearer_auth(&device).json(&json!({"rule": "Bash"})).send().await.unwrap();
+    assert_eq!(r.status(), 403);
+}
+
+/// Claude Code's own question through its permission prompt tool: its questions asked as
+/// they are, allowed with the answers in its input.
+#[tokio::test]
+async fn ask_user_question_is_asked_as_its_questions_and_allowed_with_the_answers() {
+    let b = bridge().await;
+    let questions = json!([{"question": "Which database?", "header": "DB", "multiSelect": false,
+        "options": [{"label": "PostgreSQL", "description": "Shared"}, {"label": "SQLite", "description": "Embedded"}]}]);
+    let waiting = approve(&b, json!({"tool_name": "AskUserQuestion", "input": {"questions": questions}, "tool_use_id": "toolu_9"}));
+    let q = pending(&b).await;
+    assert_eq!(q["request"]["questions"][0]["question"], "Which database?");
+    answer(&b, q["id"].as_str().unwrap(), json!({"selected": ["SQLite"]})).await;
+    let allowed = waiting.await.unwrap();
+    assert_eq!(allowed["updatedInput"], json!({"questions": questions, "answers": {"Which database?": "SQLite"}}));
+}
