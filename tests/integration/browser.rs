@@ -858,3 +858,53 @@ async fn a_question_named_in_the_address_is_the_one_shown() {
     text_with(&browser, ".askuser-current", "Rotate the keys?").await;
     browser.close().await;
 }
+
+/// An approval shows what will happen (an edit as a diff, a command as a command), its
+/// rows name their keys, a keystroke decides it, and the page says the decision aloud.
+#[tokio::test]
+async fn an_approval_shows_the_diff_and_a_keystroke_decides_it() {
+    let b = bridge().await;
+    let approve = |call: Value| {
+        let request = b.post("/v1/approve").json(&call);
+        tokio::spawn(async move { request.send().await.unwrap().json::<Value>().await.unwrap() })
+    };
+    let edit = approve(json!({"tool_name": "Edit", "tool_use_id": "toolu_e", "cwd": "/srv/app", "agent": {"name": "claude-code"},
+        "input": {"file_path": "/srv/app/src/db.rs", "old_string": "fn open() {\n    sqlite();\n}", "new_string": "fn open() {\n    postgres();\n}"}}));
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    let diff = text_with(&browser, ".askuser-diff", "postgres();").await;
+    assert!(diff.contains("- ") && diff.contains("sqlite();") && diff.contains("+ "), "{diff}");
+    let title = browser.wait_css(".askuser-approval-title").await.text().await.unwrap();
+    assert_eq!(title, "Edit src/db.rs?");
+    // A screen reader hears which lines go and which come.
+    let spoken = browser.wait_css(".askuser-removed .askuser-sr").await.html(true).await.unwrap();
+    assert_eq!(spoken, "removed: ");
+    assert_eq!(browser.row("radio", "Always allow").await.text().await.unwrap().split_whitespace().next(), Some("A"));
+    assert!(browser.wait_css(".askuser-footer").await.text().await.unwrap().contains("a allow • A always allow • d deny"));
+    let violations = axe(&browser).await;
+    assert!(violations.is_empty(), "axe-core found: {violations:?}");
+    browser.shot("approval-diff").await;
+
+    // d, a word for the agent, Enter: denied, with it.
+    browser.keys("d").await;
+    browser.wait_css("textarea.askuser-other").await;
+    browser.keys("keep sqlite").await;
+    browser.keys(&enter()).await;
+    let decided = tokio::time::timeout(Duration::from_secs(10), edit).await.unwrap().unwrap();
+    assert_eq!(decided["behavior"], "deny", "{decided}");
+    assert!(decided["message"].as_str().unwrap().contains("keep sqlite"), "{decided}");
+    text_with(&browser, ".askuser-toast", "Denied: keep sqlite").await;
+
+    // A command, allowed with a.
+    let bash = approve(json!({"tool_name": "Bash", "tool_use_id": "toolu_b", "agent": {"name": "claude-code"},
+        "input": {"command": "cargo test --all", "description": "Run the tests"}}));
+    let command = text_with(&browser, ".askuser-command", "cargo test --all").await;
+    assert_eq!(command, "$ cargo test --all");
+    text_with(&browser, ".askuser-why", "Why: Run the tests").await;
+    browser.row("radio", "Allow").await;
+    browser.keys("a").await;
+    let decided = tokio::time::timeout(Duration::from_secs(10), bash).await.unwrap().unwrap();
+    assert_eq!(decided["behavior"], "allow", "{decided}");
+    text_with(&browser, ".askuser-toast", "Allowed.").await;
+    browser.close().await;
+}

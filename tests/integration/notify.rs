@@ -705,8 +705,9 @@ async fn a_restart_keeps_what_was_sent_and_what_was_due() {
     drop(b);
 }
 
-#[tokio::test]
-async fn ntfy_buttons_answer_by_post() {
+/// A bridge publishing to a local ntfy server (topic `askuser-alerts`, token `tk_abc`),
+/// and what that server got.
+async fn ntfy_bridge() -> (TestBridge, Inbox) {
     let inbox = Inbox::default();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let server = format!("http://{}", listener.local_addr().unwrap());
@@ -721,7 +722,31 @@ async fn ntfy_buttons_answer_by_post() {
     let app = axum::Router::new().route("/", axum::routing::post(handler)).with_state(inbox.clone());
     tokio::spawn(async move { axum::serve(listener, app).await });
     let ntfy = channels::Ntfy::parse(&format!("{server}/askuser-alerts"), Some("tk_abc".into())).unwrap();
-    let b = notifying_bridge(move |n| n.ntfy = Some(ntfy)).await;
+    (notifying_bridge(move |n| n.ntfy = Some(ntfy)).await, inbox)
+}
+
+#[tokio::test]
+async fn an_approvals_notice_says_what_will_run_and_carries_allow_and_deny() {
+    let (b, inbox) = ntfy_bridge().await;
+    let call = json!({"tool_name": "Bash", "input": {"command": "rm -rf build"}, "tool_use_id": "toolu_9",
+        "cwd": "/srv/app", "agent": {"name": "ci"}});
+    let request = b.post("/v1/approve").json(&call);
+    let asking = tokio::spawn(async move { request.send().await.unwrap() });
+    let m = inbox.nth(1).await;
+    assert_eq!(m["message"], "Run this command in /srv/app?\nrm -rf build");
+    let labels: Vec<&str> = m["actions"].as_array().unwrap().iter().map(|a| a["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["Allow", "Deny", "Answer…"], "Always allow and a message need the page");
+    // Deny from the notice: no message asked, and the agent is told not to run it.
+    let r = b.http.post(m["actions"][1]["url"].as_str().unwrap()).send().await.unwrap();
+    assert_eq!(r.status(), 200);
+    let decided: Value = tokio::time::timeout(Duration::from_secs(5), asking).await.unwrap().unwrap().json().await.unwrap();
+    assert_eq!(decided["behavior"], "deny", "{decided}");
+    assert!(decided["message"].as_str().unwrap().contains("Do not run it"), "{decided}");
+}
+
+#[tokio::test]
+async fn ntfy_buttons_answer_by_post() {
+    let (b, inbox) = ntfy_bridge().await;
     let asking = b.ask(ask_body("t-1", "ci"), "canonical");
     let m = inbox.nth(1).await;
     assert_eq!((m["topic"].as_str(), m["title"].as_str()), (Some("askuser-alerts"), Some("ci asks · Database")));

@@ -13,7 +13,7 @@
 //! when it runs headless: that approval is asked as its questions
 //! ([`Approval::request`]), and allowed with the person's answers in its input.
 
-use crate::answer::{AskResult, Status};
+use crate::answer::{AskResult, Selection, Status};
 use crate::error::{describe, Invalid};
 use crate::model::{Agent, Choice, Question, Request};
 use crate::validate::Limits;
@@ -123,6 +123,84 @@ impl Decision {
     }
 }
 
+/// Lines of a new file shown before "… N more lines".
+const WRITE_HEAD: usize = 20;
+
+/// The most work (old lines × new lines) an edit's diff does line by line.
+const DIFF_CELLS: usize = 250_000;
+
+/// What an approval will do, as front ends show it. JSON: `{"kind":"command",
+/// "command":"cargo test","cwd":"/srv/app"}`, `{"kind":"diff","file":"src/lib.rs",
+/// "lines":[{"change":"removed","text":"a"},{"change":"added","text":"b"}]}`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "camelCase")]
+pub enum Shown {
+    /// A shell command, run in `cwd`.
+    Command {
+        command: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        cwd: Option<String>,
+    },
+    /// An edit of `file` (relative to the project when inside it).
+    Diff { file: String, lines: Vec<Line> },
+    /// A new or replaced file: its first lines, of `total`.
+    Write { file: String, head: Vec<String>, total: usize },
+    /// A page fetched.
+    Fetch { url: String },
+    /// Any other tool: its arguments, name and value (strings as they are, the rest as JSON).
+    Call { args: Vec<(String, String)> },
+}
+
+/// One line of a diff.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Line {
+    pub change: Change,
+    pub text: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum Change {
+    Same,
+    Added,
+    Removed,
+    /// Between two edits of one file.
+    Gap,
+}
+
+impl Line {
+    /// The line as a unified diff writes it: `+ added`, `- removed`, `  same`, `…`.
+    pub fn marked(&self) -> String {
+        match self.change {
+            Change::Same => format!("  {}", self.text),
+            Change::Added => format!("+ {}", self.text),
+            Change::Removed => format!("- {}", self.text),
+            Change::Gap => "…".to_owned(),
+        }
+    }
+
+    /// What a screen reader says before the line: "added", "removed" or nothing.
+    pub fn spoken(&self) -> Option<&'static str> {
+        match self.change {
+            Change::Added => Some("added"),
+            Change::Removed => Some("removed"),
+            Change::Same | Change::Gap => None,
+        }
+    }
+}
+
+/// An approval as the dialog shows it: which tool, what it asks ("Run this command in
+/// /srv/app?"), what will happen, and the agent's reason.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApprovalView {
+    pub tool: String,
+    pub title: String,
+    pub shown: Shown,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+}
+
 impl Approval {
     /// Reads Claude Code's permission prompt call, `{tool_name, input, tool_use_id}`;
     /// every problem named by its field.
@@ -190,18 +268,12 @@ impl Approval {
         cut(line.lines().next().unwrap_or_default(), 120)
     }
 
-    /// What will happen, as the person reads it: a command, a diff, a new file's head,
-    /// or the arguments.
-    fn details(&self) -> String {
-        let fence = |body: &str| format!("```\n{}\n```", body.trim_end_matches('\n'));
+    /// What will happen, as a front end shows it: a command, a diff, a new file's head,
+    /// a URL, or the arguments one per line (never the JSON).
+    pub fn shown(&self) -> Shown {
         match self.tool.as_str() {
-            "Bash" => {
-                let command = self.text("command").unwrap_or_default();
-                let at = self.cwd.as_deref().map(|c| format!(" in {c}")).unwrap_or_default();
-                format!("Run this command{at}?\n\n{}", fence(command))
-            }
+            "Bash" => Shown::Command { command: self.text("command").unwrap_or_default().to_owned(), cwd: self.cwd.clone() },
             "Edit" | "MultiEdit" => {
-                let file = self.file().unwrap_or_default();
                 let pairs: Vec<(&str, &str)> = match self.input.get("edits").and_then(Value::as_array) {
                     Some(edits) => edits
                         .iter()
@@ -209,21 +281,84 @@ impl Approval {
                         .collect(),
                     None => vec![(self.text("old_string").unwrap_or_default(), self.text("new_string").unwrap_or_default())],
                 };
-                let diff: Vec<String> = pairs.iter().map(|(old, new)| diff(old, new)).collect();
-                format!("Edit {file}?\n\n{}", fence(&diff.join("\n")))
+                let mut lines = Vec::new();
+                for (i, (old, new)) in pairs.iter().enumerate() {
+                    if i > 0 {
+                        lines.push(Line { change: Change::Gap, text: String::new() });
+                    }
+                    lines.extend(diff(old, new));
+                }
+                Shown::Diff { file: self.file().unwrap_or_default(), lines }
             }
             "Write" => {
-                let file = self.file().unwrap_or_default();
                 let content = self.text("content").unwrap_or_default();
-                let lines = content.lines().count();
-                let head: Vec<&str> = content.lines().take(20).collect();
-                let more = if lines > 20 { format!("\n… {} more lines", lines - 20) } else { String::new() };
-                format!("Write {file} ({lines} lines)?\n\n{}{more}", fence(&head.join("\n")))
+                let head = content.lines().take(WRITE_HEAD).map(str::to_owned).collect();
+                Shown::Write { file: self.file().unwrap_or_default(), head, total: content.lines().count() }
             }
-            "WebFetch" => format!("Fetch {}?", self.text("url").unwrap_or_default()),
-            tool => {
-                let args = serde_json::to_string_pretty(&Value::Object(self.input.clone())).unwrap_or_default();
-                format!("Use {tool}?\n\n{}", fence(&args))
+            "WebFetch" => Shown::Fetch { url: self.text("url").unwrap_or_default().to_owned() },
+            _ => Shown::Call {
+                args: self
+                    .input
+                    .iter()
+                    .map(|(name, value)| {
+                        let value = match value {
+                            Value::String(s) => s.clone(),
+                            other => other.to_string(),
+                        };
+                        (name.clone(), value)
+                    })
+                    .collect(),
+            },
+        }
+    }
+
+    /// The line above what is shown: "Run this command in /srv/app?", "Edit src/main.rs?".
+    pub fn title(&self) -> String {
+        match self.shown() {
+            Shown::Command { cwd, .. } => format!("Run this command{}?", cwd.map(|c| format!(" in {c}")).unwrap_or_default()),
+            Shown::Diff { file, .. } => format!("Edit {file}?"),
+            Shown::Write { file, total, .. } => format!("Write {file} ({total} lines)?"),
+            Shown::Fetch { url } => format!("Fetch {url}?"),
+            Shown::Call { .. } => format!("Use {}?", self.tool),
+        }
+    }
+
+    /// Whether it asks leave to use a tool, rather than being Claude Code's own
+    /// `AskUserQuestion` (which is asked as its questions).
+    pub fn is_permission(&self) -> bool {
+        self.tool != ASK_USER_QUESTION
+    }
+
+    /// What a front end shows of it ([`Approval::title`], [`Approval::shown`], the reason),
+    /// or `None` for `AskUserQuestion`, which is shown as its questions.
+    pub fn view(&self) -> Option<ApprovalView> {
+        self.is_permission().then(|| ApprovalView {
+            tool: self.tool.clone(),
+            title: self.title(),
+            shown: self.shown(),
+            reason: self.reason.clone().filter(|r| !r.trim().is_empty()),
+        })
+    }
+
+    /// [`Approval::title`] and [`Approval::shown`] as markdown, for front ends that show
+    /// only the question's text (notifications, the embed package's plain hosts).
+    fn details(&self) -> String {
+        let fence = |body: &str| format!("```\n{}\n```", body.trim_end_matches('\n'));
+        let title = self.title();
+        match self.shown() {
+            Shown::Command { command, .. } => format!("{title}\n\n{}", fence(&command)),
+            Shown::Diff { lines, .. } => {
+                let lines: Vec<String> = lines.iter().map(Line::marked).collect();
+                format!("{title}\n\n{}", fence(&lines.join("\n")))
+            }
+            Shown::Write { head, total, .. } => {
+                let more = if total > head.len() { format!("\n… {} more lines", total - head.len()) } else { String::new() };
+                format!("{title}\n\n{}{more}", fence(&head.join("\n")))
+            }
+            Shown::Fetch { .. } => title,
+            Shown::Call { args } => {
+                let args: Vec<String> = args.iter().map(|(name, value)| format!("{name}: {value}")).collect();
+                format!("{title}\n\n{}", fence(&args.join("\n")))
             }
         }
     }
@@ -450,11 +585,54 @@ fn host(url: &str) -> Option<&str> {
     (!host.is_empty()).then_some(host)
 }
 
-/// `old` → `new` as removed and added lines.
-fn diff(old: &str, new: &str) -> String {
-    let removed = old.lines().map(|l| format!("- {l}"));
-    let added = new.lines().map(|l| format!("+ {l}"));
-    removed.chain(added).collect::<Vec<_>>().join("\n")
+/// `old` → `new` line by line: the lines both keep, and those removed and added, in
+/// order (the longest common subsequence; past [`DIFF_CELLS`] of work, everything
+/// between the common head and tail is shown removed, then added).
+fn diff(old: &str, new: &str) -> Vec<Line> {
+    let (old, new): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
+    let head = old.iter().zip(&new).take_while(|(a, b)| a == b).count();
+    let tail = old[head..].iter().rev().zip(new[head..].iter().rev()).take_while(|(a, b)| a == b).count();
+    let (a, b) = (&old[head..old.len() - tail], &new[head..new.len() - tail]);
+    let line = |change: Change, text: &str| Line { change, text: text.to_owned() };
+    let mut out: Vec<Line> = old[..head].iter().map(|t| line(Change::Same, t)).collect();
+    if a.len().saturating_mul(b.len()) <= DIFF_CELLS {
+        // lcs[i][j]: the longest common subsequence of a[i..] and b[j..].
+        let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];
+        for i in (0..a.len()).rev() {
+            for j in (0..b.len()).rev() {
+                lcs[i][j] = if a[i] == b[j] { lcs[i + 1][j + 1] + 1 } else { lcs[i + 1][j].max(lcs[i][j + 1]) };
+            }
+        }
+        let (mut i, mut j) = (0, 0);
+        while i < a.len() || j < b.len() {
+            if i < a.len() && j < b.len() && a[i] == b[j] {
+                out.push(line(Change::Same, a[i]));
+                (i, j) = (i + 1, j + 1);
+            } else if j == b.len() || (i < a.len() && lcs[i + 1][j] >= lcs[i][j + 1]) {
+                out.push(line(Change::Removed, a[i]));
+                i += 1;
+            } else {
+                out.push(line(Change::Added, b[j]));
+                j += 1;
+            }
+        }
+    } else {
+        out.extend(a.iter().map(|t| line(Change::Removed, t)));
+        out.extend(b.iter().map(|t| line(Change::Added, t)));
+    }
+    out.extend(old[old.len() - tail..].iter().map(|t| line(Change::Same, t)));
+    out
+}
+
+/// What the answer to an approval's question decides, as a sentence to show and for a
+/// screen reader to say: "Allowed.", "Denied: use cargo clean instead".
+pub fn said(answer: &Selection) -> String {
+    match (answer.selected.first().map(String::as_str), &answer.custom) {
+        (Some(ALLOW), _) => "Allowed.".into(),
+        (Some(ALWAYS), _) => "Allowed, and calls like it will be allowed without asking.".into(),
+        (_, Some(said)) => format!("Denied: {said}"),
+        _ => "Denied.".into(),
+    }
 }
 
 /// `text` cut to `max` characters, ending with "…" when cut.
@@ -525,6 +703,40 @@ mod tests {
         let q = &w.request(&w.suggest(None), &Limits::default()).unwrap().questions[0].question;
         assert!(q.starts_with("Write notes.txt (25 lines)?\n\n```\nline 1\n"), "{q}");
         assert!(q.ends_with("line 20\n```\n… 5 more lines"), "{q}");
+    }
+
+    #[test]
+    fn an_edit_is_diffed_line_by_line_keeping_what_both_sides_share() {
+        let edit = |old: &str, new: &str| {
+            let a = Approval::from_claude(
+                &json!({"tool_name": "Edit", "input": {"file_path": "/a/src/lib.rs", "old_string": old, "new_string": new}}),
+            );
+            let mut a = a.unwrap();
+            a.cwd = Some("/a".into());
+            a
+        };
+        let a = edit("fn main() {\n    old();\n    keep();\n}", "fn main() {\n    keep();\n    new();\n}");
+        let Shown::Diff { file, lines } = a.shown() else { panic!("{:?}", a.shown()) };
+        assert_eq!(file, "src/lib.rs");
+        let marked: Vec<String> = lines.iter().map(Line::marked).collect();
+        assert_eq!(marked, ["  fn main() {", "-     old();", "      keep();", "+     new();", "  }"]);
+        assert_eq!(lines.iter().map(Line::spoken).collect::<Vec<_>>(), [None, Some("removed"), None, Some("added"), None]);
+        // Past the work limit: the middle removed, then added, still in order.
+        let old: String = (0..600).map(|n| format!("a{n}\n")).collect();
+        let new: String = (0..600).map(|n| format!("b{n}\n")).collect();
+        let Shown::Diff { lines, .. } = edit(&format!("head\n{old}tail"), &format!("head\n{new}tail")).shown() else { panic!() };
+        assert_eq!(
+            (lines.len(), lines[1].change, lines[601].change, lines[1201].change),
+            (1202, Change::Removed, Change::Added, Change::Same)
+        );
+        let view = a.view().unwrap();
+        assert_eq!((view.tool.as_str(), view.title.as_str()), ("Edit", "Edit src/lib.rs?"));
+        let json = serde_json::to_value(&view).unwrap();
+        assert_eq!(json["shown"]["lines"][1], json!({"change": "removed", "text": "    old();"}));
+        let other = Approval::from_claude(&json!({"tool_name": "mcp__db__query", "input": {"sql": "DROP TABLE x", "limit": 5}})).unwrap();
+        assert_eq!(other.shown(), Shown::Call { args: vec![("sql".into(), "DROP TABLE x".into()), ("limit".into(), "5".into())] });
+        let ask = Approval::from_claude(&json!({"tool_name": ASK_USER_QUESTION, "input": {"questions": []}})).unwrap();
+        assert_eq!(ask.view(), None);
     }
 
     #[test]

@@ -20,11 +20,15 @@
 //! in an option list clamps at both ends. Nothing here panics on any event sequence.
 
 use crate::answer::{resolve, Selection};
+use crate::approval::{ApprovalView, ALLOW, ALWAYS, DENY};
 use crate::model::{Question, Request};
 use serde::{Deserialize, Serialize};
 
 /// The label of the free-text row that ends every question.
 pub const OTHER_LABEL: &str = "Other (type your answer)";
+
+/// The free-text row's label in an approval: the text denies, and tells the agent.
+pub const DENY_SAYING: &str = "Deny, and say what to do instead";
 
 /// Layout and limits of a dialog.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -226,6 +230,13 @@ pub struct View {
     /// The texts of the questions not answered yet.
     pub unanswered: Vec<String>,
     pub done: Option<Done>,
+    /// What was sent, as a sentence to show and announce once done: "Answer sent.",
+    /// "Declined."; for an approval "Allowed.", "Denied: use cargo build instead."
+    pub outcome: Option<String>,
+    /// Set when the question set is an approval ([`crate::approval`]): show this in
+    /// place of the question's text. Its keys are a (allow), A (always), d (deny,
+    /// then the message) and the rows' keys say so.
+    pub approval: Option<ApprovalView>,
     /// Key help for the current mode.
     pub footer: String,
 }
@@ -272,7 +283,8 @@ pub struct RowView {
     pub preview: Option<String>,
     /// The 1-based number shown before an option; `None` for Other.
     pub number: Option<usize>,
-    /// The quick key: "1".."9" for the first nine options, "0" for Other.
+    /// The quick key: "1".."9" for the first nine options, "0" for Other; in an
+    /// approval "a", "A", "d" and none for the message row.
     pub key: Option<String>,
     pub focused: bool,
     /// Chosen (single select) or checked (multi select).
@@ -318,6 +330,8 @@ pub struct Dialog {
     prompt: Option<PromptKind>,
     hint: Option<String>,
     done: Option<Done>,
+    /// Set for an approval: one question whose options are Allow, Always allow, Deny.
+    approval: Option<ApprovalView>,
 }
 
 impl Dialog {
@@ -347,6 +361,7 @@ impl Dialog {
             prompt: None,
             hint: None,
             done: None,
+            approval: approval_view(request),
         };
         if draft.tab < dialog.tab_count() {
             dialog.tab = draft.tab;
@@ -508,6 +523,9 @@ impl Dialog {
             // note, the buttons, the inbox), as the WAI-ARIA practices have it for radio
             // and checkbox groups. ← and → switch questions, wrapping around.
             _ if self.is_editing() => return None,
+            "a" if self.approval.is_some() => Event::Quick { number: 1 },
+            "A" if self.approval.is_some() => Event::Quick { number: 2 },
+            "d" if self.approval.is_some() => Event::Other,
             "ArrowRight" if tabs => Event::NextTab,
             "ArrowLeft" if tabs => Event::PrevTab,
             _ => {
@@ -563,6 +581,8 @@ impl Dialog {
             review,
             unanswered,
             done: self.done,
+            outcome: self.outcome(),
+            approval: self.approval.clone(),
             footer: self.footer(),
         };
         if let Some(q) = self.current() {
@@ -587,7 +607,10 @@ impl Dialog {
                     description: c.description.clone(),
                     preview: c.preview.clone(),
                     number: Some(i + 1),
-                    key: (i < 9).then(|| (i + 1).to_string()),
+                    key: match &self.approval {
+                        Some(_) => ["a", "A", "d"].get(i).map(|k| k.to_string()),
+                        None => (i < 9).then(|| (i + 1).to_string()),
+                    },
                     focused: slot.focus == i,
                     selected: slot.draft.selected.contains(&i),
                     is_other: false,
@@ -596,11 +619,11 @@ impl Dialog {
             let other_selected = if question.is_free_text() { has_text(&slot.draft) } else { slot.draft.other };
             view.rows.push(RowView {
                 index: other,
-                label: OTHER_LABEL.into(),
+                label: if self.approval.is_some() { DENY_SAYING } else { OTHER_LABEL }.into(),
                 description: None,
                 preview: None,
                 number: None,
-                key: Some("0".into()),
+                key: self.approval.is_none().then(|| "0".into()),
                 focused: slot.focus == other,
                 selected: other_selected,
                 is_other: true,
@@ -784,6 +807,10 @@ impl Dialog {
         let text = draft.other_text.trim();
         let chars = text.chars().count();
         let has_text = !text.is_empty();
+        if self.approval.is_some() && !has_text {
+            // "d" then Enter: a denial with nothing to say.
+            return self.choose(q, DENY_INDEX);
+        }
         let uses_text = if question.multi_select && !question.is_free_text() {
             if editing && has_text {
                 draft.other = true;
@@ -881,6 +908,24 @@ impl Dialog {
         }
     }
 
+    /// What was sent, once done (see [`View::outcome`]).
+    fn outcome(&self) -> Option<String> {
+        let done = self.done?;
+        let Some(approval) = &self.approval else {
+            return Some(
+                match done {
+                    Done::Submitted => "Answer sent.",
+                    Done::Cancelled => "Declined.",
+                }
+                .into(),
+            );
+        };
+        Some(match done {
+            Done::Cancelled => format!("Declined: {} was not allowed.", approval.tool),
+            Done::Submitted => crate::approval::said(&self.selection(0)),
+        })
+    }
+
     fn footer(&self) -> String {
         if self.done.is_some() {
             return String::new();
@@ -901,6 +946,9 @@ impl Dialog {
                 parts.push("Shift+Enter new line".into());
                 return finish(parts, if question.is_free_text() { "Esc cancel" } else { "Esc back" });
             }
+            Some(_) if self.approval.is_some() => {
+                return "a allow • A always allow • d deny (then say why, or Enter) • Esc decline".into();
+            }
             Some(q) => {
                 let options = self.questions[q].options.len();
                 parts.push("↑↓ navigate".into());
@@ -920,6 +968,18 @@ impl Dialog {
         finish(parts, escape)
     }
 }
+
+/// The approval `request` carries, if it is asked as one question with the choices
+/// [`ALLOW`], [`ALWAYS`] and [`DENY`] (as [`crate::approval::Approval::request`] makes it).
+fn approval_view(request: &Request) -> Option<ApprovalView> {
+    let view = request.approval.as_ref()?.view()?;
+    let [question] = request.questions.as_slice() else { return None };
+    let labels: Vec<&str> = question.options.iter().map(|c| c.label.as_str()).collect();
+    (labels == [ALLOW, ALWAYS, DENY] && !question.multi_select).then_some(view)
+}
+
+/// [`DENY`]'s row in an approval.
+const DENY_INDEX: usize = 2;
 
 fn finish(mut parts: Vec<String>, last: &str) -> String {
     parts.push(last.into());
@@ -997,6 +1057,59 @@ mod tests {
 
     fn dialog(questions: Vec<Question>) -> Dialog {
         Dialog::new(&request(questions), DialogOptions::default())
+    }
+
+    fn approval(command: &str) -> Dialog {
+        let a = crate::approval::Approval::from_claude(&serde_json::json!({"tool_name": "Bash", "input": {"command": command}}));
+        let a = a.unwrap();
+        Dialog::new(&a.request(&a.suggest(None), &crate::validate::Limits::default()).unwrap(), DialogOptions::default())
+    }
+
+    fn sent(effects: &[Effect]) -> Selection {
+        match effects {
+            [Effect::Submitted { answers }] => answers[0].clone(),
+            other => panic!("expected one submit, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_approval_is_shown_as_what_it_does_and_answered_with_a_capital_a_or_d() {
+        let mut d = approval("cargo test");
+        let v = d.state();
+        let shown = v.approval.as_ref().map(|a| a.shown.clone());
+        assert_eq!(shown, Some(crate::approval::Shown::Command { command: "cargo test".into(), cwd: None }));
+        let keys_shown: Vec<Option<&str>> = v.rows.iter().map(|r| r.key.as_deref()).collect();
+        assert_eq!(keys_shown, [Some("a"), Some("A"), Some("d"), None]);
+        assert_eq!(v.rows[3].label, DENY_SAYING);
+        assert!(v.footer.starts_with("a allow • A always allow • d deny"), "{}", v.footer);
+        assert_eq!(sent(&keys(&mut d, &["a"])).selected, [ALLOW]);
+        assert_eq!(d.state().outcome.as_deref(), Some("Allowed."));
+
+        let mut d = approval("cargo test");
+        assert_eq!(sent(&keys(&mut d, &["A"])).selected, [ALWAYS]);
+        assert!(d.state().outcome.unwrap().starts_with("Allowed, and calls like it"));
+
+        // d, then the message: the message denies and tells the agent.
+        let mut d = approval("rm -rf /");
+        assert!(keys(&mut d, &["d"]).is_empty());
+        assert!(d.is_editing());
+        // Typed letters are the message's, not keys.
+        assert!(!d.key("a").handled);
+        d.apply(Event::SetText { text: "use cargo clean".into() });
+        let s = sent(&keys(&mut d, &["Enter"]));
+        assert_eq!((s.selected.len(), s.custom.as_deref()), (0, Some("use cargo clean")));
+        assert_eq!(d.state().outcome.as_deref(), Some("Denied: use cargo clean"));
+
+        // d, then Enter with nothing typed: a plain denial.
+        let mut d = approval("rm -rf /");
+        assert_eq!(sent(&keys(&mut d, &["d", "Enter"])).selected, [DENY]);
+        assert_eq!(d.state().outcome.as_deref(), Some("Denied."));
+
+        // A question is not an approval: its keys stay numbers, and "a" does nothing.
+        let mut q = dialog(vec![q("Which?", &["Allow", "Always allow", "Deny"], false)]);
+        assert!(q.state().approval.is_none());
+        assert!(!q.key("a").handled);
+        assert_eq!(q.state().rows[0].key.as_deref(), Some("1"));
     }
 
     fn db() -> Question {

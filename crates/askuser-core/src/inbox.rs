@@ -97,6 +97,15 @@ pub fn assignee(record: &QuestionRecord) -> Option<&str> {
     record.request.agent.as_ref()?.assignee.as_deref()
 }
 
+/// A question set in one line, for lists and notices: its first question's first
+/// line, or an approval's tool and what it would do ("Bash: rm -rf build").
+pub fn headline(request: &crate::Request) -> String {
+    match &request.approval {
+        Some(a) if a.is_permission() => format!("{}: {}", a.tool, a.summary()),
+        _ => request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default(),
+    }
+}
+
 pub fn agent_name(record: &QuestionRecord) -> String {
     record.request.agent.as_ref().map(|a| a.name.clone()).filter(|n| !n.trim().is_empty()).unwrap_or_else(|| "An agent".into())
 }
@@ -172,10 +181,7 @@ impl Inbox {
             }
             BrowserEvent::Asked { question } => {
                 if question.status == Status::Pending && self.get(&question.id).is_none() {
-                    notices.push(Notice::NewQuestion {
-                        agent: agent_name(question),
-                        text: question.request.questions.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default(),
-                    });
+                    notices.push(Notice::NewQuestion { agent: agent_name(question), text: headline(&question.request) });
                     self.insert(question.clone(), Fate::Pending);
                 }
             }
@@ -239,7 +245,7 @@ impl Inbox {
     fn title(&self, id: &str) -> String {
         let Some(item) = self.get(id) else { return "A question".into() };
         let qs = &item.record.request.questions;
-        let first = qs.first().map(|q| crate::text::summary(&q.question)).unwrap_or_default();
+        let first = headline(&item.record.request);
         match qs.len() {
             0 | 1 => format!("“{first}”"),
             n => format!("“{first}” (and {} more)", n - 1),

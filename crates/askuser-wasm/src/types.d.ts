@@ -246,7 +246,7 @@ export interface RowView {
   preview: string | null;
   /** The 1-based number shown before an option; null for Other. */
   number: number | null;
-  /** The quick key: "1".."9", "0" for Other. */
+  /** The quick key: "1".."9", "0" for Other; an approval's "a", "A", "d" (none for the message row). */
   key: string | null;
   focused: boolean;
   /** Chosen (single select) or checked (multi select). */
@@ -298,8 +298,28 @@ export interface DialogState {
   review: ReviewItem[];
   unanswered: string[];
   done: "submitted" | "cancelled" | null;
+  /** What was sent, once done: "Answer sent.", "Declined."; an approval's "Allowed.", "Denied: …". */
+  outcome: string | null;
+  /** Set for an approval: show this instead of the question's text (keys a, A, d). */
+  approval: ApprovalView | null;
   /** Key help for the current mode. */
   footer: string;
+}
+
+/** What an approval will do, as the dialog shows it (never as JSON). */
+export type Shown =
+  | { kind: "command"; command: string; cwd?: string }
+  | { kind: "diff"; file: string; lines: { change: "same" | "added" | "removed" | "gap"; text: string }[] }
+  | { kind: "write"; file: string; head: string[]; total: number }
+  | { kind: "fetch"; url: string }
+  | { kind: "call"; args: [string, string][] };
+
+export interface ApprovalView {
+  tool: string;
+  /** "Run this command in /srv/app?", "Edit src/main.rs?" */
+  title: string;
+  shown: Shown;
+  reason?: string;
 }
 
 // ----- the mounted dialog (mountDialog) -----

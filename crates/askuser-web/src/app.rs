@@ -121,6 +121,13 @@ impl Page {
     /// Sends an answer (`Ok`) or a decline (`Err(chat)`) and says what became of it.
     fn send(self, id: &str, answers: Result<Vec<Selection>, bool>) {
         let declined = answers.is_err();
+        // An approval says what it decided ("Allowed.", "Denied: …"), for the eye and the ear.
+        let approval =
+            self.inbox.with_untracked(|i| i.get(id).is_some_and(|q| q.record.request.approval.as_ref().is_some_and(|a| a.is_permission())));
+        let decided = match &answers {
+            Ok(a) if approval => a.first().map(askuser_core::approval::said),
+            _ => None,
+        };
         let sent = self.bridge.with_value(|b| {
             b.as_ref().map(|b| match answers {
                 Ok(a) => b.answer(id, a),
@@ -130,7 +137,7 @@ impl Page {
         self.inbox.update(|i| i.mark_sent(id));
         self.say(match sent {
             Some(true) if declined => "Declined: the agent was told not to assume an answer.".into(),
-            Some(true) => "Sent.".into(),
+            Some(true) => decided.unwrap_or_else(|| "Sent.".into()),
             Some(false) => "Saved: it will be sent when the connection is back.".into(),
             None => "Not sent: this page has no bridge token. Open the link `askuser serve` printed.".into(),
         });
@@ -504,7 +511,7 @@ fn InboxList(page: Page) -> impl IntoView {
 fn InboxItem(page: Page, id: String) -> impl IntoView {
     let inbox = page.inbox;
     let (record, _) = inbox.with_untracked(|i| i.get(&id).map(|x| (x.record.clone(), x.fate)))?;
-    let first = record.request.questions.first().map(|q| askuser_core::text::summary(&q.question)).unwrap_or_default();
+    let first = askuser_core::inbox::headline(&record.request);
     let more = record.request.questions.len().saturating_sub(1);
     let to = assignee(&record).map(|to| format!("for {to}"));
     let created = record.created_at;

@@ -14,7 +14,8 @@
 //! Agent text is only ever rendered as text nodes, an option's `preview` too (in a
 //! monospace box, as Claude Code shows it).
 
-use askuser_core::dialog::{Dialog, DialogOptions, Done, Draft, Effect as DialogEffect, Event, PromptKind, RowView, View};
+use askuser_core::approval::{ApprovalView, Change, Shown};
+use askuser_core::dialog::{Dialog, DialogOptions, Draft, Effect as DialogEffect, Event, PromptKind, RowView, View};
 use askuser_core::text::{segments, Segment};
 use askuser_core::{Request, Selection};
 use leptos::callback::UnsyncCallback;
@@ -156,7 +157,7 @@ pub fn DialogView(
 
     let preview = Memo::new(move |_| view.with(|v| focused_preview(&v.rows)));
     let hint = Memo::new(move |_| view.with(|v| v.hint.clone()));
-    let done = Memo::new(move |_| view.with(|v| v.done));
+    let outcome = Memo::new(move |_| view.with(|v| v.outcome.clone()));
     let footer = Memo::new(move |_| view.with(|v| v.footer.clone()));
     let panel_label = move || ctx.has_tabs().then(|| ctx.tab_id(view.with(|v| v.active_tab)));
     view! {
@@ -181,9 +182,7 @@ pub fn DialogView(
             <Prompt ctx />
             <Actions ctx />
             <p class="askuser-hint" role="status">{move || hint.get()}</p>
-            {move || done.get().map(|d| view! {
-                <p class="askuser-done" role="status">{match d { Done::Submitted => "Answer sent.", Done::Cancelled => "Declined." }}</p>
-            })}
+            {move || outcome.get().map(|said| view! { <p class="askuser-done" role="status">{said}</p> })}
             <p class="askuser-footer">{move || footer.get()}{footer_extra.map(|f| format!(" • {f}"))}</p>
         </div>
     }
@@ -284,11 +283,16 @@ fn TabBar(ctx: Ctx) -> impl IntoView {
     }
 }
 
-/// The question's chip, kind and text.
+/// The question's chip, kind and text; an approval's tool, what it asks and what will
+/// happen.
 #[component]
 fn QuestionText(ctx: Ctx) -> impl IntoView {
     let question = Memo::new(move |_| ctx.view.with(|v| v.question.clone()));
-    move || {
+    let approval = ctx.view.with_untracked(|v| v.approval.clone());
+    if let Some(approval) = approval {
+        return approval_text(ctx, approval).into_any();
+    }
+    (move || {
         question.get().map(|q| {
             let kind = q.kind();
             view! {
@@ -301,6 +305,62 @@ fn QuestionText(ctx: Ctx) -> impl IntoView {
                 </div>
             }
         })
+    })
+    .into_any()
+}
+
+/// An approval as what will happen: a command, a diff whose lines a screen reader hears
+/// as added or removed, a new file's head, or the arguments by name. Text nodes only.
+fn approval_text(ctx: Ctx, a: ApprovalView) -> impl IntoView {
+    let shown = match a.shown {
+        Shown::Command { command, .. } => {
+            view! { <pre class="askuser-command"><code><span aria-hidden="true">"$ "</span>{command}</code></pre> }.into_any()
+        }
+        Shown::Diff { file, lines } => {
+            let lines = lines
+                .into_iter()
+                .map(|line| {
+                    let class = match line.change {
+                        Change::Added => "askuser-added",
+                        Change::Removed => "askuser-removed",
+                        Change::Same => "askuser-same",
+                        Change::Gap => "askuser-gap",
+                    };
+                    let mark = match line.change {
+                        Change::Added => "+ ",
+                        Change::Removed => "- ",
+                        Change::Same => "  ",
+                        Change::Gap => "…",
+                    };
+                    let spoken = line.spoken().map(|s| view! { <span class="askuser-sr">{format!("{s}: ")}</span> });
+                    view! { <span class=class>{spoken}<span aria-hidden="true">{mark}</span>{line.text}</span> }
+                })
+                .collect_view();
+            view! { <pre class="askuser-diff" aria-label=format!("Changes to {file}")><code>{lines}</code></pre> }.into_any()
+        }
+        Shown::Write { head, total, .. } => {
+            let more =
+                (total > head.len()).then(|| view! { <p class="askuser-more-lines">{format!("… {} more lines", total - head.len())}</p> });
+            view! { <pre class="askuser-file"><code>{head.join("\n")}</code></pre>{more} }.into_any()
+        }
+        Shown::Fetch { .. } => ().into_any(),
+        Shown::Call { args } => {
+            let args = args.into_iter().map(|(name, value)| view! { <dt>{name}</dt><dd>{value}</dd> }).collect_view();
+            view! { <dl class="askuser-args">{args}</dl> }.into_any()
+        }
+    };
+    view! {
+        <div class="askuser-question askuser-approval">
+            <div class="askuser-meta">
+                <span class="askuser-chip">{a.tool}</span>
+                <span class="askuser-kind">"Approval"</span>
+            </div>
+            <div class="askuser-text" id=ctx.id("text")>
+                <p class="askuser-approval-title">{a.title}</p>
+                {shown}
+                {a.reason.map(|r| view! { <p class="askuser-why">"Why: "{r}</p> })}
+            </div>
+        </div>
     }
 }
 
@@ -392,7 +452,12 @@ fn OptionRow(ctx: Ctx, q: usize, i: usize, multi: bool) -> impl IntoView {
     let view = ctx.view;
     let (label, description, number, count) = view.with_untracked(|v| {
         let count = v.rows.len();
-        v.rows.get(i).map(|r| (r.label.clone(), r.description.clone(), r.number, count)).unwrap_or_default()
+        // An approval's rows show their keys (a, A, d); a question's their numbers.
+        let number = |r: &RowView| match v.approval {
+            Some(_) => r.key.clone(),
+            None => r.number.map(|n| format!("{n}.")),
+        };
+        v.rows.get(i).map(|r| (r.label.clone(), r.description.clone(), number(r), count)).unwrap_or_default()
     });
     let row_id = ctx.id(&format!("q{q}-r{i}"));
     let (label_id, desc_id) = (format!("{row_id}-l"), format!("{row_id}-d"));
@@ -412,7 +477,7 @@ fn OptionRow(ctx: Ctx, q: usize, i: usize, multi: bool) -> impl IntoView {
             on:click=move |_| ctx.apply(Event::Pick { index: i })
             on:mouseenter=move |_| ctx.apply(Event::Focus { index: i })>
             <span class="askuser-mark" aria-hidden="true"></span>
-            <span class="askuser-num" aria-hidden="true">{number.map(|n| format!("{n}."))}</span>
+            <span class="askuser-num" aria-hidden="true">{number}</span>
             <span class="askuser-label" id=label_id.clone()>{label}</span>
             {description.map(|d| view! { <span class="askuser-desc" id=desc_id>{d}</span> })}
         </div>
@@ -429,12 +494,22 @@ fn AnswerText(ctx: Ctx) -> impl IntoView {
         })
     });
     let free_text = Memo::new(move |_| view.with(|v| v.question.as_ref().is_some_and(|q| q.free_text)));
+    let approval = view.with_untracked(|v| v.approval.is_some());
+    let (label, placeholder) = if approval {
+        ("Why you deny it (the agent reads this)", "What should the agent do instead? Enter denies, with or without a word.")
+    } else {
+        ("", "Type your answer. Enter sends, Shift+Enter adds a line.")
+    };
     move || {
         shown.get().then(|| {
             view! {
                 <textarea class="askuser-other" rows="3"
-                    aria-label=move || if free_text.get() { "Your answer" } else { "Your answer (Other)" }
-                    placeholder="Type your answer. Enter sends, Shift+Enter adds a line."
+                    aria-label=move || match (approval, free_text.get()) {
+                        (true, _) => label,
+                        (false, true) => "Your answer",
+                        (false, false) => "Your answer (Other)",
+                    }
+                    placeholder=placeholder
                     prop:value=move || view.with(|v| v.other_text.clone())
                     on:focus=move |_| {
                         if !view.with_untracked(|v| v.editing) {

@@ -16,6 +16,7 @@ pub mod push;
 use crate::hub::Bridge;
 use crate::lock;
 use crate::store::{StoredLink, StoredSubscription};
+use askuser_core::approval::{ALLOW, DENY};
 use askuser_core::protocol::{BrowserEvent, QuestionRecord};
 use askuser_core::Status;
 use serde::{Deserialize, Serialize};
@@ -479,8 +480,15 @@ impl Notifier {
         let expires_at = self.bridge.now_ms() + self.options.link_ttl.as_millis() as u64;
         let mut stored = vec![];
         let mut options = vec![];
+        // An approval links Allow and Deny (a deny from a link asks for no message);
+        // "Always allow" and a message need the page.
+        let approval = record.request.approval.as_ref().filter(|a| a.is_permission());
+        let linked: Vec<_> = match approval {
+            Some(_) => choices.iter().enumerate().filter(|(_, c)| [ALLOW, DENY].contains(&c.label.as_str())).collect(),
+            None => choices.iter().enumerate().take(MAX_LINKED).collect(),
+        };
         if linkable {
-            for (i, choice) in choices.iter().enumerate().take(MAX_LINKED) {
+            for (i, choice) in linked {
                 let key = crate::config::random_hex(16);
                 stored.push(StoredLink {
                     hash: crate::tokens::hash(&key),
@@ -498,7 +506,12 @@ impl Notifier {
             id: record.id.clone(),
             agent: askuser_core::inbox::agent_name(record),
             header: first.and_then(|q| q.header.clone()),
-            question: first.map(|q| askuser_core::text::summary(&q.question)).unwrap_or_default(),
+            question: match approval {
+                // "Run this command in /srv/app?" and the command itself.
+                Some(a) if !a.title().contains(&a.summary()) => format!("{}\n{}", a.title(), a.summary()),
+                Some(a) => a.title(),
+                None => first.map(|q| askuser_core::text::summary(&q.question)).unwrap_or_default(),
+            },
             more: !linkable || choices.len() > options.len() || choices.is_empty(),
             options,
             open: format!("{}/#q={}", self.base, record.id),

@@ -189,8 +189,14 @@ async fn session(find: impl Fn() -> anyhow::Result<Endpoint>, dir: &Path, bell: 
 
 /// Carries out what the dialog asked for: answers and declines go to the client.
 fn act(app: &mut App, client: &mut Client, action: Action) -> Vec<Effect> {
+    let mut decided = None;
     let (effects, declined) = match action {
-        Action::Answer { id, answers } => (client.handle(Input::Answer { id: &id, answers }), false),
+        Action::Answer { id, answers } => {
+            // An approval says what it decided: "Allowed.", "Denied: …".
+            let approval = app.inbox.get(&id).is_some_and(|i| i.record.request.approval.as_ref().is_some_and(|a| a.is_permission()));
+            decided = approval.then(|| answers.first().map(askuser_core::approval::said)).flatten();
+            (client.handle(Input::Answer { id: &id, answers }), false)
+        }
         Action::Decline { id, chat } => (client.handle(Input::Decline { id: &id, chat }), true),
         Action::Bell => {
             let _ = std::io::stdout().write_all(b"\x07");
@@ -199,14 +205,16 @@ fn act(app: &mut App, client: &mut Client, action: Action) -> Vec<Effect> {
         Action::Quit => return vec![],
     };
     let sent = effects.iter().any(|e| matches!(e, Effect::Send(_)));
-    app.status = Some(
-        match (sent, declined) {
-            (true, true) => "Declined: the agent was told not to assume an answer.",
-            (true, false) => "Sent.",
-            (false, _) => "Saved: it will be sent when the connection is back.",
-        }
-        .to_owned(),
-    );
+    let said = match (sent, declined) {
+        (true, true) => "Declined: the agent was told not to assume an answer.",
+        (true, false) => "Sent.",
+        (false, _) => "Saved: it will be sent when the connection is back.",
+    };
+    app.status = Some(match decided {
+        Some(decided) if sent => format!("{decided} Sent."),
+        Some(decided) => format!("{decided} {said}"),
+        None => said.to_owned(),
+    });
     effects
 }
 

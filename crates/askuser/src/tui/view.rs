@@ -5,6 +5,7 @@
 
 use super::app::{App, Mode};
 use super::editor::Editor;
+use askuser_core::approval::{ApprovalView, Change, Shown};
 use askuser_core::client::State;
 use askuser_core::dialog::View;
 use askuser_core::inbox::{assignee, first_rows, waited, Show};
@@ -126,7 +127,7 @@ fn inbox(app: &App, look: Look, height: usize) -> Paragraph<'static> {
         lines.push(Line::from(head));
         for id in g.items {
             let Some(item) = app.inbox.get(&id) else { continue };
-            let first = item.record.request.questions.first().map(|q| safe(&crate::term::one_line(&q.question))).unwrap_or_default();
+            let first = safe(&askuser_core::inbox::headline(&item.record.request));
             let current = app.inbox.active.as_deref() == Some(id.as_str());
             let marker = if current { "› " } else { "  " };
             let age = waited(look.now.saturating_sub(item.record.created_at));
@@ -286,15 +287,18 @@ fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look) {
         return;
     }
     let Some(q) = &view.question else { return };
-    let kind = q.kind();
-    let mut meta = Vec::new();
-    if let Some(h) = &q.header {
-        meta.push(Span::styled(format!("[{}] ", safe(h)), look.accent()));
-    }
-    meta.push(Span::styled(kind, look.dim()));
-    lines.push(Line::from(meta));
-    for text_line in safe(&q.text).lines() {
-        lines.push(Line::styled(text_line.to_owned(), Style::default().add_modifier(Modifier::BOLD)));
+    if let Some(approval) = &view.approval {
+        approval_lines(lines, approval, look);
+    } else {
+        let mut meta = Vec::new();
+        if let Some(h) = &q.header {
+            meta.push(Span::styled(format!("[{}] ", safe(h)), look.accent()));
+        }
+        meta.push(Span::styled(q.kind(), look.dim()));
+        lines.push(Line::from(meta));
+        for text_line in safe(&q.text).lines() {
+            lines.push(Line::styled(text_line.to_owned(), Style::default().add_modifier(Modifier::BOLD)));
+        }
     }
     if q.free_text {
         return;
@@ -311,7 +315,11 @@ fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look) {
             (false, true) => "(•)",
             (false, false) => "( )",
         };
-        let number = row.number.map_or_else(|| "  ".to_owned(), |n| format!("{n}."));
+        let number = match (&view.approval, &row.key, row.number) {
+            (Some(_), Some(key), _) => format!("{key} "),
+            (None, _, Some(n)) => format!("{n}."),
+            _ => "  ".to_owned(),
+        };
         let mut spans = vec![Span::styled(
             format!("{pointer} {number} {mark} {}", safe(&row.label)),
             if row.focused { look.accent() } else { Style::default() },
@@ -323,6 +331,59 @@ fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look) {
     }
     if view.window.below > 0 {
         lines.push(Line::styled(format!("  ↓ {} more", view.window.below), look.dim()));
+    }
+}
+
+/// Lines of a diff, a new file or arguments shown at most; the page shows them all.
+const APPROVAL_LINES: usize = 14;
+
+/// An approval: what will happen (a command, a diff, a new file's head, the arguments)
+/// rather than the question's text.
+fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look: Look) {
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    lines.push(Line::from(vec![Span::styled(format!("[{}] ", safe(&approval.tool)), look.accent()), Span::styled("Approval", look.dim())]));
+    lines.push(Line::styled(safe(&approval.title), bold));
+    let mut body: Vec<Line<'static>> = Vec::new();
+    match &approval.shown {
+        Shown::Command { command, .. } => {
+            for (i, line) in safe(command).lines().enumerate() {
+                body.push(Line::styled(format!("{} {line}", if i == 0 { "$" } else { ">" }), bold));
+            }
+        }
+        Shown::Diff { lines: diff, .. } => {
+            for line in diff {
+                let style = match line.change {
+                    Change::Added => look.style(Style::default().fg(Color::Green)),
+                    Change::Removed => look.style(Style::default().fg(Color::Red)),
+                    Change::Same | Change::Gap => look.dim(),
+                };
+                body.push(Line::styled(safe(&line.marked()), style));
+            }
+        }
+        Shown::Write { head, total, .. } => {
+            body.extend(head.iter().map(|l| Line::raw(safe(l))));
+            if *total > head.len() {
+                body.push(Line::styled(format!("… {} more lines", total - head.len()), look.dim()));
+            }
+        }
+        Shown::Fetch { .. } => {}
+        Shown::Call { args } => {
+            for (name, value) in args {
+                body.push(Line::from(vec![Span::styled(format!("{}: ", safe(name)), look.dim()), Span::raw(safe(value))]));
+            }
+        }
+    }
+    if body.len() > APPROVAL_LINES {
+        let more = body.len() - (APPROVAL_LINES - 1);
+        body.truncate(APPROVAL_LINES - 1);
+        body.push(Line::styled(format!("… {more} more lines (the page shows them all)"), look.dim()));
+    }
+    lines.extend(body.into_iter().map(|mut l| {
+        l.spans.insert(0, Span::raw("  "));
+        l
+    }));
+    if let Some(reason) = &approval.reason {
+        lines.push(Line::styled(format!("Why: {}", safe(&crate::term::one_line(reason))), look.dim()));
     }
 }
 
@@ -349,7 +410,9 @@ fn draw_editor(frame: &mut Frame, editor: &Editor, title: &str, area: Rect, look
 
 #[cfg(test)]
 mod tests {
+    use super::super::app::Action;
     use super::*;
+    use askuser_core::Selection;
     use ratatui::backend::TestBackend;
     use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyModifiers};
     use ratatui::Terminal;
@@ -400,6 +463,39 @@ mod tests {
         assert!(s.contains("↓ ") && s.contains(" more"), "a long list says how many more: {s}");
         assert!(s.contains("Enter select"), "the footer: {s}");
         assert!(s.lines().all(|l| l.chars().count() <= 80));
+    }
+
+    #[test]
+    fn an_approval_shows_the_command_or_the_diff_and_a_allows_it() {
+        use askuser_core::approval::Approval;
+        let request = |call: serde_json::Value| {
+            let mut a = Approval::from_claude(&call).unwrap();
+            a.cwd = Some("/srv/app".into());
+            serde_json::to_value(a.request(&a.suggest(None), &Default::default()).unwrap()).unwrap()
+        };
+        let bash = request(json!({"tool_name": "Bash", "input": {"command": "cargo test --all", "description": "Run the tests"}}));
+        let mut a = app(json!([bash]));
+        let s = screen(&mut a, 80, 24);
+        assert!(s.contains("[Bash] Approval") && s.contains("Run this command in /srv/app?"), "{s}");
+        assert!(s.contains("  $ cargo test --all") && s.contains("Why: Run the tests"), "{s}");
+        assert!(s.contains("› a  ( ) Allow") && s.contains("A  ( ) Always allow") && s.contains("d  ( ) Deny"), "{s}");
+        assert!(s.contains("a allow • A always allow • d deny"), "{s}");
+        assert!(!s.contains("```"), "not markdown: {s}");
+        let actions = a.on_key(KeyEvent::new(KeyCode::Char('A'), KeyModifiers::SHIFT));
+        assert_eq!(actions, [Action::Answer { id: "q0".into(), answers: vec![Selection::option("Always allow")] }]);
+
+        let edit = request(json!({"tool_name": "Edit", "input": {"file_path": "/srv/app/src/lib.rs",
+            "old_string": "fn a() {}\nfn b() {}", "new_string": "fn a() {}\nfn c() {}"}}));
+        let mut a = app(json!([edit]));
+        let s = screen(&mut a, 80, 24);
+        assert!(s.contains("Edit src/lib.rs?"), "{s}");
+        assert!(s.contains("    fn a() {}") && s.contains("  - fn b() {}") && s.contains("  + fn c() {}"), "{s}");
+        // d, the message, Enter: denied with it.
+        for key in [KeyCode::Char('d'), KeyCode::Char('n'), KeyCode::Char('o')] {
+            assert_eq!(a.on_key(KeyEvent::new(key, KeyModifiers::NONE)), []);
+        }
+        let actions = a.on_key(KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE));
+        assert_eq!(actions, [Action::Answer { id: "q0".into(), answers: vec![Selection::custom("no")] }]);
     }
 
     #[test]
