@@ -125,6 +125,26 @@ pub async fn http_ask(http: &reqwest::Client, base: &str, id: &str, session: &st
     Ok(took)
 }
 
+/// One approval round trip over HTTP (`POST /v1/approve`, Claude Code's permission call),
+/// allowed by a browser: how long it took.
+pub async fn http_approve(http: &reqwest::Client, base: &str, id: &str, session: &str) -> anyhow::Result<Duration> {
+    let body = json!({
+        "tool_name": "Bash", "input": {"command": "cargo build --release", "description": "Build the release"},
+        "id": id, "cwd": "/srv/bench", "agent": {"name": "bench", "sessionId": session}
+    });
+    let t0 = Instant::now();
+    let response = tokio::time::timeout(MESSAGE_LIMIT, http.post(format!("{base}/v1/approve")).bearer_auth(TOKEN).json(&body).send())
+        .await
+        .with_context(|| format!("no decision on {id} within {MESSAGE_LIMIT:?}"))??;
+    let status = response.status();
+    let reply: Value = response.json().await?;
+    let took = t0.elapsed();
+    if !status.is_success() || reply["behavior"] != "allow" {
+        bail!("POST /v1/approve {id}: {status}: {reply}");
+    }
+    Ok(took)
+}
+
 /// When a browser saw an `asked` event for an `rt-` question.
 #[derive(Debug)]
 pub struct Seen {
@@ -187,7 +207,9 @@ pub async fn browser(
                     let _ = tx.send(Seen { browser: index, id: id.to_owned(), at });
                 }
                 if n % count == index {
-                    let answer = json!({"type": "answer", "id": id, "answers": [{"selected": ["Yes"]}]});
+                    // The first option: "Yes" of a question, "Allow" of an approval.
+                    let first = &v["question"]["request"]["questions"][0]["options"][0]["label"];
+                    let answer = json!({"type": "answer", "id": id, "answers": [{"selected": [first]}]});
                     ws.send(Message::text(answer.to_string())).await?;
                     report.answered += 1;
                 }

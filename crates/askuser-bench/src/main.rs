@@ -200,6 +200,8 @@ impl Args {
 enum Transport {
     Http,
     Ws,
+    /// An approval (`POST /v1/approve`) instead of a question.
+    Approve,
 }
 
 impl Transport {
@@ -207,6 +209,7 @@ impl Transport {
         match self {
             Transport::Http => "HTTP",
             Transport::Ws => "agent WS",
+            Transport::Approve => "HTTP approval",
         }
     }
 }
@@ -312,6 +315,13 @@ async fn round_trips(
                         for id in ids {
                             pace().await;
                             out.push(clients::http_ask(&http, &base, &id, &session).await?);
+                        }
+                    }
+                    Transport::Approve => {
+                        let http = askuser::tls::http_client(None);
+                        for id in ids {
+                            pace().await;
+                            out.push(clients::http_approve(&http, &base, &id, &session).await?);
                         }
                     }
                     Transport::Ws => {
@@ -834,7 +844,7 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if args.wants("sequential") {
         for (mode, durability) in args.variants() {
             let f = if mode.throttled() { paced1 } else { floor1 }.unwrap_or(0);
-            for transport in [Transport::Http, Transport::Ws] {
+            for transport in [Transport::Http, Transport::Ws, Transport::Approve] {
                 let fut = round_trips(&args, &c, "1 agent sequential", mode, durability, transport, 1, c.sequential, 1, f);
                 rows.push(tokio::time::timeout(c.limit, fut).await.map_err(limit("sequential"))??);
             }
