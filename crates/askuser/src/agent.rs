@@ -100,6 +100,12 @@ impl Asker {
         self.post_waiting("/v1/approve", approval, true, on_retry).await
     }
 
+    /// [`Asker::approve`] without retrying: the first failure to reach the bridge is
+    /// returned (`askuser acp` decides how long to go on).
+    pub async fn approve_once(&self, approval: &Value) -> Result<Value, AskError> {
+        self.post_waiting("/v1/approve", approval, false, |_| {}).await
+    }
+
     /// POSTs `body` to `path` and waits for the reply (see [`Asker::ask`]).
     async fn post_waiting<T: serde::de::DeserializeOwned>(
         &self,

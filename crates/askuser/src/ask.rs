@@ -292,7 +292,7 @@ pub fn result(bridge: &BridgeArgs, id: &str, wait: bool, format: Format) -> Exit
 }
 
 /// Whether a bridge answers at `endpoint` (within 2 s), and if not, why.
-async fn reachable(endpoint: &Endpoint) -> Result<(), String> {
+pub(crate) async fn reachable(endpoint: &Endpoint) -> Result<(), String> {
     let client = crate::client::Client::new(endpoint.clone());
     match tokio::time::timeout(Duration::from_secs(2), client.health()).await {
         Ok(Ok(_)) => Ok(()),

@@ -93,6 +93,13 @@ pub enum Command {
     ///
     /// Finds a running bridge (flags, environment, bridge.json) or starts one in this process.
     Mcp(McpArgs),
+    /// Run an Agent Client Protocol agent headless (`askuser acp -- AGENT [ARGS...]`) with
+    /// one prompt, asking the person in the inbox what the agent asks its editor.
+    ///
+    /// The prompt comes from --prompt or standard input; the agent's reply goes to stdout.
+    /// Its permission requests are approvals, its forms questions; it may read and write
+    /// files in the current folder only. Exit 0 when its turn ends.
+    Acp(crate::acp::AcpArgs),
     /// Decline a question set.
     Cancel {
         #[command(flatten)]
@@ -500,6 +507,10 @@ pub fn run(cli: Cli) -> ExitCode {
                 Err(e) => fail(format!("{e:#}")),
             }
         }
+        Command::Acp(args) => {
+            init_logging();
+            crate::acp::run(args)
+        }
         Command::Completions { shell } => {
             clap_complete::generate(shell, &mut <Cli as clap::CommandFactory>::command(), "askuser", &mut std::io::stdout());
             ExitCode::SUCCESS
@@ -528,7 +539,8 @@ pub fn run(cli: Cli) -> ExitCode {
 /// Logs go to stderr (stdout is for results and, in `askuser mcp`, the protocol);
 /// `RUST_LOG` overrides the default level.
 pub fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| "askuser=info,rmcp=error,warn".into());
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| "askuser=info,rmcp=error,agent_client_protocol=error,warn".into());
     // Colours only on a terminal, and never with NO_COLOR set (https://no-color.org).
     let colour = std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::env::var_os("NO_COLOR").is_none_or(|v| v.is_empty());
     let _ = tracing_subscriber::fmt().with_env_filter(filter).with_writer(std::io::stderr).with_target(false).with_ansi(colour).try_init();

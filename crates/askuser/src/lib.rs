@@ -23,6 +23,7 @@
 //! - [`doctor`]: checks the data directory, the bridge and each host's configuration.
 //! - [`agent`]: asking a bridge resumably, for `askuser mcp` and `askuser ask`.
 //! - [`mcp`]: the `ask_user` MCP server over stdio.
+//! - [`acp`]: `askuser acp`, an ACP client that runs an agent and asks its permissions and forms.
 //! - [`late`]: the command run for answers that arrive after their agent left.
 //! - [`notify`]: Web Push to paired devices, the webhook and ntfy, answer links.
 //! - [`process`]: whether another process (an `askuser mcp`, the bridge that wrote `bridge.json`) still runs.
@@ -33,6 +34,7 @@
 //! Everything about questions themselves (dialects, validation, formats, protocol)
 //! lives in `askuser-core`; this crate only stores, transports and prints.
 
+pub mod acp;
 pub mod agent;
 pub mod ask;
 pub mod assets;

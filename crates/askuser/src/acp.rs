@@ -1,0 +1,830 @@
+//! `askuser acp -- AGENT…`: runs an Agent Client Protocol agent headless, as its ACP
+//! client over the agent's stdio, and asks the person in the inbox what the agent would
+//! ask its editor: a `session/request_permission` as an approval (`POST /v1/approve`),
+//! an `elicitation/create` form (how claude-agent-acp asks Claude Code's
+//! `AskUserQuestion`) as questions (`POST /v1/ask`).
+//!
+//! One prompt (`--prompt`, else standard input) goes to one new session in the current
+//! folder; the agent's reply streams to stdout, the tools it runs are named on stderr,
+//! and the command ends with the turn. The agent may read and write files in that
+//! folder only (`fs/*`); it gets no terminal.
+//!
+//! The person's answer is mapped onto what the agent offered, by kind: an allow is the
+//! agent's `allow_once` even when askuser kept an "always" rule, because an agent's
+//! "always" is its own and usually broader (claude-agent-acp's allows every edit for
+//! the session); askuser's rule answers the next such call at once anyway. A bridge
+//! that stays unreachable refuses the call rather than leave the agent waiting.
+
+use crate::agent::{AskError, Asker};
+use crate::client::BridgeArgs;
+use crate::config;
+use crate::serve::runtime;
+use crate::term::{err, fail};
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::schema::{
+    ClientCapabilities, ContentBlock, CreateElicitationRequest, CreateElicitationResponse, ElicitationAcceptAction, ElicitationAction,
+    ElicitationCapabilities, ElicitationContentValue, ElicitationFormCapabilities, ElicitationMode, ElicitationScope,
+    FileSystemCapabilities, Implementation, InitializeRequest, NewSessionRequest, PermissionOption, PermissionOptionKind, PromptRequest,
+    ReadTextFileRequest, ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
+    SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason, TextContent, WriteTextFileRequest, WriteTextFileResponse,
+};
+use agent_client_protocol::v1::{ConnectionTo, Responder};
+use agent_client_protocol::{Agent, Client, Error as FsError, ErrorCode, Lines, RequestCancellation};
+use anyhow::{anyhow, Context};
+use askuser_core::{AskResult, Status};
+use clap::Args;
+use serde_json::{json, Map, Value};
+use std::collections::{BTreeMap, HashMap};
+use std::io::Write;
+use std::path::{Component, Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+
+#[derive(Debug, Clone, Args)]
+pub struct AcpArgs {
+    #[command(flatten)]
+    pub bridge: BridgeArgs,
+    /// The prompt (default: standard input, read to its end).
+    #[arg(long)]
+    pub prompt: Option<String>,
+    /// The agent's command and its arguments, after `--`.
+    #[arg(last = true, required = true, value_name = "AGENT")]
+    pub command: Vec<String>,
+}
+
+/// How long the bridge may stay unreachable while the agent waits on it before the
+/// call is refused: a restarting bridge is back well within it (the ask resumes by its
+/// id), and a bridge that is gone costs the agent no more.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+/// How long a connection that ended is still read after the agent exited: its last
+/// lines (the turn's end) may come after the exit is seen.
+const LAST_WORDS: Duration = Duration::from_secs(2);
+
+pub fn run(args: AcpArgs) -> ExitCode {
+    let prompt = match read_prompt(args.prompt.as_deref()) {
+        Ok(p) => p,
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let asker = match config::data_dir(args.bridge.data_dir.as_deref()).and_then(|dir| Ok((args.bridge.endpoint(&dir)?, dir))) {
+        Ok((endpoint, dir)) => Asker::new(endpoint, Some(dir)),
+        Err(e) => return fail(format!("{e:#}")),
+    };
+    let rt = runtime();
+    let outcome = rt.block_on(async {
+        // Unreachable at the start is an error: the agent is not started for nothing.
+        crate::ask::reachable(&asker.endpoint()).await.map_err(|e| anyhow!(e))?;
+        converse(&args.command, asker, prompt).await
+    });
+    rt.shutdown_background();
+    match outcome {
+        Ok(StopReason::EndTurn) => ExitCode::SUCCESS,
+        Ok(reason) => {
+            err!("askuser: the agent ended its turn: {}", json!(reason).as_str().unwrap_or("?"));
+            ExitCode::SUCCESS
+        }
+        Err(e) => fail(format!("{e:#}")),
+    }
+}
+
+/// The prompt: `--prompt`, else all of standard input (not a terminal's).
+fn read_prompt(flag: Option<&str>) -> anyhow::Result<String> {
+    let text = match flag {
+        Some(text) => text.to_owned(),
+        None if std::io::IsTerminal::is_terminal(&std::io::stdin()) => {
+            anyhow::bail!("expected a prompt: give it with --prompt TEXT or on standard input")
+        }
+        // `echo … |` ends it with a newline the agent need not read.
+        None => std::io::read_to_string(std::io::stdin())
+            .context("cannot read the prompt from standard input")?
+            .trim_end_matches(['\r', '\n'])
+            .to_owned(),
+    };
+    anyhow::ensure!(!text.trim().is_empty(), "the prompt is empty: give it with --prompt TEXT or on standard input");
+    Ok(text)
+}
+
+/// What the handlers share.
+struct Shared {
+    asker: Asker,
+    /// The session's folder, canonical: the only place `fs/*` reaches.
+    cwd: PathBuf,
+    /// The agent's name in the inbox: its `agentInfo`, else its program's name.
+    agent: Mutex<String>,
+    /// The session's id, once `session/new` answered.
+    session: Mutex<String>,
+    /// The tool names of the tool calls seen so far, for a permission request that
+    /// does not repeat its tool's name.
+    tools: Mutex<HashMap<String, String>>,
+}
+
+impl Shared {
+    fn who(&self) -> Value {
+        json!({"name": *crate::lock(&self.agent), "sessionId": *crate::lock(&self.session)})
+    }
+
+    /// An id for the ask about the agent's `call` (its tool call id): the same call
+    /// resumes the same question, another session's never does.
+    fn id(&self, kind: &str, call: Option<&str>) -> String {
+        let call = call.map_or_else(|| config::random_hex(8), str::to_owned);
+        let id = format!("{kind}-acp-{}-{call}", crate::lock(&self.session));
+        id.chars().filter(|c| c.is_ascii_alphanumeric() || "-_.:".contains(*c)).take(128).collect()
+    }
+}
+
+/// Starts the agent, speaks ACP with it until the prompt's turn ends, and stops it.
+async fn converse(command: &[String], asker: Asker, prompt: String) -> anyhow::Result<StopReason> {
+    let program = &command[0];
+    let mut child = tokio::process::Command::new(program)
+        .args(&command[1..])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot start the agent `{program}`"))?;
+    let (stdin, stdout) = (child.stdin.take().expect("piped"), child.stdout.take().expect("piped"));
+    // ACP's stdio transport: one JSON-RPC message a line, each way.
+    let incoming = futures_util::stream::unfold(tokio::io::BufReader::new(stdout).lines(), |mut lines| async move {
+        lines.next_line().await.transpose().map(|line| (line, lines))
+    });
+    let outgoing = futures_util::sink::unfold(stdin, |mut stdin, line: String| async move {
+        stdin.write_all(format!("{line}\n").as_bytes()).await?;
+        stdin.flush().await?;
+        Ok::<_, std::io::Error>(stdin)
+    });
+    let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).context("cannot read the current folder")?;
+    let name = Path::new(program).file_name().map_or(program.clone(), |n| n.to_string_lossy().into_owned());
+    let shared =
+        Arc::new(Shared { asker, cwd, agent: Mutex::new(name), session: Mutex::new(String::new()), tools: Mutex::new(HashMap::new()) });
+
+    let turn = Client
+        .v1()
+        .name("askuser")
+        .on_receive_notification(
+            {
+                let shared = shared.clone();
+                async move |n: SessionNotification, _cx| {
+                    show(&shared, n.update);
+                    Ok(())
+                }
+            },
+            agent_client_protocol::on_receive_notification!(),
+        )
+        .on_receive_request(
+            {
+                let shared = shared.clone();
+                async move |request: RequestPermissionRequest, responder: Responder<RequestPermissionResponse>, cx: ConnectionTo<Agent>| {
+                    // The person may take hours: the wait runs beside the connection.
+                    let shared = shared.clone();
+                    cx.spawn(async move {
+                        match permission(&shared, request, responder.cancellation()).await {
+                            Some(response) => responder.respond(response),
+                            None => Ok(()),
+                        }
+                    })
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let shared = shared.clone();
+                async move |request: CreateElicitationRequest, responder: Responder<CreateElicitationResponse>, cx: ConnectionTo<Agent>| {
+                    let shared = shared.clone();
+                    cx.spawn(async move {
+                        match elicit(&shared, request, responder.cancellation()).await {
+                            Some(action) => responder.respond(CreateElicitationResponse::new(action)),
+                            None => Ok(()),
+                        }
+                    })
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let shared = shared.clone();
+                async move |request: ReadTextFileRequest, responder: Responder<ReadTextFileResponse>, _cx| {
+                    responder.respond_with_result(read_file(&shared.cwd, &request).map(ReadTextFileResponse::new))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .on_receive_request(
+            {
+                let shared = shared.clone();
+                async move |request: WriteTextFileRequest, responder: Responder<WriteTextFileResponse>, _cx| {
+                    responder.respond_with_result(write_file(&shared.cwd, &request).map(|()| WriteTextFileResponse::new()))
+                }
+            },
+            agent_client_protocol::on_receive_request!(),
+        )
+        .connect_with(Lines::new(outgoing, incoming), {
+            let shared = shared.clone();
+            async move |cx: ConnectionTo<Agent>| {
+                let init = InitializeRequest::new(ProtocolVersion::V1)
+                    .client_capabilities(capabilities())
+                    .client_info(Implementation::new("askuser", env!("CARGO_PKG_VERSION")));
+                let init = cx.send_request(init).block_task().await?;
+                if let Some(info) = init.agent_info {
+                    *crate::lock(&shared.agent) = info.title.unwrap_or(info.name);
+                }
+                let session = cx.send_request(NewSessionRequest::new(shared.cwd.clone())).block_task().await?;
+                *crate::lock(&shared.session) = session.session_id.to_string();
+                let prompt = PromptRequest::new(session.session_id, vec![ContentBlock::Text(TextContent::new(prompt))]);
+                Ok(cx.send_request(prompt).block_task().await?.stop_reason)
+            }
+        });
+    tokio::pin!(turn);
+    let ended = tokio::select! {
+        ended = &mut turn => ended,
+        status = child.wait() => match tokio::time::timeout(LAST_WORDS, &mut turn).await {
+            Ok(ended) => ended,
+            Err(_) => return Err(anyhow!("the agent `{program}` exited ({}) before its turn ended", describe(status))),
+        },
+    };
+    let _ = std::io::stdout().flush();
+    let reason = match ended {
+        Ok(reason) => reason,
+        Err(e) if agent_client_protocol::is_incoming_transport_closed(&e) => {
+            return Err(match tokio::time::timeout(LAST_WORDS, child.wait()).await {
+                Ok(status) => anyhow!("the agent `{program}` exited ({}) before its turn ended", describe(status)),
+                Err(_) => anyhow!("the agent `{program}` closed its output before its turn ended"),
+            });
+        }
+        Err(e) => {
+            let data = e.data.as_ref().map(|d| format!(": {d}")).unwrap_or_default();
+            return Err(anyhow!("the agent `{program}` failed: {}{data}", e.message));
+        }
+    };
+    // Its stdin closed, the agent may finish on its own; then it is stopped.
+    if tokio::time::timeout(LAST_WORDS, child.wait()).await.is_err() {
+        let _ = child.kill().await;
+    }
+    Ok(reason)
+}
+
+fn describe(status: std::io::Result<std::process::ExitStatus>) -> String {
+    match status {
+        Ok(s) => s.to_string(),
+        Err(e) => format!("cannot tell how: {e}"),
+    }
+}
+
+/// What askuser offers the agent: files in the session's folder and forms; no terminal.
+fn capabilities() -> ClientCapabilities {
+    ClientCapabilities::new()
+        .fs(FileSystemCapabilities::new().read_text_file(true).write_text_file(true))
+        .elicitation(ElicitationCapabilities::new().form(ElicitationFormCapabilities::new()))
+}
+
+/// The agent's reply on stdout as it streams; the tools it starts, named on stderr.
+fn show(shared: &Shared, update: SessionUpdate) {
+    match update {
+        SessionUpdate::AgentMessageChunk(chunk) => {
+            if let ContentBlock::Text(text) = chunk.content {
+                let mut out = std::io::stdout().lock();
+                let _ = out.write_all(crate::term::safe(&text.text).as_bytes());
+                let _ = out.flush();
+            }
+        }
+        SessionUpdate::ToolCall(call) => {
+            let meta = call.meta.as_ref().and_then(|m| m.get("claudeCode")).and_then(|c| c.get("toolName")).and_then(Value::as_str);
+            if let Some(tool) = call.name.as_deref().or(meta) {
+                crate::lock(&shared.tools).insert(call.tool_call_id.to_string(), tool.to_owned());
+            }
+            err!("askuser: tool: {}", crate::term::one_line(&call.title));
+        }
+        _ => {}
+    }
+}
+
+/// Asks the person whether the agent may make its tool call, and picks the agent's
+/// option that says so; None when the agent took the request back.
+async fn permission(shared: &Shared, request: RequestPermissionRequest, cancel: RequestCancellation) -> Option<RequestPermissionResponse> {
+    let call = serde_json::to_value(&request.tool_call).unwrap_or_default();
+    let seen = call["toolCallId"].as_str().and_then(|id| crate::lock(&shared.tools).get(id).cloned());
+    let mut body = approval(&call, seen.as_deref(), &shared.cwd.to_string_lossy());
+    body["agent"] = shared.who();
+    body["id"] = shared.id("approve", call["toolCallId"].as_str()).into();
+    let id = body["id"].as_str().unwrap_or_default().to_owned();
+    err!("askuser: waiting for the person to allow {} (question {id})", body["tool_name"].as_str().unwrap_or_default());
+    let decided = tokio::select! {
+        decided = patiently(&shared.asker, || shared.asker.approve_once(&body)) => decided,
+        () = cancel.cancelled() => {
+            shared.asker.withdraw(&id).await;
+            return None;
+        }
+    };
+    let (allow, message) = match decided {
+        Ok(reply) => (reply["behavior"] == "allow", reply["message"].as_str().map(str::to_owned)),
+        Err(e) => {
+            err!("askuser: cannot ask the person ({e}); refusing the tool call");
+            (false, Some(format!("askuser could not ask the person: {e}")))
+        }
+    };
+    if let Some(m) = &message {
+        err!("askuser: {m}");
+    }
+    let mut response = RequestPermissionResponse::new(choose(&request.options, allow));
+    // ACP's outcome is an option's id only; the person's words ride along for agents
+    // that read them.
+    if let Some(m) = message {
+        response = response.meta(Map::from_iter([("askuser".to_owned(), json!({"message": m}))]));
+    }
+    Some(response)
+}
+
+/// The agent's option for an allow (`allow_once`, else `allow_always`) or a denial
+/// (`reject_once`, else `reject_always`); `cancelled` when it offered none.
+fn choose(options: &[PermissionOption], allow: bool) -> RequestPermissionOutcome {
+    let kinds = if allow {
+        [PermissionOptionKind::AllowOnce, PermissionOptionKind::AllowAlways]
+    } else {
+        [PermissionOptionKind::RejectOnce, PermissionOptionKind::RejectAlways]
+    };
+    kinds.iter().find_map(|kind| options.iter().find(|o| o.kind == *kind)).map_or(RequestPermissionOutcome::Cancelled, |o| {
+        RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(o.option_id.clone()))
+    })
+}
+
+/// `POST /v1/approve`'s body for an ACP tool call (`toolCallId`, `name`, `title`,
+/// `kind`, `rawInput`, `content`): Claude Code's tool and input when the agent names
+/// one of its tools (claude-agent-acp does), else the nearest askuser shows well:
+/// a command for `execute`, an edit from the diff for `edit`, a fetch for `fetch`,
+/// the tool's arguments for anything else.
+fn approval(call: &Value, seen: Option<&str>, cwd: &str) -> Value {
+    let raw = call.get("rawInput").cloned().unwrap_or(Value::Null);
+    let mut input = match &raw {
+        Value::Object(map) => map.clone(),
+        Value::Null => Map::new(),
+        other => Map::from_iter([("input".to_owned(), other.clone())]),
+    };
+    let named = call["name"].as_str().or(call["_meta"]["claudeCode"]["toolName"].as_str()).or(seen);
+    let title = call["title"].as_str().filter(|t| !t.trim().is_empty());
+    let text = |key: &str| input.get(key).and_then(Value::as_str).is_some();
+    let claudes = match named {
+        Some("Bash") => text("command"),
+        Some("Edit" | "MultiEdit" | "Write") => text("file_path"),
+        Some("WebFetch") => text("url"),
+        _ => false,
+    };
+    let diffs: Vec<&Value> = call["content"].as_array().into_iter().flatten().filter(|c| c["type"] == "diff").collect();
+    let tool = match (claudes, call["kind"].as_str(), diffs.as_slice()) {
+        (true, ..) => named.unwrap_or_default().to_owned(),
+        (false, Some("execute"), _) => {
+            let command = match &raw["command"] {
+                Value::String(c) => Some(c.clone()),
+                Value::Array(words) => {
+                    Some(words.iter().map(|w| w.as_str().map_or_else(|| w.to_string(), str::to_owned)).collect::<Vec<_>>().join(" "))
+                }
+                _ => title.map(str::to_owned),
+            };
+            input = Map::from_iter([("command".to_owned(), command.unwrap_or_default().into())]);
+            if let Some(t) = title.filter(|t| Some(*t) != input["command"].as_str()) {
+                input.insert("description".into(), t.into());
+            }
+            "Bash".to_owned()
+        }
+        (false, Some("edit" | "delete" | "move"), [diff]) => {
+            let path = diff["path"].clone();
+            match diff["oldText"].as_str() {
+                Some(old) => {
+                    input = Map::from_iter([
+                        ("file_path".to_owned(), path),
+                        ("old_string".to_owned(), old.into()),
+                        ("new_string".to_owned(), diff["newText"].clone()),
+                    ]);
+                    "Edit".to_owned()
+                }
+                None => {
+                    input = Map::from_iter([("file_path".to_owned(), path), ("content".to_owned(), diff["newText"].clone())]);
+                    "Write".to_owned()
+                }
+            }
+        }
+        (false, Some("fetch"), _) if raw["url"].is_string() => {
+            input = Map::from_iter([("url".to_owned(), raw["url"].clone())]);
+            "WebFetch".to_owned()
+        }
+        _ => named.or(title).unwrap_or("tool").to_owned(),
+    };
+    json!({"tool_name": tool, "input": input, "tool_use_id": call["toolCallId"], "cwd": cwd})
+}
+
+/// Runs `attempt` (an ask by id: a retry waits on the same question) again while the
+/// bridge cannot be reached, until it has been unreachable for [`PATIENCE`].
+async fn patiently<T, F>(asker: &Asker, mut attempt: impl FnMut() -> F) -> Result<T, AskError>
+where
+    F: std::future::Future<Output = Result<T, AskError>>,
+{
+    let mut failing_since = None;
+    loop {
+        let started = tokio::time::Instant::now();
+        match attempt().await {
+            Err(AskError::Unreachable { url, message }) => {
+                // An attempt that waited a while had reached the bridge: a new outage.
+                if started.elapsed() > Duration::from_secs(2) {
+                    failing_since = None;
+                }
+                if failing_since.get_or_insert_with(tokio::time::Instant::now).elapsed() >= PATIENCE {
+                    return Err(AskError::Unreachable { url, message });
+                }
+                err!("askuser: {message}; retrying");
+                tokio::time::sleep(Duration::from_millis(500)).await;
+                asker.refresh();
+            }
+            other => return other,
+        }
+    }
+}
+
+/// Asks a form's fields as questions and gives back the person's answers as the
+/// form's content; None when the agent took the request back.
+async fn elicit(shared: &Shared, request: CreateElicitationRequest, cancel: RequestCancellation) -> Option<ElicitationAction> {
+    let ElicitationMode::Form(form) = request.mode else {
+        err!("askuser: the agent asked to open a page (a URL elicitation), which askuser does not do; cancelled");
+        return Some(ElicitationAction::Cancel);
+    };
+    let call = match &form.scope {
+        ElicitationScope::Session(s) => s.tool_call_id.as_ref().map(ToString::to_string),
+        _ => None,
+    };
+    let schema = serde_json::to_value(&form.requested_schema).unwrap_or_default();
+    let fields = Fields::read(&request.message, &schema);
+    let id = shared.id("ask", call.as_deref());
+    let ask = json!({"id": id, "questions": fields.questions, "agent": shared.who()});
+    err!("askuser: waiting for the person to answer (question {id})");
+    let asked = tokio::select! {
+        asked = patiently(&shared.asker, || shared.asker.ask(&ask, false, |_| {})) => asked,
+        () = cancel.cancelled() => {
+            shared.asker.withdraw(&id).await;
+            return None;
+        }
+    };
+    Some(match asked {
+        Ok(result) if result.status == Status::Answered => {
+            let content = serde_json::from_value(Value::Object(fields.content(&result))).unwrap_or_default();
+            ElicitationAction::Accept(ElicitationAcceptAction::new().content(Some::<BTreeMap<String, ElicitationContentValue>>(content)))
+        }
+        // The person's own "no", in the inbox.
+        Ok(result) if result.status == Status::Cancelled => ElicitationAction::Decline,
+        Ok(_) => ElicitationAction::Cancel,
+        Err(e) => {
+            err!("askuser: cannot ask the person ({e}); cancelled");
+            ElicitationAction::Cancel
+        }
+    })
+}
+
+/// A form's fields as askuser questions, and how each answer goes back.
+struct Fields {
+    questions: Vec<Value>,
+    fields: Vec<Field>,
+}
+
+struct Field {
+    key: String,
+    kind: Kind,
+    /// Each option's label and the value the form wants for it.
+    values: Vec<(String, Value)>,
+    /// The field beside it for the person's own text (claude-agent-acp's
+    /// `question_N_custom`, its "Other" box), if the form has one.
+    other: Option<String>,
+}
+
+#[derive(PartialEq)]
+enum Kind {
+    One,
+    Many,
+    Flag,
+    Text,
+    Number,
+    Integer,
+}
+
+impl Fields {
+    /// One question per field, in the order of their names with numbers by value
+    /// (`question_2` before `question_10`; the SDK keeps the fields in a map):
+    /// a pick from `oneOf`/`enum`, several from an array's `anyOf`/`oneOf`/`enum`, Yes or
+    /// No for a boolean, the person's text for anything else. A text field named after
+    /// a pick field plus `_custom` is that pick's "Other" row, not a question.
+    fn read(message: &str, schema: &Value) -> Fields {
+        let empty = Map::new();
+        let properties = schema["properties"].as_object().unwrap_or(&empty);
+        let mut keys: Vec<&String> = properties.keys().collect();
+        keys.sort_by_key(|k| natural(k));
+        let picks = |key: &str| properties.get(key).is_some_and(|p| p["oneOf"].is_array() || p["enum"].is_array() || p["type"] == "array");
+        let companion = |key: &String| {
+            key.strip_suffix("_custom").is_some_and(|base| properties.contains_key(base) && picks(base))
+                && properties.get(key.as_str()).is_some_and(|p| p["type"] == "string")
+        };
+        let asked: Vec<&String> = keys.into_iter().filter(|k| !companion(k)).collect();
+        let mut fields = Fields { questions: Vec::new(), fields: Vec::new() };
+        for key in &asked {
+            let p = &properties[key.as_str()];
+            let choices = if p["type"] == "array" { &p["items"] } else { p };
+            let listed = choices["oneOf"].as_array().or(choices["anyOf"].as_array());
+            let mut values: Vec<(String, Value, Option<String>)> = match (listed, choices["enum"].as_array()) {
+                (Some(options), _) => options
+                    .iter()
+                    .map(|o| {
+                        let label = o["title"].as_str().map_or_else(|| plain(&o["const"]), str::to_owned);
+                        (label, o["const"].clone(), o["description"].as_str().map(str::to_owned))
+                    })
+                    .collect(),
+                (None, Some(values)) => values.iter().map(|v| (plain(v), v.clone(), None)).collect(),
+                (None, None) => Vec::new(),
+            };
+            // Titles that repeat cannot tell their options apart: the values can.
+            let labels: Vec<&String> = values.iter().map(|(l, ..)| l).collect();
+            if labels.iter().enumerate().any(|(i, l)| labels[..i].contains(l)) {
+                values.iter_mut().for_each(|(label, value, _)| *label = plain(value));
+            }
+            let kind = match p["type"].as_str() {
+                Some("array") => Kind::Many,
+                Some("boolean") => {
+                    values = vec![("Yes".into(), true.into(), None), ("No".into(), false.into(), None)];
+                    Kind::Flag
+                }
+                _ if !values.is_empty() => Kind::One,
+                Some("number") => Kind::Number,
+                Some("integer") => Kind::Integer,
+                _ => Kind::Text,
+            };
+            let text = p["description"].as_str().filter(|d| !d.trim().is_empty());
+            let title = p["title"].as_str().filter(|t| !t.trim().is_empty());
+            let question = text.or((asked.len() == 1).then_some(message)).or(title).unwrap_or(key).to_owned();
+            let options: Vec<Value> = values
+                .iter()
+                .map(|(label, _, description)| match description {
+                    Some(d) => json!({"label": label, "description": d}),
+                    None => json!({"label": label}),
+                })
+                .collect();
+            let mut q = json!({"question": question, "options": options, "multiSelect": kind == Kind::Many});
+            if let Some(t) = title {
+                q["header"] = t.into();
+            }
+            fields.questions.push(q);
+            let other = Some(format!("{key}_custom")).filter(|c| companion(c));
+            let values = values.into_iter().map(|(label, value, _)| (label, value)).collect();
+            fields.fields.push(Field { key: (*key).clone(), kind, values, other });
+        }
+        fields
+    }
+
+    /// The form's content for the person's answers (one per question, in order).
+    /// A pick gives its option's value; the "Other" text goes to the pick's "Other"
+    /// field when the form has one (with notes on a pick there too, as Claude Code
+    /// reads them), else it is the field's value.
+    fn content(&self, result: &AskResult) -> Map<String, Value> {
+        let mut content = Map::new();
+        for (field, answer) in self.fields.iter().zip(&result.answers) {
+            let value = |label: &String| field.values.iter().find(|(l, _)| l == label).map(|(_, v)| v.clone());
+            let picked: Vec<Value> = answer.selected_options.iter().filter_map(value).collect();
+            let own = answer.custom.clone().filter(|c| !c.trim().is_empty());
+            let beside = own.clone().or_else(|| answer.notes.clone().filter(|_| field.kind == Kind::One));
+            if let (Some(other), Some(text)) = (&field.other, &beside) {
+                content.insert(other.clone(), text.clone().into());
+            }
+            let own = own.filter(|_| field.other.is_none());
+            let v = match field.kind {
+                Kind::Many => Some(Value::Array(picked.into_iter().chain(own.map(Value::from)).collect())),
+                Kind::One | Kind::Flag => picked.into_iter().next().or(own.map(Value::from)),
+                Kind::Number => own.and_then(|t| t.trim().parse::<f64>().ok()).map(Value::from),
+                Kind::Integer => own.and_then(|t| t.trim().parse::<i64>().ok()).map(Value::from),
+                Kind::Text => own.map(Value::from),
+            };
+            if let Some(v) = v.filter(|v| v.as_array().is_none_or(|a| !a.is_empty())) {
+                content.insert(field.key.clone(), v);
+            }
+        }
+        content
+    }
+}
+
+/// A JSON value as a label: a string as it is, anything else as JSON.
+fn plain(value: &Value) -> String {
+    value.as_str().map_or_else(|| value.to_string(), str::to_owned)
+}
+
+/// A key that sorts `question_2` before `question_10`.
+fn natural(key: &str) -> Vec<(String, u64)> {
+    let mut parts = Vec::new();
+    let mut rest = key;
+    while !rest.is_empty() {
+        let text_end = rest.find(|c: char| c.is_ascii_digit()).unwrap_or(rest.len());
+        let digits_end = rest[text_end..].find(|c: char| !c.is_ascii_digit()).map_or(rest.len(), |i| text_end + i);
+        parts.push((rest[..text_end].to_owned(), rest[text_end..digits_end].parse().unwrap_or(0)));
+        rest = &rest[digits_end..];
+    }
+    parts
+}
+
+/// A path the agent named, resolved (links followed as far as it exists), if it lies
+/// in the session's folder `root`; a refusal named on stderr too, else.
+fn inside(root: &Path, path: &Path) -> Result<PathBuf, FsError> {
+    let refuse = |why: String| {
+        err!("askuser: refused the agent's file request: {why}");
+        FsError::new(ErrorCode::INVALID_PARAMS, why)
+    };
+    if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
+        return Err(refuse(format!("expected an absolute path without `..`, got {}", path.display())));
+    }
+    let mut existing = path;
+    let mut rest = Vec::new();
+    while !existing.exists() {
+        let (Some(name), Some(parent)) = (existing.file_name(), existing.parent()) else { break };
+        rest.push(name);
+        existing = parent;
+    }
+    let mut real = existing.canonicalize().map_err(|e| io(path, "resolve", e))?;
+    real.extend(rest.iter().rev());
+    if !real.starts_with(root) {
+        return Err(refuse(format!("{} is outside the session's folder {}", path.display(), root.display())));
+    }
+    Ok(real)
+}
+
+/// A file operation's failure, as the agent reads it.
+fn io(path: &Path, doing: &str, e: std::io::Error) -> FsError {
+    let code = if e.kind() == std::io::ErrorKind::NotFound { ErrorCode::RESOURCE_NOT_FOUND } else { ErrorCode::INTERNAL_ERROR };
+    FsError::new(code, format!("cannot {doing} {}: {e}", path.display()))
+}
+
+/// `fs/read_text_file`: the file's text, from line `line` (1-based), at most `limit` lines.
+fn read_file(root: &Path, request: &ReadTextFileRequest) -> Result<String, FsError> {
+    let path = inside(root, &request.path)?;
+    let text = std::fs::read_to_string(&path).map_err(|e| io(&request.path, "read", e))?;
+    let skip = request.line.map_or(0, |l| l.saturating_sub(1) as usize);
+    let take = request.limit.map_or(usize::MAX, |l| l as usize);
+    Ok(text.split_inclusive('\n').skip(skip).take(take).collect())
+}
+
+/// `fs/write_text_file`: the file made or replaced with `content` (its folders made too).
+fn write_file(root: &Path, request: &WriteTextFileRequest) -> Result<(), FsError> {
+    let path = inside(root, &request.path)?;
+    let failed = |e| io(&request.path, "write", e);
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(failed)?;
+    }
+    std::fs::write(&path, &request.content).map_err(failed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use askuser_core::{resolve, Request, Selection};
+
+    /// What claude-agent-acp 0.101.0 sends for a Bash and an Edit call (its own
+    /// `buildClaudePermissionPresentation`, run on these inputs).
+    fn bash() -> Value {
+        json!({"toolCallId": "toolu_B", "name": "Bash", "status": "pending",
+               "rawInput": {"command": "cargo test --all", "description": "Run the tests"},
+               "title": "cargo test --all", "kind": "execute",
+               "content": [{"type": "content", "content": {"type": "text", "text": "Run the tests"}}]})
+    }
+
+    #[test]
+    fn claude_agent_acps_calls_are_asked_as_claude_codes_tools() {
+        let a = approval(&bash(), None, "/work/app");
+        assert_eq!(
+            a,
+            json!({"tool_name": "Bash", "input": {"command": "cargo test --all", "description": "Run the tests"},
+                   "tool_use_id": "toolu_B", "cwd": "/work/app"})
+        );
+        let edit = json!({"toolCallId": "toolu_E", "name": "Edit", "rawInput": {"file_path": "/work/app/src/main.rs", "old_string": "a", "new_string": "b"},
+                          "title": "Edit src/main.rs", "kind": "edit",
+                          "content": [{"type": "diff", "path": "/work/app/src/main.rs", "oldText": "a", "newText": "b"}]});
+        assert_eq!(approval(&edit, None, "/w")["input"]["old_string"], "a");
+        // The name from the tool call seen before, when the request leaves it out.
+        let mut bare = bash();
+        bare.as_object_mut().unwrap().remove("name");
+        assert_eq!(approval(&bare, Some("Bash"), "/w")["tool_name"], "Bash");
+    }
+
+    #[test]
+    fn other_agents_calls_are_asked_as_the_nearest_tool_by_kind() {
+        let codex = json!({"toolCallId": "c1", "title": "ls -la", "kind": "execute", "rawInput": {"command": ["ls", "-la"], "cwd": "/w"}});
+        assert_eq!(approval(&codex, None, "/w")["input"], json!({"command": "ls -la"}));
+        let gemini = json!({"toolCallId": "g1", "title": "Writing to notes.txt", "kind": "edit",
+                            "content": [{"type": "diff", "path": "/w/notes.txt", "oldText": null, "newText": "hi"}]});
+        let a = approval(&gemini, None, "/w");
+        assert_eq!((a["tool_name"].as_str(), &a["input"]), (Some("Write"), &json!({"file_path": "/w/notes.txt", "content": "hi"})));
+        let mcp = json!({"toolCallId": "m1", "title": "Create an issue", "kind": "other", "name": "mcp__github__create_issue", "rawInput": {"title": "x"}});
+        assert_eq!(approval(&mcp, None, "/w")["tool_name"], "mcp__github__create_issue");
+        let nameless = json!({"toolCallId": "n1", "title": "Think hard", "kind": "think", "rawInput": "why"});
+        let a = approval(&nameless, None, "/w");
+        assert_eq!((a["tool_name"].as_str(), &a["input"]), (Some("Think hard"), &json!({"input": "why"})));
+    }
+
+    #[test]
+    fn the_decision_picks_the_agents_option_of_that_kind() {
+        let options: Vec<PermissionOption> = serde_json::from_value(json!([
+            {"optionId": "allow-once", "name": "Yes", "kind": "allow_once"},
+            {"optionId": "allow-with-updates", "name": "Yes, allow all edits during this session", "kind": "allow_always"},
+            {"optionId": "reject", "name": "No", "kind": "reject_once"}]))
+        .unwrap();
+        let picked = |allow| serde_json::to_value(choose(&options, allow)).unwrap();
+        assert_eq!(picked(true), json!({"outcome": "selected", "optionId": "allow-once"}));
+        assert_eq!(picked(false), json!({"outcome": "selected", "optionId": "reject"}));
+        assert_eq!(serde_json::to_value(choose(&options[1..2], true)).unwrap()["optionId"], "allow-with-updates");
+        assert_eq!(serde_json::to_value(choose(&options[..2], false)).unwrap(), json!({"outcome": "cancelled"}));
+    }
+
+    /// claude-agent-acp 0.101.0's form for two of Claude Code's questions (its own
+    /// `askUserQuestionsToCreateRequest`).
+    fn claude_form() -> Value {
+        let option = |label: &str, description: &str| json!({"const": label, "title": label, "description": description});
+        json!({"type": "object", "properties": {
+            "question_0": {"type": "string", "title": "DB", "description": "Which database?",
+                           "oneOf": [option("PostgreSQL", "Shared"), option("SQLite", "Embedded")]},
+            "question_0_custom": {"type": "string", "title": "Other", "description": "Type your own answer, or add a note to the option you chose above (optional)."},
+            "question_1": {"type": "array", "title": "Checks", "description": "Which checks?",
+                           "items": {"anyOf": [option("Lint", "clippy"), option("Tests", "cargo test")]}},
+            "question_1_custom": {"type": "string", "title": "Other", "description": "Type your own answer to add to your selection above (optional)."}}})
+    }
+
+    fn answered(fields: &Fields, selections: &[Selection]) -> Map<String, Value> {
+        let request: Request = serde_json::from_value(json!({"questions": fields.questions})).unwrap();
+        let answers = resolve(&request.questions, selections).unwrap();
+        fields.content(&AskResult::answered("q", &request, answers, 1))
+    }
+
+    #[test]
+    fn claude_codes_questions_are_asked_as_they_are_and_answered_in_their_fields() {
+        let fields = Fields::read("Please answer the following questions.", &claude_form());
+        assert_eq!(
+            json!(fields.questions),
+            json!([
+                {"question": "Which database?", "header": "DB", "multiSelect": false,
+                 "options": [{"label": "PostgreSQL", "description": "Shared"}, {"label": "SQLite", "description": "Embedded"}]},
+                {"question": "Which checks?", "header": "Checks", "multiSelect": true,
+                 "options": [{"label": "Lint", "description": "clippy"}, {"label": "Tests", "description": "cargo test"}]}
+            ])
+        );
+        let content = answered(
+            &fields,
+            &[Selection::custom("DuckDB"), Selection { selected: vec!["Lint".into()], custom: Some("Fuzz".into()), notes: None }],
+        );
+        assert_eq!(Value::Object(content), json!({"question_0_custom": "DuckDB", "question_1": ["Lint"], "question_1_custom": "Fuzz"}));
+        let content = answered(&fields, &[Selection::option("SQLite").with_notes("for now"), Selection::option("Tests")]);
+        assert_eq!(Value::Object(content), json!({"question_0": "SQLite", "question_0_custom": "for now", "question_1": ["Tests"]}));
+    }
+
+    #[test]
+    fn a_plain_form_is_asked_field_by_field_with_its_values_back() {
+        let schema = json!({"type": "object", "properties": {
+            "name": {"type": "string", "title": "Name"},
+            "size": {"type": "string", "enum": ["s", "m"]},
+            "ok": {"type": "boolean", "description": "Ship it?"},
+            "count": {"type": "integer", "description": "How many?"},
+            "level10": {"type": "string"}, "level2": {"type": "string"}}});
+        let fields = Fields::read("Tell me", &schema);
+        let asked: Vec<&str> = fields.questions.iter().map(|q| q["question"].as_str().unwrap()).collect();
+        assert_eq!(asked, ["How many?", "level2", "level10", "Name", "Ship it?", "size"]);
+        let content = answered(
+            &fields,
+            &[
+                Selection::custom("3"),
+                Selection::custom("b"),
+                Selection::custom("c"),
+                Selection::custom("Ann"),
+                Selection::option("No"),
+                Selection::option("m"),
+            ],
+        );
+        assert_eq!(Value::Object(content), json!({"count": 3, "level2": "b", "level10": "c", "name": "Ann", "ok": false, "size": "m"}));
+        let one = Fields::read("Your name?", &json!({"properties": {"name": {"type": "string"}}}));
+        assert_eq!(one.questions[0]["question"], "Your name?", "a lone field is the message's question");
+    }
+
+    #[test]
+    fn files_are_reached_only_inside_the_sessions_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path().canonicalize().unwrap();
+        std::fs::write(root.join("a.txt"), "one\ntwo\nthree\n").unwrap();
+        let read = |path: PathBuf, line, limit| {
+            let mut r = ReadTextFileRequest::new("s", path);
+            r.line = line;
+            r.limit = limit;
+            read_file(&root, &r)
+        };
+        assert_eq!(read(root.join("a.txt"), Some(2), Some(1)).unwrap(), "two\n");
+        assert_eq!(read(root.join("a.txt"), None, None).unwrap(), "one\ntwo\nthree\n");
+        assert!(read(root.join("../x"), None, None).unwrap_err().message.contains("without `..`"));
+        let outside = read(PathBuf::from("/etc/hostname"), None, None).unwrap_err();
+        assert!(outside.message.contains("outside the session's folder") && outside.code == ErrorCode::INVALID_PARAMS, "{outside:?}");
+        assert_eq!(read(root.join("gone.txt"), None, None).unwrap_err().code, ErrorCode::RESOURCE_NOT_FOUND);
+        #[cfg(unix)]
+        {
+            std::os::unix::fs::symlink("/etc", root.join("out")).unwrap();
+            assert!(read(root.join("out/hostname"), None, None).unwrap_err().message.contains("outside"), "a link does not lead out");
+        }
+        write_file(&root, &WriteTextFileRequest::new("s", root.join("new/b.txt"), "hi")).unwrap();
+        assert_eq!(std::fs::read_to_string(root.join("new/b.txt")).unwrap(), "hi");
+    }
+}
