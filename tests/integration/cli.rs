@@ -453,6 +453,70 @@ fn people_teams_and_a_question_for_a_team_from_the_command_line() {
     assert!(text(&bad.stderr).contains("agent.assignee"), "{}", text(&bad.stderr));
 }
 
+/// `sh -c LINE` with none of askuser's own variables set.
+fn askuser_shell(line: &str) -> Command {
+    let mut c = Command::new("sh");
+    c.args(["-c", line]);
+    for var in ["ASKUSER_URL", "ASKUSER_TOKEN", "ASKUSER_DATA_DIR", "ASKUSER_CERT_FINGERPRINT", "RUST_LOG"] {
+        c.env_remove(var);
+    }
+    c
+}
+
+/// Approval rules from the command line: one added for this folder answers a matching
+/// call at once, the log says so, and removing it asks again.
+#[test]
+fn rules_are_read_added_and_removed_from_the_command_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let project = tempfile::tempdir().unwrap();
+    let project_path = project.path().canonicalize().unwrap();
+    let server = Server::start(dir.path());
+    let cmd = |args: &[&str]| {
+        let out = run(askuser().current_dir(&project_path).arg(args[0]).arg("--data-dir").arg(dir.path()).args(&args[1..]), None);
+        (out.status.code(), text(&out.stdout), text(&out.stderr))
+    };
+    let (code, out, _) = cmd(&["rules"]);
+    assert!(code == Some(0) && out.contains("No rules yet"), "{out}");
+    // docs/approvals.md's lines, pasted into a shell in the project (the first adds the
+    // rule; `--project .` keeps this folder's absolute path).
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/approvals.md")).unwrap();
+    let block = docs.split("From a terminal, with the bridge running:").nth(1).unwrap();
+    let lines: Vec<&str> = block.split("```sh\n").nth(1).unwrap().split("```").next().unwrap().lines().collect();
+    assert_eq!(lines.len(), 3, "{lines:?}");
+    let bin = Path::new(env!("CARGO_BIN_EXE_askuser")).parent().unwrap().to_owned();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let pasted: Vec<String> = lines
+        .iter()
+        .map(|line| {
+            let out = run(askuser_shell(line).current_dir(&project_path).env("PATH", &path).env("ASKUSER_DATA_DIR", dir.path()), None);
+            assert!(out.status.success(), "{line}: {}", text(&out.stderr));
+            text(&out.stdout)
+        })
+        .collect();
+    let out = &pasted[0];
+    let id = out.split_whitespace().next().unwrap().to_owned();
+    assert_eq!(out.trim(), format!("{id}  Bash(cargo test:*) in {}", project_path.display()));
+    assert!(cmd(&["rules"]).1.contains(&format!("{id}  Bash(cargo test:*) in {}", project_path.display())));
+    let call = |command: &str| {
+        json!({"tool_name": "Bash", "input": {"command": command}, "cwd": project_path, "agent": {"name": "ci"}}).to_string()
+    };
+    let decided: Value = serde_json::from_str(&curl(&server, "POST", "/v1/approve", Some(&call("cargo test --all")))).unwrap();
+    assert_eq!((decided["behavior"].as_str(), decided["decidedBy"].as_str()), (Some("allow"), Some("rule")), "{decided}");
+    let log = cmd(&["rules", "log"]).1;
+    assert!(log.contains("allow  Bash: cargo test --all") && log.contains(&format!("by rule {id}")), "{log}");
+    // A bad rule is named; nothing is kept.
+    let (code, _, err) = cmd(&["rules", "add", "Bash(cargo test:*"]);
+    assert_eq!(code, Some(2), "{err}");
+    assert!(err.contains("rule") && err.contains("')' is missing"), "{err}");
+    assert_eq!(cmd(&["rules", "remove", &id]).0, Some(0));
+    assert!(cmd(&["rules"]).1.contains("No rules yet"));
+    let (code, _, err) = cmd(&["rules", "remove", &id]);
+    assert!(code == Some(1) && err.contains("no rule with id"), "{err}");
+    // Without the rule the call waits for a person.
+    let asked: Value = serde_json::from_str(&curl(&server, "POST", "/v1/approve?wait=false", Some(&call("cargo test --all")))).unwrap();
+    assert_eq!(asked["status"], "pending", "{asked}");
+}
+
 /// Runs `cmd` to its end, or kills it after `within`: its exit code, and its stdout
 /// and stderr together.
 fn run_within(cmd: &mut Command, within: Duration) -> (Option<i32>, String) {

@@ -152,6 +152,102 @@ pub enum Command {
         #[command(subcommand)]
         action: Option<PeopleAction>,
     },
+    /// Approval rules (what "Always allow" kept) and the audit log of decisions; making
+    /// and removing rules takes the admin token.
+    Rules {
+        #[command(flatten)]
+        bridge: BridgeArgs,
+        #[command(subcommand)]
+        action: Option<RulesAction>,
+    },
+}
+
+#[derive(Debug, Clone, Subcommand)]
+pub enum RulesAction {
+    /// Every rule, oldest first (the default).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Allows calls the rule matches without asking: `Bash(cargo test:*)`, `Edit(src/**)`,
+    /// `WebFetch(domain:docs.rs)`, `Bash` (every command). Everywhere unless scoped.
+    Add {
+        rule: String,
+        /// Only for agents working in this folder or below it.
+        #[arg(long, value_name = "DIR", conflicts_with_all = ["session", "agent"])]
+        project: Option<String>,
+        /// Only for this agent session.
+        #[arg(long, value_name = "ID", conflicts_with = "agent")]
+        session: Option<String>,
+        /// Only for agents of this name (`claude-code`).
+        #[arg(long, value_name = "NAME")]
+        agent: Option<String>,
+    },
+    /// Removes a rule by its id: such calls are asked again.
+    Remove { id: String },
+    /// The audit log, newest first: every decision, by a person or a rule.
+    Log {
+        #[arg(long, default_value_t = 20)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+async fn rules(client: &Client, action: Option<RulesAction>) -> anyhow::Result<()> {
+    let safe = |v: &serde_json::Value| crate::term::safe(v.as_str().unwrap_or_default()).into_owned();
+    match action.unwrap_or(RulesAction::List { json: false }) {
+        RulesAction::List { json } => {
+            let rules = client.rules().await?;
+            if json {
+                print_json(&rules);
+            } else if rules.as_array().is_none_or(Vec::is_empty) {
+                out!("No rules yet: \"Always allow\" on an approval keeps one, or `askuser rules add 'Bash(cargo test:*)' --project .`");
+            } else {
+                for r in rules.as_array().into_iter().flatten() {
+                    out!("{}  {}", safe(&r["id"]), safe(&r["text"]));
+                }
+                err!("askuser: `askuser rules remove ID` asks such calls again");
+            }
+        }
+        RulesAction::Add { rule, project, session, agent } => {
+            // A relative folder means this one: the rule is kept with the absolute path.
+            let project = match project {
+                Some(dir) => {
+                    Some(std::path::absolute(&dir).map_err(|e| anyhow::anyhow!("--project {dir}: {e}"))?.to_string_lossy().into_owned())
+                }
+                None => None,
+            };
+            let body = serde_json::json!({"rule": rule, "project": project, "session": session, "agent": agent});
+            let made = client.add_rule(&body).await?;
+            out!("{}  {}", safe(&made["id"]), safe(&made["text"]));
+        }
+        RulesAction::Remove { id } => {
+            client.remove_rule(&id).await?;
+            out!("Removed {id}: such calls are asked again.");
+        }
+        RulesAction::Log { limit, json } => {
+            let log = client.decisions(limit).await?;
+            if json {
+                print_json(&log);
+                return Ok(());
+            }
+            if log.as_array().is_none_or(Vec::is_empty) {
+                out!("No decisions yet.");
+            }
+            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+            for d in log.as_array().into_iter().flatten().rev() {
+                let by = match (d["rule"].as_str(), d["by"].as_str()) {
+                    (Some(rule), _) if d["question"].is_null() => format!("by rule {rule}"),
+                    (_, Some(by)) => format!("by {by}"),
+                    _ => String::new(),
+                };
+                let ago = age(now.saturating_sub(d["at"].as_u64().unwrap_or(now)));
+                out!("{ago:>6} ago  {:<6} {}: {}  {by}", safe(&d["decision"]), safe(&d["tool"]), safe(&d["summary"]));
+            }
+        }
+    }
+    Ok(())
 }
 
 #[derive(Debug, Clone, Subcommand)]
@@ -532,6 +628,7 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::People { bridge, action } => client_command(&bridge, |c| async move { people(&c, action).await }),
         Command::Devices { bridge } => client_command(&bridge, |c| async move { devices(&c).await }),
         Command::Tokens { bridge, action } => client_command(&bridge, |c| async move { tokens(&c, action).await }),
+        Command::Rules { bridge, action } => client_command(&bridge, |c| async move { rules(&c, action).await }),
         Command::Tui(args) => crate::tui::run(&args),
     }
 }

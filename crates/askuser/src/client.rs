@@ -145,6 +145,24 @@ impl Client {
         self.json(self.request(Method::PUT, &format!("/v1/people/{}", encode(person))).json(&serde_json::json!({"teams": teams}))).await
     }
 
+    pub async fn rules(&self) -> anyhow::Result<serde_json::Value> {
+        self.json(self.request(Method::GET, "/v1/rules")).await
+    }
+
+    /// `{"rule": "Bash(cargo test:*)", "project"?, "session"?, "agent"?}`: the rule made.
+    pub async fn add_rule(&self, body: &serde_json::Value) -> anyhow::Result<serde_json::Value> {
+        self.json(self.request(Method::POST, "/v1/rules").json(body)).await
+    }
+
+    pub async fn remove_rule(&self, id: &str) -> anyhow::Result<serde_json::Value> {
+        self.json(self.request(Method::DELETE, &format!("/v1/rules/{}", encode(id)))).await
+    }
+
+    /// The audit log, newest first.
+    pub async fn decisions(&self, limit: usize) -> anyhow::Result<serde_json::Value> {
+        self.json(self.request(Method::GET, &format!("/v1/decisions?limit={limit}"))).await
+    }
+
     pub async fn revoke_token(&self, id: &str) -> anyhow::Result<serde_json::Value> {
         self.json(self.request(Method::DELETE, &format!("/v1/tokens/{}", encode(id)))).await
     }
