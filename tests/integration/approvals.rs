@@ -180,3 +180,34 @@ async fn ask_user_question_is_asked_as_its_questions_and_allowed_with_the_answer
     let allowed = waiting.await.unwrap();
     assert_eq!(allowed["updatedInput"], json!({"questions": questions, "answers": {"Which database?": "SQLite"}}));
 }
+
+/// The audit log names who decided: the page's client and the token it answered with
+/// (a device's name and its person).
+#[tokio::test]
+async fn the_audit_log_names_the_device_and_the_person_that_decided() {
+    use futures_util::SinkExt;
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let b = bridge().await;
+    let made: Value = b
+        .post("/v1/tokens")
+        .json(&json!({"scope": "device", "name": "alice's phone", "person": "alice"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let url = format!("{}/v1/ui?token={}", b.url.replacen("http", "ws", 1), made["token"].as_str().unwrap());
+    let mut req = url.into_client_request().unwrap();
+    req.headers_mut().insert("origin", b.url.parse().unwrap());
+    let (mut phone, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    next_json(&mut phone).await;
+    let waiting = approve(&b, bash("cargo build", "toolu_a"));
+    let q = pending(&b).await;
+    let answer = json!({"type": "answer", "id": q["id"], "answers": [{"selected": ["Allow"]}]});
+    phone.send(tokio_tungstenite::tungstenite::Message::text(answer.to_string())).await.unwrap();
+    assert_eq!(waiting.await.unwrap()["behavior"], "allow");
+    let log: Vec<Value> = b.get("/v1/decisions").send().await.unwrap().json().await.unwrap();
+    let by = log[0]["by"].as_str().unwrap();
+    assert!(by.starts_with("c-") && by.ends_with(": alice's phone (alice)"), "{by}");
+}

@@ -201,6 +201,9 @@ pub struct Bridge {
     /// Questions this bridge is finishing, so a resync does not take them for finished
     /// elsewhere.
     settling: Mutex<HashSet<String>>,
+    /// Who each connected page or terminal is ("alice's phone (alice)"), by client id:
+    /// what the audit log names as the one who decided.
+    clients: Mutex<HashMap<String, String>>,
     settings: Settings,
     clock: Clock,
     events: broadcast::Sender<BrowserEvent>,
@@ -226,6 +229,7 @@ impl Bridge {
         Arc::new(Bridge {
             shared: store.events().is_some(),
             settling: Mutex::new(HashSet::new()),
+            clients: Mutex::new(HashMap::new()),
             store,
             settings,
             clock: Clock::new(),
@@ -587,7 +591,11 @@ impl Bridge {
             summary: approval.summary(),
             decision: decision.kind().to_owned(),
             rule,
-            by: by.map(str::to_owned),
+            // "c-7: alice's phone (alice)": the client, and the token it answered with.
+            by: by.map(|by| match lock(&self.clients).get(by) {
+                Some(who) => format!("{by}: {who}"),
+                None => by.to_owned(),
+            }),
             agent,
             at: self.now_ms(),
         };
@@ -914,6 +922,16 @@ impl Bridge {
     /// A new id for a browser connection.
     pub fn client_id(&self) -> String {
         format!("c-{}", self.next.fetch_add(1, Ordering::Relaxed))
+    }
+
+    /// Names client `id` for the audit log while it is connected: whose token it holds.
+    pub fn name_client(&self, id: &str, who: String) {
+        lock(&self.clients).insert(id.to_owned(), who);
+    }
+
+    /// Client `id` went away.
+    pub fn forget_client(&self, id: &str) {
+        lock(&self.clients).remove(id);
     }
 
     /// Stops every waiter and background task; waiting agents get `ShuttingDown`.

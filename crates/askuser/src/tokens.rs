@@ -164,6 +164,17 @@ impl Registry {
 
     /// Who a caller is, as a person: its device's person and their teams (None: the
     /// admin token, or a credential that belongs to no one).
+    /// `caller`'s credential as the audit log names it: its name and its person (or
+    /// scope); "the admin token" for the data directory's token.
+    pub fn label(&self, caller: &Caller) -> String {
+        let Some(id) = caller.id.as_deref() else { return "the admin token".into() };
+        let by_hash = self.by_hash.read().unwrap_or_else(std::sync::PoisonError::into_inner);
+        match by_hash.values().find(|c| c.id == id) {
+            Some(c) => format!("{} ({})", c.name, c.person.as_deref().unwrap_or(c.scope.as_str())),
+            None => format!("token {id}"),
+        }
+    }
+
     pub fn viewer(&self, caller: &Caller) -> Option<askuser_core::protocol::Viewer> {
         let id = caller.id.as_deref()?;
         let person = {
@@ -278,6 +289,12 @@ pub struct ViewerWatch {
 }
 
 impl ViewerWatch {
+    /// The page's token as the audit log names it: "alice's phone (alice)", "ci
+    /// (agent)", "the admin token".
+    pub fn label(&self) -> String {
+        self.registry.label(&self.caller)
+    }
+
     /// Who the page's token belongs to now (None: the admin token, shown everything).
     pub fn now(&mut self) -> Option<askuser_core::protocol::Viewer> {
         self.changed.mark_unchanged();

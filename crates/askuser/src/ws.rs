@@ -344,6 +344,7 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, mut who: ViewerWatc
         return;
     }
     tracing::debug!(%client, "browser connected");
+    bridge.name_client(&client, who.label());
     let mut stop = bridge.shutdown_signal();
     let mut bucket = Bucket::new(&bridge);
     let mut alive = Keepalive::new(&bridge);
@@ -420,6 +421,7 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, mut who: ViewerWatc
             break;
         }
     }
+    bridge.forget_client(&client);
     tracing::debug!(%client, "browser disconnected");
 }
 
