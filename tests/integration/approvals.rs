@@ -164,6 +164,12 @@ async fn bad_approvals_and_rules_are_refused_naming_the_field_and_scopes_are_kep
     assert_eq!(r.status(), 200);
     let r = b.http.post(format!("{}/v1/rules", b.url)).bearer_auth(&device).json(&json!({"rule": "Bash"})).send().await.unwrap();
     assert_eq!(r.status(), 403);
+    // A device may remove a rule (the bridge only asks again), an agent may not.
+    let rule = format!("{}/v1/rules/{}", b.url, made["id"].as_str().unwrap());
+    assert_eq!(b.http.delete(&rule).bearer_auth(&agent).send().await.unwrap().status(), 403);
+    assert_eq!(b.http.delete(&rule).bearer_auth(&device).send().await.unwrap().status(), 200);
+    let r = b.http.delete(format!("{}/v1/tokens/x", b.url)).bearer_auth(&device).send().await.unwrap();
+    assert_eq!(r.status(), 403, "only rules");
 }
 
 /// Claude Code's own question through its permission prompt tool: its questions asked as

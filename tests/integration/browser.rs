@@ -908,3 +908,27 @@ async fn an_approval_shows_the_diff_and_a_keystroke_decides_it() {
     text_with(&browser, ".askuser-toast", "Allowed.").await;
     browser.close().await;
 }
+
+/// The Rules panel lists what "Always allow" kept and the latest decisions, and removes
+/// a rule.
+#[tokio::test]
+async fn the_rules_panel_lists_rules_and_decisions_and_removes_a_rule() {
+    let b = bridge().await;
+    let r = b.post("/v1/rules").json(&json!({"rule": "Bash(cargo test:*)", "project": "/srv/app"})).send().await.unwrap();
+    assert_eq!(r.status(), 201);
+    let call = json!({"tool_name": "Bash", "input": {"command": "cargo test --all"}, "cwd": "/srv/app"});
+    let decided: Value = b.post("/v1/approve").json(&call).send().await.unwrap().json().await.unwrap();
+    assert_eq!(decided["decidedBy"], "rule");
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    button(&browser, "Rules").await.click().await.unwrap();
+    let panel = text_with(&browser, ".askuser-rules-panel", "Bash(cargo test:*) in /srv/app").await;
+    assert!(panel.contains("allow Bash: cargo test --all"), "{panel}");
+    let violations = axe(&browser).await;
+    assert!(violations.is_empty(), "axe-core found: {violations:?}");
+    button(&browser, "Remove").await.click().await.unwrap();
+    text_with(&browser, ".askuser-rules-panel", "No rules").await;
+    let rules: Vec<Value> = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    assert!(rules.is_empty(), "{rules:?}");
+    browser.close().await;
+}

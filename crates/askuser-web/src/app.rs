@@ -51,6 +51,7 @@ struct Page {
     show_pair: RwSignal<bool>,
     /// The "Push to this device" panel (Web Push to this device).
     show_push: RwSignal<bool>,
+    show_rules: RwSignal<bool>,
     /// The page's notification permission ("granted", ...: [`notify::permission`]).
     permission: RwSignal<&'static str>,
     bridge: StoredValue<Option<Bridge>, LocalStorage>,
@@ -164,6 +165,7 @@ pub fn App() -> impl IntoView {
         token: StoredValue::new(token.clone()),
         show_pair: RwSignal::new(false),
         show_push: RwSignal::new(false),
+        show_rules: RwSignal::new(false),
         permission: RwSignal::new(notify::permission()),
         bridge: StoredValue::new_local(None),
     };
@@ -239,6 +241,10 @@ pub fn App() -> impl IntoView {
             {move || page.show_push.get().then(|| {
                 let on_close = Callback::new(move |()| page.show_push.set(false));
                 view! { <crate::push::PushPanel token=page.token.get_value() permission=page.permission on_close /> }
+            })}
+            {move || page.show_rules.get().then(|| {
+                let on_close = Callback::new(move |()| page.show_rules.set(false));
+                view! { <crate::rules::RulesPanel token=page.token.get_value() on_close /> }
             })}
         </div>
     }
@@ -343,6 +349,10 @@ fn Header(page: Page) -> impl IntoView {
             <button type="button" aria-pressed=move || pressed(page.show_push.get())
                 on:click=move |_| page.show_push.update(|p| *p = !*p)>
                 "Push to this device"
+            </button>
+            <button type="button" aria-pressed=move || pressed(page.show_rules.get())
+                on:click=move |_| page.show_rules.update(|r| *r = !*r)>
+                "Rules"
             </button>
         </header>
     }

@@ -40,6 +40,7 @@ pub mod notify;
 pub mod pairing;
 pub mod perf;
 pub mod push;
+pub mod rules;
 
 pub use app::App;
 pub use dialog_view::{mount_dialog, DialogHandle, DialogView};

@@ -15,8 +15,9 @@ use web_sys::{PushManager, PushSubscription};
 
 const SUBSCRIPTIONS: &str = "/v1/push/subscriptions";
 
-// The bridge's JSON is read and written as JS objects (no serde code for a few fields).
-fn get(o: &JsValue, key: &str) -> JsValue {
+// The bridge's JSON is read and written as JS objects (no serde code for a few fields;
+// also for [`crate::rules`]).
+pub(crate) fn get(o: &JsValue, key: &str) -> JsValue {
     Reflect::get(o, &JsValue::from_str(key)).unwrap_or_default()
 }
 
@@ -24,7 +25,7 @@ fn set(o: &JsValue, key: &str, value: &JsValue) {
     _ = Reflect::set(o, &JsValue::from_str(key), value);
 }
 
-fn text(o: &JsValue, key: &str) -> String {
+pub(crate) fn text(o: &JsValue, key: &str) -> String {
     get(o, key).as_string().unwrap_or_default()
 }
 
