@@ -20,9 +20,13 @@
 //!   Nothing else was seen (no `/v1/messages/count_tokens`, no model list); both are
 //!   served all the same.
 //!
-//! A request whose tools include askuser's is the main loop and takes the next [`Turn`];
-//! any other is a side request, answered (streamed or not, as asked) with a value of the
-//! JSON schema it asks for, or "ok", without touching the script.
+//! A request whose tools include askuser's is the main loop and takes the next [`Turn`], and
+//! so is one offering Claude Code's own `Bash` when askuser's tool is not there (Claude Code
+//! run by claude-agent-acp, `acp.rs`), except the prompt suggestion that claude-agent-acp
+//! has Claude Code make after each turn: a copy of the conversation, tools and all, whose
+//! last message starts "[SUGGESTION MODE:". Any other is a side request, answered (streamed
+//! or not, as asked) with a value of the JSON schema it asks for, or "ok", without touching
+//! the script.
 
 use crate::model::{askuser_tool, event_stream, text_of, Api, FakeApi, Model, Seen, Turn};
 use axum::body::Bytes;
@@ -79,20 +83,31 @@ async fn messages(State(api): State<Arc<Api>>, headers: HeaderMap, uri: Uri, bod
     let n = api.next_id();
     let streamed = body["stream"] == true;
     let model = body["model"].as_str().unwrap_or("scripted-model").to_owned();
-    let Some(askuser) = askuser_tool(tool_names(&tools)) else {
-        // A side request (the session's title): answered, the script untouched.
+    let askuser = askuser_tool(tool_names(&tools));
+    if askuser.is_none() && (find_tool(&tools, "Bash").is_none() || suggestion(&body)) {
+        // A side request (the session's title, a prompt suggestion): answered, the script untouched.
         api.note(format!("POST {uri} (side request{})", if streamed { ", streamed" } else { "" }));
         let blocks = vec![json!({"type": "text", "text": side_answer(&body)})];
         return reply(n, &model, blocks, "end_turn", streamed);
-    };
+    }
     api.note(format!("POST {uri} (turn{})", if streamed { ", streamed" } else { "" }));
     let seen = Seen { tool_result: new_tool_result(&body), tools, body };
     let (block, stop) = match api.model.next(seen) {
         Turn::Say(text) => (json!({"type": "text", "text": text}), "end_turn"),
-        Turn::Ask(args) => (tool_use(n, &askuser, args), "tool_use"),
+        Turn::Ask(args) => {
+            let askuser = askuser.expect("the script asks through askuser's tool, which is not offered");
+            (tool_use(n, &askuser, args), "tool_use")
+        }
         Turn::Call(name, input) => (tool_use(n, name, input), "tool_use"),
     };
     reply(n, &model, vec![block], stop, streamed)
+}
+
+/// Whether `body` is claude-agent-acp's prompt suggestion: the conversation so far, then a
+/// user message "[SUGGESTION MODE: Suggest what the user might naturally type next …]".
+fn suggestion(body: &Value) -> bool {
+    let Some(last) = body["messages"].as_array().and_then(|m| m.last()) else { return false };
+    last["role"] == "user" && text_of(&last["content"]).starts_with("[SUGGESTION MODE:")
 }
 
 fn tool_use(n: u64, name: &str, input: Value) -> Value {

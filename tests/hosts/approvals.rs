@@ -44,7 +44,7 @@ async fn start(home: &Home, model: &Model, prompt: &str) -> Run {
 }
 
 /// The next question to reach the bridge that is not in `seen` (it is added).
-async fn next_question(home: &Home, run: &Run, seen: &mut HashSet<String>) -> Value {
+pub(crate) async fn next_question(home: &Home, run: &Run, seen: &mut HashSet<String>) -> Value {
     let until = Instant::now() + START;
     loop {
         let fresh = home.questions("all").await.into_iter().find(|q| !seen.contains(q["id"].as_str().unwrap_or_default()));
@@ -57,12 +57,12 @@ async fn next_question(home: &Home, run: &Run, seen: &mut HashSet<String>) -> Va
     }
 }
 
-fn bash(command: &str) -> Turn {
+pub(crate) fn bash(command: &str) -> Turn {
     Turn::Call("Bash", json!({"command": command, "description": "Make a marker file"}))
 }
 
 /// The audit log, newest first.
-async fn decisions(home: &Home) -> Vec<Value> {
+pub(crate) async fn decisions(home: &Home) -> Vec<Value> {
     let bridge = home.bridge.as_ref().unwrap();
     let r = home.http.get(format!("{}/v1/decisions", bridge.url)).bearer_auth(&bridge.token).send().await.unwrap();
     r.json().await.unwrap()

@@ -7,9 +7,11 @@
 //!
 //! `scenarios.rs` holds what every host is tested on, once; each host's file (`codex.rs`,
 //! `claude.rs`, `gemini.rs`) what is its own: how a user sets it up and runs it, what it
-//! shows the model, and its tests. `run.rs` is a running host, `harness.rs` the user's
-//! machine and the person, `interactive.rs` Claude Code's terminal UI in tmux (a person at
-//! the screen), `model.rs` the scripted model that each vendor's fake API
+//! shows the model, and its tests. `approvals.rs` is Claude Code asking askuser for its
+//! permissions, `acp.rs` Claude Code run by `askuser acp` through its ACP adapter
+//! (claude-agent-acp). `run.rs` is a running host, `harness.rs` the user's machine and the
+//! person, `interactive.rs` Claude Code's terminal UI in tmux (a person at the screen),
+//! `model.rs` the scripted model that each vendor's fake API
 //! (`openai.rs`, `anthropic.rs`, `gemini_api.rs`) serves.
 
 mod harness;
@@ -17,6 +19,7 @@ mod model;
 mod run;
 mod scenarios;
 
+mod acp;
 mod anthropic;
 mod approvals;
 mod claude;

@@ -18,6 +18,9 @@ pub struct Run {
     /// MCP servers it started in that group.
     group: u32,
     output: Arc<Mutex<String>>,
+    /// What it printed on stdout alone, and the task reading it (done at its end).
+    stdout: Arc<Mutex<String>>,
+    reading: tokio::task::JoinHandle<()>,
     pub api: FakeApi,
     /// Something more a failure message shows (Claude Code's log of askuser), read then.
     log: Option<Box<dyn Fn() -> String>>,
@@ -30,10 +33,10 @@ impl Run {
         cmd.stdout(Stdio::piped()).stderr(Stdio::piped());
         let mut child = cmd.spawn().unwrap_or_else(|e| panic!("{name} starts: {e}"));
         let group = child.id().unwrap_or_else(|| panic!("{name} runs"));
-        let output = Arc::new(Mutex::new(String::new()));
-        collect(child.stdout.take().unwrap(), output.clone());
-        collect(child.stderr.take().unwrap(), output.clone());
-        Run { name, child, group, output, api, log: None }
+        let (output, stdout): (Arc<Mutex<String>>, Arc<Mutex<String>>) = Default::default();
+        let reading = collect(child.stdout.take().unwrap(), vec![output.clone(), stdout.clone()]);
+        collect(child.stderr.take().unwrap(), vec![output.clone()]);
+        Run { name, child, group, output, stdout, reading, api, log: None }
     }
 
     /// Shows `read()` under `title` in failure messages too.
@@ -45,6 +48,15 @@ impl Run {
     /// What the host printed so far.
     pub fn output(&self) -> String {
         self.output.lock().unwrap().clone()
+    }
+
+    /// All the host printed on stdout (its reply, where stderr is its log), once it closed
+    /// its stdout (waiting at most `limit`): its last line is read after it exits.
+    pub async fn stdout(&mut self, limit: Duration) -> String {
+        if tokio::time::timeout(limit, &mut self.reading).await.is_err() {
+            panic!("{} did not close its stdout within {limit:?}\n{}", self.name, self.report());
+        }
+        self.stdout.lock().unwrap().clone()
     }
 
     /// What the host printed (and logged), and what the scripted API served and the model
@@ -109,13 +121,16 @@ impl Drop for Run {
     }
 }
 
-fn collect(stream: impl AsyncRead + Unpin + Send + 'static, into: Arc<Mutex<String>>) {
+/// Each line of `stream` appended to each of `into`.
+fn collect(stream: impl AsyncRead + Unpin + Send + 'static, into: Vec<Arc<Mutex<String>>>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         let mut lines = BufReader::new(stream).lines();
         while let Ok(Some(line)) = lines.next_line().await {
-            let mut out = into.lock().unwrap();
-            out.push_str(&line);
-            out.push('\n');
+            for out in &into {
+                let mut out = out.lock().unwrap();
+                out.push_str(&line);
+                out.push('\n');
+            }
         }
-    });
+    })
 }

@@ -7,7 +7,9 @@
 //! One prompt (`--prompt`, else standard input) goes to one new session in the current
 //! folder; the agent's reply streams to stdout, the tools it runs are named on stderr,
 //! and the command ends with the turn. The agent may read and write files in that
-//! folder only (`fs/*`); it gets no terminal.
+//! folder only (`fs/*`); it gets no terminal. A session that the agent starts in its mode
+//! `auto`, where it decides on its tool calls itself (claude-agent-acp's, by default), is
+//! switched to its `default`, where it asks.
 //!
 //! The person's answer is mapped onto what the agent offered, by kind: an allow is the
 //! agent's `allow_once` even when askuser kept an "always" rule, because an agent's
@@ -26,7 +28,8 @@ use agent_client_protocol::v1::schema::{
     ElicitationCapabilities, ElicitationContentValue, ElicitationFormCapabilities, ElicitationMode, ElicitationScope,
     FileSystemCapabilities, Implementation, InitializeRequest, NewSessionRequest, PermissionOption, PermissionOptionKind, PromptRequest,
     ReadTextFileRequest, ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest, RequestPermissionResponse,
-    SelectedPermissionOutcome, SessionNotification, SessionUpdate, StopReason, TextContent, WriteTextFileRequest, WriteTextFileResponse,
+    SelectedPermissionOutcome, SessionModeId, SessionModeState, SessionNotification, SessionUpdate, SetSessionModeRequest, StopReason,
+    TextContent, WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error as FsError, ErrorCode, Lines, RequestCancellation};
@@ -38,6 +41,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Component, Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
@@ -118,6 +122,8 @@ struct Shared {
     /// The tool names of the tool calls seen so far, for a permission request that
     /// does not repeat its tool's name.
     tools: Mutex<HashMap<String, String>>,
+    /// The reply printed so far does not end its line.
+    open_line: AtomicBool,
 }
 
 impl Shared {
@@ -156,8 +162,14 @@ async fn converse(command: &[String], asker: Asker, prompt: String) -> anyhow::R
     });
     let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).context("cannot read the current folder")?;
     let name = Path::new(program).file_name().map_or(program.clone(), |n| n.to_string_lossy().into_owned());
-    let shared =
-        Arc::new(Shared { asker, cwd, agent: Mutex::new(name), session: Mutex::new(String::new()), tools: Mutex::new(HashMap::new()) });
+    let shared = Arc::new(Shared {
+        asker,
+        cwd,
+        agent: Mutex::new(name),
+        session: Mutex::new(String::new()),
+        tools: Mutex::new(HashMap::new()),
+        open_line: AtomicBool::new(false),
+    });
 
     let turn = Client
         .v1()
@@ -233,6 +245,10 @@ async fn converse(command: &[String], asker: Asker, prompt: String) -> anyhow::R
                 }
                 let session = cx.send_request(NewSessionRequest::new(shared.cwd.clone())).block_task().await?;
                 *crate::lock(&shared.session) = session.session_id.to_string();
+                if let Some(mode) = session.modes.as_ref().and_then(asking_mode) {
+                    err!("askuser: the agent started in its mode `auto`, where it decides on its tool calls itself; switched to `{mode}`, where it asks");
+                    cx.send_request(SetSessionModeRequest::new(session.session_id.clone(), mode)).block_task().await?;
+                }
                 let prompt = PromptRequest::new(session.session_id, vec![ContentBlock::Text(TextContent::new(prompt))]);
                 Ok(cx.send_request(prompt).block_task().await?.stop_reason)
             }
@@ -245,6 +261,11 @@ async fn converse(command: &[String], asker: Asker, prompt: String) -> anyhow::R
             Err(_) => return Err(anyhow!("the agent `{program}` exited ({}) before its turn ended", describe(status))),
         },
     };
+    // The reply ends its line (claude-agent-acp's last words do not), so that what the
+    // terminal shows next starts on a line of its own.
+    if shared.open_line.load(Ordering::Relaxed) {
+        let _ = writeln!(std::io::stdout());
+    }
     let _ = std::io::stdout().flush();
     let reason = match ended {
         Ok(reason) => reason,
@@ -280,6 +301,21 @@ fn capabilities() -> ClientCapabilities {
         .elicitation(ElicitationCapabilities::new().form(ElicitationFormCapabilities::new()))
 }
 
+/// The mode to switch a new session to, so that the person decides on the agent's tool
+/// calls: `default` when the agent started it in `auto` and offers `default`; none else.
+///
+/// claude-agent-acp (0.101.0) starts a session in `auto` ("Claude handles permission
+/// decisions") unless the user's Claude Code settings name a `permissions.defaultMode`:
+/// there Claude Code allows or refuses each call itself (`touch ready.txt` in the folder
+/// runs unasked) and nothing reaches askuser. Its `default` ("Manual") asks for every call
+/// that is not read-only. ACP does not say whether `auto` was the user's own choice, so a
+/// user's `auto` is switched too: askuser acp is for the person to decide. Any other mode
+/// (`acceptEdits`, `plan`, another agent's `auto` beside no `default`) is kept.
+fn asking_mode(modes: &SessionModeState) -> Option<SessionModeId> {
+    let offered = modes.available_modes.iter().any(|m| &*m.id.0 == "default");
+    (&*modes.current_mode_id.0 == "auto" && offered).then(|| SessionModeId::new("default"))
+}
+
 /// The agent's reply on stdout as it streams; the tools it starts, named on stderr.
 fn show(shared: &Shared, update: SessionUpdate) {
     match update {
@@ -287,6 +323,9 @@ fn show(shared: &Shared, update: SessionUpdate) {
             if let ContentBlock::Text(text) = chunk.content {
                 let mut out = std::io::stdout().lock();
                 let _ = out.write_all(crate::term::safe(&text.text).as_bytes());
+                if !text.text.is_empty() {
+                    shared.open_line.store(!text.text.ends_with('\n'), Ordering::Relaxed);
+                }
                 let _ = out.flush();
             }
         }
@@ -719,6 +758,28 @@ mod tests {
         let nameless = json!({"toolCallId": "n1", "title": "Think hard", "kind": "think", "rawInput": "why"});
         let a = approval(&nameless, None, "/w");
         assert_eq!((a["tool_name"].as_str(), &a["input"]), (Some("Think hard"), &json!({"input": "why"})));
+    }
+
+    #[test]
+    fn a_session_claude_agent_acp_starts_in_auto_is_switched_to_the_mode_that_asks() {
+        // What claude-agent-acp 0.101.0's `session/new` reports with no `defaultMode` in the
+        // user's settings.
+        let claude = |current: &str| -> SessionModeState {
+            serde_json::from_value(json!({"currentModeId": current, "availableModes": [
+                {"id": "default", "name": "Manual", "description": "Always ask before making changes"},
+                {"id": "acceptEdits", "name": "Accept edits", "description": "Automatically accept all file edits"},
+                {"id": "plan", "name": "Plan", "description": "Create a plan before making changes"},
+                {"id": "auto", "name": "Auto", "description": "Claude handles permission decisions"}]}))
+            .unwrap()
+        };
+        assert_eq!(asking_mode(&claude("auto")), Some(SessionModeId::new("default")));
+        assert_eq!(asking_mode(&claude("default")), None);
+        assert_eq!(asking_mode(&claude("acceptEdits")), None, "a mode the user chose is kept");
+        // An agent whose `auto` is its usual mode, with no `default` beside it, is left as it is.
+        let codex: SessionModeState = serde_json::from_value(json!({"currentModeId": "auto", "availableModes": [
+            {"id": "read-only", "name": "Read Only"}, {"id": "auto", "name": "Default"}, {"id": "full-access", "name": "Full Access"}]}))
+        .unwrap();
+        assert_eq!(asking_mode(&codex), None);
     }
 
     #[test]
