@@ -932,3 +932,17 @@ async fn the_rules_panel_lists_rules_and_decisions_and_removes_a_rule() {
     assert!(rules.is_empty(), "{rules:?}");
     browser.close().await;
 }
+
+/// c is "Chat about this" in the page too (it took five keys: Tab to the button).
+#[tokio::test]
+async fn c_declines_to_talk_it_over() {
+    let b = bridge().await;
+    let asking = b.ask(json!({"questions": [{"question": "Which one?", "options": [{"label": "A"}, {"label": "B"}]}]}), "canonical");
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    browser.row("radio", "B").await;
+    browser.keys("c").await;
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
+    browser.close().await;
+    assert_eq!((result["status"].as_str(), result["chat"].as_bool()), (Some("cancelled"), Some(true)), "{result}");
+}

@@ -526,6 +526,8 @@ impl Dialog {
             "a" if self.approval.is_some() => Event::Quick { number: 1 },
             "A" if self.approval.is_some() => Event::Quick { number: 2 },
             "d" if self.approval.is_some() => Event::Other,
+            // "Chat about this", as the terminal's c (the page's button says so).
+            "c" => Event::Chat,
             "ArrowRight" if tabs => Event::NextTab,
             "ArrowLeft" if tabs => Event::PrevTab,
             _ => {
@@ -1104,6 +1106,15 @@ mod tests {
         let mut d = approval("rm -rf /");
         assert_eq!(sent(&keys(&mut d, &["d", "Enter"])).selected, [DENY]);
         assert_eq!(d.state().outcome.as_deref(), Some("Denied."));
+
+        // c: "Chat about this", at once when nothing was chosen, else after asking.
+        let mut d = approval("cargo test");
+        assert_eq!(keys(&mut d, &["c"]), [Effect::Cancelled { chat: true }]);
+        let mut d = dialog(vec![q("Which?", &["A", "B"], false), q("And?", &["C", "D"], false)]);
+        assert_eq!(keys(&mut d, &["1"]), []);
+        assert_eq!(keys(&mut d, &["c"]), [], "an answer was chosen: asked first");
+        assert_eq!(d.state().prompt.map(|p| p.kind), Some(PromptKind::Discard { count: 1, chat: true }));
+        assert_eq!(keys(&mut d, &["y"]), [Effect::Cancelled { chat: true }]);
 
         // A question is not an approval: its keys stay numbers, and "a" does nothing.
         let mut q = dialog(vec![q("Which?", &["Allow", "Always allow", "Deny"], false)]);

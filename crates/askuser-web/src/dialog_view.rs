@@ -576,7 +576,8 @@ fn Actions(ctx: Ctx) -> impl IntoView {
                 <div class="askuser-actions">
                     {primary}
                     <button type="button" data-action="decline" on:click=move |_| ctx.apply(Event::Decline)>"Decline"</button>
-                    <button type="button" data-action="chat" title="Decline and talk the question over with the agent instead"
+                    <button type="button" data-action="chat" aria-keyshortcuts="c"
+                        title="Decline and talk the question over with the agent instead (c)"
                         on:click=move |_| ctx.apply(Event::Chat)>"Chat about this"</button>
                 </div>
             }
