@@ -453,6 +453,26 @@ fn people_teams_and_a_question_for_a_team_from_the_command_line() {
     assert!(text(&bad.stderr).contains("agent.assignee"), "{}", text(&bad.stderr));
 }
 
+/// `askuser answer` with text that names no option says it went as the person's own
+/// answer (it did so silently).
+#[test]
+fn an_answer_that_names_no_option_is_said_to_be_the_persons_own() {
+    let dir = tempfile::tempdir().unwrap();
+    let _server = Server::start(dir.path());
+    let cmd = |args: &[&str]| {
+        let out = run(askuser().arg(args[0]).arg("--data-dir").arg(dir.path()).args(&args[1..]), None);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        (text(&out.stdout), text(&out.stderr))
+    };
+    let ask = ["ask", "--question", "Pick?", "--option", "A", "--option", "B", "--no-wait"];
+    let id = cmd(&ask).0.trim().to_owned();
+    let (_, said) = cmd(&["answer", &id, "Yes"]);
+    assert!(said.contains(r#""Yes" is none of the options of "Pick?" (A, B): it was sent as your own answer"#), "{said}");
+    let id = cmd(&ask).0.trim().to_owned();
+    let (out, said) = cmd(&["answer", &id, "b"]);
+    assert!(out.contains("B") && said.is_empty(), "an option's label, in any case: {said}");
+}
+
 /// `sh -c LINE` with none of askuser's own variables set.
 fn askuser_shell(line: &str) -> Command {
     let mut c = Command::new("sh");

@@ -131,6 +131,16 @@ fn tls_mistakes_are_refused_with_what_to_do() {
     let other = Fingerprint([7; 32]).to_string();
     let e = try_pending(&server.url, Some(&other));
     assert!(e.contains(&format!("not the pinned {other}")) && e.contains(&server.fingerprint.to_string()), "{e}");
+    // `ask` says the same (it said "error sending request").
+    let out = askuser()
+        .args(["ask", "--question", "Q?", "--no-wait", "--url", &server.url, "--token", &server.token, "--cert-fingerprint", &other])
+        .arg("--data-dir")
+        .arg(elsewhere.path())
+        .output()
+        .unwrap();
+    let e = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{e}");
+    assert!(e.contains(&format!("not the pinned {other}")) && e.contains(&server.fingerprint.to_string()), "{e}");
     // Not a fingerprint at all.
     let out = askuser().args(["pending", "--url", &server.url, "--token", "t", "--cert-fingerprint", "12:34"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));

@@ -223,7 +223,8 @@ impl Asker {
             .bearer_auth(&ep.token)
             .send()
             .await
-            .map_err(|e| AskError::Unreachable { url: ep.url.clone(), message: e.to_string() })?;
+            // Why, in a sentence (a TLS pin that does not match names both fingerprints).
+            .map_err(|e| AskError::Unreachable { url: ep.url.clone(), message: crate::tls::explain(&e) })?;
         crate::client::read(response).await.map_err(|e| match e.downcast::<Refused>() {
             Ok(r) => AskError::Refused(r),
             Err(e) => AskError::Unreachable { url: ep.url.clone(), message: format!("{e:#}") },

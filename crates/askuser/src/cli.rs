@@ -587,6 +587,20 @@ pub fn run(cli: Cli) -> ExitCode {
             let body = AnswerBody { answers: AnswerSet::InOrder(answers.into_iter().map(AnswerItem::Text).collect()) };
             let result = c.answer(&id, &body).await?;
             out!("{}", result.summary());
+            // Text that names no option goes as the person's own answer: say so, so that a
+            // typo is not taken for a choice.
+            let listed = c.get(&id).await.map(|r| r.request.questions).unwrap_or_default();
+            for (a, q) in result.answers.iter().zip(&listed) {
+                if let (Some(text), false) = (&a.custom, q.options.is_empty()) {
+                    let options: Vec<&str> = q.options.iter().map(|o| o.label.as_str()).collect();
+                    err!(
+                        "askuser: {:?} is none of the options of {:?} ({}): it was sent as your own answer",
+                        crate::term::safe(text),
+                        crate::term::safe(&crate::term::one_line(&a.question)),
+                        crate::term::safe(&options.join(", "))
+                    );
+                }
+            }
             Ok(())
         }),
         Command::Ask(args) => crate::ask::ask(args),
