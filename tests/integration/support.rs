@@ -245,11 +245,19 @@ impl Browser {
         tokio::time::sleep(Duration::from_millis(80)).await;
     }
 
+    /// The first element `css` matches, once there (within 10 s). A page that navigates
+    /// meanwhile (pairing reloads it) aborts chromedriver's search ("aborted by
+    /// navigation"): the search goes on in the new page.
     pub async fn wait_css(&self, css: &str) -> Element {
-        tokio::time::timeout(Duration::from_secs(10), self.wait().forever().for_element(Locator::Css(css)))
-            .await
-            .unwrap_or_else(|_| panic!("{css} did not appear"))
-            .unwrap()
+        let search = async {
+            loop {
+                match self.wait().forever().for_element(Locator::Css(css)).await {
+                    Err(e) if e.to_string().contains("aborted by navigation") => continue,
+                    found => return found.unwrap(),
+                }
+            }
+        };
+        tokio::time::timeout(Duration::from_secs(10), search).await.unwrap_or_else(|_| panic!("{css} did not appear"))
     }
 
     /// The row with `role` whose text contains `name`.
