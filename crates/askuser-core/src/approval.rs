@@ -314,8 +314,13 @@ impl Approval {
 
     /// The line above what is shown: "Run this command in /srv/app?", "Edit src/main.rs?".
     pub fn title(&self) -> String {
-        match self.shown() {
-            Shown::Command { cwd, .. } => format!("Run this command{}?", cwd.map(|c| format!(" in {c}")).unwrap_or_default()),
+        self.title_of(&self.shown())
+    }
+
+    /// [`Approval::title`] of what [`Approval::shown`] gave (a diff is made once).
+    fn title_of(&self, shown: &Shown) -> String {
+        match shown {
+            Shown::Command { cwd, .. } => format!("Run this command{}?", cwd.as_ref().map(|c| format!(" in {c}")).unwrap_or_default()),
             Shown::Diff { file, .. } => format!("Edit {file}?"),
             Shown::Write { file, total, .. } => format!("Write {file} ({total} lines)?"),
             Shown::Fetch { url } => format!("Fetch {url}?"),
@@ -332,11 +337,14 @@ impl Approval {
     /// What a front end shows of it ([`Approval::title`], [`Approval::shown`], the reason),
     /// or `None` for `AskUserQuestion`, which is shown as its questions.
     pub fn view(&self) -> Option<ApprovalView> {
-        self.is_permission().then(|| ApprovalView {
-            tool: self.tool.clone(),
-            title: self.title(),
-            shown: self.shown(),
-            reason: self.reason.clone().filter(|r| !r.trim().is_empty()),
+        self.is_permission().then(|| {
+            let shown = self.shown();
+            ApprovalView {
+                tool: self.tool.clone(),
+                title: self.title_of(&shown),
+                shown,
+                reason: self.reason.clone().filter(|r| !r.trim().is_empty()),
+            }
         })
     }
 
@@ -344,8 +352,9 @@ impl Approval {
     /// only the question's text (notifications, the embed package's plain hosts).
     fn details(&self) -> String {
         let fence = |body: &str| format!("```\n{}\n```", body.trim_end_matches('\n'));
-        let title = self.title();
-        match self.shown() {
+        let shown = self.shown();
+        let title = self.title_of(&shown);
+        match shown {
             Shown::Command { command, .. } => format!("{title}\n\n{}", fence(&command)),
             Shown::Diff { lines, .. } => {
                 let lines: Vec<String> = lines.iter().map(Line::marked).collect();

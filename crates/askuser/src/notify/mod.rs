@@ -508,8 +508,14 @@ impl Notifier {
             header: first.and_then(|q| q.header.clone()),
             question: match approval {
                 // "Run this command in /srv/app?" and the command itself.
-                Some(a) if !a.title().contains(&a.summary()) => format!("{}\n{}", a.title(), a.summary()),
-                Some(a) => a.title(),
+                Some(a) => {
+                    let (title, summary) = (a.title(), a.summary());
+                    if title.contains(&summary) {
+                        title
+                    } else {
+                        format!("{title}\n{summary}")
+                    }
+                }
                 None => first.map(|q| askuser_core::text::summary(&q.question)).unwrap_or_default(),
             },
             more: !linkable || choices.len() > options.len() || choices.is_empty(),
