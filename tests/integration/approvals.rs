@@ -194,15 +194,7 @@ async fn the_audit_log_names_the_device_and_the_person_that_decided() {
     use futures_util::SinkExt;
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     let b = bridge().await;
-    let made: Value = b
-        .post("/v1/tokens")
-        .json(&json!({"scope": "device", "name": "alice's phone", "person": "alice"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let made = b.device_token("alice's phone", Some("alice")).await;
     let url = format!("{}/v1/ui?token={}", b.url.replacen("http", "ws", 1), made["token"].as_str().unwrap());
     let mut req = url.into_client_request().unwrap();
     req.headers_mut().insert("origin", b.url.parse().unwrap());

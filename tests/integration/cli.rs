@@ -477,10 +477,7 @@ fn an_answer_that_names_no_option_is_said_to_be_the_persons_own() {
 fn askuser_shell(line: &str) -> Command {
     let mut c = Command::new("sh");
     c.args(["-c", line]);
-    for var in ["ASKUSER_URL", "ASKUSER_TOKEN", "ASKUSER_DATA_DIR", "ASKUSER_CERT_FINGERPRINT", "RUST_LOG"] {
-        c.env_remove(var);
-    }
-    c
+    crate::support::unset(c)
 }
 
 /// Approval rules from the command line: one added for this folder answers a matching

@@ -168,15 +168,7 @@ async fn subscribe(b: &TestBridge, device: &Device, endpoint: &str, rules: Value
 
 /// [`subscribe`] for a device of `person`.
 async fn subscribe_as(b: &TestBridge, device: &Device, endpoint: &str, rules: Value, person: Option<&str>) -> (String, String) {
-    let made: Value = b
-        .post("/v1/tokens")
-        .json(&json!({"scope": "device", "name": "phone", "person": person}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let made = b.device_token("phone", person).await;
     let token = made["token"].as_str().unwrap().to_owned();
     let r = b
         .http

@@ -99,6 +99,12 @@ impl TestBridge {
     }
 
     /// Starts a blocking `POST /v1/ask` in the background.
+    /// A device token of `person` named `name`: the bridge's reply (`token`, `credential`).
+    pub async fn device_token(&self, name: &str, person: Option<&str>) -> Value {
+        let made = self.post("/v1/tokens").json(&serde_json::json!({"scope": "device", "name": name, "person": person}));
+        made.send().await.unwrap().json().await.unwrap()
+    }
+
     pub fn ask(&self, body: Value, format: &str) -> tokio::task::JoinHandle<reqwest::Response> {
         let req = self.post(&format!("/v1/ask?format={format}")).json(&body);
         tokio::spawn(async move { req.send().await.expect("the ask reaches the bridge") })
@@ -301,11 +307,15 @@ impl Browser {
 /// The askuser binary under test, with none of this machine's `ASKUSER_*` settings (nor
 /// `RUST_LOG`): each test says what it runs with.
 pub fn askuser() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_askuser"));
+    unset(Command::new(env!("CARGO_BIN_EXE_askuser")))
+}
+
+/// `cmd` without this machine's `ASKUSER_*` settings (nor `RUST_LOG`).
+pub fn unset(mut cmd: Command) -> Command {
     for var in ["ASKUSER_URL", "ASKUSER_TOKEN", "ASKUSER_DATA_DIR", "ASKUSER_CERT_FINGERPRINT", "RUST_LOG"] {
-        c.env_remove(var);
+        cmd.env_remove(var);
     }
-    c
+    cmd
 }
 
 /// A program's output as text.
