@@ -640,3 +640,38 @@ fn serve_shows_the_webhook_and_ntfy_without_their_secrets() {
     assert!(all.contains("cannot reach the webhook") && all.contains("cannot reach ntfy"), "{all}");
     assert!(!all.contains("s3cret") && !all.contains("/services/"), "{all}");
 }
+
+#[test]
+fn each_commands_help_describes_that_command() {
+    let first_line = |args: &[&str]| {
+        let out = run(askuser().args(args), None);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        text(&out.stdout).lines().next().unwrap_or_default().to_owned()
+    };
+    assert!(first_line(&["--help"]).starts_with("Let headless AI agents ask a human"));
+    let listing = text(&run(askuser().arg("--help"), None).stdout);
+    let row = |name: &str| listing.lines().find(|l| l.trim_start().starts_with(&format!("{name} "))).unwrap_or_default().to_owned();
+    assert!(row("pair").contains("Pair a phone or laptop") && !row("pair").contains("Scoped tokens"), "{listing}");
+    assert!(row("tokens").contains("Scoped tokens"), "{listing}");
+    assert!(first_line(&["pair", "--help"]).starts_with("Pair a phone or laptop"));
+    assert!(first_line(&["tokens", "--help"]).starts_with("Scoped tokens: agent tokens ask, device tokens answer"));
+    // Every command's help opens with its own sentence, never the bridge flags' text.
+    let commands: Vec<String> = listing
+        .lines()
+        .skip_while(|l| !l.starts_with("Commands:"))
+        .skip(1)
+        .take_while(|l| l.starts_with("  "))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .filter(|c| c != "help")
+        .collect();
+    assert!(commands.len() > 15, "{listing}");
+    let mut seen = std::collections::HashMap::new();
+    for command in &commands {
+        let first = first_line(&[command, "--help"]);
+        assert!(!first.starts_with("How a client command finds the bridge"), "{command}: {first}");
+        assert!(!first.starts_with("Usage:") && !first.is_empty(), "{command} has no description: {first}");
+        if let Some(other) = seen.insert(first.clone(), command.clone()) {
+            panic!("{command} and {other} open with the same text: {first}");
+        }
+    }
+}

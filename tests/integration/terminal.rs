@@ -411,7 +411,10 @@ async fn ask_here_shows_the_dialog_inline_and_the_first_answer_wins() {
     t.keys(&["2"]);
     let screen = t.ended().await;
     assert!(screen.contains("exit=0") && restored(&screen), "{screen}");
-    assert!(!screen.contains("Deploy now?"), "the inline dialog is cleared: {screen}");
+    assert!(
+        !screen.contains("( ) Yes") && screen.contains("askuser: Deploy now? → No"),
+        "the inline dialog gives way to the answer: {screen}"
+    );
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["answers"][0]["answer"], "No", "{v}");
     let stored: Value = b.get("/v1/questions/t-here").send().await.unwrap().json().await.unwrap();
@@ -427,4 +430,125 @@ async fn ask_here_shows_the_dialog_inline_and_the_first_answer_wins() {
     assert!(screen.contains("askuser: answered in the inbox") && screen.contains("exit=0") && restored(&screen), "{screen}");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["answers"][0]["answer"], "Yes", "{v}");
+}
+
+/// Whether every line of `screen` fits `width` columns (CJK and emoji count two).
+fn fits(screen: &str, width: usize) -> bool {
+    screen.lines().all(|l| ratatui::text::Line::raw(l).width() <= width)
+}
+
+#[tokio::test]
+async fn long_questions_labels_and_descriptions_wrap_instead_of_being_cut() {
+    let b = bridge().await;
+    for (width, height) in [(80, 24), (120, 40)] {
+        let t = tui(&b, width, height, "");
+        let question = "Which storage engine should the billing service use for invoices, payments and \
+            refunds, given that we expect a few thousand writes a second at peak and need point in time recovery? QUESTIONEND";
+        let label = "PostgreSQL with logical replication to a warm standby in the second region and nightly base backups LABELEND";
+        let description = "relational, mature, with the best tooling of all of them; the team knows it well and \
+            the hosting provider runs it for us DESCEND";
+        let cjk = "データベースは請求サービスの全ての書き込みを受け付ける必要があります CJKEND";
+        let id = format!("t-long-{width}");
+        let asking = ask(
+            &b,
+            json!({"id": id, "agent": {"name": "claude-code", "sessionId": "s-1"}, "questions": [{
+                "question": question, "header": "DB",
+                "options": [{"label": label, "description": description}, {"label": cjk}, {"label": "SQLite"}]
+            }]}),
+        );
+        let screen = t.wait_for(&["QUESTIONEND", "LABELEND", "DESCEND", "CJKEND", "SQLite"]).await;
+        assert!(fits(&screen, width.into()), "every line fits {width} columns: {screen}");
+        t.keys(&["3"]);
+        assert_eq!(result(asking).await["answers"][0]["answer"], "SQLite");
+    }
+}
+
+#[tokio::test]
+async fn a_status_line_goes_with_its_question() {
+    let b = bridge().await;
+    let t = tui(&b, 100, 30, "");
+    let first = ask(&b, db("t-status-1", "claude-code", "s-1"));
+    t.wait_for(&["Which database?"]).await;
+    let mut cache = db("t-status-2", "claude-code", "s-1");
+    cache["questions"][0]["question"] = json!("Which cache?");
+    let second = ask(&b, cache);
+    t.wait_for(&["2 waiting"]).await;
+    t.keys(&["1"]);
+    assert_eq!(result(first).await["answers"][0]["answer"], "PostgreSQL");
+    let screen = t.wait_for(&["Which cache?", "1 waiting"]).await;
+    assert!(!screen.contains("Sent."), "what was said of the first question is not shown under the second: {screen}");
+    t.keys(&["2"]);
+    assert_eq!(result(second).await["answers"][0]["answer"], "SQLite");
+    t.wait_for(&["No questions waiting.", "Sent."]).await;
+}
+
+#[tokio::test]
+async fn the_key_hints_say_what_the_keys_do_now() {
+    let b = bridge().await;
+    let t = tui(&b, 100, 30, "");
+    let mut two = db("t-hints", "claude-code", "s-1");
+    two["questions"].as_array_mut().unwrap().push(json!({"question": "Anything else?", "header": "More"}));
+    let asking = ask(&b, two);
+    // Choosing: n and c are keys, and Tab goes to the next question.
+    let screen = t.wait_for(&["Which database?", "Enter select"]).await;
+    assert!(screen.contains("n note") && screen.contains("c chat about this") && screen.contains("Tab next question"), "{screen}");
+    // Typing: n and c are letters; the new line is Alt+Enter, said once.
+    t.keys(&["Tab"]);
+    let screen = t.wait_for(&["Anything else?", "Your answer"]).await;
+    assert!(!screen.contains("n note") && !screen.contains("c chat"), "typing: n and c are letters: {screen}");
+    assert!(screen.contains("Alt+Enter new line") && !screen.contains("Shift+Enter"), "one newline key: {screen}");
+    assert!(!screen.contains("[ ] other question"), "[ and ] are letters here too: {screen}");
+    // A yes/no prompt: n is No, and nothing else.
+    t.keys(&["BTab", "1", "Escape"]);
+    let screen = t.wait_for(&["[y/N]"]).await;
+    assert!(screen.contains("n/Enter/Esc no") && !screen.contains("n note"), "{screen}");
+    t.keys(&["y"]);
+    assert_eq!(result(asking).await["status"], "cancelled");
+}
+
+/// The lines of `screen` from the one holding `from` to the shell's "exit=" line.
+fn lines_between<'s>(screen: &'s str, from: &str) -> Vec<&'s str> {
+    let lines: Vec<&str> = screen.lines().collect();
+    let start = lines.iter().position(|l| l.contains(from)).unwrap_or_else(|| panic!("no {from:?}: {screen}"));
+    let end = lines.iter().position(|l| l.contains("exit=")).unwrap_or_else(|| panic!("no exit: {screen}"));
+    lines[start..=end].to_vec()
+}
+
+#[tokio::test]
+async fn ask_here_leaves_the_answer_and_the_prompt_on_a_fresh_line() {
+    let b = bridge().await;
+    let out = b.dir.path().join("here.json");
+    let here = |id: &str| {
+        format!(
+            "printf 'before\\n'; env -u ASKUSER_URL -u ASKUSER_TOKEN {} ask --here --id {id} --question 'Deploy now?' --option Yes --option No --url {} --token {TOKEN} > {}",
+            askuser(),
+            b.url,
+            out.display()
+        )
+    };
+    for (width, height) in [(80, 24), (120, 40)] {
+        // Answered here: the dialog gives way to one line saying what was answered.
+        let t = Tmux::start(width, height, &here(&format!("t-clean-{width}")));
+        t.wait_for(&["Deploy now?", "› 1. ( ) Yes"]).await;
+        t.keys(&["2"]);
+        let screen = t.ended().await;
+        assert!(screen.contains("exit=0") && restored(&screen), "{screen}");
+        let lines = lines_between(&screen, "before");
+        assert!(lines[1].starts_with("askuser: Deploy now? → No"), "the answer right below what was there: {screen}");
+        assert!(lines.iter().all(|l| !l.trim().is_empty()), "no blank lines left behind: {screen}");
+        assert!(lines.last().unwrap().starts_with("exit=0"), "the next output starts a fresh line: {screen}");
+        assert!(!screen.contains("( ) Yes"), "the dialog is gone: {screen}");
+        assert!(!screen.contains("answered in the inbox"), "it was answered here: {screen}");
+        drop(t);
+
+        // Answered in the inbox: the dialog goes, and ask says so on the next line.
+        let t = Tmux::start(width, height, &here(&format!("t-clean-there-{width}")));
+        t.wait_for(&["Deploy now?"]).await;
+        let r = b.post(&format!("/v1/questions/t-clean-there-{width}/answer")).json(&json!({"answers": ["Yes"]}));
+        assert_eq!(r.send().await.unwrap().status(), 200);
+        let screen = t.ended().await;
+        let lines = lines_between(&screen, "before");
+        assert_eq!(lines[1], "askuser: answered in the inbox", "{screen}");
+        assert!(lines[2].starts_with("exit=0"), "{screen}");
+    }
 }

@@ -210,12 +210,20 @@ pub fn ask(args: AskArgs) -> ExitCode {
             let id = request["id"].as_str().unwrap_or_default().to_owned();
             let here = crate::tui::inline::dialog(id, normalized.request, endpoint);
             tokio::pin!(asking);
+            let mut here = Box::pin(here);
             tokio::select! {
                 outcome = &mut asking => {
-                    err!("askuser: answered in the inbox");
+                    // The answer given here may reach the agent before its own reply
+                    // reaches the dialog: only a dialog that sent nothing says "inbox",
+                    // once it is gone (dropping it clears its lines).
+                    let sent_here = tokio::time::timeout(Duration::from_millis(300), &mut here).await;
+                    drop(here);
+                    if !matches!(sent_here, Ok(Ok(true))) {
+                        err!("askuser: answered in the inbox");
+                    }
                     outcome
                 }
-                shown = here => {
+                shown = &mut here => {
                     if let Err(e) = shown {
                         err!("askuser: the dialog here failed ({e:#}); the question still waits in the inbox");
                     }

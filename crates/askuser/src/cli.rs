@@ -114,8 +114,6 @@ pub enum Command {
     Setup(crate::setup::SetupArgs),
     /// Check the data directory, the token, the bridge, the web UI and each host's configuration.
     Doctor(crate::doctor::DoctorArgs),
-    /// Scoped tokens: agent tokens ask, device tokens answer; list, make and revoke them
-    /// (with the admin token).
     /// Pair a phone or laptop: prints a link (and its QR code) with a one-time code;
     /// opening it gives that browser a device token of its own.
     Pair {
@@ -136,6 +134,8 @@ pub enum Command {
         #[command(flatten)]
         bridge: BridgeArgs,
     },
+    /// Scoped tokens: agent tokens ask, device tokens answer; list, make and revoke them
+    /// (with the admin token).
     Tokens {
         #[command(flatten)]
         bridge: BridgeArgs,

@@ -6,7 +6,7 @@
 use super::editor::{Edit, Editor};
 use askuser_core::client::State;
 use askuser_core::dialog::{Dialog, DialogOptions, Effect, Event};
-use askuser_core::inbox::{agent_name, Inbox, Notice, Show};
+use askuser_core::inbox::{agent_name, Fate, Inbox, Notice, Show};
 use askuser_core::protocol::{BrowserEvent, Refused};
 use askuser_core::Selection;
 use ratatui::crossterm::event::{KeyCode, KeyEvent, KeyEventKind, KeyModifiers};
@@ -28,6 +28,15 @@ pub enum Action {
     Quit,
 }
 
+/// Something said to the person ("Sent.", "The bridge refused: …"), and the question set
+/// it is about: it is shown with that question set, or while none is shown, never under
+/// another one.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Said {
+    pub text: String,
+    pub about: Option<String>,
+}
+
 /// Where the keys go besides the dialog.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Mode {
@@ -44,8 +53,8 @@ pub struct App {
     /// The typed answer of the active dialog, with its cursor.
     pub editor: Editor,
     pub mode: Mode,
-    /// The last thing said ("Sent.", "The bridge refused: …").
-    pub status: Option<String>,
+    /// The last thing said ("Sent.", "The bridge refused: …"); see [`App::status`].
+    pub status: Option<Said>,
     pub bell: bool,
     /// Rows the option list may show (from the terminal's height).
     viewport: usize,
@@ -92,8 +101,9 @@ impl App {
 
     /// An update from the bridge client.
     pub fn on_event(&mut self, event: BrowserEvent) -> Vec<Action> {
-        if let BrowserEvent::Error(Refused { error, .. }) = &event {
-            self.status = Some(format!("The bridge refused: {}", error.message));
+        if let BrowserEvent::Error(Refused { error, id, .. }) = &event {
+            let about = id.clone().or_else(|| self.inbox.active.clone());
+            self.tell(about, format!("The bridge refused: {}", error.message));
         }
         let before = self.inbox.active.clone();
         // What was typed here for a question that closes elsewhere is shown, not lost.
@@ -120,15 +130,41 @@ impl App {
         }
     }
 
-    /// Brings the editor to the active dialog's typed text.
+    /// Says `text` about question set `about`.
+    pub fn tell(&mut self, about: Option<String>, text: impl Into<String>) {
+        self.status = Some(Said { text: text.into(), about });
+    }
+
+    /// What was last said, if it is about the question set shown or none is shown.
+    pub fn status(&self) -> Option<&str> {
+        let said = self.status.as_ref()?;
+        (self.inbox.active.is_none() || said.about == self.inbox.active).then_some(said.text.as_str())
+    }
+
+    /// Brings the editor to the active dialog's typed text. Another question set shown:
+    /// what was said about the one before goes.
     fn sync_editor(&mut self) {
         let text = self.dialog().map(|(_, d)| d.state().other_text).unwrap_or_default();
         self.editor = Editor::new(&text);
         self.mode = Mode::Dialog;
+        if self.inbox.active.is_some() && self.status.as_ref().is_some_and(|s| s.about != self.inbox.active) {
+            self.status = None;
+        }
     }
 
-    fn editing(&mut self) -> bool {
+    /// A text field has the keys: letters are typed, not commands.
+    pub fn editing(&mut self) -> bool {
         self.dialog().is_some_and(|(_, d)| d.is_editing())
+    }
+
+    /// A yes/no prompt is open over the dialog.
+    pub fn prompting(&mut self) -> bool {
+        self.dialog().is_some_and(|(_, d)| d.state().prompt.is_some())
+    }
+
+    /// The question sets listed that still wait (what `[` and `]` step through).
+    pub fn listed(&self) -> usize {
+        self.inbox.order().iter().filter(|id| self.inbox.get(id).is_some_and(|i| i.fate == Fate::Pending)).count()
     }
 
     /// Text pasted into the terminal.
@@ -200,7 +236,8 @@ impl App {
             return self.on_editing_key(key, alt);
         }
         match key.code {
-            KeyCode::Char('n') if !ctrl && !self.prompting() => {
+            // A note is about a question (not the Submit tab).
+            KeyCode::Char('n') if !ctrl && !self.prompting() && self.dialog().is_some_and(|(_, d)| d.state().question.is_some()) => {
                 let notes = self.dialog().map(|(_, d)| d.state().notes).unwrap_or_default();
                 self.mode = Mode::Note(Editor::new(&notes));
                 vec![]
@@ -228,10 +265,6 @@ impl App {
         if self.inbox.active != before {
             self.sync_editor();
         }
-    }
-
-    fn prompting(&mut self) -> bool {
-        self.dialog().is_some_and(|(_, d)| d.state().prompt.is_some())
     }
 
     fn on_editing_key(&mut self, key: KeyEvent, alt: bool) -> Vec<Action> {

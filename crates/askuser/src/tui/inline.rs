@@ -2,7 +2,9 @@
 //! question this command asks, while the same question waits in the bridge's inbox (as
 //! pi's ask_user does in its TUI mode). Whichever answers first wins: an answer here is
 //! sent to the bridge like any other, and an answer given elsewhere closes this one.
-//! It draws on stderr, so the result on stdout stays clean for a script.
+//! It draws on stderr, so the result on stdout stays clean for a script. When it ends,
+//! its lines give way to one line per answer ("askuser: Deploy now? → No"), and the
+//! cursor is at the start of the line after them, where the shell's prompt goes.
 
 use super::app::{Action, App};
 use super::view::{self, Look};
@@ -12,7 +14,9 @@ use askuser_core::client::State;
 use askuser_core::protocol::{AnswerBody, AnswerItem, AnswerSet, BrowserEvent, QuestionRecord};
 use askuser_core::{Request, Status};
 use ratatui::backend::CrosstermBackend;
+use ratatui::crossterm::cursor::MoveTo;
 use ratatui::crossterm::event::{self, Event as TermEvent};
+use ratatui::crossterm::terminal::{Clear, ClearType};
 use ratatui::crossterm::{execute, terminal};
 use ratatui::{Terminal, TerminalOptions, Viewport};
 use std::io::{IsTerminal, Write};
@@ -23,18 +27,51 @@ use tokio::sync::mpsc;
 /// Lines the inline dialog takes below the prompt.
 const HEIGHT: u16 = 18;
 
-/// Puts the terminal back: the dialog's lines cleared, then (as its fields drop) raw
-/// mode off and standard output where it was.
+/// Puts the terminal back: the dialog's lines cleared and what was said in their place,
+/// the cursor at the start of the next line; then (as its fields drop) the cursor shown,
+/// raw mode off and standard output where it was.
 struct Restore {
     terminal: Terminal<CrosstermBackend<std::io::Stderr>>,
+    /// The lines left where the dialog was (what was answered here).
+    said: Vec<String>,
     _raw: RawMode,
     _stdout: SavedStdout,
 }
 
 impl Drop for Restore {
     fn drop(&mut self) {
-        let _ = self.terminal.clear();
-        let _ = execute!(std::io::stderr(), event::DisableBracketedPaste);
+        // From the dialog's first line down, not from wherever the last frame left the
+        // cursor (a clear that puts the cursor back leaves it mid-line, blank lines above).
+        let top = self.terminal.get_frame().area().y;
+        let mut stderr = std::io::stderr();
+        let _ = execute!(stderr, event::DisableBracketedPaste, MoveTo(0, top), Clear(ClearType::FromCursorDown));
+        for line in &self.said {
+            // Raw mode is still on: the carriage return is ours to write.
+            let _ = write!(stderr, "{}\r\n", crate::term::safe(line));
+        }
+        let _ = stderr.flush();
+    }
+}
+
+/// What the person did here, as the lines left in the dialog's place.
+fn said(request: &Request, action: &Action) -> Vec<String> {
+    let one_line = |text: &str| crate::term::one_line(text);
+    match action {
+        Action::Answer { answers, .. } => {
+            if let (Some(_), Some(first)) = (request.approval.as_ref().filter(|a| a.is_permission()), answers.first()) {
+                return vec![format!("askuser: {}", askuser_core::approval::said(first))];
+            }
+            match askuser_core::resolve(&request.questions, answers) {
+                Ok(resolved) => {
+                    resolved.iter().map(|a| format!("askuser: {} → {}", one_line(&a.question), one_line(&a.answer.joined()))).collect()
+                }
+                Err(_) => vec!["askuser: answered here".into()],
+            }
+        }
+        Action::Decline { chat: true, .. } => vec!["askuser: declined here, to chat about it with the agent".into()],
+        Action::Decline { .. } => vec!["askuser: declined here".into()],
+        Action::Quit => vec!["askuser: not answered here; the question still waits in the inbox".into()],
+        Action::Bell => vec![],
     }
 }
 
@@ -85,6 +122,7 @@ impl Drop for SavedStdout {
 pub async fn dialog(id: String, request: Request, endpoint: Endpoint) -> anyhow::Result<bool> {
     let mut app = App::new(false);
     app.connection = (State::Open, 0);
+    let asked = request.clone();
     let record = QuestionRecord {
         id: id.clone(),
         request,
@@ -101,7 +139,7 @@ pub async fn dialog(id: String, request: Request, endpoint: Endpoint) -> anyhow:
     let backend = CrosstermBackend::new(std::io::stderr());
     let height = terminal::size().map_or(HEIGHT, |(_, h)| h.saturating_sub(1).min(HEIGHT));
     let terminal = Terminal::with_options(backend, TerminalOptions { viewport: Viewport::Inline(height) })?;
-    let mut restore = Restore { terminal, _raw: raw, _stdout: stdout };
+    let mut restore = Restore { terminal, said: Vec::new(), _raw: raw, _stdout: stdout };
     let _ = execute!(std::io::stderr(), event::EnableBracketedPaste);
     let (tx, mut rx) = mpsc::unbounded_channel();
     std::thread::spawn(move || {
@@ -130,20 +168,24 @@ pub async fn dialog(id: String, request: Request, endpoint: Endpoint) -> anyhow:
             _ => vec![],
         };
         for action in actions {
-            match action {
+            // Said as soon as it is sent: an answer that reaches the agent before the
+            // bridge's reply reaches this dialog (which is then dropped) still says so.
+            restore.said = said(&asked, &action);
+            let sent = match action {
                 Action::Answer { id, answers } => {
                     let items = answers.into_iter().map(AnswerItem::Selection).collect();
-                    client.answer(&id, &AnswerBody { answers: AnswerSet::InOrder(items) }).await?;
-                    return Ok(true);
+                    client.answer(&id, &AnswerBody { answers: AnswerSet::InOrder(items) }).await
                 }
-                Action::Decline { id, chat } => {
-                    client.decline(&id, chat).await?;
-                    return Ok(true);
-                }
+                Action::Decline { id, chat } => client.decline(&id, chat).await,
                 // Ctrl+C: stop answering here; the question still waits in the inbox.
                 Action::Quit => return Ok(false),
-                Action::Bell => {}
+                Action::Bell => continue,
+            };
+            if let Err(e) = sent {
+                restore.said.clear();
+                return Err(e);
             }
+            return Ok(true);
         }
     }
 }

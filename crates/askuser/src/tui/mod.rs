@@ -9,11 +9,13 @@
 //! - [`view`]: drawing it.
 //! - [`editor`]: the line editor for typed answers and notes.
 //! - [`inline`]: `askuser ask --here`, the same dialog inline for one question.
+//! - [`wrap`]: fitting agent text to the terminal's width.
 
 pub mod app;
 pub mod editor;
 pub mod inline;
 pub mod view;
+pub mod wrap;
 
 use crate::client::BridgeArgs;
 use crate::config::{self, Endpoint};
@@ -190,14 +192,14 @@ async fn session(find: impl Fn() -> anyhow::Result<Endpoint>, dir: &Path, bell: 
 /// Carries out what the dialog asked for: answers and declines go to the client.
 fn act(app: &mut App, client: &mut Client, action: Action) -> Vec<Effect> {
     let mut decided = None;
-    let (effects, declined) = match action {
+    let (effects, declined, id) = match action {
         Action::Answer { id, answers } => {
             // An approval says what it decided: "Allowed.", "Denied: …".
             let approval = app.inbox.get(&id).is_some_and(|i| i.record.request.approval.as_ref().is_some_and(|a| a.is_permission()));
             decided = approval.then(|| answers.first().map(askuser_core::approval::said)).flatten();
-            (client.handle(Input::Answer { id: &id, answers }), false)
+            (client.handle(Input::Answer { id: &id, answers }), false, id)
         }
-        Action::Decline { id, chat } => (client.handle(Input::Decline { id: &id, chat }), true),
+        Action::Decline { id, chat } => (client.handle(Input::Decline { id: &id, chat }), true, id),
         Action::Bell => {
             let _ = std::io::stdout().write_all(b"\x07");
             return vec![];
@@ -210,11 +212,12 @@ fn act(app: &mut App, client: &mut Client, action: Action) -> Vec<Effect> {
         (true, false) => "Sent.",
         (false, _) => "Saved: it will be sent when the connection is back.",
     };
-    app.status = Some(match decided {
+    let text = match decided {
         Some(decided) if sent => format!("{decided} Sent."),
         Some(decided) => format!("{decided} {said}"),
         None => said.to_owned(),
-    });
+    };
+    app.tell(Some(id), text);
     effects
 }
 

@@ -5,6 +5,7 @@
 
 use super::app::{App, Mode};
 use super::editor::Editor;
+use super::wrap;
 use askuser_core::approval::{ApprovalView, Change, Shown};
 use askuser_core::client::State;
 use askuser_core::dialog::View;
@@ -57,7 +58,8 @@ fn safe(text: &str) -> String {
 pub fn draw(frame: &mut Frame, app: &mut App, look: Look) {
     let area = frame.area();
     let [top, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
-    frame.render_widget(Paragraph::new(header(app, look, area.width)), top);
+    let keys = header_keys(app);
+    frame.render_widget(Paragraph::new(header(app, look, area.width, &keys)), top);
     let (main, side) = if area.width >= WIDE {
         let [main, side] = Layout::horizontal([Constraint::Min(40), Constraint::Length(INBOX_WIDTH)]).areas(body);
         (main, Some(side))
@@ -65,12 +67,29 @@ pub fn draw(frame: &mut Frame, app: &mut App, look: Look) {
         (body, None)
     };
     if let Some(side) = side {
-        frame.render_widget(inbox(app, look, side.height as usize), side);
+        frame.render_widget(inbox(app, look, side.height as usize, side.width.saturating_sub(1) as usize), side);
     }
     dialog_area(frame, app, look, main);
 }
 
-fn header(app: &App, look: Look, width: u16) -> Line<'static> {
+/// The keys for the inbox, as far as they work now: `[` and `]` (Alt+↑/↓ while typing)
+/// only with another question set to go to, `f` only for a person and not while typing.
+fn header_keys(app: &mut App) -> String {
+    let note = matches!(app.mode, Mode::Note(_));
+    let editing = app.editing();
+    let prompting = app.prompting();
+    let mut keys = Vec::new();
+    if app.listed() >= 2 && !note {
+        keys.push(if editing { "Alt+↑↓ other question" } else { "[ ] other question" });
+    }
+    if app.inbox.viewer.is_some() && !note && !editing && !prompting {
+        keys.push("f Mine/Team/All");
+    }
+    keys.push("Ctrl+C quit");
+    keys.join(" · ")
+}
+
+fn header(app: &App, look: Look, width: u16, keys: &str) -> Line<'static> {
     let (state, attempt) = app.connection;
     let connection = match state {
         State::Open => "connected".to_owned(),
@@ -86,16 +105,17 @@ fn header(app: &App, look: Look, width: u16) -> Line<'static> {
         Span::styled(connection, if state == State::Open { look.dim() } else { look.warn() }),
         Span::raw(format!(" · {waiting} waiting")),
     ];
-    let person = app.inbox.viewer.is_some();
-    if person {
+    if app.inbox.viewer.is_some() {
         spans.push(Span::raw(" · showing "));
         spans.push(Span::styled(app.inbox.show.label(), look.accent()));
     }
-    let keys = if person { "  [ ] other question · f Mine/Team/All · Ctrl+C quit" } else { "  [ ] other question · Ctrl+C quit" };
-    if usize::from(width) >= spans.iter().map(|s| s.content.chars().count()).sum::<usize>() + keys.chars().count() {
+    let keys = format!("  {keys}");
+    let line = Line::from(spans.clone());
+    if line.width() + wrap::width(&keys) <= usize::from(width) {
         spans.push(Span::styled(keys, look.dim()));
+        return Line::from(spans);
     }
-    Line::from(spans)
+    wrap::cut(&line, usize::from(width))
 }
 
 /// "Mine 1 · Team 2 · All 4", the one shown marked (a person's terminal).
@@ -113,8 +133,9 @@ fn shows(app: &App, look: Look) -> Option<Line<'static>> {
     Some(Line::from(spans))
 }
 
-/// The inbox: each agent session with its question sets (sub-agents under parents).
-fn inbox(app: &App, look: Look, height: usize) -> Paragraph<'static> {
+/// The inbox: each agent session with its question sets (sub-agents under parents), one
+/// line each, `width` columns wide: a long one is cut with "…" (its age still shown).
+fn inbox(app: &App, look: Look, height: usize, width: usize) -> Paragraph<'static> {
     let (groups, hidden) = first_rows(app.inbox.groups(), height.saturating_sub(3).max(1));
     let mut lines = vec![Line::styled(format!("Waiting {}", app.inbox.pending_count()), look.accent())];
     lines.extend(shows(app, look));
@@ -127,40 +148,45 @@ fn inbox(app: &App, look: Look, height: usize) -> Paragraph<'static> {
         lines.push(Line::from(head));
         for id in g.items {
             let Some(item) = app.inbox.get(&id) else { continue };
-            let first = safe(&askuser_core::inbox::headline(&item.record.request));
             let current = app.inbox.active.as_deref() == Some(id.as_str());
             let marker = if current { "› " } else { "  " };
-            let age = waited(look.now.saturating_sub(item.record.created_at));
-            // Whom it is for comes first: a long question is cut at the panel's edge.
+            let age = format!(" {}", waited(look.now.saturating_sub(item.record.created_at)));
+            // Whom it is for comes first, then as much of the question as fits.
             let to = assignee(&item.record).map(|to| format!("@{} ", safe(to))).unwrap_or_default();
+            let room = width.saturating_sub(wrap::width(marker) + wrap::width(&to) + wrap::width(&age));
+            let first = wrap::cut(&Line::raw(safe(&askuser_core::inbox::headline(&item.record.request))), room.max(2));
             let style = if current { look.style(Style::default().add_modifier(Modifier::REVERSED)) } else { Style::default() };
-            lines.push(Line::from(vec![
-                Span::styled(marker, style),
-                Span::styled(to, look.accent()),
-                Span::styled(first, style),
-                Span::styled(format!(" {age}"), look.dim()),
-            ]));
+            let mut spans = vec![Span::styled(marker, style), Span::styled(to, look.accent())];
+            spans.extend(first.spans.into_iter().map(|s| s.style(style)));
+            spans.push(Span::styled(age, look.dim()));
+            lines.push(Line::from(spans));
         }
     }
     if hidden > 0 {
         lines.push(Line::styled(format!("… and {hidden} more (] goes on)"), look.dim()));
     }
+    let lines: Vec<Line> = lines.iter().map(|l| wrap::cut(l, width)).collect();
     Paragraph::new(lines).block(Block::default().borders(Borders::LEFT).border_style(look.dim()))
 }
 
 fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect) {
     let asker = app.asker();
     let closed = app.inbox.closed.clone();
-    let status = app.status.clone();
-    let mut lines: Vec<Line> = Vec::new();
-    if let Some(c) = &closed {
-        lines.push(Line::styled(safe(&c.text), look.warn()));
-        if let Some(t) = &c.typed {
-            lines.push(Line::styled(format!("What you had typed here: {}", safe(t)), look.dim()));
+    let status = app.status().map(str::to_owned);
+    // A question set that closed elsewhere, said above the next one.
+    let notice = |width: usize| {
+        let mut lines: Vec<Line<'static>> = Vec::new();
+        if let Some(c) = &closed {
+            lines.extend(wrap::wrap_text(&safe(&c.text), look.warn(), width, 0));
+            if let Some(t) = &c.typed {
+                lines.extend(wrap::wrap_text(&format!("What you had typed here: {}", safe(t)), look.dim(), width, 2));
+            }
+            lines.push(Line::styled("(any key)", look.dim()));
         }
-        lines.push(Line::styled("(any key)", look.dim()));
-    }
+        lines
+    };
     let Some(asker) = asker else {
+        let mut lines = notice(area.width as usize);
         let waiting = app.inbox.pending_count();
         if app.connection.0 != State::Open {
             lines.push(Line::raw("Waiting for the bridge…"));
@@ -186,28 +212,13 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect) {
         let to = record.as_ref().and_then(assignee).map(|to| format!(" for {}", safe(to))).unwrap_or_default();
         (record.map_or(0, |r| r.created_at), waits == Some(false), to)
     };
-    lines.push(Line::from(vec![
-        Span::styled(safe(&asker), Style::default().add_modifier(Modifier::BOLD)),
-        Span::styled(format!(" asks{to} · waiting {}", waited(look.now.saturating_sub(created))), look.dim()),
-    ]));
-    if nobody_waits {
-        lines.push(Line::styled(
-            "Nobody waits for this answer now (the agent went away); it is kept for the agent if it asks again.",
-            look.warn(),
-        ));
-    }
-
-    // Rows left for the option list once everything else has its lines.
-    let wide_preview = area.width >= 110;
-    let reserved = lines.len() as u16 + 9;
-    app.resize(area.height.saturating_sub(reserved).clamp(3, 30) as usize);
     let Some((_, dialog)) = app.dialog() else { return };
     let view = dialog.state();
-    dialog_lines(&mut lines, &view, look);
 
+    // A preview goes beside the text on a wide terminal, below it on a narrow one.
     let preview = view.rows.iter().find(|r| r.focused && r.preview.is_some()).or_else(|| view.rows.iter().find(|r| r.preview.is_some()));
     let (text_area, preview_area) = match preview {
-        Some(_) if wide_preview => {
+        Some(_) if area.width >= 110 => {
             let [left, right] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
             (left, Some(right))
         }
@@ -219,48 +230,138 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect) {
     };
     if let (Some(row), Some(at)) = (preview, preview_area) {
         let text = Text::from(safe(row.preview.as_deref().unwrap_or_default()));
-        let block = Block::default().borders(Borders::ALL).border_style(look.dim()).title(format!(" Preview: {} ", safe(&row.label)));
+        let title = wrap::cut(&Line::raw(format!(" Preview: {} ", safe(&row.label))), at.width.saturating_sub(2) as usize);
+        let block = Block::default().borders(Borders::ALL).border_style(look.dim()).title(title);
         frame.render_widget(Paragraph::new(text).block(block), at);
     }
+    let width = text_area.width as usize;
+    let mut lines = notice(width);
+    let asks = Line::from(vec![
+        Span::styled(safe(&asker), Style::default().add_modifier(Modifier::BOLD)),
+        Span::styled(format!(" asks{to} · waiting {}", waited(look.now.saturating_sub(created))), look.dim()),
+    ]);
+    lines.extend(wrap::wrap(&asks, width, 2));
+    if nobody_waits {
+        let text = "Nobody waits for this answer now (the agent went away); it is kept for the agent if it asks again.";
+        lines.extend(wrap::wrap_text(text, look.warn(), width, 0));
+    }
+    dialog_lines(&mut lines, &view, look, width);
 
     // The typed answer (or the note being written), in a box with the cursor.
     let editing_note = matches!(app.mode, Mode::Note(_));
-    let editor: Option<(&Editor, &str)> = match &app.mode {
-        Mode::Note(e) => Some((e, " Note for the agent (Enter saves, Esc closes) ")),
-        Mode::Dialog if view.editing || view.question.as_ref().is_some_and(|q| q.free_text) => {
-            Some((&app.editor, " Your answer (Enter sends, Alt+Enter new line) "))
+    let editing = matches!(app.mode, Mode::Dialog) && (view.editing || view.question.as_ref().is_some_and(|q| q.free_text));
+    let box_height = match &app.mode {
+        Mode::Note(e) => (e.text().lines().count().clamp(1, 4) + 2) as u16,
+        Mode::Dialog if editing => (app.editor.text().lines().count().clamp(1, 4) + 2) as u16,
+        Mode::Dialog => 0,
+    };
+
+    let mut tail: Vec<Line> = Vec::new();
+    if !view.notes.is_empty() && !editing_note {
+        tail.extend(wrap::wrap_text(&format!("Note: {}", safe(&view.notes)), look.dim(), width, 2));
+    }
+    if let Some(p) = &view.prompt {
+        let keys = if p.default_yes { "[Y/n]" } else { "[y/N]" };
+        tail.extend(wrap::wrap_text(&format!("{} {keys}", safe(&p.text)), look.warn().add_modifier(Modifier::BOLD), width, 0));
+    }
+    if let Some(h) = &view.hint {
+        tail.extend(wrap::wrap_text(&safe(h), look.warn(), width, 0));
+    }
+    if let Some(s) = &status {
+        tail.extend(wrap::wrap_text(&safe(s), look.dim(), width, 0));
+    }
+    tail.extend(keys_lines(&footer(&view, editing_note), width).into_iter().map(|l| Line::styled(l, look.dim())));
+
+    // As many options as fit in what is left, each option with all its lines.
+    let options = option_lines(&view, look, width);
+    let used = lines.len() + box_height as usize + tail.len();
+    let room = (text_area.height as usize).saturating_sub(used);
+    let all: usize = options.iter().map(Vec::len).sum();
+    let viewport = if all <= room { options.len() } else { fit(&options, room.saturating_sub(2)) };
+    app.resize(viewport.max(1));
+    let Some((_, dialog)) = app.dialog() else { return };
+    let view = dialog.state();
+    if view.question.as_ref().is_some_and(|q| !q.free_text) {
+        let options = option_lines(&view, look, width);
+        if view.window.above > 0 {
+            lines.push(Line::styled(format!("  ↑ {} more", view.window.above), look.dim()));
         }
+        let end = view.window.end.min(options.len());
+        for row in &options[view.window.start.min(end)..end] {
+            lines.extend(row.iter().cloned());
+        }
+        if view.window.below > 0 {
+            lines.push(Line::styled(format!("  ↓ {} more", view.window.below), look.dim()));
+        }
+    }
+
+    let editor: Option<(&Editor, &str)> = match &app.mode {
+        Mode::Note(e) => Some((e, " Note for the agent ")),
+        Mode::Dialog if editing => Some((&app.editor, " Your answer ")),
         Mode::Dialog => None,
     };
-    let box_height = editor.map_or(0, |(e, _)| (e.text().lines().count().clamp(1, 4) + 2) as u16);
     let [above, boxed, below] =
         Layout::vertical([Constraint::Length(lines.len() as u16), Constraint::Length(box_height), Constraint::Min(0)]).areas(text_area);
     frame.render_widget(Paragraph::new(lines), above);
     if let Some((e, title)) = editor {
         draw_editor(frame, e, title, boxed, look);
     }
-
-    let mut tail: Vec<Line> = Vec::new();
-    if !view.notes.is_empty() && !editing_note {
-        tail.push(Line::styled(format!("Note: {}", safe(&view.notes)), look.dim()));
-    }
-    if let Some(p) = &view.prompt {
-        let keys = if p.default_yes { "[Y/n]" } else { "[y/N]" };
-        tail.push(Line::styled(format!("{} {keys}", safe(&p.text)), look.warn().add_modifier(Modifier::BOLD)));
-    }
-    if let Some(h) = &view.hint {
-        tail.push(Line::styled(safe(h), look.warn()));
-    }
-    if let Some(s) = &status {
-        tail.push(Line::styled(safe(s), look.dim()));
-    }
-    let keys = if view.question.is_some() { " • n note • c chat about this" } else { "" };
-    tail.push(Line::styled(format!("{}{keys} • Tab next question", view.footer), look.dim()));
-    frame.render_widget(Paragraph::new(tail).wrap(Wrap { trim: false }), below);
+    frame.render_widget(Paragraph::new(tail), below);
 }
 
-/// The tabs, the question and its options (or the review), as lines.
-fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look) {
+/// The most rows that fit in `room` lines wherever the list is scrolled to.
+fn fit(rows: &[Vec<Line>], room: usize) -> usize {
+    let heights: Vec<usize> = rows.iter().map(Vec::len).collect();
+    let mut n = heights.len().min(room);
+    while n > 1 && heights.windows(n).any(|w| w.iter().sum::<usize>() > room) {
+        n -= 1;
+    }
+    n.max(1)
+}
+
+/// The keys that work now, as the footer says them: the core's for the dialog, and the
+/// terminal's own (n, c, Tab) only where they are keys and not letters being typed.
+fn footer(view: &View, editing_note: bool) -> String {
+    if editing_note {
+        return "Enter saves the note • Esc closes it".into();
+    }
+    // The core's footer is the page's, where Shift+Enter is the new line; most terminals
+    // send Shift+Enter as a plain Enter, so here it is Alt+Enter (Shift+Enter and Ctrl+J
+    // work too where the terminal tells them apart).
+    let mut keys = view.footer.replace("Shift+Enter new line", "Alt+Enter new line");
+    if view.prompt.is_some() || view.done.is_some() {
+        return keys;
+    }
+    if !view.editing {
+        if view.question.is_some() {
+            keys.push_str(" • n note");
+        }
+        keys.push_str(" • c chat about this");
+    }
+    if view.tabs.len() >= 2 {
+        keys.push_str(" • Tab next question");
+    }
+    keys
+}
+
+/// Key hints ("a • b c • d") in lines `width` columns wide, broken between hints rather
+/// than inside one where it can.
+fn keys_lines(keys: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for part in keys.split(" • ") {
+        match lines.last_mut() {
+            Some(line) if wrap::width(line) + 3 + wrap::width(part) <= width => {
+                line.push_str(" • ");
+                line.push_str(part);
+            }
+            _ => lines.push(part.to_owned()),
+        }
+    }
+    lines.iter().flat_map(|l| wrap::wrap(&Line::raw(l.clone()), width, 2)).map(|l| l.to_string()).collect()
+}
+
+/// The tabs, the question (or the review), as lines `width` columns wide.
+fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look, width: usize) {
     if view.tabs.len() >= 2 {
         let mut spans = Vec::new();
         for (i, t) in view.tabs.iter().enumerate() {
@@ -269,80 +370,92 @@ fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look) {
             spans.push(Span::styled(label, style));
             spans.push(Span::raw(" "));
         }
-        lines.push(Line::from(spans));
+        lines.extend(wrap::wrap(&Line::from(spans), width, 0));
     }
     if view.on_submit_tab {
         lines.push(Line::styled("Review your answers", Style::default().add_modifier(Modifier::BOLD)));
         for item in &view.review {
             let answer = item.answer.as_deref().map_or_else(|| "— not answered".to_owned(), safe);
-            lines.push(Line::from(vec![
+            let line = Line::from(vec![
                 Span::styled(format!("{}: ", safe(&item.label)), look.accent()),
                 Span::raw(format!("{} → {answer}", safe(&crate::term::one_line(&item.question)))),
-            ]));
+            ]);
+            lines.extend(wrap::wrap(&line, width, 2));
         }
         if !view.unanswered.is_empty() {
-            lines.push(Line::styled(format!("Not answered yet: {}", safe(&view.unanswered.join("; "))), look.warn()));
+            lines.extend(wrap::wrap_text(&format!("Not answered yet: {}", safe(&view.unanswered.join("; "))), look.warn(), width, 2));
         }
         lines.push(Line::styled("Enter submits · Esc declines", look.accent()));
         return;
     }
     let Some(q) = &view.question else { return };
     if let Some(approval) = &view.approval {
-        approval_lines(lines, approval, look);
+        approval_lines(lines, approval, look, width);
     } else {
         let mut meta = Vec::new();
         if let Some(h) = &q.header {
             meta.push(Span::styled(format!("[{}] ", safe(h)), look.accent()));
         }
         meta.push(Span::styled(q.kind(), look.dim()));
-        lines.push(Line::from(meta));
-        for text_line in safe(&q.text).lines() {
-            lines.push(Line::styled(text_line.to_owned(), Style::default().add_modifier(Modifier::BOLD)));
-        }
+        lines.extend(wrap::wrap(&Line::from(meta), width, 0));
+        lines.extend(wrap::wrap_text(&safe(&q.text), Style::default().add_modifier(Modifier::BOLD), width, 0));
     }
-    if q.free_text {
-        return;
-    }
-    if view.window.above > 0 {
-        lines.push(Line::styled(format!("  ↑ {} more", view.window.above), look.dim()));
-    }
-    let end = view.window.end.min(view.rows.len());
-    for row in &view.rows[view.window.start.min(end)..end] {
-        let pointer = if row.focused { "›" } else { " " };
-        let mark = match (q.multi_select, row.selected) {
-            (true, true) => "[x]",
-            (true, false) => "[ ]",
-            (false, true) => "(•)",
-            (false, false) => "( )",
-        };
-        let number = match (&view.approval, &row.key, row.number) {
-            (Some(_), Some(key), _) => format!("{key} "),
-            (None, _, Some(n)) => format!("{n}."),
-            _ => "  ".to_owned(),
-        };
-        let mut spans = vec![Span::styled(
-            format!("{pointer} {number} {mark} {}", safe(&row.label)),
-            if row.focused { look.accent() } else { Style::default() },
-        )];
-        if let Some(d) = &row.description {
-            spans.push(Span::styled(format!("  {}", safe(&crate::term::one_line(d))), look.dim()));
-        }
-        lines.push(Line::from(spans));
-    }
-    if view.window.below > 0 {
-        lines.push(Line::styled(format!("  ↓ {} more", view.window.below), look.dim()));
-    }
+}
+
+/// Each option (and the Other row) as its lines `width` columns wide: the pointer, the
+/// number (right-aligned to the widest) or an approval's key, the mark, the label
+/// wrapped under itself, and the description beside it when it fits, else below it.
+fn option_lines(view: &View, look: Look, width: usize) -> Vec<Vec<Line<'static>>> {
+    let Some(q) = &view.question else { return vec![] };
+    let digits = view.rows.iter().filter_map(|r| r.number).max().map_or(1, |n| n.to_string().len());
+    view.rows
+        .iter()
+        .map(|row| {
+            let pointer = if row.focused { "›" } else { " " };
+            let mark = match (q.multi_select, row.selected) {
+                (true, true) => "[x]",
+                (true, false) => "[ ]",
+                (false, true) => "(•)",
+                (false, false) => "( )",
+            };
+            let number = match (&view.approval, &row.key, row.number) {
+                (Some(_), Some(key), _) => format!("{key:<digits$} "),
+                (None, _, Some(n)) => format!("{n:>digits$}."),
+                _ => " ".repeat(digits + 1),
+            };
+            let prefix = format!("{pointer} {number} {mark} ");
+            let indent = wrap::width(&prefix);
+            let style = if row.focused { look.accent() } else { Style::default() };
+            let label = Span::styled(format!("{prefix}{}", safe(&row.label)), style);
+            let description = row.description.as_deref().map(safe).filter(|d| !d.trim().is_empty());
+            match description {
+                Some(d) if !d.contains('\n') && label.width() + 2 + wrap::width(&d) <= width => {
+                    vec![Line::from(vec![label, Span::styled(format!("  {d}"), look.dim())])]
+                }
+                Some(d) => {
+                    let mut lines = wrap::wrap(&Line::from(label), width, indent);
+                    for part in d.lines() {
+                        let line = Line::from(vec![Span::raw(" ".repeat(indent)), Span::styled(part.to_owned(), look.dim())]);
+                        lines.extend(wrap::wrap(&line, width, indent));
+                    }
+                    lines
+                }
+                None => wrap::wrap(&Line::from(label), width, indent),
+            }
+        })
+        .collect()
 }
 
 /// Lines of a diff, a new file or arguments shown at most; the page shows them all.
 const APPROVAL_LINES: usize = 14;
 
 /// An approval: what will happen (a command, a diff, a new file's head, the arguments)
-/// rather than the question's text.
-fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look: Look) {
+/// rather than the question's text, `width` columns wide.
+fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look: Look, width: usize) {
     let bold = Style::default().add_modifier(Modifier::BOLD);
-    lines.push(Line::from(vec![Span::styled(format!("[{}] ", safe(&approval.tool)), look.accent()), Span::styled("Approval", look.dim())]));
-    lines.push(Line::styled(safe(&approval.title), bold));
+    let head = Line::from(vec![Span::styled(format!("[{}] ", safe(&approval.tool)), look.accent()), Span::styled("Approval", look.dim())]);
+    lines.extend(wrap::wrap(&head, width, 0));
+    lines.extend(wrap::wrap_text(&safe(&approval.title), bold, width, 0));
     let mut body: Vec<Line<'static>> = Vec::new();
     match &approval.shown {
         Shown::Command { command, .. } => {
@@ -378,12 +491,13 @@ fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look:
         body.truncate(APPROVAL_LINES - 1);
         body.push(Line::styled(format!("… {more} more lines (the page shows them all)"), look.dim()));
     }
-    lines.extend(body.into_iter().map(|mut l| {
-        l.spans.insert(0, Span::raw("  "));
-        l
-    }));
+    for mut line in body {
+        // Indented, and a long line goes on under itself rather than off the edge.
+        line.spans.insert(0, Span::raw("  "));
+        lines.extend(wrap::wrap(&line, width, 4));
+    }
     if let Some(reason) = &approval.reason {
-        lines.push(Line::styled(format!("Why: {}", safe(&crate::term::one_line(reason))), look.dim()));
+        lines.extend(wrap::wrap_text(&format!("Why: {}", safe(&crate::term::one_line(reason))), look.dim(), width, 5));
     }
 }
 
@@ -459,7 +573,7 @@ mod tests {
         let s = screen(&mut a, 80, 24);
         assert!(s.contains("claude-code asks"), "{s}");
         assert!(s.contains("[Pick] Choose one") && s.contains("Which one?"), "{s}");
-        assert!(s.contains("› 1. ( ) Option 1"), "{s}");
+        assert!(s.contains("›  1. ( ) Option 1") && s.contains("  10. ( ) Option 10"), "numbers right-aligned: {s}");
         assert!(s.contains("↓ ") && s.contains(" more"), "a long list says how many more: {s}");
         assert!(s.contains("Enter select"), "the footer: {s}");
         assert!(s.lines().all(|l| l.chars().count() <= 80));
@@ -557,5 +671,84 @@ mod tests {
         assert!(s.contains("Your answer") && s.contains("billing"), "{s}");
         let cursor = terminal.get_cursor_position().unwrap();
         assert_eq!(cursor.x, 1 + 7, "after the last letter");
+    }
+
+    #[test]
+    fn option_numbers_line_up_from_ten_options_on() {
+        let options: Vec<serde_json::Value> = (1..=12).map(|i| json!({"label": format!("Option {i}")})).collect();
+        let mut a = app(json!([{"questions": [{"question": "Which one?", "options": options}]}]));
+        a.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+        let s = screen(&mut a, 80, 40);
+        let lines: Vec<&str> = s.lines().map(str::trim_end).collect();
+        let column = |label: &str| {
+            let line = lines.iter().find(|l| l.ends_with(label)).unwrap_or_else(|| panic!("{label}: {s}"));
+            line.find("( )").unwrap()
+        };
+        assert!(
+            lines.contains(&"   1. ( ) Option 1") && lines.contains(&"›  2. ( ) Option 2") && lines.contains(&"  10. ( ) Option 10"),
+            "{s}"
+        );
+        assert_eq!(column("Option 1"), column("Option 12"), "{s}");
+        assert_eq!(column("Option 9"), column("Other (type your answer)"), "{s}");
+    }
+
+    #[test]
+    fn long_text_wraps_by_display_width_and_a_one_line_row_ends_in_an_ellipsis() {
+        // 45 CJK characters are 90 columns: they wrap at 80, none is lost.
+        let cjk: String = "名前は請求書の保存先".repeat(4) + "終わりです";
+        let label = format!("{} LABELEND", "long label ".repeat(9));
+        let mut a = app(json!([
+            {"questions": [{"question": cjk, "options": [{"label": label, "description": "🦀 ".repeat(40) + "DESCEND"}, {"label": "B"}]}],
+             "agent": {"name": "claude-code", "sessionId": "s-1"}},
+            {"questions": [{"question": "A second question whose first line is far too long for the inbox's narrow column"}],
+             "agent": {"name": "claude-code", "sessionId": "s-1"}}
+        ]));
+        let s = screen(&mut a, 80, 30);
+        let shown: String = s.chars().filter(|c| !c.is_whitespace()).collect();
+        assert!(shown.contains(&cjk), "the whole question, wrapped: {s}");
+        assert!(s.contains("LABELEND") && s.contains("DESCEND"), "{s}");
+        assert_eq!(s.matches('🦀').count(), 40, "every crab of the description: {s}");
+        assert!(s.lines().all(|l| Line::raw(l).width() <= 80), "{s}");
+        // A wrapped label goes on under itself, after the number and the mark.
+        let at = s.lines().position(|l| l.contains("( ) long label")).unwrap();
+        let next = s.lines().nth(at + 1).unwrap();
+        assert!(next.starts_with("         l") && !next.starts_with("          "), "{s}");
+        // The inbox beside (a wide terminal) keeps one line per question set, cut with "…".
+        let s = screen(&mut a, 120, 30);
+        assert!(s.lines().any(|l| l.contains("A second question") && l.contains('…')), "{s}");
+        assert!(s.lines().all(|l| Line::raw(l).width() <= 120), "{s}");
+    }
+
+    #[test]
+    fn the_footer_and_header_name_only_the_keys_that_work_now() {
+        let two = json!({"questions": [
+            {"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]},
+            {"question": "Anything else?"}
+        ]});
+        let mut a = app(json!([two.clone(), two]));
+        let s = screen(&mut a, 120, 24);
+        assert!(s.contains("• n note") && s.contains("c chat about this • Tab next question"), "choosing: {s}");
+        assert!(s.contains("[ ] other question"), "two question sets: {s}");
+        // Typing: letters are letters, and the new line is said one way.
+        a.on_key(KeyEvent::new(KeyCode::Tab, KeyModifiers::NONE));
+        let s = screen(&mut a, 120, 24);
+        assert!(!s.contains("n note") && !s.contains("c chat") && !s.contains("[ ]"), "typing: {s}");
+        assert!(s.contains("Alt+Enter new line") && !s.contains("Shift+Enter"), "{s}");
+        assert!(s.contains("Alt+↑↓ other question"), "{s}");
+        // A note: its own keys only.
+        a.on_key(KeyEvent::new(KeyCode::BackTab, KeyModifiers::NONE));
+        a.on_key(KeyEvent::new(KeyCode::Char('n'), KeyModifiers::NONE));
+        let s = screen(&mut a, 120, 24);
+        assert!(s.contains("Enter saves the note • Esc closes it") && !s.contains("Enter select") && !s.contains("c chat"), "{s}");
+        a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        // The prompt: y or n, and n is not "note".
+        a.on_key(KeyEvent::new(KeyCode::Char('1'), KeyModifiers::NONE));
+        a.on_key(KeyEvent::new(KeyCode::Esc, KeyModifiers::NONE));
+        let s = screen(&mut a, 120, 24);
+        assert!(s.contains("[y/N]") && s.contains("y yes • n/Enter/Esc no") && !s.contains("n note"), "{s}");
+        // One question set and one question: no keys for others.
+        let mut one = app(json!([{"questions": [{"question": "Go?", "options": [{"label": "Yes"}, {"label": "No"}]}]}]));
+        let s = screen(&mut one, 120, 24);
+        assert!(!s.contains("Tab next question") && !s.contains("[ ] other question") && s.contains("Ctrl+C quit"), "{s}");
     }
 }
