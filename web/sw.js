@@ -1,12 +1,13 @@
 // askuser's service worker: keeps the page's own files (the app shell) so the page
 // opens without the network, then reconnects by itself. The bridge's API (/v1/) and
 // anything from another origin are never cached or touched.
-const CACHE = "askuser-shell-1";
+const CACHE = "askuser-shell-2";
 
 self.addEventListener("install", (event) => {
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
-    const index = await fetch("/", { cache: "no-cache" });
+    // The shell without the session cookie: the page as built, no question in it.
+    const index = await fetch("/", { cache: "no-cache", credentials: "omit" });
     const html = await index.clone().text();
     // Every file the page names (style, icons, the init script, the app's JS and wasm).
     const named = [...html.matchAll(/(?:href|src)="(\/[^"#?]*)"/g)].map((m) => m[1]);
@@ -21,6 +22,9 @@ self.addEventListener("activate", (event) => {
     for (const name of await caches.keys()) {
       if (name !== CACHE) await caches.delete(name);
     }
+    // The page is asked for while this worker starts, not after (a slow phone's worker
+    // takes a while to start, and the page may carry the waiting question).
+    if (self.registration.navigationPreload) await self.registration.navigationPreload.enable();
     await self.clients.claim();
   })());
 });
@@ -34,8 +38,11 @@ self.addEventListener("fetch", (event) => {
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
     try {
-      const fresh = await fetch(request);
-      if (fresh.ok) await cache.put(key, fresh.clone());
+      const fresh = (request.mode === "navigate" && (await event.preloadResponse)) || (await fetch(request));
+      // A page with a question written in (no-store) is never kept: offline, the shell
+      // shows the inbox the app kept instead.
+      const keep = fresh.ok && !/no-store/.test(fresh.headers.get("cache-control") || "");
+      if (keep) await cache.put(key, fresh.clone());
       return fresh;
     } catch (offline) {
       const kept = await cache.match(key);

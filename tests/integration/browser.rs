@@ -579,6 +579,8 @@ async fn a_device_pairs_with_a_one_time_link_and_answers() {
     let listed: Value = b.get("/v1/tokens").send().await.unwrap().json().await.unwrap();
     assert_eq!(listed[0]["name"], "phone");
     assert_eq!(listed[0]["scope"], "device");
+    let said = text_with(&browser, ".askuser-toast", "This device is paired").await;
+    assert!(said.contains("as “phone”"), "{said}");
 
     let asking = b.ask(json!({"questions": [{"question": "Deploy now?", "options": [{"label": "Yes"}, {"label": "No"}]}]}), "canonical");
     browser.row("radio", "No").await;
@@ -855,6 +857,12 @@ async fn a_question_named_in_the_address_is_the_one_shown() {
     tokio::time::sleep(Duration::from_millis(200)).await;
     assert!(browser.current_url().await.unwrap().fragment().is_none_or(|f| !f.contains("q=")), "the address is clean");
     ask("n-3", "Rotate the keys?").await;
+    text_with(&browser, ".askuser-current", "Rotate the keys?").await;
+
+    // A reload opens the question set being answered, not the first one listed.
+    browser.refresh().await.unwrap();
+    browser.wait_css(".askuser-current").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
     text_with(&browser, ".askuser-current", "Rotate the keys?").await;
     browser.close().await;
 }

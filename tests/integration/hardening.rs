@@ -322,7 +322,7 @@ async fn response_headers_forbid_framing_sniffing_and_foreign_script() {
         assert_eq!(directives["script-src"], "'self' 'wasm-unsafe-eval'", "{path}: only the app's own script and wasm");
         assert_eq!(directives["frame-ancestors"], "'none'", "{path}");
         assert_eq!(directives["base-uri"], "'none'", "{path}");
-        assert_eq!(directives["form-action"], "'none'", "{path}");
+        assert_eq!(directives["form-action"], "'self'", "{path}: the first paint's form posts here only");
         assert_eq!(directives["connect-src"], "'self'", "{path}");
         assert!(
             !csp.contains('*')

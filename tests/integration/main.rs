@@ -8,6 +8,7 @@ mod bridge;
 mod browser;
 mod cli;
 mod clients;
+mod first;
 mod hardening;
 mod input;
 mod mcp;

@@ -148,7 +148,7 @@ impl Page {
 #[component]
 pub fn App() -> impl IntoView {
     // Before the token: `#token=…&q=ID` keeps the token for `take_token`.
-    let wanted = RwSignal::new(take_question());
+    let wanted = RwSignal::new(take_question().or_else(last_active));
     let token = bridge::take_token();
     let page = Page {
         inbox: RwSignal::new(Inbox::default()),
@@ -171,8 +171,34 @@ pub fn App() -> impl IntoView {
     };
     set_interval(move || _ = page.now.try_set(now_ms()), Duration::from_secs(5));
 
-    let subscription = events::subscribe(move |update| page.apply(update));
+    // The bridge may have written the waiting question into the page: the app takes it
+    // over (what was chosen there, and that question open) once it has an inbox to show.
+    let subscription = events::subscribe(move |update| {
+        if matches!(update, FromBridge::Event(BrowserEvent::Snapshot { .. })) {
+            // What the person started answering there; else the question set this tab
+            // showed before a reload, if any.
+            if let Some((id, engaged)) = crate::first::adopt() {
+                if engaged || wanted.get_untracked().is_none() {
+                    wanted.set(Some(id));
+                }
+            }
+        }
+        page.apply(update)
+    });
+    if let Some(token) = token.clone() {
+        crate::first::open_session(token);
+    }
     on_cleanup(move || drop(subscription));
+
+    if let Some(said) = crate::pairing::just_paired() {
+        page.say(said);
+    }
+    // A reload opens the question set being answered, not the first one listed.
+    Effect::new(move |_| {
+        if let Some(id) = page.inbox.with(|i| i.active.clone()) {
+            remember_active(&id);
+        }
+    });
 
     // The title counts pending question sets.
     Effect::new(move |_| notify::set_title(&notify::title(page.inbox.with(|i| i.pending_count()))));
@@ -250,6 +276,20 @@ pub fn App() -> impl IntoView {
     }
 }
 
+/// Where this tab keeps the question set it shows, for a reload.
+const ACTIVE_KEY: &str = "askuser:active";
+
+fn remember_active(id: &str) {
+    if let Some(session) = web_sys::window().and_then(|w| w.session_storage().ok().flatten()) {
+        let _ = session.set_item(ACTIVE_KEY, id);
+    }
+}
+
+/// The question set this tab showed before it was reloaded.
+fn last_active() -> Option<String> {
+    web_sys::window()?.session_storage().ok()??.get_item(ACTIVE_KEY).ok()?
+}
+
 /// The question `#q=ID` names, taken out of the address (the rest of the hash stays).
 fn take_question() -> Option<String> {
     let window = web_sys::window()?;
@@ -271,7 +311,8 @@ fn take_question() -> Option<String> {
 /// the socket arrives before this returns), and keeps the inbox shown from then on, at
 /// most twice a second.
 fn keep_inbox(page: Page, key: String) {
-    if let Some((saved, kept)) = crate::kept::load(&key) {
+    let kept = if crate::first::present() { None } else { crate::kept::load(&key) };
+    if let Some((saved, kept)) = kept {
         page.inbox.update(|i| {
             i.apply(&kept);
             for id in page.bridge.with_value(|b| b.as_ref().map(Bridge::queued_ids).unwrap_or_default()) {

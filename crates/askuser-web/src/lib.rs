@@ -16,6 +16,8 @@
 //! - [`bridge`]: drives the core's bridge client with a WebSocket, a timer and storage.
 //! - [`app`]: the page: inbox, active dialog, banners, notifications, history.
 //! - [`drafts`], [`notify`]: draft storage, attention.
+//! - [`first`]: taking over the question the bridge wrote into the page (what was
+//!   chosen there becomes its draft), and the session that lets it write one.
 //! - [`kept`]: the inbox as last seen, shown while the bridge cannot be reached.
 //! - [`pairing`]: a device opened at `#pair=CODE` trades it for a token of its own.
 //! - [`push`]: Web Push to this device (the "Push to this device" panel); a tapped
@@ -34,6 +36,7 @@ pub mod bridge;
 pub mod dialog_view;
 pub mod drafts;
 pub mod events;
+pub mod first;
 pub mod history;
 pub mod kept;
 pub mod notify;

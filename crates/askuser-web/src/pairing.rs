@@ -20,9 +20,13 @@ pub fn start() -> bool {
     wasm_bindgen_futures::spawn_local(async move {
         let Some(window) = web_sys::window() else { return };
         match claim(&code).await {
-            Ok(token) => {
+            Ok((token, name)) => {
                 if let Some(local) = window.local_storage().ok().flatten() {
                     let _ = local.set_item(DEVICE_KEY, &token);
+                }
+                // The page that loads next says so.
+                if let Some(session) = window.session_storage().ok().flatten() {
+                    let _ = session.set_item(PAIRED_KEY, &name);
                 }
             }
             Err(message) => {
@@ -36,12 +40,25 @@ pub fn start() -> bool {
     true
 }
 
-/// `POST /v1/pair {"code"}`: the device token, or what the bridge said.
-async fn claim(code: &str) -> Result<String, String> {
+/// Where the page that pairs leaves the device's name for the page it loads.
+const PAIRED_KEY: &str = "askuser:paired";
+
+/// What to tell the person, once, on the page loaded right after pairing.
+pub fn just_paired() -> Option<String> {
+    let session = web_sys::window()?.session_storage().ok()??;
+    let name = session.get_item(PAIRED_KEY).ok()??;
+    let _ = session.remove_item(PAIRED_KEY);
+    let name = if name.is_empty() { String::new() } else { format!(" as “{name}”") };
+    Some(format!("This device is paired{name}: it has a token of its own and stays signed in until the token is revoked."))
+}
+
+/// `POST /v1/pair {"code"}`: the device token and its name, or what the bridge said.
+async fn claim(code: &str) -> Result<(String, String), String> {
     // A code is letters, digits and dashes; anything else is dropped, not escaped.
     let code: String = code.chars().filter(|c| c.is_ascii_alphanumeric() || *c == '-').collect();
     let reply = post("/v1/pair", None, &format!(r#"{{"code":"{code}"}}"#)).await?;
-    reply.token.ok_or_else(|| "the bridge sent no token".into())
+    let name = reply.credential.as_ref().and_then(|c| c.get("name")).and_then(|n| n.as_str()).unwrap_or_default().to_owned();
+    reply.token.map(|t| (t, name)).ok_or_else(|| "the bridge sent no token".into())
 }
 
 /// `POST path` with a JSON `body` (and the page's `token`): the bridge's answer, or
@@ -83,6 +100,7 @@ pub(crate) async fn request(method: &str, path: &str, token: Option<&str>, body:
 #[serde(rename_all = "camelCase")]
 struct Reply {
     token: Option<String>,
+    credential: Option<serde_json::Value>,
     message: Option<String>,
     link: Option<String>,
     qr_svg: Option<String>,

@@ -26,7 +26,7 @@ impl Asset {
 }
 
 /// Whether an `Accept-Encoding` value takes `coding`: named, and not with `q=0`.
-fn accepts(accepted: &str, coding: &str) -> bool {
+pub(crate) fn accepts(accepted: &str, coding: &str) -> bool {
     accepted.split(',').any(|part| {
         let mut fields = part.split(';').map(str::trim);
         fields.next().is_some_and(|c| c.eq_ignore_ascii_case(coding))
@@ -40,7 +40,7 @@ include!(concat!(env!("OUT_DIR"), "/ui_files.rs"));
 /// text) and no page may frame the bridge.
 pub const CSP: &str = "default-src 'none'; script-src 'self' 'wasm-unsafe-eval'; style-src 'self' 'unsafe-inline'; \
 img-src 'self' data:; font-src 'self'; connect-src 'self'; frame-src 'none'; media-src 'self' data:; \
-manifest-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+manifest-src 'self'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
 
 const PLACEHOLDER: &str = "<!doctype html><meta charset=utf-8><title>askuser</title>\
 <h1>askuser</h1><p>The bridge is running, but this binary was built without the web UI. \
@@ -61,6 +61,16 @@ fn content_type(path: &str) -> &'static str {
         "wav" => "audio/wav",
         _ => "application/octet-stream",
     }
+}
+
+/// The bytes of the built UI's file at `path` (`/index.html`, `/style-….css`).
+pub fn file(path: &str) -> Option<&'static [u8]> {
+    FILES.iter().find(|a| a.path == path).map(|a| a.bytes)
+}
+
+/// The app's page as built (its loader script moved out), for the first paint to fill in.
+pub fn index_html() -> Option<&'static str> {
+    file("/index.html").and_then(|b| std::str::from_utf8(b).ok())
 }
 
 /// Whether the binary carries a built UI.

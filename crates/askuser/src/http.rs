@@ -80,7 +80,7 @@ impl Security {
     }
 
     /// Who `presented` is: the admin token, a credential in force, or nobody.
-    fn caller(&self, presented: &str) -> Option<Caller> {
+    pub(crate) fn caller(&self, presented: &str) -> Option<Caller> {
         if self.token_ok(presented) {
             return Some(Caller { scope: Scope::Admin, id: None });
         }
@@ -138,10 +138,14 @@ pub fn router(app: App) -> Router {
         .route("/v1/people/{person}", axum::routing::put(set_teams))
         .route("/v1/pair", post(claim_pairing))
         .route("/v1/push", get(push_info))
-        .route("/v1/push/subscriptions", post(subscribe).delete(unsubscribe));
+        .route("/v1/push/subscriptions", post(subscribe).delete(unsubscribe))
+        .route("/v1/session", post(crate::first::open).delete(crate::first::close));
     Router::new()
         .merge(api)
         .route("/a/{key}", get(crate::notify::links::show).post(crate::notify::links::answer))
+        .route("/", get(crate::first::index))
+        .route("/index.html", get(crate::first::index))
+        .route("/answer/{id}", post(crate::first::answer))
         .fallback(get(assets::serve))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn_with_state(app.clone(), guard))
@@ -241,7 +245,9 @@ async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Response
     };
     let h = response.headers_mut();
     h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("no-referrer"));
+    // A page with a form keeps its `same-origin`: under `no-referrer` a browser posts
+    // the form with `Origin: null`, which the guard refuses.
+    h.entry(header::REFERRER_POLICY).or_insert(HeaderValue::from_static("no-referrer"));
     // A page with a policy of its own (an answer link's) keeps it.
     h.entry(header::CONTENT_SECURITY_POLICY).or_insert(HeaderValue::from_static(assets::CSP));
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
@@ -311,8 +317,8 @@ fn admit(sec: &Security, req: &Request) -> Result<Option<Caller>, Response> {
         }
         return Ok((path != "/v1/pair").then_some(caller));
     }
-    // An answer link answers on POST: never for another site's page.
-    if path.starts_with("/a/") && req.method() == Method::POST {
+    // An answer link, or the first paint's form, answers on POST: never for another site's page.
+    if (path.starts_with("/a/") || path.starts_with("/answer/")) && req.method() == Method::POST {
         if let Some(o) = req.headers().get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
             if !sec.origins.iter().any(|a| a == o) {
                 tracing::warn!("refused an answer link posted from origin {o:?}");

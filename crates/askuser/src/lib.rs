@@ -43,6 +43,7 @@ pub mod client;
 pub mod config;
 pub mod damage;
 pub mod doctor;
+pub mod first;
 pub mod http;
 pub mod hub;
 pub mod input;

@@ -453,7 +453,7 @@ pub fn allowed(scope: Scope, method: &axum::http::Method, path: &str) -> bool {
         },
         Scope::Device => match (method, path) {
             (_, "/v1/health" | "/v1/ui") => true,
-            (&Method::GET, "/v1/push") | (&Method::POST | &Method::DELETE, "/v1/push/subscriptions") => true,
+            (&Method::GET, "/v1/push") | (&Method::POST | &Method::DELETE, "/v1/push/subscriptions" | "/v1/session") => true,
             (&Method::GET, "/v1/questions" | "/v1/rules" | "/v1/decisions") => true,
             // Removing a rule only makes the bridge ask again: a person may, from any device.
             (&Method::DELETE, _) => path.strip_prefix("/v1/rules/").is_some_and(|id| !id.is_empty() && !id.contains('/')),

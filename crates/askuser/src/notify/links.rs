@@ -136,7 +136,7 @@ fn trouble(title: &str, e: &crate::store::StoreError) -> Response {
     page(status, title, words, None)
 }
 
-fn page(status: StatusCode, title: &str, body: &str, form: Option<&str>) -> Response {
+pub(crate) fn page(status: StatusCode, title: &str, body: &str, form: Option<&str>) -> Response {
     let html = format!(
         "<!doctype html><html lang=en><meta charset=utf-8><meta name=viewport content=\"width=device-width,initial-scale=1\">\
 <meta name=robots content=noindex><title>askuser · {title}</title>\
@@ -152,6 +152,8 @@ button{{font:inherit;padding:.7rem 1.2rem;border-radius:.5rem;border:0;backgroun
     h.insert(header::CONTENT_SECURITY_POLICY, HeaderValue::from_static(CSP));
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert("x-robots-tag", HeaderValue::from_static("noindex"));
+    // Its button posts here with this origin (under `no-referrer`, `Origin: null`).
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     r
 }
 

@@ -1,0 +1,407 @@
+//! The question before the app: a device the bridge knows gets the waiting question
+//! set written into the page it loads, as a plain HTML form, so a phone on a slow
+//! network shows it (and can answer it) before the web app's wasm has arrived.
+//!
+//! How the bridge knows the device: `POST /v1/session` with the page's token (the web
+//! app does it once it has connected) sets a session cookie holding that token:
+//! `HttpOnly` (no script reads it), `SameSite=Strict` (no other site's page sends it),
+//! `Secure` over TLS, named by the bridge's port (two bridges on one machine keep
+//! theirs). The cookie is read in two places only: `GET /` (this page) and
+//! `POST /answer/ID` (its form), never by the API, which still wants the bearer token.
+//! A revoked token's cookie is cleared when it comes back.
+//!
+//! The form answers through the same first-answer-wins path as every other answer.
+//! When the app starts, it takes what the person chose or typed in the form as the
+//! question's draft (askuser-web's `first.rs`), then removes the form: nothing is lost
+//! and nothing is answered twice. Agent text is escaped, never HTML.
+
+use crate::http::App;
+use crate::hub::BridgeError;
+use crate::store::Filter;
+use crate::tokens::{Caller, Scope};
+use askuser_core::approval::{Line, Shown};
+use askuser_core::dialog::{DENY_SAYING, OTHER_LABEL};
+use askuser_core::protocol::QuestionRecord;
+use askuser_core::{Selection, Status};
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
+use axum::response::{Html, IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
+
+/// A session lasts as long as its token: a year, renewed by every start of the app.
+const MAX_AGE: u64 = 365 * 24 * 3600;
+
+/// Where the rendered part goes: in place of the page's `<noscript>` (the form works
+/// without scripts).
+const SLOT_OPEN: &str = "<noscript>";
+const SLOT_CLOSE: &str = "</noscript>";
+
+/// The cookie's name on this bridge: `askuser` and the port the browser reached it on.
+fn cookie_name(headers: &HeaderMap) -> String {
+    let host = headers.get(header::HOST).and_then(|h| h.to_str().ok()).unwrap_or("");
+    let port = host.rsplit_once(':').map(|(_, p)| p).filter(|p| p.bytes().all(|b| b.is_ascii_digit())).unwrap_or("");
+    format!("askuser{port}")
+}
+
+fn secure(app: &App) -> bool {
+    app.security.trust_proxy || app.security.origins.first().is_some_and(|o| o.starts_with("https://"))
+}
+
+fn set_cookie(app: &App, headers: &HeaderMap, value: &str, max_age: u64) -> HeaderValue {
+    let secure = if secure(app) { "; Secure" } else { "" };
+    let cookie = format!("{}={value}; Path=/; Max-Age={max_age}; HttpOnly; SameSite=Strict{secure}", cookie_name(headers));
+    HeaderValue::from_str(&cookie).unwrap_or_else(|_| HeaderValue::from_static(""))
+}
+
+/// The session cookie's value, if the request carries one.
+fn presented(headers: &HeaderMap) -> Option<String> {
+    let name = cookie_name(headers);
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix(name.as_str())?.strip_prefix('=').map(str::to_owned))
+}
+
+/// The person the session cookie speaks for: `Ok(None)` without a cookie, `Err` with
+/// one that no longer opens anything (revoked, or an agent's token).
+fn session(app: &App, headers: &HeaderMap) -> Result<Option<Caller>, ()> {
+    let Some(token) = presented(headers) else { return Ok(None) };
+    match app.security.caller(&token) {
+        Some(caller) if caller.scope != Scope::Agent => Ok(Some(caller)),
+        _ => Err(()),
+    }
+}
+
+/// `POST /v1/session`: remembers this device's token in a session cookie (204).
+pub async fn open(State(app): State<App>, Extension(caller): Extension<Caller>, headers: HeaderMap) -> Response {
+    if caller.scope == Scope::Agent {
+        return (StatusCode::FORBIDDEN, "an agent token opens no page session").into_response();
+    }
+    let token = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
+    let Some(token) = token.filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_graphic() && b != b';' && b != b',')) else {
+        return (StatusCode::BAD_REQUEST, "send the token as `Authorization: Bearer TOKEN`").into_response();
+    };
+    let cookie = set_cookie(&app, &headers, token, MAX_AGE);
+    (StatusCode::NO_CONTENT, [(header::SET_COOKIE, cookie)]).into_response()
+}
+
+/// `DELETE /v1/session`: forgets it.
+pub async fn close(State(app): State<App>, headers: HeaderMap) -> Response {
+    (StatusCode::NO_CONTENT, [(header::SET_COOKIE, set_cookie(&app, &headers, "", 0))]).into_response()
+}
+
+#[derive(serde::Deserialize, Default)]
+pub struct Landing {
+    /// The question set just answered from this page (`/?sent=ID`).
+    sent: Option<String>,
+}
+
+/// `GET /`: the app's page, with the first waiting question set written in for a
+/// device the bridge knows.
+pub async fn index(State(app): State<App>, uri: Uri, headers: HeaderMap, query: Result<Query<Landing>, QueryRejection>) -> Response {
+    let caller = match session(&app, &headers) {
+        Ok(Some(caller)) => caller,
+        Ok(None) => return crate::assets::serve(uri, headers).await,
+        Err(()) => {
+            let mut page = crate::assets::serve(uri, headers.clone()).await;
+            page.headers_mut().insert(header::SET_COOKIE, set_cookie(&app, &headers, "", 0));
+            return page;
+        }
+    };
+    let Some(shell) = crate::assets::index_html() else { return crate::assets::serve(uri, headers).await };
+    let sent = query.ok().and_then(|Query(q)| q.sent).is_some();
+    let part = match waiting(&app, &caller).await {
+        Ok(waiting) => render(waiting.first(), waiting.len().saturating_sub(1), sent),
+        Err(e) => {
+            tracing::warn!("the first paint's questions: {e}");
+            return crate::assets::serve(uri, headers).await;
+        }
+    };
+    // The form posts with this page's origin (under `no-referrer`, `Origin: null`).
+    let shell =
+        shell.replacen("<meta name=\"referrer\" content=\"no-referrer\" />", "<meta name=\"referrer\" content=\"same-origin\" />", 1);
+    let page = match (shell.find(SLOT_OPEN), shell.find(SLOT_CLOSE)) {
+        (Some(a), Some(b)) if a < b => format!("{}{part}{}", &shell[..a], &shell[b + SLOT_CLOSE.len()..]),
+        _ => shell.replacen("<body>", &format!("<body>{part}"), 1),
+    };
+    let page = inline_style(&page);
+    let accepted = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let mut r = match crate::assets::accepts(accepted, "gzip") {
+        true => ([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CONTENT_ENCODING, "gzip")], gzip(page.as_bytes()))
+            .into_response(),
+        false => Html(page).into_response(),
+    };
+    let h = r.headers_mut();
+    // The page holds agent text: no cache keeps it (the service worker neither).
+    h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    h.insert(header::VARY, HeaderValue::from_static("cookie"));
+    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    r
+}
+
+/// The page with its stylesheet written in: drawn from the first response, with no
+/// second round trip first (562 ms on a slow phone network).
+fn inline_style(page: &str) -> String {
+    const LINK: &str = "<link rel=\"stylesheet\" href=\"";
+    let Some(start) = page.find(LINK) else { return page.to_owned() };
+    let Some(end) = page[start..].find('>').map(|e| start + e + 1) else { return page.to_owned() };
+    let href = page[start + LINK.len()..].split('"').next().unwrap_or_default();
+    match crate::assets::file(href).and_then(|css| std::str::from_utf8(css).ok()) {
+        Some(css) if !css.contains("</") => format!("{}<style>{css}</style>{}", &page[..start], &page[end..]),
+        _ => page.to_owned(),
+    }
+}
+
+/// `bytes` gzipped (a page is a few KB: well under a millisecond).
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::GzEncoder::new(Vec::with_capacity(bytes.len() / 3), flate2::Compression::default());
+    let _ = encoder.write_all(bytes);
+    encoder.finish().unwrap_or_default()
+}
+
+/// The pending question sets `caller` sees, oldest first.
+async fn waiting(app: &App, caller: &Caller) -> Result<Vec<QuestionRecord>, BridgeError> {
+    let viewer = app.security.registry.viewer(caller);
+    let mut records = app.bridge.list(Filter::Pending, 1000).await?;
+    records.retain(|r| r.status == Status::Pending && app.bridge.visible(r, viewer.as_ref()));
+    records.sort_by_key(|r| r.created_at);
+    Ok(records)
+}
+
+/// The first-paint part of the page: `record` as a form (or that nothing waits).
+fn render(record: Option<&QuestionRecord>, more: usize, sent: bool) -> String {
+    let esc = crate::notify::links::escape;
+    let status = if sent { "<p class=\"askuser-first-sent\" role=\"status\">Sent. The agent has your answer.</p>" } else { "" };
+    let header = "<header class=\"askuser-top\"><h1 class=\"askuser-title\">askuser</h1></header>";
+    let Some(record) = record else {
+        return format!(
+            "<div id=\"askuser-first\" class=\"askuser-first\">{header}<main class=\"askuser-active\">{status}\
+<p class=\"askuser-empty\">No questions are waiting.</p></main></div>"
+        );
+    };
+    let agent = askuser_core::inbox::agent_name(record);
+    let questions = &record.request.questions;
+    let approval = record.request.approval.as_ref().and_then(|a| a.view());
+    let mut body = String::new();
+    for (i, q) in questions.iter().enumerate() {
+        body.push_str("<fieldset class=\"askuser-question\"><legend class=\"askuser-meta\">");
+        match (&approval, &q.header) {
+            (Some(a), _) => body.push_str(&format!("<span class=\"askuser-chip\">{}</span> Approval", esc(&a.tool))),
+            (None, Some(h)) => body.push_str(&format!("<span class=\"askuser-chip\">{}</span>", esc(h))),
+            (None, None) => {}
+        }
+        body.push_str("</legend>");
+        match &approval {
+            Some(a) => {
+                body.push_str(&format!("<p class=\"askuser-text askuser-approval-title\">{}</p>", esc(&a.title)));
+                body.push_str(&shown(&a.shown));
+            }
+            None => body.push_str(&format!("<p class=\"askuser-text\">{}</p>", esc(&q.question))),
+        }
+        let (kind, other) = match q.multi_select {
+            true => ("checkbox", ""),
+            false => ("radio", " required"),
+        };
+        let name = format!("q{i}");
+        if !q.is_free_text() {
+            body.push_str("<div class=\"askuser-list\">");
+            let width = (q.options.len() + 1).to_string().len();
+            for (n, o) in q.options.iter().enumerate() {
+                let description =
+                    o.description.as_deref().map(|d| format!("<span class=\"askuser-desc\">{}</span>", esc(d))).unwrap_or_default();
+                body.push_str(&format!(
+                    "<label class=\"askuser-row\"><input type=\"{kind}\" name=\"{name}\" value=\"{n}\"{other}>\
+<span class=\"askuser-num\">{:>width$}</span><span class=\"askuser-label\">{}</span>{description}</label>",
+                    n + 1,
+                    esc(&o.label)
+                ));
+            }
+            let label = if approval.is_some() { DENY_SAYING } else { OTHER_LABEL };
+            body.push_str(&format!(
+                "<label class=\"askuser-row\"><input type=\"{kind}\" name=\"{name}\" value=\"other\"{other}>\
+<span class=\"askuser-num\"></span><span class=\"askuser-label\">{label}</span></label></div>"
+            ));
+        }
+        let required = if q.is_free_text() { " required" } else { "" };
+        body.push_str(&format!(
+            "<textarea class=\"askuser-other\" name=\"{name}-text\" rows=\"2\" aria-label=\"Your own answer\"{required}></textarea></fieldset>"
+        ));
+    }
+    let more = match more {
+        0 => String::new(),
+        1 => "<p class=\"askuser-first-more\">1 more question set is waiting.</p>".into(),
+        n => format!("<p class=\"askuser-first-more\">{n} more question sets are waiting.</p>"),
+    };
+    format!(
+        "<div id=\"askuser-first\" class=\"askuser-first\">{header}<main class=\"askuser-active\">{status}\
+<form class=\"askuser-dialog\" method=\"post\" action=\"/answer/{id}\" data-id=\"{id}\" data-questions=\"{n}\" aria-label=\"Question from {agent}\">\
+<p class=\"askuser-from\">{agent} asks</p>{body}<div class=\"askuser-actions\">\
+<button type=\"submit\" class=\"askuser-primary\" name=\"do\" value=\"answer\">Submit</button>\
+<button type=\"submit\" name=\"do\" value=\"decline\" formnovalidate>Decline</button></div></form>{more}</main></div>",
+        id = esc(&record.id),
+        n = questions.len(),
+        agent = esc(&agent),
+    )
+}
+
+/// What an approval will do, as the app shows it (a command, a diff, a file's head,
+/// a tool's arguments), in plain text boxes.
+fn shown(shown: &Shown) -> String {
+    let esc = crate::notify::links::escape;
+    let pre = |class: &str, text: &str| format!("<pre class=\"{class}\"><code>{}</code></pre>", esc(text));
+    match shown {
+        Shown::Command { command, .. } => pre("askuser-command", &format!("$ {command}")),
+        Shown::Diff { lines, .. } => pre("askuser-diff", &lines.iter().map(Line::marked).collect::<Vec<_>>().join("\n")),
+        Shown::Write { head, total, .. } => {
+            let more = total.saturating_sub(head.len());
+            let more = if more > 0 { format!("<p class=\"askuser-more-lines\">… {more} more lines</p>") } else { String::new() };
+            format!("{}{more}", pre("askuser-file", &head.join("\n")))
+        }
+        Shown::Fetch { .. } => String::new(),
+        Shown::Call { args } => {
+            let rows: String = args.iter().map(|(k, v)| format!("<dt>{}</dt><dd>{}</dd>", esc(k), esc(v))).collect();
+            format!("<dl class=\"askuser-args\">{rows}</dl>")
+        }
+    }
+}
+
+/// What the form sent for question `i`: its choices and its text.
+fn selection(q: &askuser_core::model::Question, i: usize, fields: &[(String, String)]) -> Selection {
+    let name = format!("q{i}");
+    let text_name = format!("{name}-text");
+    let chosen: Vec<&str> = fields.iter().filter(|(k, _)| *k == name).map(|(_, v)| v.as_str()).collect();
+    let text = fields.iter().find(|(k, _)| *k == text_name).map(|(_, v)| v.trim()).unwrap_or("");
+    let labels: Vec<String> =
+        chosen.iter().filter_map(|v| v.parse::<usize>().ok()).filter_map(|n| q.options.get(n)).map(|o| o.label.clone()).collect();
+    // The text counts when Other is chosen, or nothing else is (typing is choosing it).
+    let other = chosen.contains(&"other") || labels.is_empty() || q.multi_select;
+    let custom = (other && !text.is_empty()).then(|| text.to_owned());
+    match q.multi_select {
+        true => Selection { selected: labels, custom, notes: None },
+        false => match custom {
+            Some(text) if chosen.contains(&"other") || labels.is_empty() => Selection::custom(text),
+            _ => Selection { selected: labels.into_iter().take(1).collect(), custom: None, notes: None },
+        },
+    }
+}
+
+/// `POST /answer/ID`: the first-paint form's answer (or decline), for the device the
+/// session cookie names; then back to `/`, which shows the next question set.
+pub async fn answer(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    Form(fields): Form<Vec<(String, String)>>,
+) -> Response {
+    let Ok(Some(caller)) = session(&app, &headers) else {
+        return page(
+            StatusCode::UNAUTHORIZED,
+            "Not signed in",
+            "This browser is not known to this bridge any more: open askuser with its link again.",
+        );
+    };
+    let viewer = app.security.registry.viewer(&caller);
+    if app.bridge.sees(&id, viewer.as_ref()).await.is_err() {
+        return page(StatusCode::NOT_FOUND, "Unknown question", "This question is not here (it may have been withdrawn).");
+    }
+    let record = match app.bridge.get(&id).await {
+        Ok(r) => r,
+        Err(_) => return page(StatusCode::NOT_FOUND, "Unknown question", "This question is not here (it may have been withdrawn)."),
+    };
+    let by = format!("page: {}", app.security.registry.label(&caller));
+    let done = if fields.iter().any(|(k, v)| k == "do" && v == "decline") {
+        app.bridge.decline(&id, false, Some(&by)).await
+    } else {
+        let selections: Vec<Selection> = record.request.questions.iter().enumerate().map(|(i, q)| selection(q, i, &fields)).collect();
+        app.bridge.answer(&id, &selections, Some(&by)).await
+    };
+    match done {
+        Ok(_) => Redirect::to(&format!("/?sent={}", percent(&id))).into_response(),
+        Err(BridgeError::Invalid(message)) => page(StatusCode::BAD_REQUEST, "Not sent", &format!("The answer was not sent: {message}")),
+        Err(BridgeError::Conflict(_) | BridgeError::Store(crate::store::StoreError::Conflict { .. })) => {
+            page(StatusCode::CONFLICT, "Closed", "This question was answered or closed elsewhere already.")
+        }
+        Err(e) => page(StatusCode::SERVICE_UNAVAILABLE, "Not sent", &format!("The answer was not sent ({e}). Go back and try again.")),
+    }
+}
+
+fn percent(s: &str) -> String {
+    s.bytes()
+        .map(|b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (b as char).to_string(),
+            b => format!("%{b:02X}"),
+        })
+        .collect()
+}
+
+fn page(status: StatusCode, title: &str, words: &str) -> Response {
+    let body = format!("<p>{}</p><p><a href=\"/\">Back to askuser</a></p>", crate::notify::links::escape(words));
+    crate::notify::links::page(status, title, &body, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use askuser_core::model::{Choice, Question};
+
+    fn question(multi: bool) -> Question {
+        let option = |l: &str| Choice { label: l.into(), ..Choice::default() };
+        Question { question: "Which?".into(), header: None, options: vec![option("A"), option("B")], multi_select: multi }
+    }
+
+    fn fields(pairs: &[(&str, &str)]) -> Vec<(String, String)> {
+        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+    }
+
+    #[test]
+    fn a_form_reads_as_the_selection_the_person_made() {
+        let single = question(false);
+        assert_eq!(selection(&single, 0, &fields(&[("q0", "1"), ("q0-text", "")])), Selection::option("B"));
+        assert_eq!(selection(&single, 0, &fields(&[("q0", "other"), ("q0-text", " mine ")])), Selection::custom("mine"));
+        // Text typed with no choice made is the person's own answer; beside a choice it is ignored.
+        assert_eq!(selection(&single, 0, &fields(&[("q0-text", "mine")])), Selection::custom("mine"));
+        assert_eq!(selection(&single, 0, &fields(&[("q0", "0"), ("q0-text", "mine")])), Selection::option("A"));
+        let multi = question(true);
+        let both = selection(&multi, 0, &fields(&[("q0", "0"), ("q0", "1"), ("q0-text", "C")]));
+        assert_eq!((both.selected, both.custom.as_deref()), (vec!["A".to_owned(), "B".to_owned()], Some("C")));
+        // Another question's fields and unknown option numbers count for nothing.
+        let none = selection(&single, 0, &fields(&[("q1", "0"), ("q0", "7")]));
+        assert!(none.selected.is_empty() && none.custom.is_none());
+    }
+
+    #[test]
+    fn agent_text_is_escaped_and_every_option_is_a_control() {
+        let record: QuestionRecord = serde_json::from_value(serde_json::json!({
+            "id": "q<1>", "status": "pending", "createdAt": 1,
+            "request": {"agent": {"name": "<b>bot</b>"}, "questions": [
+                {"question": "<script>alert(1)</script>", "header": "H&", "options": [{"label": "<i>A</i>", "description": "d\""}, {"label": "B"}]},
+                {"question": "Free?"}
+            ]}
+        }))
+        .unwrap();
+        let html = render(Some(&record), 2, true);
+        assert!(!html.contains("<script>") && !html.contains("<i>") && !html.contains("<b>"), "{html}");
+        assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && html.contains("&lt;i&gt;A&lt;/i&gt;"));
+        assert!(html.contains("action=\"/answer/q&lt;1&gt;\""), "{html}");
+        assert_eq!(html.matches("type=\"radio\" name=\"q0\"").count(), 3, "two options and Other");
+        assert!(html.contains("name=\"q1-text\" rows=\"2\" aria-label=\"Your own answer\" required"), "free text is required");
+        assert!(html.contains("2 more question sets") && html.contains("Sent. The agent has your answer."));
+        assert!(render(None, 0, false).contains("No questions are waiting."));
+    }
+
+    #[test]
+    fn the_cookie_is_named_by_the_port_and_read_among_others() {
+        let mut h = HeaderMap::new();
+        h.insert(header::HOST, HeaderValue::from_static("127.0.0.1:7823"));
+        h.insert(header::COOKIE, HeaderValue::from_static("other=1; askuser7823=tok-en; askuser9=no"));
+        assert_eq!(cookie_name(&h), "askuser7823");
+        assert_eq!(presented(&h).as_deref(), Some("tok-en"));
+        h.insert(header::HOST, HeaderValue::from_static("ask.example"));
+        assert_eq!(cookie_name(&h), "askuser");
+        assert_eq!(presented(&h), None);
+    }
+}

@@ -1,0 +1,208 @@
+//! The question before the app (issue 34): a device the bridge knows gets the waiting
+//! question written into the page as a plain form; it answers with scripts off, and the
+//! app, once loaded, takes over whatever was chosen or typed there.
+
+use crate::support::{bridge, touch_browser, Browser, TestBridge};
+use fantoccini::Locator;
+use serde_json::{json, Value};
+use std::time::Duration;
+
+/// A client that shows redirects rather than following them.
+fn plain() -> reqwest::Client {
+    askuser::tls::notify_client()
+}
+
+/// A device token's session cookie, as `POST /v1/session` sets it: (`name=value`, the whole header).
+async fn session(b: &TestBridge, token: &str) -> (String, String) {
+    let r = plain().post(format!("{}/v1/session", b.url)).bearer_auth(token).send().await.unwrap();
+    assert_eq!(r.status(), 204);
+    let set = r.headers()["set-cookie"].to_str().unwrap().to_owned();
+    (set.split(';').next().unwrap().to_owned(), set)
+}
+
+/// A form body, as a browser posts it (the values here need no escaping).
+trait Form {
+    fn form(self, fields: &[(&str, &str)]) -> Self;
+}
+
+impl Form for reqwest::RequestBuilder {
+    fn form(self, fields: &[(&str, &str)]) -> Self {
+        let body: Vec<String> = fields.iter().map(|(k, v)| format!("{k}={}", v.replace(' ', "+"))).collect();
+        self.header("content-type", "application/x-www-form-urlencoded").body(body.join("&"))
+    }
+}
+
+fn database_question(name: &str) -> Value {
+    json!({"questions": [{"question": "Which <b>database</b>?", "header": "DB", "options": [
+        {"label": "SQLite", "description": "one file"}, {"label": "PostgreSQL", "description": "a server"}]}],
+        "agent": {"name": name, "sessionId": name}})
+}
+
+async fn wait_pending(b: &TestBridge, n: usize) -> Vec<Value> {
+    for _ in 0..100 {
+        let list: Vec<Value> = b.get("/v1/questions").send().await.unwrap().json().await.unwrap();
+        if list.len() >= n {
+            return list;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{n} questions did not arrive");
+}
+
+#[tokio::test]
+async fn a_known_device_gets_the_waiting_question_in_the_page_and_answers_it_by_form() {
+    let b = bridge().await;
+    let device = b.device_token("phone", None).await;
+    let token = device["token"].as_str().unwrap();
+    let asking = b.ask(database_question("planner"), "canonical");
+    let id = wait_pending(&b, 1).await[0]["id"].as_str().unwrap().to_owned();
+
+    let (cookie, set) = session(&b, token).await;
+    let port = b.url.rsplit(':').next().unwrap();
+    assert!(cookie.starts_with(&format!("askuser{port}=")), "named by the port: {set}");
+    assert!(set.contains("HttpOnly") && set.contains("SameSite=Strict") && set.contains("Path=/"), "{set}");
+    assert!(!set.contains("Secure"), "plain HTTP: a Secure cookie would never come back: {set}");
+    // An agent's token opens no session; the API never takes the cookie for a token.
+    let agent = b.post("/v1/tokens").json(&json!({"scope": "agent", "name": "bot"})).send().await.unwrap().json::<Value>().await.unwrap();
+    let refused = plain().post(format!("{}/v1/session", b.url)).bearer_auth(agent["token"].as_str().unwrap()).send().await.unwrap();
+    assert_eq!(refused.status(), 403);
+    let api = plain().get(format!("{}/v1/questions", b.url)).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(api.status(), 401, "the API wants the bearer token, not the cookie");
+
+    let bare = plain().get(format!("{}/", b.url)).send().await.unwrap().text().await.unwrap();
+    assert!(!bare.contains("askuser-first"), "no cookie, no question in the page");
+    let page = plain().get(format!("{}/", b.url)).header("cookie", &cookie).send().await.unwrap();
+    assert_eq!(page.headers()["cache-control"], "no-store");
+    let html = page.text().await.unwrap();
+    assert!(html.contains("Which &lt;b&gt;database&lt;/b&gt;?") && !html.contains("<b>database"), "escaped: {html}");
+    assert!(html.contains(&format!("action=\"/answer/{id}\"")), "{html}");
+
+    // Another site's page may not post the form; nor may a browser without the cookie.
+    let form = [("q0", "1"), ("q0-text", ""), ("do", "answer")];
+    let foreign = plain().post(format!("{}/answer/{id}", b.url)).header("cookie", &cookie).header("origin", "https://evil.example");
+    assert_eq!(foreign.form(&form).send().await.unwrap().status(), 403);
+    let stranger = plain().post(format!("{}/answer/{id}", b.url)).header("origin", &b.url).form(&form).send().await.unwrap();
+    assert_eq!(stranger.status(), 401);
+
+    let sent = plain().post(format!("{}/answer/{id}", b.url)).header("cookie", &cookie).header("origin", &b.url).form(&form);
+    let sent = sent.send().await.unwrap();
+    assert_eq!(sent.status(), 303);
+    assert!(sent.headers()["location"].to_str().unwrap().starts_with("/?sent="));
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
+    assert_eq!(result["answers"][0]["answer"], "PostgreSQL");
+    let record: Value = b.get(&format!("/v1/questions/{id}")).send().await.unwrap().json().await.unwrap();
+    assert_eq!(record["answeredBy"], "page: phone (device)", "who answered, for the audit");
+
+    // The first answer won: the same form again says so and changes nothing.
+    let again = plain().post(format!("{}/answer/{id}", b.url)).header("cookie", &cookie).form(&[("q0", "0"), ("do", "answer")]);
+    let again = again.send().await.unwrap();
+    assert_eq!(again.status(), 409);
+    assert!(again.text().await.unwrap().contains("answered or closed elsewhere already"));
+    let after = plain().get(format!("{}/?sent={id}", b.url)).header("cookie", &cookie).send().await.unwrap().text().await.unwrap();
+    assert!(after.contains("Sent. The agent has your answer.") && after.contains("No questions are waiting."), "{after}");
+
+    // A revoked device's cookie opens nothing and is cleared.
+    let credential = device["credential"]["id"].as_str().or(device["credential"].as_str()).unwrap().to_owned();
+    assert!(b
+        .http
+        .delete(format!("{}/v1/tokens/{credential}", b.url))
+        .bearer_auth(crate::support::TOKEN)
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .is_success());
+    let revoked = plain().get(format!("{}/", b.url)).header("cookie", &cookie).send().await.unwrap();
+    assert!(revoked.headers()["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
+    assert!(!revoked.text().await.unwrap().contains("askuser-first"));
+}
+
+/// Opens the page once with `token` (the app opens the session) and waits for the cookie.
+async fn known(b: &TestBridge, browser: &Browser, token: &str) {
+    browser.goto(&format!("{}/#token={token}", b.url)).await.unwrap();
+    browser.wait_css(".askuser-top").await;
+    for _ in 0..100 {
+        let cookies = browser.get_all_cookies().await.unwrap();
+        if let Some(c) = cookies.iter().find(|c| c.name().starts_with("askuser")) {
+            assert_eq!(c.http_only(), Some(true), "no script may read it");
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the app did not open a session");
+}
+
+/// A finger's tap on `element`, as touch events (WebDriver's click waits on the page's
+/// scripts, and here there are none).
+async fn tap(browser: &Browser, element: &fantoccini::elements::Element) {
+    let (x, y, w, h) = element.rectangle().await.unwrap();
+    let point = json!([{"x": x + w / 2.0, "y": y + h / 2.0}]);
+    browser.cdp("Input.dispatchTouchEvent", json!({"type": "touchStart", "touchPoints": point})).await;
+    browser.cdp("Input.dispatchTouchEvent", json!({"type": "touchEnd", "touchPoints": []})).await;
+}
+
+#[tokio::test]
+async fn a_phone_with_scripts_off_answers_the_question_written_into_the_page() {
+    let b = bridge().await;
+    let device = b.device_token("phone", None).await;
+    let browser = touch_browser(360, 740).await;
+    known(&b, &browser, device["token"].as_str().unwrap()).await;
+    let asking = b.ask(database_question("scripts-off"), "canonical");
+    wait_pending(&b, 1).await;
+
+    browser.cdp("Emulation.setScriptExecutionDisabled", json!({"value": true})).await;
+    browser.goto(&format!("{}/", b.url)).await.unwrap();
+    let text = browser.wait_css("#askuser-first .askuser-text").await.text().await.unwrap();
+    let submit = browser.find(Locator::Css("#askuser-first button[value=answer]")).await.unwrap();
+    let (_, y, _, height) = submit.rectangle().await.unwrap();
+    browser.shot("first-paint-phone").await;
+    tap(&browser, &browser.find(Locator::XPath("//label[contains(., 'SQLite')]")).await.unwrap()).await;
+    tap(&browser, &submit).await;
+    let sent = browser.wait_css(".askuser-first-sent").await.text().await.unwrap();
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
+    browser.close().await;
+    assert_eq!(text, "Which <b>database</b>?", "agent text as text");
+    assert_eq!(result["answers"][0]["answer"], "SQLite");
+    assert!(sent.starts_with("Sent."), "{sent}");
+    assert!(y + height <= 740.0, "Submit is on screen at 360×740 without scrolling: its bottom at {}", y + height);
+}
+
+#[tokio::test]
+async fn the_app_takes_over_the_form_and_keeps_what_was_chosen_and_typed() {
+    let b = bridge().await;
+    let device = b.device_token("phone", None).await;
+    let browser = touch_browser(360, 740).await;
+    known(&b, &browser, device["token"].as_str().unwrap()).await;
+    let asking = b.ask(database_question("hand-over"), "canonical");
+    wait_pending(&b, 1).await;
+
+    // The page as a slow phone has it before the app: only the form. A person starts answering.
+    browser.cdp("Emulation.setScriptExecutionDisabled", json!({"value": true})).await;
+    browser.goto(&format!("{}/", b.url)).await.unwrap();
+    tap(&browser, &browser.find(Locator::XPath("//label[contains(., 'Other')]")).await.unwrap()).await;
+    browser.wait_css("#askuser-first textarea[name=q0-text]").await.send_keys("MariaDB, half typ").await.unwrap();
+    // Then the app arrives: its loader runs as the page would have run it.
+    browser.cdp("Emulation.setScriptExecutionDisabled", json!({"value": false})).await;
+    browser
+        .execute_async("import('/askuser-init.js').then(() => arguments[0](true), (e) => arguments[0](String(e)))", vec![])
+        .await
+        .unwrap();
+    let typed = browser.wait_css(".askuser-dialog textarea.askuser-other").await;
+    let mut value = String::new();
+    for _ in 0..100 {
+        value = typed.prop("value").await.unwrap().unwrap_or_default();
+        if !value.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let form_left = browser.find_all(Locator::Css("#askuser-first")).await.unwrap().len();
+    typed.send_keys("ed").await.unwrap();
+    browser.wait_css("[data-action=enter]").await.click().await.unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(10), asking).await;
+    browser.close().await;
+    assert_eq!(value, "MariaDB, half typ", "the text typed before the app loaded");
+    assert_eq!(form_left, 0, "the form is gone");
+    let result: Value = result.unwrap().unwrap().json().await.unwrap();
+    assert_eq!(result["answers"][0]["answer"], "MariaDB, half typed");
+}
