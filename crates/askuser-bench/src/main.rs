@@ -6,7 +6,7 @@
 //! ```sh
 //! scripts/bench            # release build, full run (figures in BENCHMARKS.md)
 //! scripts/bench --smoke    # seconds; keeps the harness working, asserts no timings
-//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,mcp,browser,terminal,tls,push,shared,sizes] [--bridges 0,1,2]
+//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,mcp,browser,terminal,tls,push,shared,sizes,phone] [--bridges 0,1,2] [--phone-loads N]
 //! BENCH_TRACE=1 askuser-bench …   # every browser prints what it receives (debugging)
 //! ```
 //!
@@ -21,6 +21,7 @@
 //!   `askuser mcp` spoken to in either MCP era.
 //! - [`clients`]: agents, browser tabs, the echo floor.
 //! - [`browser`]: the served page in headless Chromium: message and key to paint.
+//! - [`phone`]: a phone on Slow 4G opening one waiting question, askuser against a peer.
 //! - [`terminal`]: the terminal dialog: key to frame.
 //! - [`tls`]: what TLS adds to a request, and to a new connection.
 //! - [`push`]: Web Push to many devices: ask to last push, CPU per push.
@@ -31,6 +32,7 @@
 mod bridge;
 mod browser;
 mod clients;
+mod phone;
 mod push;
 mod shared;
 mod sizes;
@@ -80,6 +82,8 @@ struct Counts {
     push_questions: usize,
     /// One SQLite bridge against three on one PostgreSQL database.
     shared: shared::Counts,
+    /// Page loads per figure on the phone (the median is shown).
+    phone_loads: usize,
     /// Each scenario must finish within this.
     limit: Duration,
 }
@@ -107,6 +111,7 @@ const FULL: Counts = Counts {
     push_devices: 100,
     push_questions: 20,
     shared: shared::Counts { round_trips: 500, fanouts: 500, agents: 1_000, per_agent: 10, snapshots: 5, warmup: 20 },
+    phone_loads: 5,
     limit: Duration::from_secs(300),
 };
 
@@ -133,6 +138,7 @@ const SMOKE: Counts = Counts {
     push_devices: 5,
     push_questions: 2,
     shared: shared::Counts { round_trips: 10, fanouts: 10, agents: 10, per_agent: 2, snapshots: 1, warmup: 2 },
+    phone_loads: 1,
     limit: Duration::from_secs(60),
 };
 
@@ -149,6 +155,8 @@ struct Args {
     only: Option<Vec<String>>,
     /// Bridge variants to run, by index into [`VARIANTS`] (all by default).
     bridges: Option<Vec<usize>>,
+    /// Page loads per figure in the phone part, instead of the mode's count.
+    phone_loads: Option<usize>,
 }
 
 fn parse_args() -> anyhow::Result<Args> {
@@ -156,6 +164,7 @@ fn parse_args() -> anyhow::Result<Args> {
     let mut bin = None;
     let mut only = None;
     let mut bridges = None;
+    let mut phone_loads = None;
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
@@ -168,8 +177,11 @@ fn parse_args() -> anyhow::Result<Args> {
                     list.split(',').map(|b| b.parse().context("--bridges takes indices 0-2")).collect::<anyhow::Result<Vec<usize>>>()?,
                 );
             }
+            "--phone-loads" => {
+                phone_loads = Some(it.next().context("--phone-loads needs a number")?.parse().context("--phone-loads takes a number")?);
+            }
             "-h" | "--help" => {
-                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,mcp,browser,terminal,tls,push,shared,sizes] [--bridges 0,1,2]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full");
+                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,mcp,browser,terminal,tls,push,shared,sizes,phone] [--bridges 0,1,2] [--phone-loads N]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full\n  phone-loads: page loads per figure on the phone (default 5, smoke 1)");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?}; see --help"),
@@ -183,7 +195,7 @@ fn parse_args() -> anyhow::Result<Args> {
     if !bin.exists() {
         bail!("{} does not exist; build it (cargo build --release -p askuser) or pass --bin", bin.display());
     }
-    Ok(Args { smoke, bin, only, bridges })
+    Ok(Args { smoke, bin, only, bridges, phone_loads })
 }
 
 impl Args {
@@ -941,6 +953,17 @@ async fn run(args: Args) -> anyhow::Result<()> {
     if args.wants("shared") {
         let s = tokio::time::timeout(c.limit, shared::run(&args.bin, c.shared)).await.map_err(limit("shared"))??;
         out.push_str(&shared::table(&s));
+        out.push('\n');
+    }
+
+    if args.wants("phone") {
+        // Three products × cold loads and repeat visits on Slow 4G: longer than one scenario.
+        let loads = args.phone_loads.unwrap_or(c.phone_loads);
+        let bound = c.limit * 4;
+        let p = tokio::time::timeout(bound, phone::run(&args.bin, loads, args.smoke))
+            .await
+            .map_err(|_| anyhow::anyhow!("phone took longer than {bound:?}"))??;
+        out.push_str(&phone::table(&p));
         out.push('\n');
     }
 
