@@ -34,7 +34,9 @@ self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
   if (request.method !== "GET" || url.origin !== self.location.origin || url.pathname.startsWith("/v1/")) return;
-  const key = request.mode === "navigate" ? "/" : url.pathname;
+  // The app's page is kept as "/" (a navigation to another file, an icon, is not the shell).
+  const page = request.mode === "navigate" && (url.pathname === "/" || url.pathname === "/index.html");
+  const key = page ? "/" : url.pathname;
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
     try {

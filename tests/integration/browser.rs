@@ -4,7 +4,7 @@
 //! With `ASKUSER_SCREENSHOTS=DIR` set, the tests also save screenshots of the main
 //! layouts there (the README's pictures come from this).
 
-use crate::support::{bridge, bridge_at, browser, browser_with, Browser, TestBridge, TOKEN};
+use crate::support::{bridge, bridge_at, browser, browser_with, touch_browser, Browser, TestBridge, TOKEN};
 use fantoccini::key::Key;
 use fantoccini::Locator;
 use serde_json::{json, Value};
@@ -249,6 +249,43 @@ async fn a_phone_answers_by_taps_alone() {
     assert_eq!(result["answers"][0]["answer"], json!(["Feature 2", "Feature 10"]));
     assert_eq!(result["answers"][0]["notes"], "10 can wait");
     assert_eq!(result["answers"][1]["answer"], "SQLite");
+}
+
+/// A phone keeps the question near the top: one header row ("⋯" holds the tools), and
+/// every control a finger can hit is at least 44 px high.
+#[tokio::test]
+async fn a_phone_shows_the_question_near_the_top_with_finger_sized_controls() {
+    let b = bridge().await;
+    let _asking = b.ask(
+        json!({"questions": [
+            {"question": "Which database?", "header": "DB", "options": [{"label": "SQLite"}, {"label": "PostgreSQL"}]},
+            {"question": "Deploy now?", "options": [{"label": "Yes"}, {"label": "No"}]}
+        ], "agent": {"name": "phone-top", "sessionId": "p-top"}}),
+        "canonical",
+    );
+    let browser = touch_browser(360, 740).await;
+    open(&b, &browser).await;
+    browser.row("radio", "SQLite").await;
+    let measure = r#"
+        const top = document.querySelector('.askuser-top').getBoundingClientRect();
+        const question = document.querySelector('.askuser-current').getBoundingClientRect();
+        const small = [...document.querySelectorAll('button, [role=tab], [role=radio], [role=checkbox]')]
+            .filter((e) => e.offsetParent !== null)
+            .map((e) => [e.textContent.trim().slice(0, 20), Math.round(e.getBoundingClientRect().height)])
+            .filter(([, h]) => h < 44);
+        return [top.height, question.top, small];
+    "#;
+    let [header, question, small]: [Value; 3] = serde_json::from_value(browser.execute(measure, vec![]).await.unwrap()).unwrap();
+    browser.shot("phone-top").await;
+    let history_hidden = !browser.find(Locator::XPath("//header//button[text()='History']")).await.unwrap().is_displayed().await.unwrap();
+    browser.find(Locator::Css(".askuser-menu-toggle")).await.unwrap().click().await.unwrap();
+    let history = browser.find(Locator::XPath("//header//button[text()='History']")).await.unwrap();
+    let history_shown = history.is_displayed().await.unwrap();
+    browser.close().await;
+    assert!(header.as_f64().unwrap() <= 60.0, "one header row: {header} px high");
+    assert!(question.as_f64().unwrap() <= 0.15 * 740.0, "the question starts at {question} px of 740");
+    assert_eq!(small, json!([]), "controls under 44 px");
+    assert!(history_hidden && history_shown, "the tools are behind ⋯");
 }
 
 /// A question answered elsewhere while this window shows it steps aside for the next one,
@@ -528,10 +565,12 @@ async fn offline_the_page_shows_the_last_questions_their_drafts_and_queued_answe
     let dir = b.stop().await;
     browser.refresh().await.unwrap();
     let banner = browser.wait_css(".askuser-banner").await;
-    // The questions as last seen; the first is answered offline and queued.
-    browser.row("radio", "No").await.click().await.unwrap();
+    // The questions as last seen, opened on the one being answered, its draft back; the
+    // first is answered offline and queued.
     let checked = browser.row("checkbox", "unit tests").await.attr("aria-checked").await.unwrap();
     assert_eq!(checked.as_deref(), Some("true"), "the draft is back");
+    browser.keys("[").await;
+    browser.row("radio", "No").await.click().await.unwrap();
     let text = banner.text().await.unwrap();
     assert!(text.contains("as they were") && text.contains("1 answer waits to be sent"), "{text}");
 
@@ -589,6 +628,8 @@ async fn a_device_pairs_with_a_one_time_link_and_answers() {
     assert_eq!(result["answers"][0]["answer"], "No");
 
     // A device cannot pair others: only the bridge's own link can.
+    // At 400 px the tools are behind "⋯".
+    browser.find(Locator::Css(".askuser-menu-toggle")).await.unwrap().click().await.unwrap();
     browser.find(Locator::XPath("//button[text()='Pair a device']")).await.unwrap().click().await.unwrap();
     let refusal = browser.wait_css(".askuser-pair .askuser-error").await.text().await.unwrap();
     assert!(refusal.contains("Only the bridge's own link"), "{refusal}");

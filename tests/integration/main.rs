@@ -15,6 +15,7 @@ mod mcp;
 mod notify;
 mod people;
 mod pg;
+mod preview;
 mod remote;
 mod setup;
 mod shared;

@@ -90,6 +90,9 @@ pub enum Event {
         index: usize,
     },
     Enter,
+    /// The dialog's Next/Submit button: as Enter, except that in a multi-select it
+    /// confirms the rows checked, whichever row the pointer passed over on its way.
+    Commit,
     Escape,
     /// Answer the open prompt.
     Confirm {
@@ -423,12 +426,13 @@ impl Dialog {
             (Event::PrevTab, _) => self.step_tab(false),
             (Event::GoTab { index }, _) => {
                 if index < self.tab_count() {
+                    self.leave();
                     self.tab = index;
                     self.editing = false;
                 }
                 vec![]
             }
-            (Event::Enter, None) => self.submit(),
+            (Event::Enter | Event::Commit, None) => self.submit(),
             (Event::Escape, q) => {
                 let has_options = q.is_some_and(|q| !self.questions[q].is_free_text());
                 if self.is_editing() && has_options {
@@ -490,6 +494,10 @@ impl Dialog {
                 vec![]
             }
             (Event::Enter, Some(q)) => self.enter(q),
+            (Event::Commit, Some(q)) => match self.questions[q].multi_select && !self.questions[q].is_free_text() {
+                true => self.confirm(q, false),
+                false => self.enter(q),
+            },
         }
     }
 
@@ -714,9 +722,21 @@ impl Dialog {
         self.editing = true;
     }
 
+    /// Leaving a question for another tab keeps what was chosen or typed there as its
+    /// answer (boxes ticked, text typed: the tab ticks), if it is a valid one.
+    fn leave(&mut self) {
+        if let Some(q) = self.current() {
+            let draft = &mut self.slots[q].draft;
+            if (!draft.selected.is_empty() || has_text(draft)) && is_valid(&self.questions[q], draft) {
+                draft.confirmed = true;
+            }
+        }
+    }
+
     fn step_tab(&mut self, forward: bool) -> Vec<Effect> {
         let count = self.tab_count();
         if count >= 2 {
+            self.leave();
             self.tab = if forward { (self.tab + 1) % count } else { (self.tab + count - 1) % count };
             self.editing = false;
         }
@@ -1444,6 +1464,30 @@ mod tests {
     }
 
     #[test]
+    fn the_next_button_confirms_the_rows_checked_not_the_row_under_the_pointer() {
+        let mut d = dialog(vec![q("Which?", &["A", "B"], true), q("Name?", &[], false)]);
+        d.apply(Event::Quick { number: 1 });
+        d.apply(Event::Focus { index: 2 }); // the pointer passed over Other
+        d.apply(Event::Commit);
+        assert!(d.state().tabs[0].answered && !d.slots[0].draft.other, "A confirmed, Other untouched");
+        assert_eq!(d.tab, 1);
+    }
+
+    #[test]
+    fn leaving_a_question_with_boxes_ticked_or_text_typed_answers_it() {
+        let mut d = dialog(vec![q("Which?", &["A", "B"], true), q("Name?", &[], false), q("Why?", &[], false)]);
+        d.apply(Event::Quick { number: 2 });
+        assert!(!d.state().tabs[0].answered, "not yet: still on it");
+        d.apply(Event::NextTab);
+        assert!(d.state().tabs[0].answered, "a box ticked, then another tab: answered");
+        d.apply(Event::SetText { text: "atlas".into() });
+        d.apply(Event::GoTab { index: 2 });
+        assert!(d.state().tabs[1].answered, "text typed, then another tab: answered");
+        d.apply(Event::NextTab);
+        assert!(!d.state().tabs[2].answered, "nothing typed is no answer");
+    }
+
+    #[test]
     fn answered_is_derived_from_the_draft() {
         let mut d = dialog(vec![features(), db()]);
         keys(&mut d, &["1", "Enter"]);
@@ -1802,6 +1846,7 @@ mod tests {
             (0usize..7).prop_map(|index| Event::GoTab { index }),
             Just(Event::Enter),
             Just(Event::Enter),
+            Just(Event::Commit),
             any::<bool>().prop_map(|yes| Event::Confirm { yes }),
             prop_oneof![0usize..6, Just(usize::MAX)].prop_map(|viewport| Event::Resize { viewport }),
         ]

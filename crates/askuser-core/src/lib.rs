@@ -17,6 +17,8 @@
 //! - [`protocol`]: the messages between agents, the bridge and browsers.
 //! - [`inbox`]: every pending question set a front end knows of, grouped by agent.
 //! - [`text`]: agent text split into prose and code, never parsed as markup.
+//! - [`markdown`]: an option's preview read as markdown into a small document model
+//!   (raw HTML stays text; nothing here makes HTML).
 //! - [`approval`]: an agent's request to use a tool, asked as a question, answered as
 //!   a decision in each host's shape, and the rules that answer it without asking.
 //! - [`client`]: a front end's bridge client (outbox, acknowledgements, snapshot
@@ -30,6 +32,7 @@ pub mod dialog;
 pub mod error;
 pub mod format;
 pub mod inbox;
+pub mod markdown;
 pub mod model;
 pub mod protocol;
 pub mod text;

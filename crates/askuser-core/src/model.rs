@@ -68,7 +68,8 @@ pub struct Choice {
     pub label: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
-    /// An HTML fragment from the agent; front ends show it only in a sandboxed frame.
+    /// What the option would look like (code, a mockup, a config), as markdown: front ends
+    /// draw [`crate::markdown::parse`]'s model of it in a monospace box, never as HTML.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub preview: Option<String>,
 }

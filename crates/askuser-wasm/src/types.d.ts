@@ -209,7 +209,7 @@ export type DialogEvent =
   | { type: "backspace" }
   | { type: "nextTab" } | { type: "prevTab" }
   | { type: "goTab"; index: number }
-  | { type: "enter" } | { type: "escape" }
+  | { type: "enter" } | { type: "commit" } | { type: "escape" }
   | { type: "confirm"; yes: boolean }
   | { type: "notes"; text: string }
   | { type: "decline" } | { type: "chat" }

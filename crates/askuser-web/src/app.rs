@@ -351,11 +351,24 @@ fn Header(page: Page) -> impl IntoView {
         State::Closed => "offline",
     };
     let pressed = |on: bool| if on { "true" } else { "false" };
+    // On a phone the tools hide behind one button: the question stays near the top.
+    let menu = RwSignal::new(false);
     view! {
         <header class="askuser-top">
             <h1 class="askuser-title">"askuser"</h1>
             <span class=move || format!("askuser-conn {}", page.connection.get().0.as_str())>{label}</span>
             <span class="askuser-spacer"></span>
+            // On a narrow screen the inbox is a drawer behind this button.
+            <button type="button" class="askuser-drawer-toggle" aria-controls="askuser-inbox"
+                aria-expanded=move || pressed(page.drawer.get())
+                on:click=move |_| page.drawer.update(|d| *d = !*d)>
+                {move || format!("Waiting ({})", page.inbox.with(|i| i.pending_count()))}
+            </button>
+            <button type="button" class="askuser-menu-toggle" aria-label="More" aria-controls="askuser-tools"
+                aria-expanded=move || pressed(menu.get()) on:click=move |_| menu.update(|m| *m = !*m)>
+                "⋯"
+            </button>
+            <div id="askuser-tools" class="askuser-tools" class:open=move || menu.get()>
             {move || (permission.get() == "default").then(|| view! {
                 <button type="button" on:click=move |_| notify::request_permission(move |p| _ = permission.try_set(p))>
                     "Enable notifications"
@@ -373,12 +386,6 @@ fn Header(page: Page) -> impl IntoView {
                 }>
                 "Sound"
             </button>
-            // On a narrow screen the inbox is a drawer behind this button.
-            <button type="button" class="askuser-drawer-toggle" aria-controls="askuser-inbox"
-                aria-expanded=move || pressed(page.drawer.get())
-                on:click=move |_| page.drawer.update(|d| *d = !*d)>
-                {move || format!("Waiting ({})", page.inbox.with(|i| i.pending_count()))}
-            </button>
             <button type="button" aria-pressed=move || pressed(page.show_history.get())
                 on:click=move |_| page.show_history.update(|h| *h = !*h)>
                 "History"
@@ -395,6 +402,7 @@ fn Header(page: Page) -> impl IntoView {
                 on:click=move |_| page.show_rules.update(|r| *r = !*r)>
                 "Rules"
             </button>
+            </div>
         </header>
     }
 }

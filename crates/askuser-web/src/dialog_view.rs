@@ -11,11 +11,13 @@
 //! Each region (tabs, question, options, text, note, preview, actions, review, prompt)
 //! is a small component over the same [`Ctx`].
 //!
-//! Agent text is only ever rendered as text nodes, an option's `preview` too (in a
-//! monospace box, as Claude Code shows it).
+//! Agent text is only ever rendered as text nodes, an option's `preview` too: read as
+//! markdown by `askuser_core::markdown` and drawn as elements of text nodes in a
+//! monospace box, as Claude Code shows it.
 
 use askuser_core::approval::{ApprovalView, Change, Shown};
 use askuser_core::dialog::{Dialog, DialogOptions, Draft, Effect as DialogEffect, Event, PromptKind, RowView, View};
+use askuser_core::markdown::{self, Align, Block, Inline};
 use askuser_core::text::{segments, Segment};
 use askuser_core::{Request, Selection};
 use leptos::callback::UnsyncCallback;
@@ -176,7 +178,7 @@ pub fn DialogView(
                     <Review ctx />
                 </div>
                 {move || preview.get().map(|(label, text)| view! {
-                    <pre class="askuser-preview" tabindex="0" role="region" aria-label=format!("Preview of {label}")>{text}</pre>
+                    <pre class="askuser-preview askuser-md" tabindex="0" role="region" aria-label=format!("Preview of {label}")>{preview_markdown(&text)}</pre>
                 })}
             </div>
             <Prompt ctx />
@@ -570,7 +572,7 @@ fn Actions(ctx: Ctx) -> impl IntoView {
         open.then(|| {
             let primary = (!on_submit_tab).then(|| {
                 let label = if several { "Next" } else { "Submit" };
-                view! { <button type="button" class="askuser-primary" data-action="enter" on:click=move |_| ctx.apply(Event::Enter)>{label}</button> }
+                view! { <button type="button" class="askuser-primary" data-action="enter" on:click=move |_| ctx.apply(Event::Commit)>{label}</button> }
             });
             view! {
                 <div class="askuser-actions">
@@ -644,6 +646,92 @@ fn Prompt(ctx: Ctx) -> impl IntoView {
             }
         })
     }
+}
+
+/// An option's preview read as markdown: headings, paragraphs (their lines kept), code
+/// blocks, lists, quotes and tables as elements whose every string is a text node; a
+/// link is its text and its URL, not a link (nothing in a preview is followed).
+fn preview_markdown(text: &str) -> AnyView {
+    let doc = markdown::parse(text);
+    let more = doc.truncated.then(|| view! { <p class="askuser-md-more">"… (the rest of the preview is too long to show)"</p> });
+    view! { {md_blocks(doc.blocks)} {more} }.into_any()
+}
+
+fn md_blocks(blocks: Vec<Block>) -> AnyView {
+    blocks.into_iter().map(md_block).collect_view().into_any()
+}
+
+fn md_block(block: Block) -> AnyView {
+    match block {
+        Block::Heading { level, content } => {
+            view! { <p class=format!("askuser-md-h askuser-md-h{level}")><strong>{md_inlines(content)}</strong></p> }.into_any()
+        }
+        Block::Paragraph(content) => view! { <p class="askuser-md-p">{md_inlines(content)}</p> }.into_any(),
+        Block::Code { lang, text } => view! { <pre class="askuser-md-code" data-lang=lang><code>{text}</code></pre> }.into_any(),
+        Block::List { start: None, items } => view! { <ul class="askuser-md-list">{md_items(items)}</ul> }.into_any(),
+        Block::List { start: Some(n), items } => {
+            view! { <ol class="askuser-md-list" start=n.to_string()>{md_items(items)}</ol> }.into_any()
+        }
+        Block::Quote(blocks) => view! { <blockquote class="askuser-md-quote">{md_blocks(blocks)}</blockquote> }.into_any(),
+        Block::Rule => view! { <hr class="askuser-md-rule" /> }.into_any(),
+        Block::Table(table) => {
+            let align: Vec<Option<&'static str>> = table
+                .align
+                .iter()
+                .map(|a| match a {
+                    Align::None => None,
+                    Align::Left => Some("askuser-md-left"),
+                    Align::Center => Some("askuser-md-center"),
+                    Align::Right => Some("askuser-md-right"),
+                })
+                .collect();
+            let class = |i: usize| align.get(i).copied().flatten();
+            let head = table.head.into_iter().enumerate().map(|(i, c)| view! { <th class=class(i)>{md_inlines(c)}</th> }).collect_view();
+            let rows = table
+                .rows
+                .into_iter()
+                .map(|row| {
+                    let cells = row.into_iter().enumerate().map(|(i, c)| view! { <td class=class(i)>{md_inlines(c)}</td> }).collect_view();
+                    view! { <tr>{cells}</tr> }
+                })
+                .collect_view();
+            view! {
+                <div class="askuser-md-table">
+                    <table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>
+                </div>
+            }
+            .into_any()
+        }
+    }
+}
+
+fn md_items(items: Vec<Vec<Block>>) -> AnyView {
+    items.into_iter().map(|blocks| view! { <li>{md_blocks(blocks)}</li> }).collect_view().into_any()
+}
+
+fn md_inlines(inlines: Vec<Inline>) -> AnyView {
+    inlines
+        .into_iter()
+        .map(|inline| match inline {
+            Inline::Text(text) => text.into_any(),
+            Inline::Strong(c) => view! { <strong>{md_inlines(c)}</strong> }.into_any(),
+            Inline::Emphasis(c) => view! { <em>{md_inlines(c)}</em> }.into_any(),
+            Inline::Strike(c) => view! { <s>{md_inlines(c)}</s> }.into_any(),
+            Inline::Code(code) => view! { <code class="askuser-md-inline">{code}</code> }.into_any(),
+            Inline::Link { content, url } if Inline::is_bare_link(&content, &url) => {
+                view! { <span class="askuser-md-link">{md_inlines(content)}</span> }.into_any()
+            }
+            Inline::Link { content, url } => view! {
+                <span class="askuser-md-link">{md_inlines(content)}</span>
+                <span class="askuser-md-url">{format!(" ({url})")}</span>
+            }
+            .into_any(),
+            // A new line as text: the paragraph keeps its lines (white-space: pre-wrap),
+            // and the box's text is the preview's own.
+            Inline::Break => "\n".into_any(),
+        })
+        .collect_view()
+        .into_any()
 }
 
 /// Question text with `code` and ```blocks``` as elements; every piece is a text node.

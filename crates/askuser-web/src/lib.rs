@@ -28,8 +28,8 @@
 //! ([`askuser_core::inbox`], [`askuser_core::text`]), shared with the terminal.
 //! - [`perf`]: User Timing marks for the benchmark harness (only with `?perf`).
 //!
-//! Invariant: agent text reaches the DOM only as text nodes; agent HTML (an option's
-//! `preview`) only as the `srcdoc` of an `<iframe sandbox="">`.
+//! Invariant: agent text reaches the DOM only as text nodes, an option's `preview` too
+//! (its markdown as the core parses it: headings, lists, code and tables of text nodes).
 
 pub mod app;
 pub mod bridge;

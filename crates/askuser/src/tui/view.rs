@@ -10,9 +10,10 @@ use askuser_core::approval::{ApprovalView, Change, Shown};
 use askuser_core::client::State;
 use askuser_core::dialog::View;
 use askuser_core::inbox::{assignee, first_rows, waited, Show};
+use askuser_core::markdown::{self, Align, Inline};
 use ratatui::layout::{Constraint, Layout, Position, Rect};
 use ratatui::style::{Color, Modifier, Style};
-use ratatui::text::{Line, Span, Text};
+use ratatui::text::{Line, Span};
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
 use ratatui::Frame;
 
@@ -222,15 +223,24 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect) {
             let [left, right] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
             (left, Some(right))
         }
-        Some(_) => {
-            let [top, bottom] = Layout::vertical([Constraint::Min(6), Constraint::Length(8)]).areas(area);
+        Some(row) => {
+            // Eight rows, or as many as the preview takes while the dialog keeps 16.
+            let taken = preview_lines(row.preview.as_deref().unwrap_or_default(), look, area.width.saturating_sub(2) as usize).len();
+            let height = (taken.saturating_add(2).min(usize::from(area.height.saturating_sub(16))) as u16).max(8);
+            let [top, bottom] = Layout::vertical([Constraint::Min(6), Constraint::Length(height)]).areas(area);
             (top, Some(bottom))
         }
         None => (area, None),
     };
     if let (Some(row), Some(at)) = (preview, preview_area) {
-        let text = Text::from(safe(row.preview.as_deref().unwrap_or_default()));
-        let title = wrap::cut(&Line::raw(format!(" Preview: {} ", safe(&row.label))), at.width.saturating_sub(2) as usize);
+        let (inner, rows) = (at.width.saturating_sub(2) as usize, at.height.saturating_sub(2) as usize);
+        let mut text = preview_lines(row.preview.as_deref().unwrap_or_default(), look, inner);
+        if text.len() > rows && rows > 0 {
+            let more = text.len() - (rows - 1);
+            text.truncate(rows - 1);
+            text.push(Line::styled(format!("… {more} more lines"), look.dim()));
+        }
+        let title = wrap::cut(&Line::raw(format!(" Preview: {} ", safe(&row.label))), inner);
         let block = Block::default().borders(Borders::ALL).border_style(look.dim()).title(title);
         frame.render_widget(Paragraph::new(text).block(block), at);
     }
@@ -501,6 +511,189 @@ fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look:
     }
 }
 
+/// An option's preview read as markdown ([`markdown`]), as lines `width` columns wide:
+/// headings bold without their `#`, code indented in a colour of its own, lists with
+/// their markers, quotes behind a bar, a link as its text and its URL, tables boxed with
+/// their columns aligned by display width. Every string of it goes through [`safe`].
+fn preview_lines(text: &str, look: Look, width: usize) -> Vec<Line<'static>> {
+    let doc = markdown::parse(text);
+    let mut lines = md_blocks(&doc.blocks, look, width.max(1), true);
+    if doc.truncated {
+        lines.push(Line::styled("… (the rest is too long to show)", look.dim()));
+    }
+    lines
+}
+
+/// Blocks one under the other, with a blank line between them when `spaced` (not
+/// inside a list item, where a nested list follows its text).
+fn md_blocks(blocks: &[markdown::Block], look: Look, width: usize, spaced: bool) -> Vec<Line<'static>> {
+    let mut out = Vec::new();
+    for (i, block) in blocks.iter().enumerate() {
+        if i > 0 && spaced {
+            out.push(Line::default());
+        }
+        out.extend(md_block(block, look, width));
+    }
+    out
+}
+
+/// `lines` with `first` before the first one and `rest` before the others.
+fn prefixed(lines: Vec<Line<'static>>, first: Span<'static>, rest: Span<'static>) -> Vec<Line<'static>> {
+    let lines = if lines.is_empty() { vec![Line::default()] } else { lines };
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, mut line)| {
+            line.spans.insert(0, if i == 0 { first.clone() } else { rest.clone() });
+            line
+        })
+        .collect()
+}
+
+fn code_style(look: Look) -> Style {
+    look.style(Style::default().fg(Color::LightBlue))
+}
+
+fn md_block(block: &markdown::Block, look: Look, width: usize) -> Vec<Line<'static>> {
+    let wrapped = |lines: Vec<Vec<Span<'static>>>| lines.into_iter().flat_map(|spans| wrap::wrap(&Line::from(spans), width, 0)).collect();
+    match block {
+        markdown::Block::Heading { level, content } => {
+            let mut style = Style::default().add_modifier(Modifier::BOLD);
+            if *level == 1 {
+                style = style.add_modifier(Modifier::UNDERLINED);
+            }
+            wrapped(md_spans(content, style, look))
+        }
+        markdown::Block::Paragraph(content) => wrapped(md_spans(content, Style::default(), look)),
+        markdown::Block::Code { text, .. } => text
+            .split('\n')
+            .flat_map(|line| {
+                let line = Line::from(vec![Span::raw("  "), Span::styled(safe(line), code_style(look))]);
+                wrap::wrap(&line, width, 2)
+            })
+            .collect(),
+        markdown::Block::List { start, items } => {
+            let markers: Vec<String> = match start {
+                Some(n) => (0..items.len() as u64).map(|i| format!("{}. ", n.saturating_add(i))).collect(),
+                None => vec!["• ".to_owned(); items.len()],
+            };
+            let indent = markers.iter().map(|m| wrap::width(m)).max().unwrap_or(2);
+            let mut out = Vec::new();
+            for (item, marker) in items.iter().zip(markers) {
+                let lines = md_blocks(item, look, width.saturating_sub(indent).max(1), false);
+                let first = Span::styled(format!("{marker:>indent$}"), look.dim());
+                out.extend(prefixed(lines, first, Span::raw(" ".repeat(indent))));
+            }
+            out
+        }
+        markdown::Block::Quote(blocks) => {
+            let bar = Span::styled("│ ", look.dim());
+            prefixed(md_blocks(blocks, look, width.saturating_sub(2).max(1), true), bar.clone(), bar)
+        }
+        markdown::Block::Rule => vec![Line::styled("─".repeat(width), look.dim())],
+        markdown::Block::Table(table) => md_table(table, look, width),
+    }
+}
+
+/// Inlines as lines of spans (a break starts a line), each string made safe.
+fn md_spans(inlines: &[Inline], style: Style, look: Look) -> Vec<Vec<Span<'static>>> {
+    fn walk(inlines: &[Inline], style: Style, look: Look, out: &mut Vec<Vec<Span<'static>>>) {
+        for inline in inlines {
+            let line = out.last_mut().expect("a line");
+            match inline {
+                Inline::Text(t) => line.push(Span::styled(safe(t), style)),
+                Inline::Code(c) => line.push(Span::styled(safe(c), style.patch(code_style(look)))),
+                Inline::Strong(c) => walk(c, style.add_modifier(Modifier::BOLD), look, out),
+                Inline::Emphasis(c) => walk(c, style.add_modifier(Modifier::ITALIC), look, out),
+                Inline::Strike(c) => walk(c, style.add_modifier(Modifier::CROSSED_OUT), look, out),
+                Inline::Link { content, url } => {
+                    walk(content, style.add_modifier(Modifier::UNDERLINED), look, out);
+                    if !Inline::is_bare_link(content, url) {
+                        out.last_mut().expect("a line").push(Span::styled(format!(" ({})", safe(url)), look.dim()));
+                    }
+                }
+                Inline::Break => out.push(Vec::new()),
+            }
+        }
+    }
+    let mut out = vec![Vec::new()];
+    walk(inlines, style, look, &mut out);
+    out
+}
+
+/// A table boxed in lines, each column as wide as its widest cell (by display width)
+/// while they fit in `width`; the widest give way first, their cells wrapped.
+fn md_table(table: &markdown::Table, look: Look, width: usize) -> Vec<Line<'static>> {
+    let columns = table.rows.iter().map(Vec::len).chain([table.head.len()]).max().unwrap_or(0);
+    let cell = |cells: &[Vec<Inline>], i: usize, style: Style| -> Line<'static> {
+        let spans = cells.get(i).map(|c| md_spans(c, style, look).concat()).unwrap_or_default();
+        Line::from(spans)
+    };
+    let bold = Style::default().add_modifier(Modifier::BOLD);
+    let head: Vec<Line> = (0..columns).map(|i| cell(&table.head, i, bold)).collect();
+    let rows: Vec<Vec<Line>> = table.rows.iter().map(|r| (0..columns).map(|i| cell(r, i, Style::default())).collect()).collect();
+    // "│ " before each cell, " " after it, and the last "│".
+    let room = width.saturating_sub(3 * columns + 1);
+    if columns == 0 || room < columns {
+        // No room for a box: each row on its own, its cells apart.
+        return std::iter::once(&head)
+            .chain(&rows)
+            .flat_map(|r| {
+                let mut spans = Vec::new();
+                for (i, c) in r.iter().enumerate() {
+                    if i > 0 {
+                        spans.push(Span::styled(" │ ", look.dim()));
+                    }
+                    spans.extend(c.spans.iter().cloned());
+                }
+                wrap::wrap(&Line::from(spans), width, 2)
+            })
+            .collect();
+    }
+    let mut widths: Vec<usize> =
+        (0..columns).map(|i| std::iter::once(&head).chain(&rows).map(|r| r[i].width()).max().unwrap_or(0).max(1)).collect();
+    while widths.iter().sum::<usize>() > room {
+        let widest = (0..columns).max_by_key(|&i| widths[i]).expect("a column");
+        widths[widest] -= 1;
+    }
+    let border = |left: &str, middle: &str, right: &str| {
+        let parts: Vec<String> = widths.iter().map(|w| "─".repeat(w + 2)).collect();
+        Line::styled(format!("{left}{}{right}", parts.join(middle)), look.dim())
+    };
+    let row_lines = |row: &[Line<'static>]| -> Vec<Line<'static>> {
+        let cells: Vec<Vec<Line<'static>>> = row.iter().zip(&widths).map(|(c, &w)| wrap::wrap(c, w, 0)).collect();
+        let height = cells.iter().map(Vec::len).max().unwrap_or(1);
+        (0..height)
+            .map(|k| {
+                let mut spans = Vec::new();
+                for (i, lines) in cells.iter().enumerate() {
+                    spans.push(Span::styled("│ ", look.dim()));
+                    let line = lines.get(k).cloned().unwrap_or_default();
+                    let pad = widths[i].saturating_sub(line.width());
+                    let before = match table.align.get(i) {
+                        Some(Align::Right) => pad,
+                        Some(Align::Center) => pad / 2,
+                        _ => 0,
+                    };
+                    spans.push(Span::raw(" ".repeat(before)));
+                    spans.extend(line.spans);
+                    spans.push(Span::raw(" ".repeat(pad - before + 1)));
+                }
+                spans.push(Span::styled("│", look.dim()));
+                Line::from(spans)
+            })
+            .collect()
+    };
+    let mut out = vec![border("┌", "┬", "┐")];
+    out.extend(row_lines(&head));
+    out.push(border("├", "┼", "┤"));
+    for row in &rows {
+        out.extend(row_lines(row));
+    }
+    out.push(border("└", "┴", "┘"));
+    out
+}
+
 /// A text box with the cursor where the editor's is (the last four lines around it).
 fn draw_editor(frame: &mut Frame, editor: &Editor, title: &str, area: Rect, look: Look) {
     if area.height < 3 {
@@ -631,6 +824,34 @@ mod tests {
         let s = screen(&mut a, 120, 30);
         assert!(s.contains("Waiting 2") && s.contains("Second question?"), "{s}");
         assert!(s.contains("Preview: Sidebar") && s.contains("|  |"), "{s}");
+    }
+
+    #[test]
+    fn a_preview_is_drawn_as_markdown_in_its_pane() {
+        let preview = "# Plan\n\n**bold**, `code` and [docs](https://x.dev/a) \u{1b}[2J\n\n```rust\nfn main() {}\n```\n\n\
+            1. one\n2. two\n   - deep\n\n> said\n\n| name | n |\n|---|--:|\n| 名前 | 1 |\n| a longer cell that wraps in a narrow pane | 22 |\n\n<b>x</b>";
+        let mut a =
+            app(json!([{"questions": [{"question": "Plan?", "options": [{"label": "Fast", "preview": preview}, {"label": "Slow"}]}]}]));
+        let s = screen(&mut a, 150, 40);
+        assert!(s.contains("│Plan") && !s.contains("# Plan") && s.contains("bold, code and docs (https://x.dev/a)"), "{s}");
+        assert!(s.contains("\\u{1b}[2J"), "control characters shown, not obeyed: {s}");
+        assert!(s.contains("  fn main() {}") && !s.contains("```"), "{s}");
+        assert!(s.contains("1. one") && s.contains("2. two") && s.contains("   • deep") && s.contains("│ said"), "{s}");
+        assert!(s.contains("<b>x</b>"), "HTML is text: {s}");
+        // The table: boxed, its columns aligned by display width (名前 is four columns),
+        // the numbers right-aligned.
+        let column = |needle: &str| {
+            let line = s.lines().find(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle}: {s}"));
+            Line::raw(&line[..line.find(needle).unwrap()]).width()
+        };
+        let n = column("│  n │");
+        assert!([column("┼────┤"), column("│  1 │"), column("│ 22 │")].iter().all(|&c| c == n), "{s}");
+        assert_eq!(column("│ 名前"), column("│ name"), "{s}");
+        // Narrow: the table's widest column gives way, its cell wrapped, nothing past the pane.
+        let s = screen(&mut a, 40, 40);
+        assert!(s.lines().any(|l| l.contains("│ a longer cell") && l.contains("│ 22 │")), "{s}");
+        assert!(s.lines().any(|l| l.contains("│ narrow pane") && l.contains("│    │")), "{s}");
+        assert!(s.lines().all(|l| Line::raw(l).width() <= 40), "{s}");
     }
 
     #[test]
