@@ -16,8 +16,17 @@ async fn open(b: &TestBridge, browser: &Browser) {
 
 /// The header's History button.
 async fn history_button(browser: &Browser) -> fantoccini::elements::Element {
-    browser.wait_css(".askuser-top").await;
-    browser.find(Locator::XPath("//header//button[text()='History']")).await.expect("a History button")
+    // The app's header, shown: not the one the bridge wrote into the page before the app
+    // took over (the app waits hidden behind it until then).
+    for _ in 0..200 {
+        if let Ok(button) = browser.find(Locator::XPath("//header//button[text()='History']")).await {
+            if button.is_displayed().await.unwrap_or(false) {
+                return button;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("no History button shown within 10 s");
 }
 
 fn arrow_down() -> String {
@@ -276,7 +285,6 @@ async fn a_phone_shows_the_question_near_the_top_with_finger_sized_controls() {
         return [top.height, question.top, small];
     "#;
     let [header, question, small]: [Value; 3] = serde_json::from_value(browser.execute(measure, vec![]).await.unwrap()).unwrap();
-    browser.shot("phone-top").await;
     let history_hidden = !browser.find(Locator::XPath("//header//button[text()='History']")).await.unwrap().is_displayed().await.unwrap();
     browser.find(Locator::Css(".askuser-menu-toggle")).await.unwrap().click().await.unwrap();
     let history = browser.find(Locator::XPath("//header//button[text()='History']")).await.unwrap();
