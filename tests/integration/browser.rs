@@ -373,7 +373,7 @@ async fn history_entries(browser: &crate::support::Browser) -> usize {
 }
 
 /// axe-core's audit of the page, as `id: targets` per violation.
-async fn axe(browser: &crate::support::Browser) -> Vec<String> {
+pub(crate) async fn axe(browser: &crate::support::Browser) -> Vec<String> {
     let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/axe/node_modules/axe-core/axe.min.js");
     let source = std::fs::read_to_string(path).expect("axe-core (scripts/setup installs it into .tools/axe)");
     browser.execute(&source, vec![]).await.unwrap();

@@ -50,7 +50,7 @@ async fn the_page_renders_a_markdown_preview_as_text_nodes() {
         .await
         .unwrap();
     browser.shot("markdown-preview").await;
-    let audit = axe(&browser).await;
+    let audit = crate::browser::axe(&browser).await;
     browser.close().await;
     assert!(audit.is_empty(), "axe-core found:\n{}", audit.join("\n"));
     let has = |key: &str, want: &str| found[key].as_array().unwrap().iter().any(|v| v.as_str().is_some_and(|s| s.contains(want)));
@@ -67,24 +67,6 @@ async fn the_page_renders_a_markdown_preview_as_text_nodes() {
     assert!(text.contains("the docs (https://example.com/docs)") && found["links"] == 0, "a link is text, not followed: {found}");
     assert_eq!((found["role"].as_str(), found["tabindex"].as_str()), (Some("region"), Some("0")), "{found}");
     assert_eq!(found["label"], "Preview of Fast", "{found}");
-}
-
-/// axe-core's violations on the page (as browser.rs runs it).
-async fn axe(browser: &crate::support::Browser) -> Vec<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/axe/node_modules/axe-core/axe.min.js");
-    let source = std::fs::read_to_string(path).expect("axe-core (scripts/setup installs it into .tools/axe)");
-    browser.execute(&source, vec![]).await.unwrap();
-    let found = browser
-        .execute_async(
-            "const done = arguments[arguments.length - 1];
-             axe.run(document, {resultTypes: ['violations']})
-                .then(r => done(r.violations.map(v => v.id + ': ' + v.nodes.map(n => n.target.join(' ')).join(', '))))
-                .catch(e => done(['axe failed: ' + e]));",
-            vec![],
-        )
-        .await
-        .unwrap();
-    serde_json::from_value(found).unwrap()
 }
 
 /// The display column where `needle` starts in `line`, if it is there.

@@ -97,27 +97,36 @@ struct Page {
     seen: std::collections::HashMap<String, usize>,
 }
 
+/// Chromium as the harness runs it: headless, as root, off the network.
+pub const HEADLESS: &[&str] = &[
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+];
+
+/// A chromedriver on a free local port (killed when dropped), and the port.
+pub fn chromedriver_at(chromedriver: &str) -> anyhow::Result<(Child, u16)> {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
+    let driver = Command::new(chromedriver)
+        .arg(format!("--port={port}"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .with_context(|| format!("cannot start {chromedriver} (install chromium-driver; scripts/setup does)"))?;
+    Ok((driver, port))
+}
+
 impl Page {
     async fn open(chromedriver: &str, unthrottled: bool) -> anyhow::Result<Page> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let driver = Command::new(chromedriver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| format!("cannot start {chromedriver} (install chromium-driver; scripts/setup does)"))?;
-        let mut args = vec![
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--window-size=1000,800",
-        ];
+        let (driver, port) = chromedriver_at(chromedriver)?;
+        let mut args = HEADLESS.to_vec();
+        args.push("--window-size=1000,800");
         if unthrottled {
             args.extend(["--disable-frame-rate-limit", "--disable-gpu-vsync"]);
         }

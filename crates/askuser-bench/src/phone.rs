@@ -394,27 +394,9 @@ impl Phone {
     /// `pin`: the base64 SHA-256 of a certificate's public key (SPKI) Chromium takes as
     /// valid, as a phone that trusts the bridge's certificate does.
     async fn open(chromedriver: &str, pin: Option<&str>) -> anyhow::Result<Phone> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")?.local_addr()?.port();
-        let driver = Command::new(chromedriver)
-            .arg(format!("--port={port}"))
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .kill_on_drop(true)
-            .spawn()
-            .with_context(|| format!("cannot start {chromedriver} (install chromium-driver; scripts/setup does)"))?;
-        let mut args = [
-            "--headless",
-            "--no-sandbox",
-            "--disable-gpu",
-            "--disable-dev-shm-usage",
-            "--disable-background-networking",
-            "--disable-component-update",
-            "--disable-sync",
-            "--no-first-run",
-            "--window-size=360,740",
-        ]
-        .map(String::from)
-        .to_vec();
+        let (driver, port) = crate::browser::chromedriver_at(chromedriver)?;
+        let mut args: Vec<String> = crate::browser::HEADLESS.iter().map(|a| a.to_string()).collect();
+        args.push("--window-size=360,740".into());
         // Not `--ignore-certificate-errors`: a page with a certificate error is never kept
         // in the HTTP cache, which the repeat visit depends on.
         args.extend(pin.map(|p| format!("--ignore-certificate-errors-spki-list={p}")));
