@@ -5,6 +5,7 @@ use anyhow::{bail, Context};
 use askuser::hub::Settings;
 use askuser::serve::{start, ServeOptions};
 use askuser::store::Durability;
+use askuser::tls::Fingerprint;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Stdio;
@@ -142,6 +143,18 @@ pub fn fresh_dir() -> anyhow::Result<tempfile::TempDir> {
 /// `askuser serve --addr 127.0.0.1:0` (and `extra` arguments); returns once its port
 /// accepts a connection.
 pub async fn spawn_serve(bin: &Path, dir: &Path, durability: Durability, extra: &[&str]) -> anyhow::Result<(Child, String, Duration)> {
+    let (child, url, _, started_in) = spawn_serve_pinned(bin, dir, durability, extra).await?;
+    Ok((child, url, started_in))
+}
+
+/// [`spawn_serve`], and with `--tls` among `extra` the certificate's pin it prints.
+pub async fn spawn_serve_pinned(
+    bin: &Path,
+    dir: &Path,
+    durability: Durability,
+    extra: &[&str],
+) -> anyhow::Result<(Child, String, Option<Fingerprint>, Duration)> {
+    let tls = extra.contains(&"--tls");
     let t0 = Instant::now();
     let mut child = Command::new(bin)
         .args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN, "--durability", durability_name(durability)])
@@ -157,14 +170,20 @@ pub async fn spawn_serve(bin: &Path, dir: &Path, durability: Durability, extra: 
         .spawn()
         .with_context(|| format!("cannot run {}", bin.display()))?;
     let mut lines = BufReader::new(child.stderr.take().context("stderr")?).lines();
-    // `serve` prints "askuser: open http://127.0.0.1:PORT/#token=…" once it listens.
-    let url = tokio::time::timeout(START_LIMIT, async {
-        let mut seen = Vec::new();
+    // `serve` prints "askuser: open http://127.0.0.1:PORT/#token=…" once it listens, and
+    // with `--tls` the certificate's fingerprint after it.
+    let (url, pin) = tokio::time::timeout(START_LIMIT, async {
+        let (mut url, mut seen) = (None::<String>, Vec::new());
         while let Some(line) = lines.next_line().await? {
             if let Some(rest) = line.strip_prefix("askuser: open ") {
-                return Ok(rest.split("/#").next().unwrap_or(rest).to_owned());
-            }
-            if seen.len() < 20 {
+                url = Some(rest.split("/#").next().unwrap_or(rest).to_owned());
+                if !tls {
+                    return Ok((url.unwrap_or_default(), None));
+                }
+            } else if let Some(fp) = line.strip_prefix("askuser: certificate SHA-256 fingerprint ") {
+                let pin: Fingerprint = fp.parse().map_err(anyhow::Error::msg)?;
+                return Ok((url.context("the fingerprint came before the address")?, Some(pin)));
+            } else if seen.len() < 20 {
                 seen.push(line);
             }
         }
@@ -172,7 +191,7 @@ pub async fn spawn_serve(bin: &Path, dir: &Path, durability: Durability, extra: 
     })
     .await
     .context("askuser serve did not start in time")??;
-    let addr = url.trim_start_matches("http://").to_owned();
+    let addr = url.split("://").nth(1).unwrap_or(&url).to_owned();
     tokio::time::timeout(START_LIMIT, async {
         for _ in 0..10_000 {
             if tokio::net::TcpStream::connect(&addr).await.is_ok() {
@@ -192,7 +211,7 @@ pub async fn spawn_serve(bin: &Path, dir: &Path, durability: Durability, extra: 
             }
         }
     });
-    Ok((child, url, started_in))
+    Ok((child, url, pin, started_in))
 }
 
 /// `askuser serve` from spawn until its port accepts, on `dir`.

@@ -47,6 +47,7 @@
 
 use crate::bridge::TOKEN;
 use anyhow::{bail, Context};
+use askuser::store::Durability;
 use askuser::tls::Fingerprint;
 use fantoccini::{Client, ClientBuilder};
 use futures_util::{SinkExt, StreamExt};
@@ -654,47 +655,8 @@ struct Served {
 
 async fn serve(bin: &Path, tls: bool) -> anyhow::Result<Served> {
     let dir = crate::bridge::fresh_dir()?;
-    let mut cmd = Command::new(bin);
-    cmd.args(["serve", "--addr", "127.0.0.1:0", "--token", TOKEN, "--data-dir"]).arg(dir.path());
-    if tls {
-        cmd.arg("--tls");
-    }
-    let mut child = cmd
-        .env("RUST_LOG", "warn")
-        .env_remove("ASKUSER_STORE")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .with_context(|| format!("cannot run {}", bin.display()))?;
-    let mut lines = BufReader::new(child.stderr.take().context("stderr")?).lines();
-    let (url, pin) = tokio::time::timeout(START_LIMIT, async {
-        let (mut url, mut seen) = (None::<String>, Vec::new());
-        while let Some(line) = lines.next_line().await? {
-            if let Some(rest) = line.strip_prefix("askuser: open ") {
-                url = Some(rest.split("/#").next().unwrap_or(rest).to_owned());
-                if !tls {
-                    return Ok((url.unwrap_or_default(), None));
-                }
-            } else if let Some(fp) = line.strip_prefix("askuser: certificate SHA-256 fingerprint ") {
-                let pin: Fingerprint = fp.parse().map_err(anyhow::Error::msg)?;
-                return Ok((url.context("the fingerprint came before the address")?, Some(pin)));
-            } else if seen.len() < 20 {
-                seen.push(line);
-            }
-        }
-        bail!("askuser serve exited before listening: {}", seen.join("\n"))
-    })
-    .await
-    .context("askuser serve did not start in time")??;
-    tokio::spawn(async move {
-        while let Ok(Some(line)) = lines.next_line().await {
-            if std::env::var_os("BENCH_TRACE").is_some() {
-                eprintln!("bridge: {line}");
-            }
-        }
-    });
+    let extra: &[&str] = if tls { &["--tls"] } else { &[] };
+    let (child, url, pin, _) = crate::bridge::spawn_serve_pinned(bin, dir.path(), Durability::Normal, extra).await?;
     Ok(Served { child, url, pin, dir })
 }
 
