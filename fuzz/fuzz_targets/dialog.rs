@@ -117,7 +117,7 @@ fuzz_target!(|data: &[u8]| {
     let request = normalized.request;
     let mut viewport = b.small(9);
     let soft_limit = [0, 1, 5, 2000][b.small(4)];
-    let opts = DialogOptions { viewport, soft_limit };
+    let opts = DialogOptions { viewport, soft_limit, ..DialogOptions::default() };
     let mut d = if b.small(2) == 0 {
         Dialog::new(&request, opts)
     } else {

@@ -103,3 +103,31 @@ async fn the_terminal_renders_a_markdown_preview_with_aligned_table_columns() {
     let r = tokio::time::timeout(Duration::from_secs(30), asking).await.expect("answered").unwrap();
     assert_eq!(r.json::<Value>().await.unwrap()["answers"][0]["answer"], "Fast");
 }
+
+#[tokio::test]
+async fn at_120_by_40_the_terminal_shows_the_preview_beside_the_options_and_the_inbox() {
+    let b = bridge().await;
+    let command = format!(
+        "env -u ASKUSER_URL -u ASKUSER_TOKEN TERM=xterm-256color {} tui --url {} --token {TOKEN} --data-dir {}",
+        env!("CARGO_BIN_EXE_askuser"),
+        b.url,
+        b.dir.path().display()
+    );
+    let t = Tmux::start(120, 40, &command);
+    t.wait_for(&["No questions waiting."]).await;
+    let asking = b.ask(question("p-wide"), "canonical");
+    t.wait_for(&["Preview: Fast"]).await;
+    let other =
+        json!({"id": "p-other", "agent": {"name": "claude-code", "sessionId": "s-preview"}, "questions": [{"question": "Another one?"}]});
+    let _other = b.ask(other, "canonical");
+    let screen = t.wait_for(&["Waiting 2", "Another one?", "Preview: Fast", "bold"]).await;
+    // Beside the options, not below them: the pane starts above the first option, and
+    // its text is to the right of the options' rows.
+    let lines: Vec<&str> = screen.lines().collect();
+    let row = |needle: &str| lines.iter().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle}: {screen}"));
+    assert!(row("Preview: Fast") < row("( ) Fast") && row("bold") <= row("( ) Slow"), "{screen}");
+    assert!(column(lines[row("bold")], "bold") > column(lines[row("( ) Fast")], "Fast"), "{screen}");
+    t.keys(&["Enter"]);
+    let r = tokio::time::timeout(Duration::from_secs(30), asking).await.expect("answered").unwrap();
+    assert_eq!(r.json::<Value>().await.unwrap()["answers"][0]["answer"], "Fast");
+}

@@ -31,18 +31,21 @@ pub const OTHER_LABEL: &str = "Other (type your answer)";
 pub const DENY_SAYING: &str = "Deny, and say what to do instead";
 
 /// Layout and limits of a dialog.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase", default)]
 pub struct DialogOptions {
     /// Rows visible at once in an option list (at least 1 is used). Default 7.
     pub viewport: usize,
     /// Text answers longer than this many chars ask for confirmation. Default 2000.
     pub soft_limit: usize,
+    /// The key the footer names for a new line in typed text: the front end's, since
+    /// most terminals send Shift+Enter as a plain Enter. Default "Shift+Enter".
+    pub newline_key: String,
 }
 
 impl Default for DialogOptions {
     fn default() -> Self {
-        DialogOptions { viewport: 7, soft_limit: 2000 }
+        DialogOptions { viewport: 7, soft_limit: 2000, newline_key: "Shift+Enter".into() }
     }
 }
 
@@ -965,7 +968,7 @@ impl Dialog {
             Some(q) if self.is_editing() => {
                 let question = &self.questions[q];
                 parts.push(if question.multi_select && !question.is_free_text() { "Enter confirm" } else { "Enter submit" }.into());
-                parts.push("Shift+Enter new line".into());
+                parts.push(format!("{} new line", self.opts.newline_key));
                 return finish(parts, if question.is_free_text() { "Esc cancel" } else { "Esc back" });
             }
             Some(_) if self.approval.is_some() => {
@@ -1552,7 +1555,7 @@ mod tests {
     #[test]
     fn long_answer_prompt() {
         let opts = DialogOptions { soft_limit: 5, ..DialogOptions::default() };
-        let mut d = Dialog::new(&request(vec![db()]), opts);
+        let mut d = Dialog::new(&request(vec![db()]), opts.clone());
         keys(&mut d, &["o"]);
         d.apply(Event::SetText { text: " abcdef ".into() });
         assert_eq!(keys(&mut d, &["Enter"]), vec![]);
@@ -1682,6 +1685,25 @@ mod tests {
     }
 
     #[test]
+    fn the_new_line_key_in_the_footer_is_the_front_ends() {
+        let opts = DialogOptions { newline_key: "Alt+Enter".into(), ..DialogOptions::default() };
+        let mut d = Dialog::new(&request(vec![features(), name()]), opts);
+        let mut footers = vec![d.state().footer];
+        keys(&mut d, &["o"]);
+        footers.push(d.state().footer);
+        assert_eq!(footers[1], "Enter confirm • Alt+Enter new line • Esc back");
+        keys(&mut d, &["Escape", "ArrowRight"]);
+        footers.push(d.state().footer);
+        assert_eq!(footers[2], "Enter submit • Alt+Enter new line • Esc cancel");
+        assert!(footers.iter().all(|f| !f.contains("Shift+Enter")), "{footers:?}");
+        // A host's options from JSON: the key is optional, the page's by default.
+        let parsed: DialogOptions = serde_json::from_str(r#"{"newlineKey":"Ctrl+J"}"#).unwrap();
+        assert_eq!(parsed, DialogOptions { newline_key: "Ctrl+J".into(), ..DialogOptions::default() });
+        let parsed: DialogOptions = serde_json::from_str("{}").unwrap();
+        assert_eq!(parsed.newline_key, "Shift+Enter");
+    }
+
+    #[test]
     fn draft_round_trips_through_json() {
         let req = request(vec![db(), features(), name()]);
         let mut d = Dialog::new(&req, DialogOptions::default());
@@ -1709,7 +1731,7 @@ mod tests {
             ..QuestionDraft::default()
         };
         let draft = Draft { tab: 42, questions: vec![junk.clone(), junk.clone(), junk] };
-        let d = Dialog::restore(&req, DialogOptions { viewport: 0, soft_limit: 0 }, draft);
+        let d = Dialog::restore(&req, DialogOptions { viewport: 0, soft_limit: 0, ..DialogOptions::default() }, draft);
         assert_eq!(d.tab, 0);
         assert_eq!(d.slots[0].draft.selected, vec![2], "single select keeps its first valid choice");
         assert!(!d.slots[0].draft.other);
@@ -1954,7 +1976,7 @@ mod tests {
             viewport in 0usize..6,
             soft_limit in 0usize..10,
         ) {
-            let mut d = Dialog::new(&request(questions), DialogOptions { viewport, soft_limit });
+            let mut d = Dialog::new(&request(questions), DialogOptions { viewport, soft_limit, ..DialogOptions::default() });
             check_invariants(&d);
             run(&mut d, &actions);
         }

@@ -22,7 +22,8 @@ pub struct JsDialog {
 impl JsDialog {
     /// A dialog for `request` (any dialect; it is normalized first, and an invalid one
     /// throws). `options`: `viewport` (visible rows, default 7), `softLimit` (chars
-    /// before a long answer is confirmed, default 2000), `draft` (from `draft()`, to
+    /// before a long answer is confirmed, default 2000), `newlineKey` (the new line's key
+    /// as the footer names it, default "Shift+Enter"), `draft` (from `draft()`, to
     /// resume), `onSubmit(answers)`, `onCancel()`.
     #[wasm_bindgen(constructor)]
     pub fn new(
@@ -37,6 +38,10 @@ impl JsDialog {
         }
         if let Some(n) = count(&options, "softLimit")? {
             opts.soft_limit = n;
+        }
+        let key = get(&options, "newlineKey");
+        if !key.is_undefined() && !key.is_null() {
+            opts.newline_key = key.as_string().ok_or_else(|| into_error(Invalid::one("newlineKey", "expected a string")))?;
         }
         let draft = get(&options, "draft");
         let dialog = if draft.is_undefined() || draft.is_null() {

@@ -187,6 +187,8 @@ export interface Draft {
 export interface DialogOptions {
   /** Rows visible at once (default 7). */
   viewport?: number;
+  /** The key for a new line, as the footer names it (default "Shift+Enter"). */
+  newlineKey?: string;
   /** Text answers longer than this many chars ask for confirmation (default 2000). */
   softLimit?: number;
   /** A draft from `dialog.draft()` to resume. */

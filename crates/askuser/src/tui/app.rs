@@ -80,7 +80,10 @@ impl App {
         let record = &self.inbox.get(&id)?.record;
         let viewport = self.viewport;
         if !self.dialogs.contains_key(&id) {
-            let mut dialog = Dialog::new(&record.request, DialogOptions { viewport, ..DialogOptions::default() });
+            // The footer says Alt+Enter for a new line: most terminals send Shift+Enter as
+            // a plain Enter (Shift+Enter and Ctrl+J work too where the terminal tells them apart).
+            let opts = DialogOptions { viewport, newline_key: "Alt+Enter".into(), ..DialogOptions::default() };
+            let mut dialog = Dialog::new(&record.request, opts);
             dialog.apply(Event::Resize { viewport });
             self.dialogs.insert(id.clone(), dialog);
         }

@@ -20,6 +20,11 @@ use ratatui::Frame;
 /// Terminals at least this wide show the inbox beside the dialog.
 const WIDE: u16 = 100;
 const INBOX_WIDTH: u16 = 34;
+/// Terminals at least this wide show an option's preview beside the options, as the
+/// README says: the terminal's width, so the inbox beside it must make the room.
+const PREVIEW_BESIDE: u16 = 110;
+/// The inbox narrows to this, no less, while a preview is beside the options.
+const INBOX_NARROW: u16 = 24;
 
 /// How to draw: colours or not (`NO_COLOR`), and the time for "waiting N s".
 #[derive(Debug, Clone, Copy)]
@@ -61,8 +66,11 @@ pub fn draw(frame: &mut Frame, app: &mut App, look: Look) {
     let [top, body] = Layout::vertical([Constraint::Length(1), Constraint::Min(1)]).areas(area);
     let keys = header_keys(app);
     frame.render_widget(Paragraph::new(header(app, look, area.width, &keys)), top);
+    let beside = area.width >= PREVIEW_BESIDE && app.dialog().is_some_and(|(_, d)| d.state().rows.iter().any(|r| r.preview.is_some()));
     let (main, side) = if area.width >= WIDE {
-        let [main, side] = Layout::horizontal([Constraint::Min(40), Constraint::Length(INBOX_WIDTH)]).areas(body);
+        // Beside a preview the inbox gives up columns until the dialog has PREVIEW_BESIDE.
+        let column = if beside { area.width.saturating_sub(PREVIEW_BESIDE).clamp(INBOX_NARROW, INBOX_WIDTH) } else { INBOX_WIDTH };
+        let [main, side] = Layout::horizontal([Constraint::Min(40), Constraint::Length(column)]).areas(body);
         (main, Some(side))
     } else {
         (body, None)
@@ -70,7 +78,7 @@ pub fn draw(frame: &mut Frame, app: &mut App, look: Look) {
     if let Some(side) = side {
         frame.render_widget(inbox(app, look, side.height as usize, side.width.saturating_sub(1) as usize), side);
     }
-    dialog_area(frame, app, look, main);
+    dialog_area(frame, app, look, main, beside);
 }
 
 /// The keys for the inbox, as far as they work now: `[` and `]` (Alt+↑/↓ while typing)
@@ -170,7 +178,8 @@ fn inbox(app: &App, look: Look, height: usize, width: usize) -> Paragraph<'stati
     Paragraph::new(lines).block(Block::default().borders(Borders::LEFT).border_style(look.dim()))
 }
 
-fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect) {
+/// The dialog in `area`, an option's preview `beside` the options or else below them.
+fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect, beside: bool) {
     let asker = app.asker();
     let closed = app.inbox.closed.clone();
     let status = app.status().map(str::to_owned);
@@ -219,7 +228,7 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect) {
     // A preview goes beside the text on a wide terminal, below it on a narrow one.
     let preview = view.rows.iter().find(|r| r.focused && r.preview.is_some()).or_else(|| view.rows.iter().find(|r| r.preview.is_some()));
     let (text_area, preview_area) = match preview {
-        Some(_) if area.width >= 110 => {
+        Some(_) if beside => {
             let [left, right] = Layout::horizontal([Constraint::Percentage(55), Constraint::Percentage(45)]).areas(area);
             (left, Some(right))
         }
@@ -232,15 +241,22 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect) {
         }
         None => (area, None),
     };
-    if let (Some(row), Some(at)) = (preview, preview_area) {
+    // The pane keeps its place; it shows the highlighted option's preview, or says it has none.
+    let focused = view.rows.iter().find(|r| r.focused);
+    if let (Some(row), Some(at)) = (focused.filter(|r| r.preview.is_some()).or(preview), preview_area) {
         let (inner, rows) = (at.width.saturating_sub(2) as usize, at.height.saturating_sub(2) as usize);
-        let mut text = preview_lines(row.preview.as_deref().unwrap_or_default(), look, inner);
+        let own = focused.is_none_or(|f| f.index == row.index);
+        let mut text = match own {
+            true => preview_lines(row.preview.as_deref().unwrap_or_default(), look, inner),
+            false => vec![Line::styled("This option has no preview.", look.dim())],
+        };
         if text.len() > rows && rows > 0 {
             let more = text.len() - (rows - 1);
             text.truncate(rows - 1);
             text.push(Line::styled(format!("… {more} more lines"), look.dim()));
         }
-        let title = wrap::cut(&Line::raw(format!(" Preview: {} ", safe(&row.label))), inner);
+        let label = focused.filter(|_| !own).map_or(&row.label, |f| &f.label);
+        let title = wrap::cut(&Line::raw(format!(" Preview: {} ", safe(label))), inner);
         let block = Block::default().borders(Borders::ALL).border_style(look.dim()).title(title);
         frame.render_widget(Paragraph::new(text).block(block), at);
     }
@@ -335,10 +351,8 @@ fn footer(view: &View, editing_note: bool) -> String {
     if editing_note {
         return "Enter saves the note • Esc closes it".into();
     }
-    // The core's footer is the page's, where Shift+Enter is the new line; most terminals
-    // send Shift+Enter as a plain Enter, so here it is Alt+Enter (Shift+Enter and Ctrl+J
-    // work too where the terminal tells them apart).
-    let mut keys = view.footer.replace("Shift+Enter new line", "Alt+Enter new line");
+    // The core's footer names Alt+Enter for a new line, as the dialog was made (app.rs).
+    let mut keys = view.footer.clone();
     if view.prompt.is_some() || view.done.is_some() {
         return keys;
     }
@@ -824,6 +838,43 @@ mod tests {
         let s = screen(&mut a, 120, 30);
         assert!(s.contains("Waiting 2") && s.contains("Second question?"), "{s}");
         assert!(s.contains("Preview: Sidebar") && s.contains("|  |"), "{s}");
+    }
+
+    #[test]
+    fn at_120_by_40_a_preview_sits_beside_the_options_with_the_inbox() {
+        let preview: Vec<String> = (1..=12).map(|i| format!("SIDE-{i}")).collect();
+        let mut a = app(json!([
+            {"questions": [{"question": "Layout?", "options": [
+                {"label": "Sidebar", "preview": preview.join("\n")}, {"label": "Tabs", "preview": "TABS-1"}, {"label": "None"}]}],
+             "agent": {"name": "claude-code", "sessionId": "s-1"}},
+            {"questions": [{"question": "Second question?"}], "agent": {"name": "claude-code", "sessionId": "s-1"}},
+            {"questions": [{"question": "Third question?"}], "agent": {"name": "claude-code", "sessionId": "s-1"}}
+        ]));
+        let s = screen(&mut a, 120, 40);
+        assert!(s.contains("Waiting 3") && s.contains("Second question?") && s.contains("Third question?"), "the inbox beside: {s}");
+        let lines: Vec<&str> = s.lines().collect();
+        let row = |needle: &str| lines.iter().position(|l| l.contains(needle)).unwrap_or_else(|| panic!("{needle}: {s}"));
+        // Beside, not below: each option's row has a line of the preview to its right.
+        for label in ["1. ( ) Sidebar", "2. ( ) Tabs", "3. ( ) None"] {
+            let line = lines[row(label)];
+            let preview = line.find("SIDE-").unwrap_or_else(|| panic!("no preview beside {label}: {s}"));
+            assert!(line.find(label).unwrap() < preview, "{s}");
+        }
+        assert!(row("Preview: Sidebar") < row("1. ( ) Sidebar"), "{s}");
+        assert!(lines.iter().all(|l| Line::raw(*l).width() <= 120), "{s}");
+    }
+
+    #[test]
+    fn the_preview_pane_shows_only_the_highlighted_options_preview() {
+        let mut a = app(json!([{"questions": [{"question": "Layout?", "options": [
+            {"label": "Sidebar", "preview": "SIDE-TEXT"}, {"label": "Plain"}]}],
+            "agent": {"name": "claude-code", "sessionId": "s-1"}}]));
+        let s = screen(&mut a, 120, 40);
+        assert!(s.contains("Preview: Sidebar") && s.contains("SIDE-TEXT"), "{s}");
+        a.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+        let s = screen(&mut a, 120, 40);
+        assert!(!s.contains("SIDE-TEXT"), "another option's preview is not shown: {s}");
+        assert!(s.contains("Preview: Plain") && s.contains("This option has no preview."), "{s}");
     }
 
     #[test]
