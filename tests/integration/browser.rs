@@ -1003,3 +1003,87 @@ async fn c_declines_to_talk_it_over() {
     browser.close().await;
     assert_eq!((result["status"].as_str(), result["chat"].as_bool()), (Some("cancelled"), Some(true)), "{result}");
 }
+
+/// The preview box shows the highlighted option's preview only: moving to an option
+/// without one leaves no other option's preview under it (it showed the first one's).
+/// On a wide screen the preview's column stays, so the options do not move sideways; on
+/// a narrow one the box goes away.
+#[tokio::test]
+async fn the_preview_is_the_highlighted_options_or_none() {
+    let b = bridge().await;
+    let _asking = b.ask(
+        json!({"questions": [{"question": "Which plan?", "header": "Plan", "options": [
+            {"label": "Alpha", "preview": "ALPHA-PREVIEW-TEXT\nsecond line"}, {"label": "Beta"}
+        ]}], "agent": {"name": "claude-code", "sessionId": "s-none"}}),
+        "canonical",
+    );
+    let browser = browser(1280, 800).await;
+    open(&b, &browser).await;
+    browser.row("radio", "Beta").await;
+    // What a person sees: the text shown (not hidden), the preview boxes shown.
+    let state = r#"
+        const list = document.querySelector('.askuser-list').getBoundingClientRect();
+        const dialog = document.querySelector('.askuser-dialog');
+        const boxes = [...document.querySelectorAll('.askuser-preview')]
+            .filter(e => getComputedStyle(e).visibility === 'visible' && e.getBoundingClientRect().height > 0);
+        return {
+            text: dialog.innerText,
+            label: boxes.map(b => b.getAttribute('aria-label')),
+            left: list.left, width: list.width, height: dialog.getBoundingClientRect().height,
+        };
+    "#;
+    let on_alpha = browser.execute(state, vec![]).await.unwrap();
+    assert!(on_alpha["text"].as_str().unwrap().contains("ALPHA-PREVIEW-TEXT"), "Alpha's preview: {on_alpha}");
+    assert_eq!(on_alpha["label"], json!(["Preview of Alpha"]), "{on_alpha}");
+    browser.keys(&arrow_down()).await; // Beta, which has no preview
+    let on_beta = browser.execute(state, vec![]).await.unwrap();
+    browser.shot("preview-none").await;
+    assert!(!on_beta["text"].as_str().unwrap().contains("ALPHA-PREVIEW-TEXT"), "Alpha's preview left under Beta: {on_beta}");
+    assert_eq!(on_beta["label"], json!([]), "no preview box for Beta: {on_beta}");
+    assert!(on_beta["text"].as_str().unwrap().contains("No preview for this option"), "{on_beta}");
+    let place = |s: &Value| (s["left"].clone(), s["width"].clone(), s["height"].clone());
+    assert_eq!(place(&on_beta), place(&on_alpha), "the options stay put, the dialog keeps its size");
+    let audit = axe(&browser).await;
+    // A narrow screen: no box, and no other option's text.
+    browser.set_window_size(360, 740).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let narrow = browser.execute(state, vec![]).await.unwrap();
+    browser.close().await;
+    assert!(audit.is_empty(), "axe-core found:\n{}", audit.join("\n"));
+    assert_eq!(narrow["label"], json!([]), "no preview box on a narrow screen: {narrow}");
+    assert!(!narrow["text"].as_str().unwrap().contains("ALPHA-PREVIEW-TEXT"), "{narrow}");
+}
+
+/// At 360 px a long preview scrolls inside its box, which keeps the Submit button on
+/// the screen (the box pushed it far below).
+#[tokio::test]
+async fn a_long_preview_on_a_phone_keeps_submit_on_screen() {
+    let b = bridge().await;
+    let long: String = (1..=60).map(|i| format!("line {i} of the plan\n")).collect();
+    let _asking = b.ask(
+        json!({"questions": [{"question": "Which plan?", "header": "Plan", "options": [
+            {"label": "Long", "preview": long}, {"label": "Short", "preview": "one line"}, {"label": "None"}
+        ]}], "agent": {"name": "claude-code", "sessionId": "s-long"}}),
+        "canonical",
+    );
+    let browser = touch_browser(360, 740).await;
+    open(&b, &browser).await;
+    browser.row("radio", "Long").await;
+    browser.wait_css(".askuser-preview").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let found = browser
+        .execute(
+            "const box = document.querySelector('.askuser-preview');
+             const submit = document.querySelector('[data-action=enter]').getBoundingClientRect();
+             return {submit: submit.bottom, height: innerHeight, scrolled: scrollY,
+                     scrolls: box.scrollHeight > box.clientHeight, text: box.textContent.includes('line 60 of the plan')};",
+            vec![],
+        )
+        .await
+        .unwrap();
+    browser.shot("phone-long-preview").await;
+    browser.close().await;
+    assert!(found["submit"].as_f64().unwrap() <= found["height"].as_f64().unwrap(), "Submit below the window: {found}");
+    assert_eq!(found["scrolled"].as_f64(), Some(0.0), "{found}");
+    assert_eq!((&found["scrolls"], &found["text"]), (&Value::Bool(true), &Value::Bool(true)), "the box scrolls its whole text: {found}");
+}

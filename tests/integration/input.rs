@@ -280,3 +280,135 @@ async fn every_flow_by_touch_alone_at_1280_px() {
 async fn every_flow_by_touch_alone_at_360_px() {
     every_flow(Input::Touch, 360).await;
 }
+
+/// What a long list shows: the visible rows, the first one's index, where the last row,
+/// the buttons and the dialog end, the window's height, the page's scroll and a row's
+/// pitch.
+async fn list_layout(b: &Browser) -> Value {
+    let measure = r#"
+        const rows = [...document.querySelectorAll('.askuser-list .askuser-row')];
+        const bottom = css => document.querySelector(css).getBoundingClientRect().bottom;
+        return {
+            rows: rows.length,
+            first: Number(rows[0].dataset.row),
+            lastBottom: rows[rows.length - 1].getBoundingClientRect().bottom,
+            submitBottom: bottom('[data-action=enter]'),
+            actionsBottom: bottom('.askuser-actions'),
+            dialogBottom: bottom('.askuser-dialog'),
+            height: window.innerHeight,
+            scrolled: window.scrollY,
+            pitch: rows[1].getBoundingClientRect().top - rows[0].getBoundingClientRect().top,
+        };
+    "#;
+    b.execute(measure, vec![]).await.unwrap()
+}
+
+fn long_list(n: usize) -> Value {
+    let options: Vec<Value> = (1..=n).map(|i| json!({"label": format!("Option {i}")})).collect();
+    json!({"questions": [{"question": "Which option?", "header": "Long", "options": options}],
+           "agent": {"name": "list-test", "sessionId": "l-1"}})
+}
+
+/// The "↓ N more" button, pressed as `input` does it; the first visible row before and after.
+async fn more_down(b: &Browser, input: Input) -> (u64, u64) {
+    let before = list_layout(b).await["first"].as_u64().unwrap();
+    let more = b.find_all(Locator::Css("button.askuser-more")).await.unwrap();
+    let mut down = None;
+    for m in more {
+        if m.text().await.unwrap().starts_with('↓') {
+            down = Some(m);
+        }
+    }
+    point(b, input, &down.expect("a ↓ more button")).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    (before, list_layout(b).await["first"].as_u64().unwrap())
+}
+
+/// Everything shown fits in the window without scrolling the page: the last row and
+/// the dialog's buttons end inside it.
+fn assert_on_screen(l: &Value, what: &str) {
+    let height = l["height"].as_f64().unwrap();
+    assert!(l["lastBottom"].as_f64().unwrap() <= height, "{what}: the last row is below the window: {l}");
+    assert!(l["submitBottom"].as_f64().unwrap() <= height, "{what}: Submit is below the window: {l}");
+    assert!(l["actionsBottom"].as_f64().unwrap() <= height, "{what}: Decline or Chat is below the window: {l}");
+    assert_eq!(l["scrolled"].as_f64(), Some(0.0), "{what}: the page had to scroll: {l}");
+}
+
+/// The list uses the room it has: under the dialog (or, when the key help does not
+/// fit, under its buttons) there is not room for two more rows (one is kept for
+/// "↑ N more", which shows once the list has moved).
+fn assert_fills(l: &Value, what: &str) {
+    let (height, pitch) = (l["height"].as_f64().unwrap(), l["pitch"].as_f64().unwrap());
+    let end = match l["dialogBottom"].as_f64().unwrap() {
+        bottom if bottom <= height => bottom,
+        _ => l["actionsBottom"].as_f64().unwrap(),
+    };
+    assert!(height - end < 2.0 * pitch + 16.0, "{what}: {} px left unused under the dialog: {l}", height - end);
+}
+
+/// Sets the page's size (not the window's, whose frame takes some), as a person's
+/// screen or a resized window would; the page hears a `resize`.
+async fn page_size(b: &Browser, width: u32, height: u32) {
+    let metrics = json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": false});
+    b.cdp("Emulation.setDeviceMetricsOverride", metrics).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+}
+
+/// A long list shows as many rows as the page has room for (it showed 7, with empty
+/// space below), never pushing Submit off the screen, and follows the window's size;
+/// "↓ N more" moves a page, as Page Down does, not one row.
+#[tokio::test]
+async fn a_long_list_shows_the_rows_that_fit_and_more_moves_a_page_at_1280_px() {
+    let bridge: TestBridge = bridge().await;
+    let b = person(Input::Mouse, 1280).await;
+    page_size(&b, 1280, 800).await;
+    b.goto(&format!("{}/#token={TOKEN}", bridge.url)).await.unwrap();
+    let _asking = bridge.ask(long_list(40), "canonical");
+    b.row("radio", "Option 1").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let l = list_layout(&b).await;
+    b.shot("long-list-1280").await;
+    let shown = l["rows"].as_u64().unwrap();
+    assert!(shown > 7, "more than the 7 rows it showed: {l}");
+    assert_on_screen(&l, "1280×800");
+    assert_fills(&l, "1280×800");
+    let (before, after) = more_down(&b, Input::Mouse).await;
+    assert_eq!(after - before, shown - 1, "↓ more moves by the visible rows minus one ({shown} shown)");
+    assert_on_screen(&list_layout(&b).await, "1280×800 after ↓ more");
+
+    // A taller window shows more rows; a shorter one fewer, its buttons still on screen.
+    page_size(&b, 1280, 1080).await;
+    let tall = list_layout(&b).await;
+    assert!(tall["rows"].as_u64().unwrap() >= shown + 5, "1080 px high: {tall}");
+    assert_on_screen(&tall, "1280×1080");
+    assert_fills(&tall, "1280×1080");
+    page_size(&b, 1280, 600).await;
+    let short = list_layout(&b).await;
+    assert!((3..shown).contains(&short["rows"].as_u64().unwrap()), "600 px high: {short}");
+    assert_on_screen(&short, "1280×600");
+    b.close().await;
+}
+
+/// On a phone too: as many rows as fit, Submit on screen, also once "↑ N more" shows
+/// above the rows; a tap on "↓ N more" moves a page.
+#[tokio::test]
+async fn a_long_list_on_a_phone_shows_the_rows_that_fit_with_submit_on_screen() {
+    let bridge: TestBridge = bridge().await;
+    let b = person(Input::Touch, 360).await;
+    b.goto(&format!("{}/#token={TOKEN}", bridge.url)).await.unwrap();
+    let _asking = bridge.ask(long_list(40), "canonical");
+    b.row("radio", "Option 1").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let l = list_layout(&b).await;
+    b.shot("long-list-phone").await;
+    assert_on_screen(&l, "360×740");
+    assert_fills(&l, "360×740");
+    let shown = l["rows"].as_u64().unwrap();
+    assert!(shown >= 3, "{l}");
+    let (before, after) = more_down(&b, Input::Touch).await;
+    assert_eq!(after - before, shown - 1, "a tap on ↓ more moves by the visible rows minus one ({shown} shown)");
+    let moved = list_layout(&b).await;
+    b.shot("long-list-phone-moved").await;
+    assert_on_screen(&moved, "360×740 after ↓ more");
+    b.close().await;
+}

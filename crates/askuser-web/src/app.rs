@@ -495,7 +495,7 @@ fn ActiveQuestion(page: Page) -> impl IntoView {
             (fate.get() == Some(Fate::Pending)).then(|| {
                 let (a, c) = (id.clone(), id.clone());
                 view! {
-                    <DialogView request=request.clone() draft_id=id.clone() footer_extra=SWITCH_HELP
+                    <DialogView request=request.clone() draft_id=id.clone() footer_extra=SWITCH_HELP fit=true
                         on_submit=UnsyncCallback::new(move |answers| page.send(&a, Ok(answers)))
                         on_cancel=UnsyncCallback::new(move |chat| page.send(&c, Err(chat))) />
                 }

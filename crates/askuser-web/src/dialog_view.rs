@@ -45,6 +45,9 @@ struct Ctx {
     on_submit: UnsyncCallback<Vec<Selection>>,
     on_cancel: UnsyncCallback<bool>,
     uid: StoredValue<String>,
+    /// Notified when something the view does not say changes the room the options have
+    /// (the note opened or closed): the list measures it again.
+    relayout: Trigger,
 }
 
 impl Ctx {
@@ -89,6 +92,9 @@ fn is_tab(e: &web_sys::Element) -> bool {
 ///   (`askuser:draft:{id}`) on every change, and removed when the dialog ends.
 /// - `footer_extra`: key help the host adds (the inbox's question switching).
 /// - `autofocus`: take the keyboard focus when mounted (default true).
+/// - `fit`: show as many option rows as the window has room for (the page's own
+///   dialog); else [`DialogOptions`]' fixed number (an embedding page's, whose
+///   dialog need not be laid out against the window).
 #[component]
 pub fn DialogView(
     request: Request,
@@ -99,6 +105,7 @@ pub fn DialogView(
     #[prop(optional)] draft_id: Option<String>,
     #[prop(optional, into)] footer_extra: Option<String>,
     #[prop(default = true)] autofocus: bool,
+    #[prop(optional)] fit: bool,
 ) -> impl IntoView {
     let saved = draft_id.as_deref().and_then(crate::drafts::load);
     let dialog = RwSignal::new(match saved {
@@ -111,6 +118,7 @@ pub fn DialogView(
         on_submit,
         on_cancel,
         uid: StoredValue::new(format!("askuser-d{}", NEXT_ID.fetch_add(1, Ordering::Relaxed))),
+        relayout: Trigger::new(),
     };
     let view = ctx.view;
     keep_draft(dialog, draft_id);
@@ -157,7 +165,11 @@ pub fn DialogView(
     };
     follow_focus(view, root, on_tabs, autofocus);
 
-    let preview = Memo::new(move |_| view.with(|v| focused_preview(&v.rows)));
+    let previews = Memo::new(move |_| view.with(|v| option_previews(&v.rows)));
+    let focused = Memo::new(move |_| view.with(|v| v.rows.iter().find(|r| r.focused).map(|r| r.index)));
+    if fit {
+        fit_rows(ctx, root);
+    }
     let hint = Memo::new(move |_| view.with(|v| v.hint.clone()));
     let outcome = Memo::new(move |_| view.with(|v| v.outcome.clone()));
     let footer = Memo::new(move |_| view.with(|v| v.footer.clone()));
@@ -169,7 +181,7 @@ pub fn DialogView(
             on:focusin=move |ev| on_tabs.set_value(element(ev.target()).is_some_and(|e| is_tab(&e)))>
             <TabBar ctx />
             <div role=move || ctx.has_tabs().then_some("tabpanel") id=ctx.id("panel") aria-labelledby=panel_label
-                class="askuser-panel" class:with-preview=move || preview.with(Option::is_some)>
+                class="askuser-panel" class:with-preview=move || previews.with(|p| !p.is_empty())>
                 <div class="askuser-main">
                     <QuestionText ctx />
                     <OptionList ctx />
@@ -177,9 +189,7 @@ pub fn DialogView(
                     <Notes ctx />
                     <Review ctx />
                 </div>
-                {move || preview.get().map(|(label, text)| view! {
-                    <pre class="askuser-preview askuser-md" tabindex="0" role="region" aria-label=format!("Preview of {label}")>{preview_markdown(&text)}</pre>
-                })}
+                {move || previews.with(|p| !p.is_empty()).then(|| view! { <PreviewSlot previews focused /> })}
             </div>
             <Prompt ctx />
             <Actions ctx />
@@ -250,10 +260,149 @@ fn follow_focus(view: Memo<View>, root: NodeRef<leptos::html::Div>, on_tabs: Sto
     });
 }
 
-/// The focused option's preview (else the first one's): (label, text).
-fn focused_preview(rows: &[RowView]) -> Option<(String, String)> {
-    let row = rows.iter().find(|r| r.focused && r.preview.is_some()).or_else(|| rows.iter().find(|r| r.preview.is_some()))?;
-    Some((row.label.clone(), row.preview.clone().unwrap_or_default()))
+/// The fewest option rows a long list shows, however little room there is.
+const MIN_ROWS: usize = 3;
+/// The room kept free under the dialog's buttons, in CSS pixels.
+const BOTTOM_MARGIN: f64 = 12.0;
+/// The preview box's tallest on a narrow screen, as a share of the window's height:
+/// web/style.css's `max-height: 25vh` for `.askuser-preview` there.
+const NARROW_PREVIEW: f64 = 0.25;
+
+/// The list shows as many option rows as the room the dialog has on the screen holds
+/// (the terminal does the same with its lines): measured in the page once the dialog is
+/// drawn, again when the window changes size, the question or its answer box or preview
+/// changes, or the note opens or closes, and handed to the dialog as
+/// [`Event::Resize`]. Never fewer than [`MIN_ROWS`].
+fn fit_rows(ctx: Ctx, root: NodeRef<leptos::html::Div>) {
+    let sent = StoredValue::new(0usize);
+    let fit = move || {
+        let Some(Some(root)) = root.try_get_untracked() else { return };
+        let Some((total, previews)) = ctx.view.try_with_untracked(|v| (v.rows.len(), has_previews(&v.rows))) else { return };
+        let Some(rows) = rows_that_fit(&root, total, previews) else { return };
+        if sent.try_get_value().is_some_and(|s| s != rows) {
+            sent.try_set_value(rows);
+            ctx.apply(Event::Resize { viewport: rows });
+        }
+    };
+    // Measured once the browser has laid the page out.
+    let later = move || request_animation_frame(fit);
+    // What changes the room the rows have: the question shown, its answer box, whether
+    // it has a preview, a prompt in place of the buttons.
+    let layout = Memo::new(move |_| {
+        ctx.view.with(|v| {
+            let answer_box = v.editing || v.rows.last().is_some_and(|r| r.is_other && r.selected);
+            (v.active_tab, answer_box, has_previews(&v.rows), v.prompt.is_some())
+        })
+    });
+    Effect::new(move |_| {
+        layout.track();
+        ctx.relayout.track();
+        later();
+    });
+    let resized = window_event_listener(leptos::ev::resize, move |_| later());
+    on_cleanup(move || resized.remove());
+}
+
+fn rect(e: &web_sys::Element) -> web_sys::DomRect {
+    e.get_bounding_client_rect()
+}
+
+fn elements(root: &web_sys::Element, css: &str) -> Vec<web_sys::Element> {
+    let Ok(nodes) = root.query_selector_all(css) else { return Vec::new() };
+    (0..nodes.length()).filter_map(|i| nodes.item(i)?.dyn_into().ok()).collect()
+}
+
+/// A length property of `e` as laid out (`row-gap`), in pixels; 0 if it is none.
+fn computed_px(e: &web_sys::Element, property: &str) -> f64 {
+    let style = window().get_computed_style(e).ok().flatten();
+    let value = style.and_then(|s| s.get_property_value(property).ok()).unwrap_or_default();
+    value.trim().trim_end_matches("px").parse().unwrap_or(0.0)
+}
+
+/// How many of the question's `total` rows the list can show with everything below it
+/// down to the buttons still inside the window (the page at the top), or `None` when
+/// there is no list to measure (free text, the review, a prompt, the dialog hidden).
+///
+/// Rows are as tall as the tallest shown. A windowed list keeps room for both "↑ N more"
+/// and "↓ N more", so moving through it never pushes the buttons down. A preview beside
+/// the options lets the list grow as tall as it; one below them (a narrow screen) is
+/// given the room of its box at its tallest, whichever option is highlighted.
+fn rows_that_fit(root: &web_sys::Element, total: usize, previews: bool) -> Option<usize> {
+    let height = window().inner_height().ok()?.as_f64()?;
+    let list = root.query_selector(".askuser-list").ok()??;
+    let actions = root.query_selector(".askuser-actions").ok()??;
+    let rows = elements(&list, ".askuser-row");
+    let (first, last) = (rect(rows.first()?), rect(rows.last()?));
+    let tallest = rows.iter().map(|r| rect(r).height()).fold(0.0, f64::max);
+    if tallest < 1.0 {
+        return None;
+    }
+    let gap = computed_px(&list, "row-gap");
+    let pitch = tallest + gap;
+    let more = elements(&list, ".askuser-more");
+    let more_pitch = more.first().map_or(pitch, |m| rect(m).height() + gap);
+    let list_box = rect(&list);
+    // The list's own padding and borders.
+    let frame = (list_box.height() - (last.bottom() - first.top()) - more.len() as f64 * more_pitch).max(0.0);
+    let mut below = rect(&actions).bottom() - list_box.bottom();
+    if let (Ok(Some(panel)), Ok(Some(main))) = (root.query_selector(".askuser-panel"), root.query_selector(".askuser-main")) {
+        below -= (rect(&panel).bottom() - rect(&main).bottom()).max(0.0);
+        let columns = window()
+            .get_computed_style(&panel)
+            .ok()
+            .flatten()
+            .and_then(|s| s.get_property_value("grid-template-columns").ok())
+            .map_or(1, |c| c.split_whitespace().count());
+        if previews && columns < 2 {
+            below += computed_px(&panel, "row-gap") + NARROW_PREVIEW * height;
+        }
+    }
+    let top = list_box.top() + window().scroll_y().unwrap_or(0.0);
+    let room = height - BOTTOM_MARGIN - top - below - frame;
+    let fit = (((room - 2.0 * more_pitch + gap) / pitch).floor().max(0.0) as usize).max(MIN_ROWS);
+    // Every row, when they take no more room than the window and its buttons would (no
+    // "↓ 1 more" in place of the one row it hides).
+    let windowed = fit as f64 * pitch + 2.0 * more_pitch - gap;
+    Some(if total as f64 * pitch - gap <= room.max(windowed) { total } else { fit })
+}
+
+fn has_previews(rows: &[RowView]) -> bool {
+    rows.iter().any(|r| r.preview.is_some())
+}
+
+/// The question's options that have a preview: (row, label, preview).
+fn option_previews(rows: &[RowView]) -> Vec<(usize, String, String)> {
+    rows.iter().filter_map(|r| Some((r.index, r.label.clone(), r.preview.clone()?))).collect()
+}
+
+/// The highlighted option's preview, and only its: an option without one shows none
+/// (never another option's under the wrong label), and says so.
+///
+/// Every preview of the question is also drawn unseen in the same place (hidden from
+/// eyes, screen readers and the keyboard), so the place is as tall as the tallest:
+/// moving through the options (a mouse passing over them too) never changes the page's
+/// height, and nothing jumps under the pointer. Beside the options (a wide screen) it
+/// keeps its column; under them (a narrow one) a touch screen drops it when there is
+/// nothing to show.
+#[component]
+fn PreviewSlot(previews: Memo<Vec<(usize, String, String)>>, focused: Memo<Option<usize>>) -> impl IntoView {
+    let shown = Memo::new(move |_| {
+        let f = focused.get()?;
+        previews.with(|p| p.iter().find(|(i, ..)| *i == f).map(|(_, label, text)| (label.clone(), text.clone())))
+    });
+    view! {
+        <div class="askuser-preview-slot" class:none=move || shown.with(Option::is_none)>
+            {move || match shown.get() {
+                Some((label, text)) => view! {
+                    <pre class="askuser-preview askuser-md" tabindex="0" role="region" aria-label=format!("Preview of {label}")>{preview_markdown(&text)}</pre>
+                }.into_any(),
+                None => view! { <p class="askuser-preview-none">"No preview for this option"</p> }.into_any(),
+            }}
+            {move || previews.get().into_iter().map(|(_, _, text)| view! {
+                <pre class="askuser-preview-sizer askuser-md" aria-hidden="true">{preview_markdown(&text)}</pre>
+            }).collect_view()}
+        </div>
+    }
 }
 
 /// The question tabs (with two or more questions), and Submit.
@@ -366,9 +515,9 @@ fn approval_text(ctx: Ctx, a: ApprovalView) -> impl IntoView {
     }
 }
 
-/// The options: a window of rows that the keys, the wheel, a finger's swipe and the
-/// "↑/↓ N more" buttons move. Rows are keyed by (question, row), so focus and hover
-/// survive re-renders.
+/// The options: a window of rows that the keys, the wheel and a finger's swipe move a
+/// row at a time, and the "↑/↓ N more" buttons a page. Rows are keyed by (question,
+/// row), so focus and hover survive re-renders.
 #[component]
 fn OptionList(ctx: Ctx) -> impl IntoView {
     let view = ctx.view;
@@ -419,6 +568,19 @@ fn OptionList(ctx: Ctx) -> impl IntoView {
     let end_swipe = move |_: web_sys::PointerEvent| swipe.set_value(None);
     let multi = Memo::new(move |_| view.with(|v| v.question.as_ref().is_some_and(|q| q.multi_select)));
     let listed = Memo::new(move |_| view.with(|v| v.question.as_ref().is_some_and(|q| !q.free_text)));
+    // The row to focus to move the list a page down (`true`) or up, as Page Down does:
+    // the rows shown less one, so one row stays in view.
+    let page = move |down: bool| {
+        view.with_untracked(|v| {
+            let w = v.window;
+            let page = (w.end - w.start).saturating_sub(1).max(1);
+            match down {
+                true if w.below > 0 => Some((w.end - 1 + page).min(v.rows.len().saturating_sub(1))),
+                false if w.above > 0 => Some(w.start.saturating_sub(page)),
+                _ => None,
+            }
+        })
+    };
     let more = move |down: bool| {
         let count = move || if down { window.get().1 } else { window.get().0 };
         move || {
@@ -426,7 +588,7 @@ fn OptionList(ctx: Ctx) -> impl IntoView {
                 let arrow = if down { "↓" } else { "↑" };
                 view! {
                     <button type="button" class="askuser-more" tabindex="-1"
-                        on:click=move |_| if let Some(index) = step(down) { ctx.apply(Event::Focus { index }) }>
+                        on:click=move |_| if let Some(index) = page(down) { ctx.apply(Event::Focus { index }) }>
                         {format!("{arrow} {} more", count())}
                     </button>
                 }
@@ -533,7 +695,10 @@ fn Notes(ctx: Ctx) -> impl IntoView {
         has_question.get().then(|| {
             let open = view.with_untracked(|v| !v.notes.is_empty());
             view! {
-                <details class="askuser-notes" open=open on:toggle=focus_note>
+                <details class="askuser-notes" open=open on:toggle=move |ev| {
+                    ctx.relayout.notify();
+                    focus_note(ev);
+                }>
                     <summary>"Add a note for the agent"</summary>
                     <textarea data-notes="" rows="2" aria-label="Note for the agent (optional)"
                         placeholder="Anything the agent should know about this answer"
