@@ -187,7 +187,7 @@ async fn the_app_takes_over_the_form_and_keeps_what_was_chosen_and_typed() {
         .execute_async("import('/askuser-init.js').then(() => arguments[0](true), (e) => arguments[0](String(e)))", vec![])
         .await
         .unwrap();
-    let typed = browser.wait_css(".askuser-dialog textarea.askuser-other").await;
+    let typed = browser.wait_css(".askuser-app .askuser-dialog textarea.askuser-other").await;
     let mut value = String::new();
     for _ in 0..100 {
         value = typed.prop("value").await.unwrap().unwrap_or_default();
@@ -205,4 +205,111 @@ async fn the_app_takes_over_the_form_and_keeps_what_was_chosen_and_typed() {
     assert_eq!(form_left, 0, "the form is gone");
     let result: Value = result.unwrap().unwrap().json().await.unwrap();
     assert_eq!(result["answers"][0]["answer"], "MariaDB, half typed");
+}
+
+#[tokio::test]
+async fn the_page_hears_when_its_question_set_is_answered_elsewhere() {
+    let b = bridge().await;
+    let device = b.device_token("phone", None).await;
+    let (cookie, _) = session(&b, device["token"].as_str().unwrap()).await;
+    let _asking = b.ask(database_question("watched"), "canonical");
+    let id = wait_pending(&b, 1).await[0]["id"].as_str().unwrap().to_owned();
+    let watch = |id: &str| plain().get(format!("{}/answer/{id}", b.url)).header("cookie", &cookie).send();
+
+    let held = tokio::spawn(watch(&id));
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!held.is_finished(), "the request holds while the set waits");
+    let answered = b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["SQLite"]})).send().await.unwrap();
+    assert!(answered.status().is_success(), "{}", answered.status());
+    let held = tokio::time::timeout(Duration::from_secs(5), held).await.expect("answered elsewhere ends the wait").unwrap().unwrap();
+    assert_eq!(held.status(), 200);
+    assert_eq!(held.headers()["cache-control"], "no-store");
+    assert_eq!(watch(&id).await.unwrap().status(), 200, "an answered set says so at once");
+    assert_eq!(watch("no-such-set").await.unwrap().status(), 404);
+    let anonymous = plain().get(format!("{}/answer/{id}", b.url)).send().await.unwrap();
+    assert_eq!(anonymous.status(), 401, "only a device the bridge knows may ask");
+}
+
+/// Resource URLs the page has had a response for (a request refused before the
+/// network, as `only-if-cached` with nothing cached, has no status).
+async fn fetched(browser: &Browser) -> Vec<String> {
+    let script = "return performance.getEntriesByType('resource').filter((e) => e.responseStatus > 0).map((e) => e.name)";
+    let names = browser.execute(script, vec![]).await.unwrap();
+    serde_json::from_value(names).unwrap()
+}
+
+#[tokio::test]
+async fn a_slow_phone_keeps_the_form_until_the_inbox_is_opened() {
+    let b = bridge().await;
+    let device = b.device_token("phone", None).await;
+    let browser = touch_browser(360, 740).await;
+    known(&b, &browser, device["token"].as_str().unwrap()).await;
+    let _first = b.ask(database_question("first-set"), "canonical");
+    let first = wait_pending(&b, 1).await[0]["id"].as_str().unwrap().to_owned();
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    let second = b.ask(json!({"question": "Which region?", "agent": {"name": "second-set", "sessionId": "second-set"}}), "canonical");
+    wait_pending(&b, 2).await;
+
+    // A slow connection, as the browser reports it (Network Information: "3g"), and the
+    // app kept nowhere on this device (no HTTP cache, the service worker bypassed).
+    browser.cdp("Network.enable", json!({})).await;
+    browser.cdp("Network.setCacheDisabled", json!({"cacheDisabled": true})).await;
+    browser.cdp("Network.setBypassServiceWorker", json!({"bypass": true})).await;
+    let slow = json!({"offline": false, "latency": 400, "downloadThroughput": 180_000, "uploadThroughput": 84_000});
+    browser.cdp("Network.emulateNetworkConditions", slow).await;
+    browser.goto(&format!("{}/", b.url)).await.unwrap();
+    browser.wait_css("#askuser-first .askuser-text").await;
+    let open = browser.wait_css(".askuser-first-open").await;
+    for _ in 0..100 {
+        if open.is_displayed().await.unwrap() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(open.is_displayed().await.unwrap(), "the page offers the inbox");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let wasm: Vec<String> = fetched(&browser).await.into_iter().filter(|u| u.contains("askuser-web-")).collect();
+    assert!(wasm.is_empty(), "the app is not loaded on a slow connection: {wasm:?}");
+    assert!(browser.find_all(Locator::Css(".askuser-app")).await.unwrap().is_empty(), "the app has not started");
+
+    // Answered elsewhere: the page shows the next set, and says why.
+    let answered = b.post(&format!("/v1/questions/{first}/answer")).json(&json!({"answers": ["SQLite"]})).send().await.unwrap();
+    assert!(answered.status().is_success(), "{}", answered.status());
+    let mut text = String::new();
+    for _ in 0..100 {
+        text = match browser.find(Locator::Css("#askuser-first .askuser-text")).await {
+            Ok(e) => e.text().await.unwrap_or_default(),
+            Err(_) => String::new(),
+        };
+        if text == "Which region?" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(text, "Which region?", "the next set replaces the one answered elsewhere");
+    let said = browser.wait_css(".askuser-first-sent").await.text().await.unwrap();
+    assert!(said.contains("answered or closed elsewhere"), "{said}");
+
+    // A half-typed answer, then the inbox: the app loads and keeps it.
+    browser.wait_css("#askuser-first textarea[name=q0-text]").await.send_keys("eu-west, half typ").await.unwrap();
+    browser
+        .cdp("Network.emulateNetworkConditions", json!({"offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}))
+        .await;
+    tap(&browser, &browser.wait_css(".askuser-first-open").await).await;
+    let typed = browser.wait_css(".askuser-app .askuser-dialog textarea.askuser-other").await;
+    let mut value = String::new();
+    for _ in 0..100 {
+        value = typed.prop("value").await.unwrap().unwrap_or_default();
+        if !value.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    typed.send_keys("ed").await.unwrap();
+    browser.wait_css("[data-action=enter]").await.click().await.unwrap();
+    let result = tokio::time::timeout(Duration::from_secs(10), second).await;
+    browser.close().await;
+    assert_eq!(value, "eu-west, half typ", "the text typed before the app loaded");
+    let result: Value = result.unwrap().unwrap().json().await.unwrap();
+    assert_eq!(result["answers"][0]["answer"], "eu-west, half typed");
 }

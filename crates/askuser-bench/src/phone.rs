@@ -22,7 +22,9 @@
 //!   and its app only shows the dialog once connected);
 //! - bytes on the wire: every HTTP response's encoded length, headers included
 //!   (DevTools' `Network.loadingFinished`), and WebSocket frames received, until the
-//!   network has been quiet for half a second;
+//!   network has been quiet for half a second (askuser's page with the form loads no
+//!   app on a connection the browser calls 3G, as this one, unless the device keeps it:
+//!   `web/first.js`);
 //! - askuser only: the same cold loads by a device the bridge does not know (its session
 //!   cookie cleared before each: the page is the app's shell, the wasm app shows the
 //!   question); and a repeat visit, with the service worker (`web/sw.js`) an earlier

@@ -85,7 +85,7 @@ pub async fn serve(uri: Uri, headers: HeaderMap) -> Response {
     };
     if let Some(asset) = FILES.iter().find(|a| a.path == path) {
         // Unhashed names are checked each time; hashed ones never change.
-        let fixed = ["/index.html", "/askuser-init.js", "/sw.js", "/pwa.js", "/manifest.webmanifest"];
+        let fixed = ["/index.html", "/askuser-init.js", "/first.js", "/sw.js", "/pwa.js", "/manifest.webmanifest"];
         let cache = if fixed.contains(&path) { "no-cache" } else { "public, max-age=31536000, immutable" };
         let accepted = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()).unwrap_or_default();
         let (bytes, encoding) = asset.encoded(accepted);

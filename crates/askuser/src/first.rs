@@ -6,11 +6,16 @@
 //! app does it once it has connected) sets a session cookie holding that token:
 //! `HttpOnly` (no script reads it), `SameSite=Strict` (no other site's page sends it),
 //! `Secure` over TLS, named by the bridge's port (two bridges on one machine keep
-//! theirs). The cookie is read in two places only: `GET /` (this page) and
-//! `POST /answer/ID` (its form), never by the API, which still wants the bearer token.
+//! theirs). The cookie is read here only: `GET /` (this page), `POST /answer/ID` (its
+//! form) and `GET /answer/ID` (whether that set still waits), never by the API, which
+//! still wants the bearer token.
 //! A revoked token's cookie is cleared when it comes back.
 //!
 //! The form answers through the same first-answer-wins path as every other answer.
+//! The page's script (`web/first.js`, instead of the app's loader) starts the app at
+//! once, or, on a slow or data-saving connection where this device has not kept the app,
+//! leaves the form as the page: the app (300 KB) loads when the person opens the inbox,
+//! and `GET /answer/ID` tells the page when its question set was answered elsewhere.
 //! When the app starts, it takes what the person chose or typed in the form as the
 //! question's draft (askuser-web's `first.rs`), then removes the form: nothing is lost
 //! and nothing is answered twice. Agent text is escaped, never HTML.
@@ -21,13 +26,16 @@ use crate::store::Filter;
 use crate::tokens::{Caller, Scope};
 use askuser_core::approval::{Line, Shown};
 use askuser_core::dialog::{DENY_SAYING, OTHER_LABEL};
-use askuser_core::protocol::QuestionRecord;
+use askuser_core::protocol::{BrowserEvent, QuestionRecord};
 use askuser_core::{Selection, Status};
 use axum::extract::rejection::QueryRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode, Uri};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
+
+/// How long `GET /answer/ID` holds before saying the question set still waits.
+const WATCH: std::time::Duration = std::time::Duration::from_secs(25);
 
 /// A session lasts as long as its token: a year, renewed by every start of the app.
 const MAX_AGE: u64 = 365 * 24 * 3600;
@@ -97,6 +105,8 @@ pub async fn close(State(app): State<App>, headers: HeaderMap) -> Response {
 pub struct Landing {
     /// The question set just answered from this page (`/?sent=ID`).
     sent: Option<String>,
+    /// The question set this page showed, answered elsewhere (`/?closed=ID`).
+    closed: Option<String>,
 }
 
 /// `GET /`: the app's page, with the first waiting question set written in for a
@@ -112,9 +122,14 @@ pub async fn index(State(app): State<App>, uri: Uri, headers: HeaderMap, query: 
         }
     };
     let Some(shell) = crate::assets::index_html() else { return crate::assets::serve(uri, headers).await };
-    let sent = query.ok().and_then(|Query(q)| q.sent).is_some();
-    let part = match waiting(&app, &caller).await {
-        Ok(waiting) => render(waiting.first(), waiting.len().saturating_sub(1), sent),
+    let landing = query.map(|Query(q)| q).unwrap_or_default();
+    let said = match (landing.sent, landing.closed) {
+        (Some(_), _) => Some("Sent. The agent has your answer."),
+        (None, Some(_)) => Some("That question set was answered or closed elsewhere."),
+        (None, None) => None,
+    };
+    let (part, form) = match waiting(&app, &caller).await {
+        Ok(waiting) => (render(waiting.first(), waiting.len().saturating_sub(1), said), !waiting.is_empty()),
         Err(e) => {
             tracing::warn!("the first paint's questions: {e}");
             return crate::assets::serve(uri, headers).await;
@@ -128,6 +143,7 @@ pub async fn index(State(app): State<App>, uri: Uri, headers: HeaderMap, query: 
         _ => shell.replacen("<body>", &format!("<body>{part}"), 1),
     };
     let page = inline_style(&page);
+    let page = if form { follow_loader(&page) } else { page };
     let accepted = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let mut r = match crate::assets::accepts(accepted, "gzip") {
         true => ([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CONTENT_ENCODING, "gzip")], gzip(page.as_bytes()))
@@ -155,6 +171,79 @@ fn inline_style(page: &str) -> String {
     }
 }
 
+/// The page with a form loads `web/first.js` instead of the app's loader, and asks for
+/// none of the app's files before that script has decided to start it (the wasm's path
+/// is left in a `<meta name="askuser-app">` for it).
+fn follow_loader(page: &str) -> String {
+    const LOADER: &str = "<script type=\"module\" src=\"/askuser-init.js\"></script>";
+    let mut page = page.replacen(LOADER, "<script type=\"module\" src=\"/first.js\"></script>", 1);
+    let mut wasm = String::new();
+    for preload in ["<link rel=\"modulepreload\"", "<link rel=\"preload\""] {
+        while let Some(start) = page.find(preload) {
+            let Some(end) = page[start..].find('>').map(|e| start + e + 1) else { break };
+            let href = page[start..end].split("href=\"").nth(1).and_then(|h| h.split('"').next()).unwrap_or_default();
+            if href.ends_with(".wasm") {
+                wasm = href.to_owned();
+            }
+            page.replace_range(start..end, "");
+        }
+    }
+    let meta = format!("<meta name=\"askuser-app\" content=\"{}\" />", crate::notify::links::escape(&wasm));
+    page.replacen("</head>", &format!("{meta}</head>"), 1)
+}
+
+/// `GET /answer/ID`: holds until question set ID no longer waits (answered, declined,
+/// withdrawn or timed out, here or at another bridge), for at most [`WATCH`]: 200 then,
+/// 204 while it still waits, 404 for a set this device does not see. The page with the
+/// form (`web/first.js`) asks, to show the next set when this one was answered elsewhere.
+pub async fn watch(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    standing: Option<Extension<crate::listen::Standing>>,
+    headers: HeaderMap,
+) -> Response {
+    let Ok(Some(caller)) = session(&app, &headers) else { return StatusCode::UNAUTHORIZED.into_response() };
+    // The cookie proves the connection as a token would: a held request keeps its place.
+    if let Some(Extension(standing)) = standing {
+        standing.authenticated();
+    }
+    let viewer = app.security.registry.viewer(&caller);
+    // Subscribe first, then look, so no answer falls between the two.
+    let mut events = app.bridge.subscribe();
+    let waits = |r: &QuestionRecord| r.status == Status::Pending;
+    match app.bridge.get(&id).await {
+        Ok(r) if waits(&r) && app.bridge.visible(&r, viewer.as_ref()) => {}
+        Ok(r) if waits(&r) => return StatusCode::NOT_FOUND.into_response(),
+        Ok(_) => return StatusCode::OK.into_response(),
+        Err(BridgeError::NotFound(_)) => return StatusCode::NOT_FOUND.into_response(),
+        Err(_) => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
+    }
+    let mut stop = app.bridge.shutdown_signal();
+    let closed = async {
+        loop {
+            match events.recv().await {
+                Ok(BrowserEvent::Answered { id: done, .. } | BrowserEvent::Withdrawn { id: done, .. }) if done == id => return true,
+                Ok(_) => {}
+                Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
+                    if !app.bridge.get(&id).await.is_ok_and(|r| waits(&r)) {
+                        return true;
+                    }
+                }
+                Err(tokio::sync::broadcast::error::RecvError::Closed) => return false,
+            }
+        }
+    };
+    let status = tokio::select! {
+        closed = tokio::time::timeout(WATCH, closed) => match closed {
+            Ok(true) => StatusCode::OK,
+            Ok(false) => StatusCode::SERVICE_UNAVAILABLE,
+            Err(_) => StatusCode::NO_CONTENT,
+        },
+        _ = crate::hub::stopped(&mut stop) => StatusCode::SERVICE_UNAVAILABLE,
+    };
+    (status, [(header::CACHE_CONTROL, "no-store")]).into_response()
+}
+
 /// `bytes` gzipped (a page is a few KB: well under a millisecond).
 fn gzip(bytes: &[u8]) -> Vec<u8> {
     use std::io::Write;
@@ -173,11 +262,11 @@ async fn waiting(app: &App, caller: &Caller) -> Result<Vec<QuestionRecord>, Brid
 }
 
 /// The first-paint part of the page: `record` as a form (or that nothing waits).
-fn render(record: Option<&QuestionRecord>, more: usize, sent: bool) -> String {
+fn render(record: Option<&QuestionRecord>, more: usize, said: Option<&str>) -> String {
     let esc = crate::notify::links::escape;
-    let status = if sent { "<p class=\"askuser-first-sent\" role=\"status\">Sent. The agent has your answer.</p>" } else { "" };
-    let header = "<header class=\"askuser-top\"><h1 class=\"askuser-title\">askuser</h1></header>";
+    let status = said.map(|s| format!("<p class=\"askuser-first-sent\" role=\"status\">{s}</p>")).unwrap_or_default();
     let Some(record) = record else {
+        let header = "<header class=\"askuser-top\"><h1 class=\"askuser-title\">askuser</h1></header>";
         return format!(
             "<div id=\"askuser-first\" class=\"askuser-first\">{header}<main class=\"askuser-active\">{status}\
 <p class=\"askuser-empty\">No questions are waiting.</p></main></div>"
@@ -236,6 +325,9 @@ fn render(record: Option<&QuestionRecord>, more: usize, sent: bool) -> String {
         1 => "<p class=\"askuser-first-more\">1 more question set is waiting.</p>".into(),
         n => format!("<p class=\"askuser-first-more\">{n} more question sets are waiting.</p>"),
     };
+    // Shown by `web/first.js` when it leaves the app unloaded (a slow connection).
+    let header = "<header class=\"askuser-top\"><h1 class=\"askuser-title\">askuser</h1>\
+<button type=\"button\" class=\"askuser-first-open\" hidden>Open the inbox</button></header>";
     format!(
         "<div id=\"askuser-first\" class=\"askuser-first\">{header}<main class=\"askuser-active\">{status}\
 <form class=\"askuser-dialog\" method=\"post\" action=\"/answer/{id}\" data-id=\"{id}\" data-questions=\"{n}\" aria-label=\"Question from {agent}\">\
@@ -383,14 +475,27 @@ mod tests {
             ]}
         }))
         .unwrap();
-        let html = render(Some(&record), 2, true);
+        let html = render(Some(&record), 2, Some("Sent. The agent has your answer."));
         assert!(!html.contains("<script>") && !html.contains("<i>") && !html.contains("<b>"), "{html}");
         assert!(html.contains("&lt;script&gt;alert(1)&lt;/script&gt;") && html.contains("&lt;i&gt;A&lt;/i&gt;"));
         assert!(html.contains("action=\"/answer/q&lt;1&gt;\""), "{html}");
         assert_eq!(html.matches("type=\"radio\" name=\"q0\"").count(), 3, "two options and Other");
         assert!(html.contains("name=\"q1-text\" rows=\"2\" aria-label=\"Your own answer\" required"), "free text is required");
         assert!(html.contains("2 more question sets") && html.contains("Sent. The agent has your answer."));
-        assert!(render(None, 0, false).contains("No questions are waiting."));
+        assert!(render(None, 0, None).contains("No questions are waiting."));
+    }
+
+    #[test]
+    fn a_page_with_a_form_asks_for_none_of_the_app_until_its_script_decides() {
+        let shell = "<head><script type=\"module\" src=\"/askuser-init.js\"></script>\
+<link rel=\"modulepreload\" href=\"/askuser-web-1.js\" crossorigin=\"anonymous\">\
+<link rel=\"preload\" href=\"/askuser-web-1_bg.wasm\" as=\"fetch\" type=\"application/wasm\"></head><body></body>";
+        let page = follow_loader(shell);
+        assert_eq!(
+            page,
+            "<head><script type=\"module\" src=\"/first.js\"></script>\
+<meta name=\"askuser-app\" content=\"/askuser-web-1_bg.wasm\" /></head><body></body>"
+        );
     }
 
     #[test]

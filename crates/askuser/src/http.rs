@@ -145,7 +145,7 @@ pub fn router(app: App) -> Router {
         .route("/a/{key}", get(crate::notify::links::show).post(crate::notify::links::answer))
         .route("/", get(crate::first::index))
         .route("/index.html", get(crate::first::index))
-        .route("/answer/{id}", post(crate::first::answer))
+        .route("/answer/{id}", get(crate::first::watch).post(crate::first::answer))
         .fallback(get(assets::serve))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn_with_state(app.clone(), guard))

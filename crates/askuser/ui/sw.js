@@ -29,7 +29,8 @@ self.addEventListener("activate", (event) => {
   })());
 });
 
-// The network first (a new version shows at once), the cache when it is unreachable.
+// The network first (a new version shows at once), the cache when it is unreachable;
+// the app's hashed files from the cache first.
 self.addEventListener("fetch", (event) => {
   const request = event.request;
   const url = new URL(request.url);
@@ -37,8 +38,14 @@ self.addEventListener("fetch", (event) => {
   // The app's page is kept as "/" (a navigation to another file, an icon, is not the shell).
   const page = request.mode === "navigate" && (url.pathname === "/" || url.pathname === "/index.html");
   const key = page ? "/" : url.pathname;
+  // A file named by its content's hash never changes: kept, it is served from here.
+  const hashed = /-[0-9a-f]{16}(_bg)?\.[a-z]+$/.test(url.pathname);
   event.respondWith((async () => {
     const cache = await caches.open(CACHE);
+    if (hashed) {
+      const kept = await cache.match(key);
+      if (kept) return kept;
+    }
     try {
       const fresh = (request.mode === "navigate" && (await event.preloadResponse)) || (await fetch(request));
       // A page with a question written in (no-store) is never kept: offline, the shell
