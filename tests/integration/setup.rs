@@ -793,3 +793,20 @@ fn setup_approvals_offers_the_permission_prompt_tool_to_claude_code_only() {
     assert!(!codex.status.success());
     assert!(text(&codex.stderr).contains("--approvals is for claude-code only"), "{}", text(&codex.stderr));
 }
+
+#[tokio::test]
+async fn setup_via_npx_writes_the_runner_and_doctor_accepts_it() {
+    let b = bridge().await;
+    let home = tempfile::tempdir().unwrap();
+    let out = askuser(home.path()).args(["setup", "codex", "--via", "npx"]).output().unwrap();
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let server = &toml_doc(&home.path().join(".codex/config.toml"))["mcp_servers"]["askuser"];
+    assert_eq!(server["command"].as_str(), Some("npx"));
+    let args: Vec<&str> = server["args"].as_array().unwrap().iter().filter_map(|a| a.as_str()).collect();
+    assert_eq!(&args[..3], ["-y", "askuser", "mcp"], "{args:?}");
+    let dir: OsString = b.dir.path().into();
+    let (_, said) = doctor(home.path(), &["--data-dir".as_ref(), &dir]).await;
+    assert!(said.contains("ok    codex: askuser is set up in") && said.contains("`npx -y askuser mcp"), "{said}");
+    assert!(!said.contains("not `askuser mcp`"), "{said}");
+    b.stop().await;
+}

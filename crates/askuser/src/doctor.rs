@@ -355,7 +355,7 @@ fn host_config(r: &mut Report, host: Host) {
             format!("{name}: askuser's entry in {path}{scope} runs {command:?}, which {why}: {} cannot start askuser", host.title()),
             format!("{setup} writes the path of this askuser"),
         );
-    } else if found.args.first().map(String::as_str) != Some("mcp") {
+    } else if setup::split_runner(&found.args).1.first().map(String::as_str) != Some("mcp") {
         r.warn(format!("{name}: askuser in {path} runs `{runs}`, not `askuser mcp`"), setup.clone());
     } else {
         r.ok(format!("{name}: askuser is set up in {path}{scope}: `{runs}`"));

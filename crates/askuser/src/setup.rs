@@ -3,6 +3,12 @@
 //! nothing more on their command line); `askuser setup HOST --remove` takes out exactly
 //! what setup adds. docs/agents.md has the table, host by host.
 //!
+//! The entry runs this very executable by its path, or with `--via npx` / `--via uvx` the
+//! published package through its runner, as MCP servers are usually added:
+//! `npx -y askuser mcp …` (the npm package) or `uvx --from askuser-mcp askuser mcp …` (the
+//! Python wheel: "askuser" on PyPI is an unrelated project, so the wheel is askuser-mcp;
+//! packaging/ and scripts/package build both).
+//!
 //! Someone else's config file is edited with care. It is parsed first, and left alone
 //! when it does not parse (the error names the file, line and column). It is edited in
 //! place, as text: only askuser's own entry (and, for Claude Code, two settings) change;
@@ -73,6 +79,56 @@ pub const DAY_SECS: u64 = 86_400;
 pub const SHORT_WAIT: u64 = 50;
 /// Claude Code's own question tool, which askuser once denied in `permissions.deny`.
 pub const DENY_RULE: &str = "AskUserQuestion";
+/// askuser's npm package (packaging/npm): `npx -y askuser`.
+pub const NPM_PACKAGE: &str = "askuser";
+/// askuser's Python wheel (packaging/pypi), whose command is `askuser`: `uvx --from askuser-mcp askuser`.
+pub const PYPI_PACKAGE: &str = "askuser-mcp";
+
+/// How a host starts askuser, when not by this executable's path.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Via {
+    /// `npx -y askuser mcp …`: the npm package (Node.js and npm on the host's PATH).
+    Npx,
+    /// `uvx --from askuser-mcp askuser mcp …`: the Python wheel (uv on the host's PATH).
+    Uvx,
+}
+
+impl Via {
+    /// The runner and its words before askuser's own arguments.
+    pub fn runner(self) -> (&'static str, &'static [&'static str]) {
+        match self {
+            Via::Npx => ("npx", &["-y", NPM_PACKAGE]),
+            Via::Uvx => ("uvx", &["--from", PYPI_PACKAGE, "askuser"]),
+        }
+    }
+
+    /// The runner whose cache `exe` is in: npx unpacks packages under `_npx/`, uvx under
+    /// `archive-v0/` in uv's cache. A host given such a path loses askuser when the cache
+    /// is cleared.
+    pub fn cached(exe: &Path) -> Option<Via> {
+        let dirs: Vec<&std::ffi::OsStr> = exe.iter().collect();
+        if dirs.iter().any(|d| *d == "_npx") {
+            Some(Via::Npx)
+        } else if dirs.iter().any(|d| d.to_string_lossy().starts_with("archive-v")) {
+            Some(Via::Uvx)
+        } else {
+            None
+        }
+    }
+
+    fn id(self) -> &'static str {
+        match self {
+            Via::Npx => "npx",
+            Via::Uvx => "uvx",
+        }
+    }
+
+    /// The command line that runs askuser this way, before its own arguments.
+    fn words(self) -> Vec<String> {
+        let (command, words) = self.runner();
+        std::iter::once(command).chain(words.iter().copied()).map(str::to_owned).collect()
+    }
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Host {
@@ -178,7 +234,7 @@ pub struct SetupArgs {
     /// Undo: take out what setup adds (the server entry; for Claude Code also its
     /// permissions.allow rule, and MCP_TOOL_TIMEOUT if it still has askuser's value),
     /// keeping everything else as it is. The file is backed up first.
-    #[arg(long, conflicts_with_all = ["print", "agent_name", "max_wait", "data_dir", "tool_name"])]
+    #[arg(long, conflicts_with_all = ["print", "agent_name", "max_wait", "data_dir", "tool_name", "via"])]
     pub remove: bool,
     /// The config file to edit, instead of the host's own under your home directory.
     #[arg(long, value_name = "PATH")]
@@ -209,6 +265,12 @@ pub struct SetupArgs {
     /// call it is not allowed to make on its own.
     #[arg(long)]
     pub approvals: bool,
+    /// Run askuser through a package runner instead of this executable's path: `npx` writes
+    /// `npx -y askuser mcp …` (the npm package), `uvx` writes `uvx --from askuser-mcp askuser
+    /// mcp …` (the Python wheel). The runner fetches the published package when the host
+    /// first starts it.
+    #[arg(long, value_enum, value_name = "RUNNER")]
+    pub via: Option<Via>,
 }
 
 /// What a config file must hold.
@@ -336,10 +398,16 @@ pub fn targets(host: Host, config: Option<&Path>, settings: Option<&Path>) -> an
 }
 
 /// `askuser mcp` with the flags passed through, run by this very executable (so no PATH
-/// lookup is needed).
+/// lookup is needed), or by `--via`'s package runner.
 pub fn entry(host: Host, args: &SetupArgs, exe: &Path) -> anyhow::Result<Entry> {
-    let command = exe.to_str().ok_or_else(|| anyhow!("the path of this executable is not UTF-8: {}", exe.display()))?.to_owned();
-    let mut a = vec!["mcp".to_owned()];
+    let (command, mut a) = match args.via {
+        Some(via) => {
+            let mut words = via.words();
+            (words.remove(0), words)
+        }
+        None => (exe.to_str().ok_or_else(|| anyhow!("the path of this executable is not UTF-8: {}", exe.display()))?.to_owned(), vec![]),
+    };
+    a.push("mcp".to_owned());
     if let Some(name) = &args.agent_name {
         a.extend(["--agent-name".to_owned(), name.clone()]);
     }
@@ -369,11 +437,28 @@ pub fn entry(host: Host, args: &SetupArgs, exe: &Path) -> anyhow::Result<Entry> 
     Ok(Entry { server: args.name.clone(), command, args: a })
 }
 
+/// An entry's args split into a package runner's words and askuser's own, from `mcp` on:
+/// `["-y", "askuser", "mcp", …]` (npx) or `["--from", "askuser-mcp", "askuser", "mcp", …]`
+/// (uvx) → the words before `mcp`, and `["mcp", …]`. Args that name no askuser package
+/// before `mcp` are all askuser's own.
+pub fn split_runner(args: &[String]) -> (&[String], &[String]) {
+    // `askuser`, `askuser@0.2.0`, `askuser-mcp==0.2.0`: a package name with or without a version.
+    let names_askuser = |w: &String| {
+        let name = w.split(['@', '=']).next().unwrap_or("");
+        !w.starts_with('-') && (name == NPM_PACKAGE || name == PYPI_PACKAGE)
+    };
+    match args.iter().position(|a| a == "mcp") {
+        Some(i) if i > 0 && args[..i].iter().any(names_askuser) => args.split_at(i),
+        _ => (&[], args),
+    }
+}
+
 /// Where `--flag VALUE` or `--flag=VALUE` is among an `askuser mcp` command's args (after
-/// the `mcp`), and how many words it takes.
+/// the `mcp`, and the package runner's words before it), and how many words it takes.
 fn find_flag(args: &[String], flag: &str) -> Option<(usize, usize)> {
     let joined = format!("{flag}=");
-    let i = args.iter().skip(1).position(|a| a == flag || a.starts_with(&joined))? + 1;
+    let start = split_runner(args).0.len() + 1;
+    let i = args.iter().skip(start).position(|a| a == flag || a.starts_with(&joined))? + start;
     Some((i, if args[i] == flag { 2 } else { 1 }))
 }
 
@@ -391,9 +476,18 @@ pub fn arg_value<'a>(args: &'a [String], flag: &str) -> Option<&'a str> {
 const BARE_FLAGS: [&str; 1] = ["--approvals"];
 
 /// The args for an entry that had `old`: `new` (setup's `mcp` and its own flags, each
-/// `--flag VALUE`) set in place, every other argument of the user's kept where it was.
-/// An entry that does not run `askuser mcp` gets `new` whole.
+/// `--flag VALUE`, after the package runner's words if any) set in place, every other
+/// argument of the user's kept where it was; the runner's words are `new`'s. An entry
+/// that does not run `askuser mcp` gets `new` whole.
 fn merge_args(old: &[String], new: &[String]) -> Vec<String> {
+    let ((_, old), (runner, new)) = (split_runner(old), split_runner(new));
+    let mut args = runner.to_vec();
+    args.extend(merge_own(old, new));
+    args
+}
+
+/// [`merge_args`] for askuser's own args, each starting with `mcp`.
+fn merge_own(old: &[String], new: &[String]) -> Vec<String> {
     if old.first().map(String::as_str) != Some("mcp") || new.first().map(String::as_str) != Some("mcp") {
         return new.to_vec();
     }
@@ -971,10 +1065,17 @@ impl Installed {
     }
 }
 
-/// Whether a server entry runs askuser's MCP server: `askuser mcp`, by whatever name.
+/// Whether a server entry runs askuser's MCP server: `askuser mcp`, by whatever path, or
+/// through npx or uvx.
 fn runs_askuser(command: Option<&str>, args: &[String]) -> bool {
     let stem = command.and_then(|c| Path::new(c).file_stem()).and_then(|s| s.to_str());
-    stem == Some("askuser") && args.first().map(String::as_str) == Some("mcp")
+    let (runner, own) = split_runner(args);
+    let by = match stem {
+        Some("askuser") => runner.is_empty(),
+        Some("npx" | "uvx") => !runner.is_empty(),
+        _ => false,
+    };
+    by && own.first().map(String::as_str) == Some("mcp")
 }
 
 fn installed_json(name: &str, server: &Value, project: Option<String>) -> Installed {
@@ -1208,6 +1309,16 @@ fn setup(args: &SetupArgs) -> anyhow::Result<()> {
     let host = args.host;
     let exe = std::env::current_exe().context("cannot find the path of this executable")?;
     let entry = entry(host, args, &exe)?;
+    if let (None, Some(via)) = (args.via, Via::cached(&exe)) {
+        err!(
+            "askuser: note: this askuser runs from {0}'s cache ({1}), which may be cleared: `askuser setup {2} --via {0}` has {3} start `{4} mcp` instead",
+            via.id(),
+            exe.display(),
+            host.id(),
+            host.title(),
+            shell_words(&via.words())
+        );
+    }
     if args.print || (host == Host::Json && args.config.is_none()) {
         return print(host, args, &entry);
     }
@@ -1221,7 +1332,8 @@ fn setup(args: &SetupArgs) -> anyhow::Result<()> {
     let written = plans.iter().find_map(|p| p.edit.entry.clone()).unwrap_or(entry);
     out!("{} runs: {}", host.title(), shell_words(std::iter::once(&written.command).chain(&written.args)));
     out!("Next: {}.", host.next_step(&written));
-    out!("Then start the bridge with `askuser serve` and open the address it prints (or let `askuser mcp` start one); `askuser doctor` checks everything.");
+    let askuser = args.via.map_or("askuser".to_owned(), |via| shell_words(&via.words()));
+    out!("Then start the bridge with `{askuser} serve` and open the address it prints (or let `askuser mcp` start one); `{askuser} doctor` checks everything.");
     Ok(())
 }
 
@@ -1329,6 +1441,91 @@ mod tests {
             e.text,
             r#"{"mcpServers": {"askuser": {"command": "/opt/askuser", "args": ["mcp", "--max-wait", "50"], "disabled": false}}}"#
         );
+    }
+
+    /// `askuser setup LINE…` as clap reads it.
+    fn parse(line: &[&str]) -> Result<SetupArgs, clap::Error> {
+        use clap::Parser;
+        match crate::cli::Cli::try_parse_from(["askuser", "setup"].iter().chain(line))?.command {
+            crate::cli::Command::Setup(args) => Ok(args),
+            other => panic!("not setup: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn via_npx_and_uvx_run_the_published_package_with_the_same_args() {
+        let exe = Path::new("/opt/askuser");
+        let run = |line: &[&str]| {
+            let args = parse(line).unwrap();
+            let e = super::entry(args.host, &args, exe).unwrap();
+            (e.command.clone(), e.args.clone(), e)
+        };
+        let own = ["mcp", "--agent-name", "bob", "--max-wait", "50"];
+        let (command, args, _) = run(&["cursor", "--agent-name", "bob"]);
+        assert_eq!((command.as_str(), args), ("/opt/askuser", words(&own)), "the default: this executable's path");
+        let (command, args, npx) = run(&["cursor", "--agent-name", "bob", "--via", "npx"]);
+        assert_eq!((command.as_str(), args), ("npx", words(&[&["-y", "askuser"][..], &own].concat())));
+        let (command, args, uvx) = run(&["cursor", "--agent-name", "bob", "--via", "uvx"]);
+        assert_eq!((command.as_str(), args), ("uvx", words(&[&["--from", "askuser-mcp", "askuser"][..], &own].concat())));
+        // askuser's flags are read after the runner's words.
+        let (_, _, gemini) = run(&["gemini-cli", "--via", "uvx"]);
+        assert_eq!(gemini.tool(Host::GeminiCli), GEMINI_TOOL);
+        assert_eq!(arg_value(&npx.args, "--max-wait"), Some("50"));
+
+        // In a file: switching the runner keeps the user's own args, and is found again by
+        // what it runs under another name.
+        let p = Path::new("mcp.json");
+        let e = edit(Host::Cursor, Part::JsonServer, p, "", &npx).unwrap();
+        let v = parse_json(p, &e.text, false).unwrap();
+        assert_eq!(
+            v["mcpServers"]["askuser"],
+            json!({"command": "npx", "args": ["-y", "askuser", "mcp", "--agent-name", "bob", "--max-wait", "50"]})
+        );
+        let mine = e.text.replace("\"askuser\": {", "\"human\": {").replace("\"bob\",", "\"bob\", \"--to\", \"team\",");
+        let target = Target { host: Host::Cursor, part: Part::JsonServer, path: p.to_path_buf() };
+        let found = installed(&target, &mine).unwrap().expect("an npx entry runs askuser mcp");
+        assert_eq!((found.name.as_str(), found.max_wait()), ("human", Some(50)));
+        let named = |e: &Entry| Entry { server: "human".into(), ..e.clone() };
+        let e = edit(Host::Cursor, Part::JsonServer, p, &mine, &named(&uvx)).unwrap();
+        let v = parse_json(p, &e.text, false).unwrap();
+        assert_eq!(
+            v["mcpServers"]["human"],
+            json!({"command": "uvx", "args": ["--from", "askuser-mcp", "askuser", "mcp", "--agent-name", "bob", "--to", "team", "--max-wait", "50"]})
+        );
+        let (_, _, path) = run(&["cursor", "--agent-name", "bob"]);
+        let e = edit(Host::Cursor, Part::JsonServer, p, &e.text, &named(&path)).unwrap();
+        let v = parse_json(p, &e.text, false).unwrap();
+        assert_eq!(
+            v["mcpServers"]["human"],
+            json!({"command": "/opt/askuser", "args": ["mcp", "--agent-name", "bob", "--to", "team", "--max-wait", "50"]})
+        );
+        // Codex's TOML the same way.
+        let e = edit(Host::Codex, Part::TomlServer, Path::new("config.toml"), "", &npx).unwrap();
+        assert!(e.text.contains("command = \"npx\"\nargs = [\"-y\", \"askuser\", \"mcp\","), "{}", e.text);
+        // Not askuser: another package that happens to take `mcp`.
+        assert!(!runs_askuser(Some("npx"), &words(&["-y", "other", "mcp"])));
+        assert!(runs_askuser(Some("npx"), &words(&["-y", "askuser@0.2.0", "mcp"])));
+        assert!(runs_askuser(Some("uvx"), &words(&["--from", "askuser-mcp==0.2.0", "askuser", "mcp"])));
+    }
+
+    #[test]
+    fn an_askuser_in_npxs_or_uvxs_cache_is_told_apart() {
+        let cached = |p: &str| Via::cached(Path::new(p));
+        assert_eq!(cached("/home/me/.npm/_npx/c27a0d5d09dff5ac/node_modules/@askuser/linux-x64/bin/askuser"), Some(Via::Npx));
+        assert_eq!(cached("/home/me/.cache/uv/archive-v0/Xk3p9/bin/askuser"), Some(Via::Uvx));
+        assert_eq!(cached("/home/me/.local/bin/askuser"), None);
+        assert_eq!(cached("/work/askuser/target/release/askuser"), None);
+        assert_eq!(cached("/usr/lib/node_modules/askuser/node_modules/@askuser/linux-x64/bin/askuser"), None, "npm install -g keeps it");
+    }
+
+    #[test]
+    fn an_unknown_via_is_a_clap_error_naming_the_runners() {
+        let e = parse(&["claude-code", "--via", "brew"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::InvalidValue);
+        let text = e.to_string();
+        assert!(text.contains("invalid value 'brew' for '--via <RUNNER>'") && text.contains("[possible values: npx, uvx]"), "{text}");
+        let e = parse(&["claude-code", "--remove", "--via", "npx"]).unwrap_err();
+        assert_eq!(e.kind(), clap::error::ErrorKind::ArgumentConflict, "{e}");
     }
 
     #[test]
