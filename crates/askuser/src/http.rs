@@ -768,7 +768,7 @@ async fn create_pairing(State(app): State<App>, headers: HeaderMap, body: Result
     let mut made = serde_json::json!({"code": code, "name": name, "expiresAt": now + seconds * 1000});
     if let Some(origin) = headers.get(header::ORIGIN).and_then(|o| o.to_str().ok()) {
         let link = format!("{origin}/#pair={code}");
-        made["qrSvg"] = crate::term::qr_svg(&link).into();
+        made["qrSvg"] = qr_svg(&link).into();
         made["link"] = link.into();
     }
     Ok((StatusCode::CREATED, Json(made)).into_response())
@@ -964,6 +964,26 @@ async fn revoke_token(State(app): State<App>, Path(id): Path<String>) -> Reply {
     let known = app.bridge.store().credentials().await.map_err(BridgeError::from)?.into_iter().any(|c| c.id == id);
     let message = if known { format!("credential {id:?} was already revoked") } else { format!("no credential with id {id:?}") };
     Err(Refusal(error(StatusCode::NOT_FOUND, ErrorBody::new(ErrorCode::NotFound, message))))
+}
+
+/// `text` as a QR code in SVG (black on white, a 4-module quiet zone), for the page
+/// to show as an image.
+fn qr_svg(text: &str) -> Option<String> {
+    use std::fmt::Write;
+    let code = qrcodegen::QrCode::encode_text(text, qrcodegen::QrCodeEcc::Medium).ok()?;
+    let (n, quiet) = (code.size(), 4);
+    let size = n + 2 * quiet;
+    let mut path = String::new();
+    for y in 0..n {
+        for x in 0..n {
+            if code.get_module(x, y) {
+                let _ = write!(path, "M{},{}h1v1h-1z", x + quiet, y + quiet);
+            }
+        }
+    }
+    Some(format!(
+        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" shape-rendering="crispEdges"><rect width="{size}" height="{size}" fill="#fff"/><path d="{path}" fill="#000"/></svg>"##
+    ))
 }
 
 #[cfg(test)]

@@ -68,3 +68,57 @@ pub mod ws;
 pub(crate) fn lock<T>(mutex: &std::sync::Mutex<T>) -> std::sync::MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(std::sync::PoisonError::into_inner)
 }
+
+/// The bridge's modules (the server: what `askuser serve` runs) and the command side's
+/// (the CLI, the MCP and ACP adapters, the terminal front end). The command side uses the
+/// bridge; the bridge never uses the command side, so it can become a library of its own
+/// (issue 30).
+#[cfg(test)]
+mod layout {
+    use std::path::Path;
+
+    const BRIDGE: [&str; 15] = [
+        "assets", "config", "damage", "first", "http", "hub", "late", "listen", "notify", "process", "serve", "store", "tls", "tokens",
+        "ws",
+    ];
+    const COMMANDS: [&str; 11] = ["acp", "agent", "ask", "cli", "client", "doctor", "input", "mcp", "setup", "term", "tui"];
+
+    /// A module's files: `NAME.rs`, or every `.rs` file under `NAME/`.
+    fn sources(path: &Path, out: &mut Vec<(String, String)>) {
+        if path.is_dir() {
+            for entry in std::fs::read_dir(path).unwrap().flatten() {
+                sources(&entry.path(), out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push((path.display().to_string(), std::fs::read_to_string(path).unwrap()));
+        }
+    }
+
+    #[test]
+    fn the_bridge_uses_nothing_of_the_command_side() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let mut files = Vec::new();
+        for module in BRIDGE {
+            let file = src.join(format!("{module}.rs"));
+            sources(&if file.exists() { file } else { src.join(module) }, &mut files);
+        }
+        assert!(files.len() >= BRIDGE.len(), "the bridge's files are where this test looks: {files:?}");
+        let mut found = Vec::new();
+        for (path, text) in &files {
+            for (n, line) in text.lines().enumerate() {
+                let uses = |m: &str| [format!("crate::{m}::"), format!("crate::{m};"), format!("crate::{{{m}")];
+                if COMMANDS.iter().any(|m| uses(m).iter().any(|u| line.contains(u.as_str()))) {
+                    found.push(format!("{path}:{}: {}", n + 1, line.trim()));
+                }
+            }
+        }
+        assert!(found.is_empty(), "the bridge uses the command side:\n{}", found.join("\n"));
+        // Every module is on one side or the other.
+        for entry in std::fs::read_dir(&src).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let stem = name.trim_end_matches(".rs");
+            let known = ["lib", "main"].contains(&stem) || BRIDGE.contains(&stem) || COMMANDS.contains(&stem);
+            assert!(known, "{name}: on which side, the bridge's or the commands'?");
+        }
+    }
+}

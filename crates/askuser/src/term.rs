@@ -67,26 +67,6 @@ pub fn qr(text: &str) -> Option<Vec<String>> {
     Some(lines)
 }
 
-/// `text` as a QR code in SVG (black on white, a 4-module quiet zone), for the page
-/// to show as an image.
-pub fn qr_svg(text: &str) -> Option<String> {
-    use std::fmt::Write;
-    let code = qrcodegen::QrCode::encode_text(text, qrcodegen::QrCodeEcc::Medium).ok()?;
-    let (n, quiet) = (code.size(), 4);
-    let size = n + 2 * quiet;
-    let mut path = String::new();
-    for y in 0..n {
-        for x in 0..n {
-            if code.get_module(x, y) {
-                let _ = write!(path, "M{},{}h1v1h-1z", x + quiet, y + quiet);
-            }
-        }
-    }
-    Some(format!(
-        r##"<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {size} {size}" shape-rendering="crispEdges"><rect width="{size}" height="{size}" fill="#fff"/><path d="{path}" fill="#000"/></svg>"##
-    ))
-}
-
 /// Text on one line: its lines joined with spaces.
 pub fn one_line(text: &str) -> String {
     text.lines().collect::<Vec<_>>().join(" ")
