@@ -132,6 +132,20 @@ async fn known(b: &TestBridge, browser: &Browser, token: &str) {
     panic!("the app did not open a session");
 }
 
+/// The app's answer box, once the app has taken over the form, and the text it holds
+/// (what was typed in the form, when it has arrived).
+async fn app_text(browser: &Browser) -> (fantoccini::elements::Element, String) {
+    let typed = browser.wait_css(".askuser-app .askuser-dialog textarea.askuser-other").await;
+    for _ in 0..100 {
+        let value = typed.prop("value").await.unwrap().unwrap_or_default();
+        if !value.is_empty() {
+            return (typed, value);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    (typed, String::new())
+}
+
 /// A finger's tap on `element`, as touch events (WebDriver's click waits on the page's
 /// scripts, and here there are none).
 async fn tap(browser: &Browser, element: &fantoccini::elements::Element) {
@@ -187,15 +201,7 @@ async fn the_app_takes_over_the_form_and_keeps_what_was_chosen_and_typed() {
         .execute_async("import('/askuser-init.js').then(() => arguments[0](true), (e) => arguments[0](String(e)))", vec![])
         .await
         .unwrap();
-    let typed = browser.wait_css(".askuser-app .askuser-dialog textarea.askuser-other").await;
-    let mut value = String::new();
-    for _ in 0..100 {
-        value = typed.prop("value").await.unwrap().unwrap_or_default();
-        if !value.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let (typed, value) = app_text(&browser).await;
     let form_left = browser.find_all(Locator::Css("#askuser-first")).await.unwrap().len();
     typed.send_keys("ed").await.unwrap();
     browser.wait_css("[data-action=enter]").await.click().await.unwrap();
@@ -296,15 +302,7 @@ async fn a_slow_phone_keeps_the_form_until_the_inbox_is_opened() {
         .cdp("Network.emulateNetworkConditions", json!({"offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}))
         .await;
     tap(&browser, &browser.wait_css(".askuser-first-open").await).await;
-    let typed = browser.wait_css(".askuser-app .askuser-dialog textarea.askuser-other").await;
-    let mut value = String::new();
-    for _ in 0..100 {
-        value = typed.prop("value").await.unwrap().unwrap_or_default();
-        if !value.is_empty() {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
+    let (typed, value) = app_text(&browser).await;
     typed.send_keys("ed").await.unwrap();
     browser.wait_css("[data-action=enter]").await.click().await.unwrap();
     let result = tokio::time::timeout(Duration::from_secs(10), second).await;

@@ -2,7 +2,7 @@
 //! (headings, bold, code, lists and tables as elements made of text nodes, raw HTML as
 //! literal text) and in `askuser tui` (no `##` or `**`, a table's columns aligned).
 
-use crate::support::{bridge, browser, TOKEN};
+use crate::support::{bridge, browser, TestBridge, TOKEN};
 use crate::terminal::Tmux;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -69,6 +69,16 @@ async fn the_page_renders_a_markdown_preview_as_text_nodes() {
     assert_eq!(found["label"], "Preview of Fast", "{found}");
 }
 
+/// `askuser tui` against `b`, as a shell command line.
+fn tui(b: &TestBridge) -> String {
+    format!(
+        "env -u ASKUSER_URL -u ASKUSER_TOKEN TERM=xterm-256color {} tui --url {} --token {TOKEN} --data-dir {}",
+        env!("CARGO_BIN_EXE_askuser"),
+        b.url,
+        b.dir.path().display()
+    )
+}
+
 /// The display column where `needle` starts in `line`, if it is there.
 fn column(line: &str, needle: &str) -> Option<usize> {
     line.find(needle).map(|at| ratatui::text::Line::raw(&line[..at]).width())
@@ -77,13 +87,7 @@ fn column(line: &str, needle: &str) -> Option<usize> {
 #[tokio::test]
 async fn the_terminal_renders_a_markdown_preview_with_aligned_table_columns() {
     let b = bridge().await;
-    let command = format!(
-        "env -u ASKUSER_URL -u ASKUSER_TOKEN TERM=xterm-256color {} tui --url {} --token {TOKEN} --data-dir {}",
-        env!("CARGO_BIN_EXE_askuser"),
-        b.url,
-        b.dir.path().display()
-    );
-    let t = Tmux::start(160, 40, &command);
+    let t = Tmux::start(160, 40, &tui(&b));
     t.wait_for(&["No questions waiting."]).await;
     let asking = b.ask(question("p-tui"), "canonical");
     let screen = t.wait_for(&["Preview: Fast", "Plan", "bold", "fn main() {}", "one", "two"]).await;
@@ -107,13 +111,7 @@ async fn the_terminal_renders_a_markdown_preview_with_aligned_table_columns() {
 #[tokio::test]
 async fn at_120_by_40_the_terminal_shows_the_preview_beside_the_options_and_the_inbox() {
     let b = bridge().await;
-    let command = format!(
-        "env -u ASKUSER_URL -u ASKUSER_TOKEN TERM=xterm-256color {} tui --url {} --token {TOKEN} --data-dir {}",
-        env!("CARGO_BIN_EXE_askuser"),
-        b.url,
-        b.dir.path().display()
-    );
-    let t = Tmux::start(120, 40, &command);
+    let t = Tmux::start(120, 40, &tui(&b));
     t.wait_for(&["No questions waiting."]).await;
     let asking = b.ask(question("p-wide"), "canonical");
     t.wait_for(&["Preview: Fast"]).await;
