@@ -1,5 +1,5 @@
 // Precompresses the built web UI so the bridge serves it compressed without compressing
-// per request (scripts/build-ui runs it on crates/askuser/ui): beside each compressible
+// per request (scripts/build-ui runs it on crates/askuser-bridge/ui): beside each compressible
 // file over 1 KiB, NAME.br (brotli, quality 11) and NAME.gz (gzip, level 9), each kept
 // only when smaller. The output depends only on the input and Node's zlib, so the
 // committed UI stays what its sources build. index.html is left out: the binary serves

@@ -2,8 +2,8 @@
 //! refusals and timeouts.
 
 use crate::support::{bridge, bridge_in, next_asked, next_event, next_json, send, TOKEN};
-use askuser::hub::{Bridge, Settings};
-use askuser::store::Sqlite;
+use askuser_bridge::hub::{Bridge, Settings};
+use askuser_bridge::store::Sqlite;
 use askuser_core::protocol::BrowserEvent;
 use askuser_core::Status;
 use serde_json::{json, Value};
@@ -188,7 +188,7 @@ async fn restart_keeps_pending_and_answered_questions() {
 async fn refusals_401_403_413_400() {
     let b = bridge().await;
     let url = &b.url;
-    let client = askuser::tls::http_client(None);
+    let client = askuser_bridge::tls::http_client(None);
     // No token, wrong token.
     let r = client.get(format!("{url}/v1/questions")).send().await.unwrap();
     assert_eq!(r.status(), 401);
@@ -355,10 +355,10 @@ async fn an_abandoned_question_is_withdrawn_after_the_grace_period() {
 async fn a_port_in_use_is_a_clear_error() {
     let b = bridge().await;
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = askuser::serve::ServeOptions::new(dir.path().to_path_buf());
+    let mut opts = askuser_bridge::serve::ServeOptions::new(dir.path().to_path_buf());
     opts.addr = b.running().addr.to_string();
     opts.token = Some(TOKEN.into());
-    let err = askuser::serve::start(opts).await.err().expect("the second bridge cannot bind");
+    let err = askuser_bridge::serve::start(opts).await.err().expect("the second bridge cannot bind");
     assert!(err.to_string().contains("is already in use"), "{err}");
     // The first bridge is untouched.
     assert_eq!(b.get("/v1/health").send().await.unwrap().status(), 200);
@@ -436,9 +436,9 @@ async fn a_snapshot_is_read_part_by_part() {
 #[tokio::test]
 async fn the_apps_files_are_served_precompressed_by_accept_encoding() {
     let b = bridge().await;
-    let ui = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("ui");
+    let ui = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../askuser-bridge/ui");
     let names: Vec<String> = std::fs::read_dir(&ui).unwrap().flatten().map(|e| e.file_name().into_string().unwrap()).collect();
-    let wasm = names.iter().find(|n| n.ends_with("_bg.wasm")).expect("the app's wasm in crates/askuser/ui");
+    let wasm = names.iter().find(|n| n.ends_with("_bg.wasm")).expect("the app's wasm in crates/askuser-bridge/ui");
     let get = async |path: &str, accept: Option<&str>| {
         let mut request = b.http.get(format!("{}/{path}", b.url));
         if let Some(accept) = accept {

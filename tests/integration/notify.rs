@@ -5,7 +5,7 @@
 //! person (confirmation page, then POST), a preview bot (GET) and an attacker would.
 
 use crate::support::{bridge_configured, TestBridge, TOKEN};
-use askuser::notify::{channels, push, NotifyOptions, Rules};
+use askuser_bridge::notify::{channels, push, NotifyOptions, Rules};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -409,7 +409,7 @@ async fn push_retries_a_failing_service_and_forgets_a_gone_subscription() {
 async fn a_question_closed_while_the_bridge_was_down_is_closed_on_the_device() {
     let device = Arc::new(Device::new());
     let (service, pushed) = push_service(device.clone()).await;
-    let allow = |opts: &mut askuser::serve::ServeOptions| {
+    let allow = |opts: &mut askuser_bridge::serve::ServeOptions| {
         opts.notify.push_services = push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
     };
     let b = bridge_configured(tempfile::tempdir().unwrap(), allow).await;
@@ -678,7 +678,7 @@ async fn channel_rules_choose_agents_and_wait_out_a_delay() {
 async fn a_restart_keeps_what_was_sent_and_what_was_due() {
     let (url, hooked) = webhook_receiver("k").await;
     let configure = |url: String| {
-        move |opts: &mut askuser::serve::ServeOptions| {
+        move |opts: &mut askuser_bridge::serve::ServeOptions| {
             let rules = Rules { delay_seconds: 1, ..Rules::default() };
             opts.notify.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules });
         }
@@ -765,7 +765,7 @@ struct DevTools {
 
 impl DevTools {
     async fn connect(port: u16) -> DevTools {
-        let http = askuser::tls::http_client(None);
+        let http = askuser_bridge::tls::http_client(None);
         let version: Value = http.get(format!("http://127.0.0.1:{port}/json/version")).send().await.unwrap().json().await.unwrap();
         let url = version["webSocketDebuggerUrl"].as_str().unwrap();
         let (ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();

@@ -15,7 +15,7 @@ async fn bridges(url: &str, n: usize) -> Vec<TestBridge> {
     bridges_with(url, n, |_| {}).await
 }
 
-async fn bridges_with(url: &str, n: usize, configure: impl Fn(&mut askuser::serve::ServeOptions)) -> Vec<TestBridge> {
+async fn bridges_with(url: &str, n: usize, configure: impl Fn(&mut askuser_bridge::serve::ServeOptions)) -> Vec<TestBridge> {
     let mut all = vec![];
     for _ in 0..n {
         let url = url.to_owned();
@@ -328,7 +328,7 @@ async fn a_paused_database_fails_every_store_call_in_time_and_they_work_after() 
     let db = Cluster::start();
     let url = db.database("team");
     let b = bridges_with(&url, 1, |o| {
-        o.notify.push_services = askuser::notify::push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+        o.notify.push_services = askuser_bridge::notify::push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
     })
     .await;
     let b = &b[0];
@@ -475,8 +475,8 @@ async fn tls_to_the_database_is_verified_against_the_given_ca() {
 
     let base = format!("postgresql://askuser@127.0.0.1:{port}/postgres");
     let open = |url: String| async move {
-        askuser::serve::start({
-            let mut o = askuser::serve::ServeOptions::new(tempfile::tempdir().unwrap().keep());
+        askuser_bridge::serve::start({
+            let mut o = askuser_bridge::serve::ServeOptions::new(tempfile::tempdir().unwrap().keep());
             o.addr = "127.0.0.1:0".into();
             o.token = Some(TOKEN.into());
             o.announce = false;
@@ -504,7 +504,7 @@ async fn tls_to_the_database_is_verified_against_the_given_ca() {
 /// once, 50 times: exactly one wins each time, and every loser reads the winner's result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn of_many_concurrent_finishes_exactly_one_wins() {
-    use askuser::store::{Finished, Postgres, Store};
+    use askuser_bridge::store::{Finished, Postgres, Store};
     use askuser_core::protocol::QuestionRecord;
     use askuser_core::{AskResult, Request, Selection};
     let db = Cluster::start();
@@ -554,7 +554,7 @@ async fn of_many_concurrent_finishes_exactly_one_wins() {
 /// maker's again replaces keys and rules.
 #[tokio::test]
 async fn a_push_endpoint_is_replaced_only_by_the_credential_that_made_it() {
-    use askuser::store::{Postgres, Store, StoredSubscription};
+    use askuser_bridge::store::{Postgres, Store, StoredSubscription};
     let db = Cluster::start();
     let url = db.database("push");
     let (a, b) = (Postgres::connect(&url).await.unwrap(), Postgres::connect(&url).await.unwrap());
@@ -584,7 +584,7 @@ async fn a_push_endpoint_is_replaced_only_by_the_credential_that_made_it() {
 /// snapshot's parts are read by index at once, not after autovacuum's next look.
 #[tokio::test]
 async fn a_bridge_refreshes_the_statistics_after_many_new_questions() {
-    use askuser::store::{Postgres, Store};
+    use askuser_bridge::store::{Postgres, Store};
     use askuser_core::protocol::QuestionRecord;
     let db = Cluster::start_with(&["autovacuum=off"]);
     let url = db.database("grown");
@@ -653,7 +653,7 @@ async fn a_pairing_code_made_at_one_bridge_is_claimed_once_at_another() {
 /// starts next.
 #[tokio::test]
 async fn approval_rules_and_decisions_are_shared_by_every_bridge() {
-    use askuser::store::{Postgres, Store, StoredDecision, StoredRule};
+    use askuser_bridge::store::{Postgres, Store, StoredDecision, StoredRule};
     let db = Cluster::start();
     let url = db.database("approvals");
     let a = Postgres::connect(&url).await.unwrap();

@@ -103,7 +103,7 @@ def main():
             page = r.read().decode()
         wasm = [w.split('"')[0] for w in page.split('href="')[1:] if w.split('"')[0].endswith("_bg.wasm")]
         if "/askuser-init.js" not in page or not wasm:
-            fail(f"the page has no web UI (is crates/askuser/ui embedded?): {page[:300]!r}")
+            fail(f"the page has no web UI (is crates/askuser-bridge/ui embedded?): {page[:300]!r}")
         with urllib.request.urlopen(url + wasm[0], timeout=STEP) as r:
             body = r.read()
         if body[:4] != b"\0asm":

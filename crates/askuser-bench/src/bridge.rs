@@ -1,11 +1,11 @@
-//! The bridge under test: started in this process (`askuser::serve::start`) or as the
+//! The bridge under test: started in this process (`askuser_bridge::serve::start`) or as the
 //! real binary (`askuser serve --addr 127.0.0.1:0`), each on a fresh data directory.
 
 use anyhow::{bail, Context};
-use askuser::hub::Settings;
-use askuser::serve::{start, ServeOptions};
-use askuser::store::Durability;
-use askuser::tls::Fingerprint;
+use askuser_bridge::hub::Settings;
+use askuser_bridge::serve::{start, ServeOptions};
+use askuser_bridge::store::Durability;
+use askuser_bridge::tls::Fingerprint;
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Stdio;
@@ -74,7 +74,7 @@ impl Bridge {
                 let (url_tx, url_rx) = oneshot::channel::<anyhow::Result<String>>();
                 let (stop, stopped) = oneshot::channel::<()>();
                 let thread = std::thread::spawn(move || {
-                    askuser::serve::runtime().block_on(async move {
+                    askuser_bridge::runtime().block_on(async move {
                         match start(opts).await {
                             Ok(running) => {
                                 let _ = url_tx.send(Ok(running.url.clone()));
@@ -348,7 +348,7 @@ fn client_info() -> Value {
 
 /// Stores question `id` on the bridge at `url` and answers it (`Yes`), as a person would.
 pub async fn answered_question(url: &str, id: &str) -> anyhow::Result<()> {
-    let http = askuser::tls::http_client(None);
+    let http = askuser_bridge::tls::http_client(None);
     let stored =
         http.post(format!("{url}/v1/ask?wait=false")).bearer_auth(TOKEN).json(&crate::clients::request(id, "mcp-bench")).send().await?;
     if stored.status() != 202 {

@@ -41,7 +41,7 @@ mod terminal;
 mod tls;
 
 use anyhow::{bail, Context};
-use askuser::store::Durability;
+use askuser_bridge::store::Durability;
 use bridge::{durability_name, Bridge, Era, Mcp, Mode};
 use clients::{Browsers, Seen};
 use stats::{mib, ms, ratio, reset_peak, sample, ProcSample, Summary};
@@ -323,14 +323,14 @@ async fn round_trips(
                 };
                 match transport {
                     Transport::Http => {
-                        let http = askuser::tls::http_client(None);
+                        let http = askuser_bridge::tls::http_client(None);
                         for id in ids {
                             pace().await;
                             out.push(clients::http_ask(&http, &base, &id, &session).await?);
                         }
                     }
                     Transport::Approve => {
-                        let http = askuser::tls::http_client(None);
+                        let http = askuser_bridge::tls::http_client(None);
                         for id in ids {
                             pace().await;
                             out.push(clients::http_approve(&http, &base, &id, &session).await?);
@@ -721,7 +721,7 @@ fn big_request(id: &str) -> serde_json::Value {
 
 async fn big(args: &Args, c: &Counts) -> anyhow::Result<Big> {
     let bridge = Bridge::start(Mode::Binary, &args.bin, Durability::Normal).await?;
-    let (http, ticks) = (askuser::tls::http_client(None), stats::clock_ticks());
+    let (http, ticks) = (askuser_bridge::tls::http_client(None), stats::clock_ticks());
     let mut bytes = 0;
     for i in 0..c.big_questions {
         let body = serde_json::to_vec(&big_request(&format!("big-{i}")))?;

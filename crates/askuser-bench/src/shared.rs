@@ -98,7 +98,7 @@ pub struct Footprint {
 }
 
 pub async fn run(bin: &Path, c: Counts) -> anyhow::Result<Figures> {
-    let http = askuser::tls::http_client(None);
+    let http = askuser_bridge::tls::http_client(None);
     let ticks = stats::clock_ticks();
     let gap = Duration::from_secs_f64(1.0 / PACE);
 
@@ -439,7 +439,7 @@ impl Running {
     async fn spawn(bin: &Path, store: Option<&str>) -> anyhow::Result<Running> {
         let dir = crate::bridge::fresh_dir()?;
         let extra = store.map(|url| vec!["--store", url]).unwrap_or_default();
-        let (child, url, _) = crate::bridge::spawn_serve(bin, dir.path(), askuser::store::Durability::Normal, &extra).await?;
+        let (child, url, _) = crate::bridge::spawn_serve(bin, dir.path(), askuser_bridge::store::Durability::Normal, &extra).await?;
         let pid = child.id().context("the bridge exited at once")?;
         Ok(Running { url, pid, child, _dir: dir })
     }

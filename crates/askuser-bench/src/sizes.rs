@@ -1,4 +1,4 @@
-//! What a browser downloads: the web app Trunk built into `crates/askuser/ui/` (what the binary
+//! What a browser downloads: the web app Trunk built into `crates/askuser-bridge/ui/` (what the binary
 //! embeds) and the embed package (`scripts/build-embed` → `target/embed-pkg`), each as
 //! wasm and JS, raw and gzip (`gzip -9`).
 
@@ -32,7 +32,7 @@ fn kb(bytes: u64) -> String {
 pub fn table() -> anyhow::Result<String> {
     let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../..");
     let parts = [
-        ("web app (`crates/askuser/ui/`, embedded in the binary)", root.join("crates/askuser/ui"), "scripts/build-ui"),
+        ("web app (`crates/askuser-bridge/ui/`, embedded in the binary)", root.join("crates/askuser-bridge/ui"), "scripts/build-ui"),
         ("embed package (`target/embed-pkg`)", root.join("target/embed-pkg"), "scripts/build-embed"),
     ];
     let mut t = String::from(

@@ -19,8 +19,6 @@
 
 use crate::agent::{AskError, Asker};
 use crate::client::BridgeArgs;
-use crate::config;
-use crate::serve::runtime;
 use crate::term::{err, fail};
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
@@ -34,6 +32,8 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error as FsError, ErrorCode, Lines, RequestCancellation};
 use anyhow::{anyhow, Context};
+use askuser_bridge::config;
+use askuser_bridge::runtime;
 use askuser_core::{AskResult, Status};
 use clap::Args;
 use serde_json::{json, Map, Value};

@@ -4,9 +4,9 @@
 //! answer. Used by `askuser mcp` and `askuser ask`.
 
 use crate::client::Refused;
-use crate::config::{self, Endpoint};
 use crate::lock;
-use crate::serve::{self, Running, ServeOptions};
+use askuser_bridge::config::{self, Endpoint};
+use askuser_bridge::serve::{self, Running, ServeOptions};
 use askuser_core::protocol::{ErrorBody, ErrorCode, QuestionRecord};
 use askuser_core::AskResult;
 use serde_json::Value;
@@ -40,7 +40,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 impl Asker {
     pub fn new(endpoint: Endpoint, rediscover: Option<PathBuf>) -> Asker {
-        let http = Mutex::new(crate::tls::http_client(endpoint.fingerprint));
+        let http = Mutex::new(askuser_bridge::tls::http_client(endpoint.fingerprint));
         Asker { http, endpoint: Mutex::new(endpoint), rediscover, host: None }
     }
 
@@ -57,7 +57,7 @@ impl Asker {
     pub fn set_endpoint(&self, endpoint: Endpoint) {
         let mut current = lock(&self.endpoint);
         if current.fingerprint != endpoint.fingerprint {
-            *lock(&self.http) = crate::tls::http_client(endpoint.fingerprint);
+            *lock(&self.http) = askuser_bridge::tls::http_client(endpoint.fingerprint);
         }
         *current = endpoint;
     }
@@ -142,7 +142,7 @@ impl Asker {
                         .unwrap_or_else(|e| ErrorBody::new(ErrorCode::Internal, format!("the bridge answered {status}: {e}")));
                     return Err(AskError::Refused(Refused { status, body }));
                 }
-                Err(e) => format!("cannot reach the bridge at {}: {}", ep.url, crate::tls::explain(&e)),
+                Err(e) => format!("cannot reach the bridge at {}: {}", ep.url, askuser_bridge::tls::explain(&e)),
             };
             if !retry {
                 return Err(AskError::Unreachable { url: ep.url, message: problem });
@@ -224,7 +224,7 @@ impl Asker {
             .send()
             .await
             // Why, in a sentence (a TLS pin that does not match names both fingerprints).
-            .map_err(|e| AskError::Unreachable { url: ep.url.clone(), message: crate::tls::explain(&e) })?;
+            .map_err(|e| AskError::Unreachable { url: ep.url.clone(), message: askuser_bridge::tls::explain(&e) })?;
         crate::client::read(response).await.map_err(|e| match e.downcast::<Refused>() {
             Ok(r) => AskError::Refused(r),
             Err(e) => AskError::Unreachable { url: ep.url.clone(), message: format!("{e:#}") },

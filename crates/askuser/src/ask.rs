@@ -3,11 +3,11 @@
 use crate::agent::Host;
 use crate::agent::{AskError, Asker};
 use crate::client::BridgeArgs;
-use crate::config::{self, Endpoint};
 use crate::input::read_text;
 use crate::mcp::McpOptions;
-use crate::serve::runtime;
 use crate::term::{err, fail, out, print_json};
+use askuser_bridge::config::{self, Endpoint};
+use askuser_bridge::runtime;
 use askuser_core::dialect::normalize;
 use askuser_core::{AskResult, Format, Limits, Status};
 use clap::Args;

@@ -3,16 +3,18 @@
 
 use crate::ask::{AskArgs, McpArgs, EXIT_INVALID};
 use crate::client::{BridgeArgs, Client, Refused};
-use crate::config;
-use crate::hub::Settings;
 use crate::input::read_text;
-use crate::serve::runtime;
-use crate::serve::{serve, ServeOptions};
-use crate::store::Durability;
 use crate::term::{err, fail, out, print_json};
+use askuser_bridge::config;
+use askuser_bridge::hub::Settings;
+use askuser_bridge::runtime;
+use askuser_bridge::serve::{serve, ServeOptions};
+use askuser_bridge::store::Durability;
+use askuser_bridge::tokens::Scope;
 use askuser_core::dialect::normalize_str;
 use askuser_core::protocol::{AnswerBody, AnswerItem, AnswerSet, QuestionRecord};
 use askuser_core::{AskResult, Format, Limits};
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -336,7 +338,7 @@ pub struct ServeArgs {
     pub open: bool,
     /// The most connections open at once (tabs, agents and requests together); one more
     /// gets a 503. Kept below the open-file limit.
-    #[arg(long, value_name = "N", default_value_t = crate::listen::Limits::default().max_connections, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u64).range(1..), |n| n as usize))]
+    #[arg(long, value_name = "N", default_value_t = askuser_bridge::listen::Limits::default().max_connections, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u64).range(1..), |n| n as usize))]
     pub max_connections: usize,
     /// Start even though the question store was found damaged (truncated, a damaged
     /// write-ahead log, or failing SQLite's integrity check), with what can still be read.
@@ -422,8 +424,8 @@ pub struct NotifyArgs {
 }
 
 impl NotifyArgs {
-    pub fn options(&self, data_dir: &std::path::Path) -> anyhow::Result<crate::notify::NotifyOptions> {
-        use crate::notify::{channels, NotifyOptions, Quiet, Rules};
+    pub fn options(&self, data_dir: &std::path::Path) -> anyhow::Result<askuser_bridge::notify::NotifyOptions> {
+        use askuser_bridge::notify::{channels, NotifyOptions, Quiet, Rules};
         let mut opts = NotifyOptions::default();
         opts.push_services.hosts.extend(self.push_services.iter().cloned());
         opts.push_contact = self.push_contact.clone();
@@ -450,7 +452,7 @@ impl NotifyArgs {
                     let (from, to) = text
                         .split_once('-')
                         .ok_or_else(|| anyhow::anyhow!("--notify-quiet: expected [CHANNEL:]HH:MM-HH:MM (22:00-07:00), got {text:?}"))?;
-                    let utc_offset_minutes = crate::notify::local_offset_minutes();
+                    let utc_offset_minutes = askuser_bridge::notify::local_offset_minutes();
                     Some(Quiet { from: from.trim().into(), to: to.trim().into(), utc_offset_minutes })
                 }
             };
@@ -464,7 +466,7 @@ impl NotifyArgs {
             })?;
             let secret = match &self.notify_webhook_secret {
                 Some(s) => s.clone(),
-                None => crate::notify::channels::webhook_secret(data_dir)?,
+                None => askuser_bridge::notify::channels::webhook_secret(data_dir)?,
             };
             opts.webhook = Some(channels::Webhook { url, secret, rules: rules("webhook")? });
         }
@@ -499,7 +501,7 @@ fn store_url(text: &str) -> Result<String, String> {
     if !(text.starts_with("postgres://") || text.starts_with("postgresql://")) {
         return Err(format!("expected a postgres:// or postgresql:// URL, got {:?}", shown()));
     }
-    crate::store::postgres::parse_url(text).map(|_| text.to_owned()).map_err(|e| format!("{e}, got {:?}", shown()))
+    askuser_bridge::store::postgres::parse_url(text).map(|_| text.to_owned()).map_err(|e| format!("{e}, got {:?}", shown()))
 }
 
 /// Parses `--store` with [`store_url`]. Not a plain function parser: clap would put the
@@ -527,11 +529,11 @@ impl ServeArgs {
         opts.accept_damaged_store = self.accept_damaged_store;
         opts.store = self.store.clone();
         opts.tls = match (&self.tls_cert, &self.tls_key) {
-            (Some(cert), Some(key)) => Some(crate::serve::Tls::Files { cert: cert.clone(), key: key.clone() }),
-            _ => self.tls.then_some(crate::serve::Tls::SelfSigned),
+            (Some(cert), Some(key)) => Some(askuser_bridge::serve::Tls::Files { cert: cert.clone(), key: key.clone() }),
+            _ => self.tls.then_some(askuser_bridge::serve::Tls::SelfSigned),
         };
         opts.names = self.names.clone();
-        opts.public_url = self.public_url.as_deref().map(crate::serve::public_url).transpose()?;
+        opts.public_url = self.public_url.as_deref().map(askuser_bridge::serve::public_url).transpose()?;
         opts.trust_proxy = self.trust_proxy;
         opts.notify = self.notify.options(&opts.data_dir)?;
         opts.durability = match self.durability {
@@ -702,8 +704,8 @@ pub enum TokensAction {
     },
     /// Make a token; it is printed once, on stdout.
     Create {
-        #[arg(long, value_enum)]
-        scope: crate::tokens::Scope,
+        #[arg(long, value_parser = PossibleValuesParser::new(["agent", "device", "admin"]).try_map(|s| s.parse::<Scope>()))]
+        scope: Scope,
         /// What it is for ("phone", "ci-runner-3").
         #[arg(long)]
         name: String,
@@ -732,7 +734,7 @@ async fn pair(client: &Client, name: &str, person: Option<&str>, minutes: u64) -
 }
 
 async fn devices(client: &Client) -> anyhow::Result<()> {
-    let devices: Vec<_> = client.tokens().await?.into_iter().filter(|c| c.scope == crate::tokens::Scope::Device).collect();
+    let devices: Vec<_> = client.tokens().await?.into_iter().filter(|c| c.scope == Scope::Device).collect();
     if devices.is_empty() {
         out!("No devices paired yet: `askuser pair --name phone` pairs one.");
         return Ok(());
@@ -870,7 +872,7 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    fn notify(args: &[&str]) -> anyhow::Result<crate::notify::NotifyOptions> {
+    fn notify(args: &[&str]) -> anyhow::Result<askuser_bridge::notify::NotifyOptions> {
         let dir = tempfile::tempdir()?;
         let cli = Cli::try_parse_from(["askuser", "serve"].iter().chain(args))?;
         let Command::Serve(serve) = cli.command else { panic!("serve") };

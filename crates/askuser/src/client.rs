@@ -1,7 +1,7 @@
 //! A client of a running bridge over HTTP, for the terminal commands.
 
-use crate::config::{self, Endpoint};
 use anyhow::{anyhow, Context};
+use askuser_bridge::config::{self, Endpoint};
 use askuser_core::protocol::{AnswerBody, ErrorBody, QuestionRecord};
 use askuser_core::AskResult;
 use clap::Args;
@@ -27,7 +27,7 @@ pub struct BridgeArgs {
     /// The SHA-256 fingerprint of an https bridge's certificate, as `askuser serve`
     /// printed it (default: $ASKUSER_CERT_FINGERPRINT, else bridge.json).
     #[arg(long, value_name = "SHA256", global = true)]
-    pub cert_fingerprint: Option<crate::tls::Fingerprint>,
+    pub cert_fingerprint: Option<askuser_bridge::tls::Fingerprint>,
 }
 
 impl BridgeArgs {
@@ -59,7 +59,7 @@ pub struct Refused {
 
 impl Client {
     pub fn new(endpoint: Endpoint) -> Client {
-        Client { http: crate::tls::http_client(endpoint.fingerprint), endpoint, name: "cli" }
+        Client { http: askuser_bridge::tls::http_client(endpoint.fingerprint), endpoint, name: "cli" }
     }
 
     /// The same client, answering as `name` (the terminal dialog: "terminal").
@@ -81,7 +81,7 @@ impl Client {
         let response = req
             .send()
             .await
-            .map_err(|e| anyhow::anyhow!("cannot reach the bridge at {}: {}", self.endpoint.url, crate::tls::explain(&e)))?;
+            .map_err(|e| anyhow::anyhow!("cannot reach the bridge at {}: {}", self.endpoint.url, askuser_bridge::tls::explain(&e)))?;
         read(response).await
     }
 
@@ -107,20 +107,20 @@ impl Client {
         self.json(self.request(Method::POST, &format!("/v1/questions/{}/cancel", encode(id))).json(&body)).await
     }
 
-    pub async fn tokens(&self) -> anyhow::Result<Vec<crate::tokens::Credential>> {
+    pub async fn tokens(&self) -> anyhow::Result<Vec<askuser_bridge::tokens::Credential>> {
         self.json(self.request(Method::GET, "/v1/tokens")).await
     }
 
     /// Makes a token; returns it with its credential.
     pub async fn create_token(
         &self,
-        scope: crate::tokens::Scope,
+        scope: askuser_bridge::tokens::Scope,
         name: &str,
         person: Option<&str>,
-    ) -> anyhow::Result<(crate::tokens::Credential, String)> {
+    ) -> anyhow::Result<(askuser_bridge::tokens::Credential, String)> {
         #[derive(serde::Deserialize)]
         struct Made {
-            credential: crate::tokens::Credential,
+            credential: askuser_bridge::tokens::Credential,
             token: String,
         }
         let body = serde_json::json!({"scope": scope, "name": name, "person": person});

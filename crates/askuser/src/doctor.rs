@@ -6,9 +6,9 @@
 //! Everything it prints from files or the bridge goes through [`crate::term`].
 
 use crate::client::BridgeArgs;
-use crate::config::{self, BridgeFile};
 use crate::setup::{self, ClaudeSettings, Host, Installed, Part, DAY_MS, DENY_RULE};
 use crate::term::out;
+use askuser_bridge::config::{self, BridgeFile};
 use clap::Args;
 use reqwest::StatusCode;
 use std::fmt::Display;
@@ -80,7 +80,7 @@ const START: &str = "start one with `askuser serve` (it prints the address to op
 /// `askuser doctor`.
 pub fn run(args: &DoctorArgs) -> ExitCode {
     let mut r = Report::default();
-    crate::serve::runtime().block_on(check(&args.bridge, &mut r));
+    askuser_bridge::runtime().block_on(check(&args.bridge, &mut r));
     out!("{} ok, {} to look at, {} failing", r.ok, r.warn, r.fail);
     if r.fail == 0 {
         ExitCode::SUCCESS
@@ -197,7 +197,7 @@ async fn bridge(r: &mut Report, args: &BridgeArgs, dir: &Path) {
     };
     let file: Option<BridgeFile> = fs::read_to_string(config::bridge_file(dir)).ok().and_then(|t| serde_json::from_str(&t).ok());
     let url = endpoint.url.as_str();
-    let http = match crate::tls::http(endpoint.fingerprint).timeout(Duration::from_secs(5)).build() {
+    let http = match askuser_bridge::tls::http(endpoint.fingerprint).timeout(Duration::from_secs(5)).build() {
         Ok(c) => c,
         Err(e) => return r.fail(format!("cannot make an HTTP client: {e}"), "report this"),
     };

@@ -57,10 +57,10 @@
 //! spreads over lines an object written on one line that it adds a key to, so there a
 //! setup and `--remove` give back the same values, not the same bytes.
 
-use crate::config;
 use crate::mcp::{GEMINI_TOOL, TOOL};
 use crate::term::{err, out};
 use anyhow::{anyhow, bail, Context};
+use askuser_bridge::config;
 use clap::{Args, ValueEnum};
 use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstObjectProp, CstRootNode};
 use serde_json::{json, Map, Value};

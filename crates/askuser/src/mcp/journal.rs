@@ -69,7 +69,7 @@ impl Journal {
         let entries = self.read();
         let entry = entries.get(key)?;
         let fresh = now.saturating_sub(entry.at) < KEEP_MS;
-        (fresh && entry.pid != std::process::id() && !crate::process::alive(entry.pid)).then(|| entry.id.clone())
+        (fresh && entry.pid != std::process::id() && !askuser_bridge::process::alive(entry.pid)).then(|| entry.id.clone())
     }
 
     fn read(&self) -> BTreeMap<String, Entry> {
@@ -92,7 +92,7 @@ impl Journal {
             entries.remove(&oldest);
         }
         let bytes = serde_json::to_vec(&entries).expect("entries serialize");
-        if let Err(e) = crate::config::write_private(&self.file, &bytes) {
+        if let Err(e) = askuser_bridge::config::write_private(&self.file, &bytes) {
             tracing::debug!("cannot note the open call for a restarted host to resume: {e:#}");
         }
     }

@@ -18,9 +18,9 @@ pub mod view;
 pub mod wrap;
 
 use crate::client::BridgeArgs;
-use crate::config::{self, Endpoint};
 use crate::term::fail;
 use app::{Action, App};
+use askuser_bridge::config::{self, Endpoint};
 use askuser_core::client::{Client, Effect, Input};
 use clap::Args;
 use futures_util::{SinkExt, StreamExt};
@@ -69,7 +69,7 @@ pub fn run(args: &TuiArgs) -> ExitCode {
     if let Err(e) = find() {
         return fail(format!("{e:#}"));
     }
-    let outcome = crate::serve::runtime().block_on(session(find, &dir, !args.no_bell));
+    let outcome = askuser_bridge::runtime().block_on(session(find, &dir, !args.no_bell));
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => fail(format!("{e:#}")),
@@ -118,7 +118,7 @@ async fn session(find: impl Fn() -> anyhow::Result<Endpoint>, dir: &Path, bell: 
     let mut link = Link { tx: tx.clone(), socket: None, generation: 0, tick: None };
     let mut app = App::new(bell);
     let mut pending = effects;
-    let stop = crate::serve::terminated();
+    let stop = askuser_bridge::terminated();
     tokio::pin!(stop);
     let mut redraw = tokio::time::interval(Duration::from_secs(1));
     loop {
@@ -303,13 +303,13 @@ impl Link {
 
 /// The browser socket, as a tab opens it: the token in the query, the bridge's own
 /// origin; over TLS when the bridge speaks it, trusting its pinned certificate.
-async fn open(endpoint: &Endpoint) -> anyhow::Result<crate::tls::Socket> {
+async fn open(endpoint: &Endpoint) -> anyhow::Result<askuser_bridge::tls::Socket> {
     endpoint.check()?;
     let base = endpoint.url.trim_end_matches('/');
     let ws = format!("{}/v1/ui?token={}", base.replacen("http", "ws", 1), endpoint.token);
     let mut request = ws.into_client_request()?;
     request.headers_mut().insert("origin", base.parse()?);
-    Ok(tokio::time::timeout(Duration::from_secs(10), crate::tls::websocket(request, endpoint.fingerprint)).await??)
+    Ok(tokio::time::timeout(Duration::from_secs(10), askuser_bridge::tls::websocket(request, endpoint.fingerprint)).await??)
 }
 
 /// Answers given while the bridge was unreachable, kept in the data directory until it

@@ -77,14 +77,6 @@ impl ServeOptions {
     }
 }
 
-/// One thread: a question's hops (agent socket → store → browser sockets → answer →
-/// agent) then never wake another thread. On this 2-core VM that took the bridge's
-/// round trip from 0.93 to 0.57 ms p50 and its CPU from 660 to 430 µs per question
-/// (BENCHMARKS.md, finding 5); 5,000 asks/s on one core is far beyond what people answer.
-pub fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_all().build().expect("a tokio runtime starts")
-}
-
 /// A bridge running in this process.
 pub struct Running {
     pub addr: SocketAddr,
@@ -380,32 +372,6 @@ fn reachable(addr: SocketAddr) -> String {
     SocketAddr::new(ip, addr.port()).to_string()
 }
 
-/// A future that resolves when SIGINT or SIGTERM arrives. The handlers are in place as
-/// soon as this returns, so a signal sent right after the bridge says where it is
-/// (as a test or a supervisor may) stops it cleanly instead of killing it.
-pub fn terminated() -> impl std::future::Future<Output = ()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{signal, SignalKind};
-        let handlers = (signal(SignalKind::terminate()), signal(SignalKind::interrupt()));
-        async move {
-            match handlers {
-                (Ok(mut term), Ok(mut int)) => {
-                    tokio::select! {
-                        _ = term.recv() => {}
-                        _ = int.recv() => {}
-                    }
-                }
-                _ => std::future::pending().await,
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        let _ = tokio::signal::ctrl_c().await;
-    }
-}
-
 /// Opens `url` in the default browser, if there is one.
 pub fn open_browser(url: &str) {
     let program = if cfg!(target_os = "macos") { "open" } else { "xdg-open" };
@@ -418,7 +384,7 @@ pub fn open_browser(url: &str) {
 
 /// `askuser serve`.
 pub async fn serve(opts: ServeOptions, open: bool) -> anyhow::Result<()> {
-    let stop = terminated();
+    let stop = crate::terminated();
     let notify = opts.notify.clone();
     let secret = opts.data_dir.join("notify").join("webhook-secret");
     let running = start(opts).await?;

@@ -236,7 +236,7 @@ fn wal_problem(b: &[u8]) -> Option<String> {
 }
 
 /// `2026-11-22T16:14:18.123Z` for milliseconds since the Unix epoch.
-pub(crate) fn iso8601(ms: u64) -> String {
+pub fn iso8601(ms: u64) -> String {
     let (days, rest) = ((ms / 86_400_000) as i64, ms % 86_400_000);
     // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
     let z = days + 719_468;

@@ -16,7 +16,7 @@ use std::net::IpAddr;
 use std::sync::{Arc, RwLock};
 use tokio::sync::{broadcast, watch};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, clap::ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Scope {
     Admin,
