@@ -378,7 +378,7 @@ async fn finished_agent_sessions_are_forgotten() {
         let bridge = bridge.clone();
         tokio::spawn(async move { bridge.wait("busy").await })
     };
-    bridge.answer("done", &[askuser_core::Selection::option("Yes")], None).await.unwrap();
+    bridge.answer("done", &[askuser_core::Selection::option("Yes")], Default::default()).await.unwrap();
     async fn sessions(bridge: &Bridge) -> Vec<String> {
         let Some(BrowserEvent::Snapshot { agents, .. }) = bridge.snapshot("c").await.unwrap().into_iter().next() else {
             panic!("a snapshot")
@@ -418,7 +418,7 @@ async fn a_snapshot_is_read_part_by_part() {
     let (first, agents, more) = questions(&bridge.snapshot_part("c-1", &mut cursor).await.unwrap().unwrap());
     assert_eq!((first.len(), agents, more), (100, 1, true));
     assert_eq!(first[0], "q-000");
-    bridge.answer("q-150", &[askuser_core::Selection::custom("done")], None).await.unwrap();
+    bridge.answer("q-150", &[askuser_core::Selection::custom("done")], Default::default()).await.unwrap();
     let mut rest = Vec::new();
     while let Some(part) = bridge.snapshot_part("c-1", &mut cursor).await.unwrap() {
         let (ids, agents, _) = questions(&part);

@@ -1761,7 +1761,7 @@ async fn a_damaged_store_is_refused_and_left_as_it_was() {
     opts.addr = "127.0.0.1:0".into();
     opts.token = Some(TOKEN.into());
     let running = start(opts.clone()).await.expect("a crashed store with a sound log starts");
-    assert_eq!(running.bridge.store().counts().await.unwrap(), (300, 0), "every acknowledged ask is back");
+    assert_eq!(running.bridge.counts().await.unwrap(), (300, 0), "every acknowledged ask is back");
     running.stop().await;
 
     // ...but one with a flipped byte is refused, naming the frame, and kept as it was.
@@ -1778,7 +1778,7 @@ async fn a_damaged_store_is_refused_and_left_as_it_was() {
     opts.data_dir = damaged.clone();
     opts.accept_damaged_store = true;
     let running = start(opts).await.expect("--accept-damaged-store starts");
-    let (pending, _) = running.bridge.store().counts().await.unwrap();
+    let (pending, _) = running.bridge.counts().await.unwrap();
     assert!(pending < 300, "what SQLite can read: {pending}");
     running.stop().await;
 

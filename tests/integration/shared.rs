@@ -222,7 +222,11 @@ async fn a_database_restart_loses_nothing_and_the_bridges_resync() {
     until(&mut tab, |e| matches!(e, BrowserEvent::Asked { .. })).await;
 
     // The database crashes and comes back.
+    let store = askuser_bridge::store::Postgres::connect(&url).await.unwrap();
     db.down();
+    let e = askuser_bridge::store::Questions::get(&*store, "before").await.expect_err("no database to ask");
+    assert!(e.is_transient(), "a database that is down may come back, so the error says try again: {e}");
+    assert!(std::error::Error::source(&e).is_some(), "the driver's error is kept: {e:?}");
     let refused = b[1].post("/v1/ask?wait=false").json(&question("while-down")).send().await.unwrap();
     assert!(refused.status().is_server_error(), "an ask while the database is down is refused, not acknowledged");
     let health = b[1].get("/v1/health").send().await.unwrap();
@@ -504,7 +508,7 @@ async fn tls_to_the_database_is_verified_against_the_given_ca() {
 /// once, 50 times: exactly one wins each time, and every loser reads the winner's result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn of_many_concurrent_finishes_exactly_one_wins() {
-    use askuser_bridge::store::{Finished, Postgres, Store};
+    use askuser_bridge::store::{Finished, Postgres, Questions};
     use askuser_core::protocol::QuestionRecord;
     use askuser_core::{AskResult, Request, Selection};
     let db = Cluster::start();
@@ -554,7 +558,7 @@ async fn of_many_concurrent_finishes_exactly_one_wins() {
 /// maker's again replaces keys and rules.
 #[tokio::test]
 async fn a_push_endpoint_is_replaced_only_by_the_credential_that_made_it() {
-    use askuser_bridge::store::{Postgres, Store, StoredSubscription};
+    use askuser_bridge::store::{Deliveries, Postgres, StoredSubscription};
     let db = Cluster::start();
     let url = db.database("push");
     let (a, b) = (Postgres::connect(&url).await.unwrap(), Postgres::connect(&url).await.unwrap());
@@ -584,7 +588,7 @@ async fn a_push_endpoint_is_replaced_only_by_the_credential_that_made_it() {
 /// snapshot's parts are read by index at once, not after autovacuum's next look.
 #[tokio::test]
 async fn a_bridge_refreshes_the_statistics_after_many_new_questions() {
-    use askuser_bridge::store::{Postgres, Store};
+    use askuser_bridge::store::{Postgres, Questions};
     use askuser_core::protocol::QuestionRecord;
     let db = Cluster::start_with(&["autovacuum=off"]);
     let url = db.database("grown");
@@ -653,7 +657,7 @@ async fn a_pairing_code_made_at_one_bridge_is_claimed_once_at_another() {
 /// starts next.
 #[tokio::test]
 async fn approval_rules_and_decisions_are_shared_by_every_bridge() {
-    use askuser_bridge::store::{Postgres, Store, StoredDecision, StoredRule};
+    use askuser_bridge::store::{Postgres, Questions, Store, StoredDecision, StoredRule};
     let db = Cluster::start();
     let url = db.database("approvals");
     let a = Postgres::connect(&url).await.unwrap();

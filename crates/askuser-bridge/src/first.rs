@@ -21,7 +21,7 @@
 //! and nothing is answered twice. Agent text is escaped, never HTML.
 
 use crate::http::App;
-use crate::hub::BridgeError;
+use crate::hub::{Answerer, BridgeError};
 use crate::store::Filter;
 use crate::tokens::{Caller, Scope};
 use askuser_core::approval::{Line, Shown};
@@ -255,8 +255,8 @@ fn gzip(bytes: &[u8]) -> Vec<u8> {
 /// The pending question sets `caller` sees, oldest first.
 async fn waiting(app: &App, caller: &Caller) -> Result<Vec<QuestionRecord>, BridgeError> {
     let viewer = app.security.registry.viewer(caller);
-    let mut records = app.bridge.list(Filter::Pending, 1000).await?;
-    records.retain(|r| r.status == Status::Pending && app.bridge.visible(r, viewer.as_ref()));
+    let mut records = app.bridge.list(Filter::Pending, 1000, viewer.as_ref()).await?;
+    records.retain(|r| r.status == Status::Pending);
     records.sort_by_key(|r| r.created_at);
     Ok(records)
 }
@@ -397,19 +397,16 @@ pub async fn answer(
         );
     };
     let viewer = app.security.registry.viewer(&caller);
-    if app.bridge.sees(&id, viewer.as_ref()).await.is_err() {
+    let Ok(record) = app.bridge.seen(&id, viewer.as_ref()).await else {
         return page(StatusCode::NOT_FOUND, "Unknown question", "This question is not here (it may have been withdrawn).");
-    }
-    let record = match app.bridge.get(&id).await {
-        Ok(r) => r,
-        Err(_) => return page(StatusCode::NOT_FOUND, "Unknown question", "This question is not here (it may have been withdrawn)."),
     };
     let by = format!("page: {}", app.security.registry.label(&caller));
+    let who = Answerer { viewer: viewer.as_ref(), by: Some(&by) };
     let done = if fields.iter().any(|(k, v)| k == "do" && v == "decline") {
-        app.bridge.decline(&id, false, Some(&by)).await
+        app.bridge.decline(&id, false, who).await
     } else {
         let selections: Vec<Selection> = record.request.questions.iter().enumerate().map(|(i, q)| selection(q, i, &fields)).collect();
-        app.bridge.answer(&id, &selections, Some(&by)).await
+        app.bridge.answer(&id, &selections, who).await
     };
     match done {
         Ok(_) => Redirect::to(&format!("/?sent={}", percent(&id))).into_response(),

@@ -13,6 +13,7 @@ use crate::lock;
 use crate::store::{Durability, Filter, Finished, Inserted, Sqlite, Store, StoreError, StoreEvent, StoredDecision, StoredRule};
 use askuser_core::approval::{self, Approval, Decision, Rule};
 use askuser_core::dialect::normalize;
+use askuser_core::inbox;
 use askuser_core::model::Agent;
 use askuser_core::protocol::{
     AgentPresence, BrowserEvent, ErrorBody, ErrorCode, QuestionRecord, Viewer, SNAPSHOT_PART, SNAPSHOT_PART_BYTES,
@@ -160,6 +161,17 @@ pub enum Approving {
 }
 
 /// A question accepted from an agent.
+/// Who acts on a question set: whose question sets they see, and the name their
+/// answer is recorded under. The bridge checks the first itself, so no route can forget.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Answerer<'a> {
+    /// The person (None: no one, who sees every question set: the admin token, a device
+    /// of no one, an answer link sent to whoever the set reached).
+    pub viewer: Option<&'a Viewer>,
+    /// "page: alice's phone (alice)", "cli", a channel's name; None: not named.
+    pub by: Option<&'a str>,
+}
+
 #[derive(Debug, Clone)]
 pub struct Asked {
     pub record: QuestionRecord,
@@ -196,8 +208,6 @@ struct Session {
 
 pub struct Bridge {
     store: Arc<dyn Store>,
-    /// The store is shared with other bridges (it has events).
-    shared: bool,
     /// Questions this bridge is finishing, so a resync does not take them for finished
     /// elsewhere.
     settling: Mutex<HashSet<String>>,
@@ -227,7 +237,6 @@ impl Bridge {
     pub fn with_store(store: Arc<dyn Store>, settings: Settings) -> Arc<Bridge> {
         let (events, _) = broadcast::channel(EVENT_BUFFER);
         Arc::new(Bridge {
-            shared: store.events().is_some(),
             settling: Mutex::new(HashSet::new()),
             clients: Mutex::new(HashMap::new()),
             store,
@@ -253,15 +262,6 @@ impl Bridge {
         self.clock.now_ms()
     }
 
-    pub fn store(&self) -> &dyn Store {
-        &*self.store
-    }
-
-    /// The store, to keep beyond a borrow of the bridge.
-    pub fn store_arc(&self) -> Arc<dyn Store> {
-        self.store.clone()
-    }
-
     /// Arms the timeouts of stored pending questions, prunes old history and starts
     /// the sweeper that withdraws questions whose agent never came back.
     pub async fn start_background(self: &Arc<Self>) -> Result<(), BridgeError> {
@@ -274,7 +274,7 @@ impl Bridge {
         for record in self.store.list(Filter::Pending, usize::MAX).await? {
             self.track(&record, now);
         }
-        if let Some(mut heard) = self.store.events() {
+        if let Some(mut heard) = self.store.shared().map(|s| s.events()) {
             let me = Arc::downgrade(self);
             let mut stop = self.shutdown.subscribe();
             tokio::spawn(async move {
@@ -388,43 +388,43 @@ impl Bridge {
 
     /// When a question for someone reaches everyone else (never: `None`); now for a
     /// question for no one.
-    pub fn escalates_at(&self, record: &QuestionRecord) -> Option<u64> {
-        match record.request.agent.as_ref().and_then(|a| a.assignee.as_ref()) {
+    fn escalates_at(&self, record: &QuestionRecord) -> Option<u64> {
+        match inbox::assignee(record) {
             None => Some(record.created_at),
-            Some(_) => self.settings.escalate_after.map(|d| record.created_at.saturating_add(d.as_millis() as u64)),
+            Some(_) => self.escalate_after().map(|after| record.created_at.saturating_add(after)),
         }
     }
 
-    /// Whether `viewer` sees `record` now: everyone sees a question for no one, and an
-    /// escalated one; a person sees those for them and their teams; a connection that is
-    /// no one (the admin token, a device of no one) sees everything.
+    fn escalate_after(&self) -> Option<u64> {
+        self.settings.escalate_after.map(|d| d.as_millis() as u64)
+    }
+
+    /// Whether `viewer` sees `record` now (the core's rule, [`inbox::sees`], with this
+    /// bridge's escalation and clock).
     pub fn visible(&self, record: &QuestionRecord, viewer: Option<&Viewer>) -> bool {
-        self.seen_from(record, viewer).is_some_and(|at| at <= self.now_ms())
+        inbox::sees(record, viewer, self.escalate_after(), self.now_ms())
     }
 
-    /// From when `viewer` sees `record` (ms; None: never).
+    /// From when `viewer` sees `record` (ms; None: never): [`inbox::seen_from`].
     pub fn seen_from(&self, record: &QuestionRecord, viewer: Option<&Viewer>) -> Option<u64> {
-        let Some(viewer) = viewer else { return Some(record.created_at) };
-        let to = record.request.agent.as_ref().and_then(|a| a.assignee.as_deref());
-        let theirs = to.is_none_or(|to| to == viewer.person || viewer.teams.iter().any(|t| t == to));
-        if theirs {
-            Some(record.created_at)
-        } else {
-            self.escalates_at(record)
+        inbox::seen_from(record, viewer, self.escalate_after())
+    }
+
+    /// Question set `id`, if `viewer` sees it now: one it cannot see is "not found", as
+    /// if it did not exist.
+    pub async fn seen(&self, id: &str, viewer: Option<&Viewer>) -> Result<QuestionRecord, BridgeError> {
+        let record = self.get(id).await?;
+        match self.visible(&record, viewer) {
+            true => Ok(record),
+            false => Err(BridgeError::NotFound(id.to_owned())),
         }
     }
 
-    /// Whether `viewer` may see (and so answer) question `id` now: one it cannot see is
-    /// "not found", as if it did not exist.
-    pub async fn sees(&self, id: &str, viewer: Option<&Viewer>) -> Result<(), BridgeError> {
-        if viewer.is_none() {
-            return Ok(());
-        }
-        let record = self.get(id).await?;
-        if record.status != Status::Pending || self.visible(&record, viewer) {
-            Ok(())
-        } else {
-            Err(BridgeError::NotFound(id.to_owned()))
+    /// Whether an agent waits on question `id` at another bridge sharing the store.
+    async fn attached_elsewhere(&self, id: &str) -> Result<bool, StoreError> {
+        match self.store.shared() {
+            Some(shared) => shared.attached_elsewhere(id).await,
+            None => Ok(false),
         }
     }
 
@@ -438,7 +438,7 @@ impl Bridge {
             .map(|(id, _)| id.clone())
             .collect();
         for id in expired {
-            if self.store.attached_elsewhere(&id).await.unwrap_or(true) {
+            if self.attached_elsewhere(&id).await.unwrap_or(true) {
                 // Its agent waits at another bridge: the grace period starts when it leaves.
                 if let Some(w) = lock(&self.waiting).get_mut(&id) {
                     w.detached_since = Some(now);
@@ -658,8 +658,8 @@ impl Bridge {
         if let Some(sid) = &session {
             self.set_attached(sid, 1);
         }
-        if first && self.shared {
-            if let Err(e) = self.store.attach(id, session.as_deref(), true).await {
+        if let Some(shared) = self.store.shared().filter(|_| first) {
+            if let Err(e) = shared.attach(id, session.as_deref(), true).await {
                 tracing::warn!(%id, "{e}");
             }
         }
@@ -687,22 +687,24 @@ impl Bridge {
         }
     }
 
-    /// A person's answer. Sending the same answer again returns the stored result.
-    pub async fn answer(&self, id: &str, selections: &[Selection], by: Option<&str>) -> Result<AskResult, BridgeError> {
-        let record = self.store.get(id).await?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
+    /// A person's answer, if they see the question set (else "not found"). Sending the
+    /// same answer again returns the stored result.
+    pub async fn answer(&self, id: &str, selections: &[Selection], who: Answerer<'_>) -> Result<AskResult, BridgeError> {
+        let record = self.seen(id, who.viewer).await?;
         let answers = resolve(&record.request.questions, selections).map_err(BridgeError::Invalid)?;
         let result = AskResult::answered(id, &record.request, answers, self.now_ms());
-        self.finish(record, result, by).await
+        self.finish(record, result, who.by).await
     }
 
-    /// A person declines; with `chat`, because they would rather talk it over.
-    pub async fn decline(&self, id: &str, chat: bool, by: Option<&str>) -> Result<AskResult, BridgeError> {
-        if !chat {
-            return self.close(id, Status::Cancelled, by).await;
-        }
-        let record = self.store.get(id).await?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))?;
-        let result = AskResult::chat(id, &record.request, self.now_ms());
-        self.finish(record, result, by).await
+    /// A person declines, if they see the question set (else "not found"); with `chat`,
+    /// because they would rather talk it over.
+    pub async fn decline(&self, id: &str, chat: bool, who: Answerer<'_>) -> Result<AskResult, BridgeError> {
+        let record = self.seen(id, who.viewer).await?;
+        let result = match chat {
+            true => AskResult::chat(id, &record.request, self.now_ms()),
+            false => AskResult::unanswered(id, &record.request, Status::Cancelled, self.now_ms()),
+        };
+        self.finish(record, result, who.by).await
     }
 
     /// Ends a question without an answer: `Cancelled` (a person declined),
@@ -743,7 +745,7 @@ impl Bridge {
         let late = !delivered && result.status == Status::Answered && !self.settings.on_late_answer.is_empty();
         // Run once: only the bridge whose answer won runs it, and not when an agent
         // waits at another bridge (it gets the answer there).
-        if late && !self.store.attached_elsewhere(&id).await.unwrap_or(false) {
+        if late && !self.attached_elsewhere(&id).await.unwrap_or(false) {
             crate::late::run(&self.settings.on_late_answer, &record, &result);
         }
         Ok(result)
@@ -757,14 +759,9 @@ impl Bridge {
         let tracked = waiting.is_some();
         let mut delivered = false;
         if let Some(w) = waiting {
-            if self.shared && !w.senders.is_empty() {
+            if self.store.shared().is_some() && !w.senders.is_empty() {
                 // No agent waits on it here any more (their waits end with the result).
-                let (store, id, session) = (self.store.clone(), id.to_owned(), w.session.clone());
-                tokio::spawn(async move {
-                    if let Err(e) = store.attach(&id, session.as_deref(), false).await {
-                        tracing::warn!(%id, "{e}");
-                    }
-                });
+                detach_elsewhere(self.store.clone(), id.to_owned(), w.session.clone());
             }
             for (_, tx) in w.senders {
                 delivered |= tx.send(result.clone()).is_ok();
@@ -831,7 +828,8 @@ impl Bridge {
     /// Compares what this bridge tracks with the store: adopts what others asked and
     /// settles what others finished, whether or not their events arrived.
     async fn resync(self: &Arc<Self>) {
-        let pending = match self.store.pending_ids().await {
+        let Some(shared) = self.store.shared() else { return };
+        let pending = match shared.pending_ids().await {
             Ok(p) => p,
             Err(e) => return tracing::warn!("cannot resync with the store: {e}"),
         };
@@ -849,7 +847,11 @@ impl Bridge {
 
     /// Which agent sessions wait at other bridges, and tabs told of every change.
     async fn refresh_presence(&self) {
-        let elsewhere = match self.store.sessions_elsewhere().await {
+        let elsewhere = match self.store.shared().map(|s| s.sessions_elsewhere()) {
+            Some(found) => found.await,
+            None => Ok(HashSet::new()),
+        };
+        let elsewhere = match elsewhere {
             Ok(e) => e,
             Err(e) => return tracing::warn!("cannot read the agents waiting at other bridges: {e}"),
         };
@@ -873,8 +875,47 @@ impl Bridge {
         self.store.get(id).await?.ok_or_else(|| BridgeError::NotFound(id.to_owned()))
     }
 
-    pub async fn list(&self, filter: Filter, limit: usize) -> Result<Vec<QuestionRecord>, BridgeError> {
-        Ok(self.store.list(filter, limit).await?)
+    /// Final question sets, most recently finished first, from `offset`; with `search`,
+    /// only those containing it. History: everyone sees it.
+    pub async fn history(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<QuestionRecord>, BridgeError> {
+        Ok(self.store.history(search, offset, limit).await?)
+    }
+
+    /// How many question sets are `(pending, final)`.
+    pub async fn counts(&self) -> Result<(usize, usize), BridgeError> {
+        Ok(self.store.counts().await?)
+    }
+
+    /// Whether the store can take writes; `Err` says why not.
+    pub async fn health(&self) -> Result<(), String> {
+        self.store.health().await
+    }
+
+    /// Every approval rule, oldest first.
+    pub async fn rules(&self) -> Result<Vec<StoredRule>, BridgeError> {
+        Ok(self.store.rules().await?)
+    }
+
+    /// Keeps approval rule `rule`: it decides from now on.
+    pub async fn add_rule(&self, rule: &StoredRule) -> Result<(), BridgeError> {
+        Ok(self.store.add_rule(rule).await?)
+    }
+
+    /// Forgets rule `id` (whether there was one): its requests are asked again.
+    pub async fn remove_rule(&self, id: &str) -> Result<bool, BridgeError> {
+        Ok(self.store.remove_rule(id).await?)
+    }
+
+    /// The audit log's newest `limit` decisions, newest first.
+    pub async fn decisions(&self, limit: usize) -> Result<Vec<StoredDecision>, BridgeError> {
+        Ok(self.store.decisions(limit).await?)
+    }
+
+    /// Up to `limit` question sets, newest first, of those `viewer` sees now.
+    pub async fn list(&self, filter: Filter, limit: usize, viewer: Option<&Viewer>) -> Result<Vec<QuestionRecord>, BridgeError> {
+        let mut records = self.store.list(filter, limit).await?;
+        records.retain(|r| self.visible(r, viewer));
+        Ok(records)
     }
 
     /// Subscribe first, then take the snapshot, so no event falls between the two.
@@ -968,13 +1009,8 @@ impl Drop for Detach<'_> {
                 left = true;
             }
         }
-        if left && self.bridge.shared {
-            let (store, id, session) = (self.bridge.store.clone(), self.id.to_owned(), self.session.clone());
-            tokio::spawn(async move {
-                if let Err(e) = store.attach(&id, session.as_deref(), false).await {
-                    tracing::warn!(%id, "{e}");
-                }
-            });
+        if left && self.bridge.store.shared().is_some() {
+            detach_elsewhere(self.bridge.store.clone(), self.id.to_owned(), self.session.clone());
         }
         if let Some(sid) = &self.session {
             self.bridge.set_attached(sid, -1);
@@ -1001,6 +1037,18 @@ impl Drop for Settling<'_> {
     }
 }
 
+/// Tells the bridges sharing `store` that no agent of `session` waits on question `id`
+/// here any more, without holding up the caller.
+fn detach_elsewhere(store: Arc<dyn Store>, id: String, session: Option<String>) {
+    tokio::spawn(async move {
+        if let Some(shared) = store.shared() {
+            if let Err(e) = shared.attach(&id, session.as_deref(), false).await {
+                tracing::warn!(%id, "{e}");
+            }
+        }
+    });
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1015,5 +1063,28 @@ mod tests {
         // The caller goes away while the write waits (a closed socket, a cancelled request).
         assert!(tokio::time::timeout(Duration::from_millis(10), write).await.is_err());
         assert!(lock(&settling).is_empty(), "a resync may settle q1 again");
+    }
+
+    /// Visibility is the bridge's to decide, not each route's: an answer or a decline
+    /// from someone who does not see a question set is "not found", and leaves it pending.
+    #[tokio::test]
+    async fn someone_who_does_not_see_a_question_set_cannot_answer_or_decline_it() {
+        let bridge = Bridge::new(Sqlite::open_in_memory().unwrap(), Settings::default());
+        let ask = serde_json::json!({"id": "q", "question": "Ship?", "choices": ["Yes", "No"],
+            "agent": {"name": "ci", "assignee": "alice"}});
+        bridge.ask(&ask).await.unwrap();
+        let bob = Viewer { person: "bob".into(), teams: vec![] };
+        let as_bob = Answerer { viewer: Some(&bob), by: Some("bob's phone") };
+        let yes = [Selection::option("Yes")];
+        assert!(matches!(bridge.answer("q", &yes, as_bob).await, Err(BridgeError::NotFound(_))));
+        assert!(matches!(bridge.decline("q", false, as_bob).await, Err(BridgeError::NotFound(_))));
+        assert!(matches!(bridge.seen("q", Some(&bob)).await, Err(BridgeError::NotFound(_))));
+        assert!(bridge.list(Filter::Pending, 10, Some(&bob)).await.unwrap().is_empty());
+        assert_eq!(bridge.get("q").await.unwrap().status, Status::Pending);
+        let alice = Viewer { person: "alice".into(), teams: vec![] };
+        let result = bridge.answer("q", &yes, Answerer { viewer: Some(&alice), by: Some("alice's phone") }).await.unwrap();
+        assert!(result.answered);
+        // Answered, it is history, which bob sees.
+        assert_eq!(bridge.seen("q", Some(&bob)).await.unwrap().status, Status::Answered);
     }
 }

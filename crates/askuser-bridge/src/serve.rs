@@ -93,6 +93,8 @@ pub struct Running {
     /// This bridge's claim on its data directory, released when it stops.
     _lock: std::fs::File,
     data_dir: PathBuf,
+    /// The store, let go (a shared one's claims) once the server stopped.
+    store: Arc<dyn crate::store::Store>,
     /// The SQLite store's recorded state (none for a shared store).
     store_state: Option<crate::damage::State>,
 }
@@ -108,7 +110,7 @@ impl Running {
         self.bridge.shut_down();
         let _ = self.stop.send(true);
         let _ = tokio::time::timeout(std::time::Duration::from_secs(5), self.server).await;
-        self.bridge.store().close().await;
+        self.store.close().await;
         if let Some(state) = self.store_state {
             let clean = crate::damage::State { clean: true, ..state };
             if let Err(e) = crate::damage::write_state(&self.data_dir, clean) {
@@ -207,7 +209,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     config::ensure_dir(&opts.data_dir)?;
     let lock = lock_dir(&opts.data_dir)?;
     let token = config::token(opts.token.as_deref(), &opts.data_dir)?;
-    let (bridge, store_state) = match &opts.store {
+    let (store, store_state): (Arc<dyn crate::store::Store>, _) = match &opts.store {
         Some(url) => {
             let store = crate::store::Postgres::connect(url).await?;
             tracing::info!(
@@ -215,7 +217,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
                 crate::config::redact(crate::config::Secret::Store(url)),
                 store.bridge_id()
             );
-            (Bridge::with_store(store, opts.settings.clone()), None)
+            (store, None)
         }
         None => {
             let db = opts.data_dir.join(crate::damage::DB);
@@ -226,9 +228,10 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
             }
             crate::damage::check(crate::store::Sqlite::check(&db, !clean), !clean, &opts.data_dir, opts.accept_damaged_store)?;
             private_store_files(&db)?;
-            (Bridge::open(&db, opts.durability, opts.settings.clone())?, Some(state))
+            (Arc::new(crate::store::Sqlite::open(&db, opts.durability)?), Some(state))
         }
     };
+    let bridge = Bridge::with_store(store.clone(), opts.settings.clone());
     bridge.start_background().await?;
     // Refused before binding when the address says so, after it for a host name.
     let literal = opts.addr.parse::<SocketAddr>().ok();
@@ -259,9 +262,9 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         None => None,
     };
     let scheme = if acceptor.is_some() { "https" } else { "http" };
-    let registry = Arc::new(crate::tokens::Registry::load(bridge.store()).await?);
+    let registry = Arc::new(crate::tokens::Registry::load(store.clone()).await?);
     let people = registry.clone();
-    if let Some(heard) = bridge.store().events() {
+    if let Some(heard) = store.shared().map(|s| s.events()) {
         reload_credentials(bridge.clone(), registry.clone(), heard);
     }
     let mut security = Security::new(token.clone(), registry, addr, scheme, &opts.names, &opts.allow_origins);
@@ -278,8 +281,8 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         .clone()
         .or_else(|| opts.names.first().map(|n| format!("{scheme}://{}", http::host_port(n, addr.port()))))
         .unwrap_or_else(|| url.clone());
-    let vapid = crate::notify::push::Vapid::for_store(bridge.store(), &opts.data_dir, &opts.notify.push_contact).await?;
-    let notifier = crate::notify::Notifier::start(bridge.clone(), people, opts.notify.clone(), vapid, base);
+    let vapid = crate::notify::push::Vapid::for_store(&*store, &opts.data_dir, &opts.notify.push_contact).await?;
+    let notifier = crate::notify::Notifier::start(bridge.clone(), store.clone(), people, opts.notify.clone(), vapid, base);
     let app = App { bridge: bridge.clone(), security: Arc::new(security), notifier };
     let (stop, stopped) = watch::channel(false);
     let router = http::router(app);
@@ -304,6 +307,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         server,
         _lock: lock,
         data_dir: opts.data_dir,
+        store,
         store_state,
     })
 }
@@ -324,7 +328,7 @@ fn reload_credentials(
             };
             match event {
                 Ok(StoreEvent::Credentials | StoreEvent::Resync) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {
-                    if let Err(e) = registry.reload(bridge.store()).await {
+                    if let Err(e) = registry.reload().await {
                         tracing::warn!("cannot read the credentials: {e}");
                     }
                 }

@@ -90,6 +90,8 @@ pub fn hash(token: &str) -> String {
 
 /// The credentials in force, by hash, kept in step with the store.
 pub struct Registry {
+    /// Where credentials and teams are kept: only the registry reads and writes them.
+    store: Arc<dyn Store>,
     by_hash: RwLock<HashMap<String, Credential>>,
     /// Each person's teams.
     teams: RwLock<HashMap<String, Vec<String>>>,
@@ -109,21 +111,23 @@ impl std::fmt::Debug for Registry {
 }
 
 impl Registry {
-    pub async fn load(store: &dyn Store) -> Result<Registry, StoreError> {
+    /// The credentials and teams kept in `store`, which the registry alone uses for them.
+    pub async fn load(store: Arc<dyn Store>) -> Result<Registry, StoreError> {
         let by_hash = store.credentials().await?.into_iter().filter(|c| c.revoked_at.is_none()).map(|c| (c.hash.clone(), c)).collect();
         let registry = Registry {
+            store,
             by_hash: RwLock::new(by_hash),
             teams: RwLock::default(),
             revoked: broadcast::channel(16).0,
             teams_changed: watch::Sender::new(()),
         };
-        registry.load_teams(store).await?;
+        registry.load_teams().await?;
         Ok(registry)
     }
 
-    async fn load_teams(&self, store: &dyn Store) -> Result<(), StoreError> {
+    async fn load_teams(&self) -> Result<(), StoreError> {
         let mut teams: HashMap<String, Vec<String>> = HashMap::new();
-        for (person, team) in store.teams().await? {
+        for (person, team) in self.store.teams().await? {
             teams.entry(person).or_default().push(team);
         }
         let mut held = self.teams.write().unwrap_or_else(std::sync::PoisonError::into_inner);
@@ -135,8 +139,8 @@ impl Registry {
     }
 
     /// Makes `teams` the teams `person` is in, here and in the store.
-    pub async fn set_teams(&self, store: &dyn Store, person: &str, teams: Vec<String>) -> Result<(), StoreError> {
-        store.set_teams(person, &teams).await?;
+    pub async fn set_teams(&self, person: &str, teams: Vec<String>) -> Result<(), StoreError> {
+        self.store.set_teams(person, &teams).await?;
         self.teams.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(person.to_owned(), teams);
         self.teams_changed.send_replace(());
         Ok(())
@@ -187,9 +191,9 @@ impl Registry {
 
     /// Reads the credentials again (another bridge sharing the store made or revoked
     /// one): the new ones work here now, and the sockets of revoked ones close.
-    pub async fn reload(&self, store: &dyn Store) -> Result<(), StoreError> {
+    pub async fn reload(&self) -> Result<(), StoreError> {
         let fresh: HashMap<String, Credential> =
-            store.credentials().await?.into_iter().filter(|c| c.revoked_at.is_none()).map(|c| (c.hash.clone(), c)).collect();
+            self.store.credentials().await?.into_iter().filter(|c| c.revoked_at.is_none()).map(|c| (c.hash.clone(), c)).collect();
         let gone: Vec<String> = {
             let mut by_hash = self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner);
             let gone = by_hash.values().filter(|c| !fresh.contains_key(&c.hash)).map(|c| c.id.clone()).collect();
@@ -199,7 +203,7 @@ impl Registry {
         for id in gone {
             let _ = self.revoked.send(id);
         }
-        self.load_teams(store).await
+        self.load_teams().await
     }
 
     /// The credential `token` is, if any (the token is hashed first, so the lookup
@@ -210,14 +214,7 @@ impl Registry {
     }
 
     /// Makes a credential; returns it with its token (shown this once).
-    pub async fn create(
-        &self,
-        store: &dyn Store,
-        scope: Scope,
-        name: &str,
-        person: Option<&str>,
-        now: u64,
-    ) -> Result<(Credential, String), StoreError> {
+    pub async fn create(&self, scope: Scope, name: &str, person: Option<&str>, now: u64) -> Result<(Credential, String), StoreError> {
         let token = crate::config::random_hex(32);
         let credential = Credential {
             id: format!("{}-{}", scope.as_str(), crate::config::random_hex(4)),
@@ -228,9 +225,31 @@ impl Registry {
             revoked_at: None,
             person: person.map(str::to_owned),
         };
-        store.add_credential(&credential).await?;
+        self.store.add_credential(&credential).await?;
         self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner).insert(credential.hash.clone(), credential.clone());
         Ok((credential, token))
+    }
+
+    /// Every credential, revoked ones too.
+    pub async fn credentials(&self) -> Result<Vec<Credential>, StoreError> {
+        self.store.credentials().await
+    }
+
+    /// Keeps pairing code `code` where every bridge sharing the store can take it; false:
+    /// the store is not shared (keep it in [`Pairings`]).
+    pub async fn share_pairing(&self, code: &str, paired: &Paired, expires_at: u64) -> Result<bool, StoreError> {
+        match self.store.shared() {
+            Some(shared) => shared.put_pairing(&hash(code), paired, expires_at).await.map(|()| true),
+            None => Ok(false),
+        }
+    }
+
+    /// Takes a code [`Registry::share_pairing`] kept, once, at any bridge.
+    pub async fn take_shared_pairing(&self, code: &str) -> Result<Option<(Paired, u64)>, StoreError> {
+        match self.store.shared() {
+            Some(shared) => shared.take_pairing(&hash(code)).await,
+            None => Ok(None),
+        }
     }
 
     /// Whether credential `id` is in force (not revoked).
@@ -241,9 +260,9 @@ impl Registry {
     /// Revokes credential `id`: its next request is refused, its sockets close now, and
     /// its push subscriptions are forgotten (its answer links stop working: see
     /// [`Registry::in_force`]).
-    pub async fn revoke(&self, store: &dyn Store, id: &str, now: u64) -> Result<bool, StoreError> {
-        let revoked = store.revoke_credential(id, now).await?;
-        store.remove_subscriptions_of(id).await?;
+    pub async fn revoke(&self, id: &str, now: u64) -> Result<bool, StoreError> {
+        let revoked = self.store.revoke_credential(id, now).await?;
+        self.store.remove_subscriptions_of(id).await?;
         self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|_, c| c.id != id);
         if revoked {
             let _ = self.revoked.send(id.to_owned());
@@ -529,26 +548,27 @@ mod tests {
 
     #[tokio::test]
     async fn a_token_is_stored_only_as_its_hash_and_revoking_it_takes_effect_at_once() {
-        let store = crate::store::Sqlite::open_in_memory().unwrap();
-        let registry = Registry::load(&store).await.unwrap();
-        let (device, token) = registry.create(&store, Scope::Device, "phone", Some("alice"), 1).await.unwrap();
+        let sqlite = Arc::new(crate::store::Sqlite::open_in_memory().unwrap());
+        let store: Arc<dyn Store> = sqlite.clone();
+        let registry = Registry::load(store.clone()).await.unwrap();
+        let (device, token) = registry.create(Scope::Device, "phone", Some("alice"), 1).await.unwrap();
         assert_eq!(registry.find(&token), Some(Caller { scope: Scope::Device, id: Some(device.id.clone()) }));
         let viewer = |r: &Registry| r.viewer(&Caller { scope: Scope::Device, id: Some(device.id.clone()) });
         assert_eq!(viewer(&registry).map(|v| (v.person, v.teams)), Some(("alice".into(), vec![])));
-        registry.set_teams(&store, "alice", vec!["db".into()]).await.unwrap();
-        assert_eq!(viewer(&Registry::load(&store).await.unwrap()).unwrap().teams, ["db"], "teams are stored");
+        registry.set_teams("alice", vec!["db".into()]).await.unwrap();
+        assert_eq!(viewer(&Registry::load(store.clone()).await.unwrap()).unwrap().teams, ["db"], "teams are stored");
         assert_eq!(registry.viewer(&Caller { scope: Scope::Admin, id: None }), None, "the admin token is no one");
         assert!(registry.find("wrong").is_none());
-        let stored = store.credentials().unwrap();
+        let stored = sqlite.credentials().unwrap();
         assert_eq!(stored[0].hash, hash(&token));
         assert_ne!(stored[0].hash, token);
         // A new registry (a restart) knows it too.
-        assert!(Registry::load(&store).await.unwrap().find(&token).is_some());
+        assert!(Registry::load(store.clone()).await.unwrap().find(&token).is_some());
         let gone = registry.revocation(Some(device.id.clone()));
-        assert!(registry.revoke(&store, &device.id, 2).await.unwrap());
+        assert!(registry.revoke(&device.id, 2).await.unwrap());
         tokio::time::timeout(std::time::Duration::from_secs(1), gone).await.expect("the revocation is heard");
         assert!(registry.find(&token).is_none());
-        assert!(Registry::load(&store).await.unwrap().find(&token).is_none(), "revoked for good");
-        assert!(!registry.revoke(&store, &device.id, 3).await.unwrap(), "once");
+        assert!(Registry::load(store.clone()).await.unwrap().find(&token).is_none(), "revoked for good");
+        assert!(!registry.revoke(&device.id, 3).await.unwrap(), "once");
     }
 }

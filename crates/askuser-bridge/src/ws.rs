@@ -15,7 +15,7 @@
 //! keeps flooding is closed. Idle sockets are pinged; one that sends nothing, not even a
 //! pong, for two ping periods is half-open and is dropped.
 
-use crate::hub::{Bridge, BridgeError};
+use crate::hub::{Answerer, Bridge, BridgeError};
 use crate::tokens::ViewerWatch;
 use askuser_core::protocol::Viewer;
 use askuser_core::protocol::{
@@ -431,27 +431,21 @@ async fn on_browser_message(bridge: &Bridge, msg: BrowserMessage, client: &str, 
             let limit = limit.clamp(1, HISTORY_PAGE);
             let search = search.filter(|s| !s.trim().is_empty());
             // One more than asked says whether older ones follow.
-            return Some(match bridge.store().history(search.as_deref(), offset, limit + 1).await {
+            return Some(match bridge.history(search.as_deref(), offset, limit + 1).await {
                 Ok(mut records) => {
                     let more = records.len() > limit;
                     records.truncate(limit);
                     BrowserEvent::History { reference, records, offset, more }
                 }
-                Err(e) => BrowserEvent::Error(Refused { reference, id: None, error: BridgeError::from(e).body() }),
+                Err(e) => BrowserEvent::Error(Refused { reference, id: None, error: e.body() }),
             });
         }
         BrowserMessage::Answer { reference, id, answers } => {
-            let r = match bridge.sees(&id, viewer).await {
-                Ok(()) => bridge.answer(&id, &answers, Some(client)).await,
-                Err(e) => Err(e),
-            };
+            let r = bridge.answer(&id, &answers, Answerer { viewer, by: Some(client) }).await;
             (reference, id, r)
         }
         BrowserMessage::Cancel { reference, id, chat } => {
-            let r = match bridge.sees(&id, viewer).await {
-                Ok(()) => bridge.decline(&id, chat, Some(client)).await,
-                Err(e) => Err(e),
-            };
+            let r = bridge.decline(&id, chat, Answerer { viewer, by: Some(client) }).await;
             (reference, id, r)
         }
     };

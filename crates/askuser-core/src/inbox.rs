@@ -97,6 +97,32 @@ pub fn assignee(record: &QuestionRecord) -> Option<&str> {
     record.request.agent.as_ref()?.assignee.as_deref()
 }
 
+/// Whether `viewer` is who `record` is for: everyone, for a question for no one; the
+/// person, or a member of the team, it names.
+pub fn is_for(record: &QuestionRecord, viewer: &Viewer) -> bool {
+    assignee(record).is_none_or(|to| to == viewer.person || viewer.teams.iter().any(|t| t == to))
+}
+
+/// From when (ms) `viewer` sees pending question set `record`, or never (`None`). The
+/// bridge's one rule of who sees what, so every route, socket and notice applies the
+/// same: a viewer who is no one (the admin token, a device of no one) sees everything
+/// from its start; a person sees a question set for no one, for them or for a team of
+/// theirs from its start, and anyone else's once it escalates (`escalate_after` ms after
+/// it was asked; never without it). A closed set is history, which everyone sees.
+pub fn seen_from(record: &QuestionRecord, viewer: Option<&Viewer>, escalate_after: Option<u64>) -> Option<u64> {
+    match viewer {
+        Some(viewer) if record.status == Status::Pending && !is_for(record, viewer) => {
+            escalate_after.map(|after| record.created_at.saturating_add(after))
+        }
+        _ => Some(record.created_at),
+    }
+}
+
+/// Whether `viewer` sees `record` at `now` (ms): see [`seen_from`].
+pub fn sees(record: &QuestionRecord, viewer: Option<&Viewer>, escalate_after: Option<u64>, now: u64) -> bool {
+    seen_from(record, viewer, escalate_after).is_some_and(|at| at <= now)
+}
+
 /// A question set in one line, for lists and notices: its first question's first
 /// line, or an approval's tool and what it would do ("Bash: rm -rf build").
 pub fn headline(request: &crate::Request) -> String {
@@ -363,7 +389,7 @@ impl Inbox {
         match show {
             Show::All => true,
             Show::Mine => to == Some(viewer.person.as_str()),
-            Show::Team => to.is_some_and(|to| to == viewer.person || viewer.teams.iter().any(|t| t == to)),
+            Show::Team => to.is_some() && is_for(record, viewer),
         }
     }
 
@@ -487,6 +513,33 @@ mod tests {
     fn answered(id: &str, by: &str) -> serde_json::Value {
         json!({"type": "answered", "id": id, "by": by, "result": {"id": id, "status": "answered", "answered": true, "answeredAt": 9,
             "answers": [{"question": format!("{id}?"), "answer": "yes", "selectedOptions": [], "custom": "yes", "wasCustom": true}]}})
+    }
+
+    #[test]
+    fn who_sees_a_question_set_and_from_when() {
+        let for_ = |to: Option<&str>, status: &str| -> QuestionRecord {
+            let mut r = record("q", "a", "s", 1_000);
+            r["status"] = json!(status);
+            if let Some(to) = to {
+                r["request"]["agent"]["assignee"] = json!(to);
+            }
+            serde_json::from_value(r).unwrap()
+        };
+        let alice = Viewer { person: "alice".into(), teams: vec!["db".into()] };
+        let hour = Some(3_600_000);
+        // No one's, hers, her team's: from the start.
+        for to in [None, Some("alice"), Some("db")] {
+            assert_eq!(seen_from(&for_(to, "pending"), Some(&alice), None), Some(1_000), "{to:?}");
+        }
+        // Bob's: once it escalates, never without escalation; a viewer who is no one sees it.
+        let bobs = for_(Some("bob"), "pending");
+        assert_eq!(seen_from(&bobs, Some(&alice), hour), Some(3_601_000));
+        assert_eq!(seen_from(&bobs, Some(&alice), None), None);
+        assert_eq!(seen_from(&bobs, None, None), Some(1_000));
+        assert!(!sees(&bobs, Some(&alice), hour, 3_600_999));
+        assert!(sees(&bobs, Some(&alice), hour, 3_601_000));
+        // Closed, it is history: everyone sees it.
+        assert!(sees(&for_(Some("bob"), "answered"), Some(&alice), None, 1_000));
     }
 
     fn snapshot() -> Inbox {

@@ -8,6 +8,7 @@
 //! 128 random bits, kept only as their SHA-256.
 
 use crate::http::App;
+use crate::hub::Answerer;
 use crate::store::{LinkUse, StoredLink};
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::{Selection, Status};
@@ -20,7 +21,7 @@ const CSP: &str = "default-src 'none'; style-src 'unsafe-inline'; form-action 's
 
 /// `GET /a/KEY`: what the link would answer, and a button to send it.
 pub async fn show(State(app): State<App>, Path(key): Path<String>) -> Response {
-    let found = app.bridge.store().link(&crate::tokens::hash(&key)).await;
+    let found = app.notifier.link(&key).await;
     let (link, used) = match found {
         Ok(Some(found)) => found,
         Ok(None) => return unknown(),
@@ -44,7 +45,7 @@ pub async fn show(State(app): State<App>, Path(key): Path<String>) -> Response {
 /// `POST /a/KEY`: uses the link and answers. 200 answered, 404 unknown, 409 the
 /// question closed, 410 used, expired or revoked.
 pub async fn answer(State(app): State<App>, Path(key): Path<String>) -> Response {
-    let link = match app.bridge.store().use_link(&crate::tokens::hash(&key), app.bridge.now_ms()).await {
+    let link = match app.notifier.use_link(&key).await {
         Ok(LinkUse::Fresh(link)) => link,
         Ok(LinkUse::Used) => return used_already(),
         Ok(LinkUse::Expired) => return expired(),
@@ -55,7 +56,7 @@ pub async fn answer(State(app): State<App>, Path(key): Path<String>) -> Response
         Ok(found) => found,
         Err(refusal) => return refusal,
     };
-    match app.bridge.answer(&record.id, &[Selection::option(label.clone())], Some(&link.channel)).await {
+    match app.bridge.answer(&record.id, &[Selection::option(label.clone())], Answerer { viewer: None, by: Some(&link.channel) }).await {
         Ok(_) => page(StatusCode::OK, "Answered", &format!("Sent “{}”. The agent has your answer.", escape(&label)), None),
         Err(_) => closed(&app, &record.id).await,
     }

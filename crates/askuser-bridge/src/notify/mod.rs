@@ -15,7 +15,7 @@ pub mod push;
 
 use crate::hub::Bridge;
 use crate::lock;
-use crate::store::{StoredLink, StoredSubscription};
+use crate::store::{LinkUse, Store, StoreError, StoredLink, StoredSubscription};
 use askuser_core::approval::{ALLOW, DENY};
 use askuser_core::protocol::{BrowserEvent, QuestionRecord};
 use askuser_core::Status;
@@ -218,6 +218,9 @@ pub struct LinkedOption {
 
 pub struct Notifier {
     bridge: Arc<Bridge>,
+    /// Where deliveries are kept (subscriptions, links, what reached whom): only the
+    /// notifier reads and writes them.
+    store: Arc<dyn Store>,
     /// Whose each device is: a question for someone else reaches it when it escalates.
     registry: Arc<crate::tokens::Registry>,
     options: NotifyOptions,
@@ -237,6 +240,7 @@ impl Notifier {
     /// Starts listening to `bridge`; links point to `base` (`https://host:port`).
     pub fn start(
         bridge: Arc<Bridge>,
+        store: Arc<dyn Store>,
         registry: Arc<crate::tokens::Registry>,
         options: NotifyOptions,
         vapid: push::Vapid,
@@ -244,6 +248,7 @@ impl Notifier {
     ) -> Arc<Notifier> {
         let notifier = Arc::new(Notifier {
             bridge: bridge.clone(),
+            store,
             registry,
             options,
             vapid,
@@ -282,14 +287,57 @@ impl Notifier {
         &self.options
     }
 
+    /// The push subscriptions credential `whose` made (None: the admin token's).
+    pub async fn subscriptions_of(&self, whose: Option<&str>) -> Result<Vec<StoredSubscription>, StoreError> {
+        Ok(self.store.subscriptions().await?.into_iter().filter(|s| s.credential.as_deref() == whose).collect())
+    }
+
+    /// Keeps push subscription `sub`; false: another credential holds its endpoint
+    /// ([`crate::store::Deliveries::add_subscription`]).
+    pub async fn subscribe(&self, sub: &StoredSubscription) -> Result<bool, StoreError> {
+        self.store.add_subscription(sub).await
+    }
+
+    /// Forgets the subscription at `endpoint` (only credential `whose`'s, when given).
+    pub async fn unsubscribe(&self, endpoint: &str, whose: Option<Option<&str>>) -> Result<bool, StoreError> {
+        self.store.remove_subscription(endpoint, whose).await
+    }
+
+    /// The answer link whose key is `key`, and whether it was used, without using it.
+    pub async fn link(&self, key: &str) -> Result<Option<(StoredLink, bool)>, StoreError> {
+        self.store.link(&crate::tokens::hash(key)).await
+    }
+
+    /// Uses the answer link whose key is `key`, once ([`crate::store::Deliveries::use_link`]).
+    pub async fn use_link(&self, key: &str) -> Result<LinkUse, StoreError> {
+        self.store.use_link(&crate::tokens::hash(key), self.bridge.now_ms()).await
+    }
+
+    /// Claims sending question `id` to `target` among the bridges sharing the store (at
+    /// one bridge alone there is nobody to claim against).
+    async fn claim_notified(&self, id: &str, target: &str) -> Result<bool, StoreError> {
+        match self.store.shared() {
+            Some(shared) => shared.claim_notified(id, target, self.bridge.now_ms()).await,
+            None => Ok(true),
+        }
+    }
+
+    /// Claims closing question `id`'s notification at `target` ([`crate::store::Shared::claim_close`]).
+    async fn claim_close(&self, id: &str, target: &str) -> Result<bool, StoreError> {
+        match self.store.shared() {
+            Some(shared) => shared.claim_close(id, target, self.bridge.now_ms()).await,
+            None => Ok(true),
+        }
+    }
+
     /// Takes in what the store says was sent, closes what closed meanwhile (or whose
     /// close did not go out before a stop), then schedules every pending question.
     async fn resume(self: &Arc<Self>) {
-        let sent = self.bridge.store().notified().await.unwrap_or_else(|e| {
+        let sent = self.store.notified().await.unwrap_or_else(|e| {
             tracing::warn!("cannot read the notifications sent: {e}");
             vec![]
         });
-        let subs = self.bridge.store().subscriptions().await.unwrap_or_default();
+        let subs = self.store.subscriptions().await.unwrap_or_default();
         let mut closed = HashSet::new();
         for (id, target, waits) in sent {
             if let Some(sub) = target.strip_prefix("push:").and_then(|e| subs.iter().find(|s| s.endpoint == e)) {
@@ -308,7 +356,7 @@ impl Notifier {
 
     /// Schedules every pending question (a target already claimed is skipped when due).
     async fn schedule_pending(self: &Arc<Self>) {
-        for record in self.bridge.list(crate::store::Filter::Pending, 10_000).await.unwrap_or_default() {
+        for record in self.bridge.list(crate::store::Filter::Pending, 10_000, None).await.unwrap_or_default() {
             self.asked(&record).await;
         }
     }
@@ -316,7 +364,7 @@ impl Notifier {
     /// Schedules a notification of `record` for every device and channel that wants it.
     async fn asked(self: &Arc<Self>, record: &QuestionRecord) {
         let mut targets: Vec<(Target, Rules)> = vec![];
-        match self.bridge.store().subscriptions().await {
+        match self.store.subscriptions().await {
             Ok(subs) => {
                 for sub in subs {
                     let rules = serde_json::from_str(&sub.rules).unwrap_or_default();
@@ -367,7 +415,7 @@ impl Notifier {
         }
         if let Target::Push(sub) = &target {
             // Unsubscribed or revoked while this waited for its time: not sent.
-            let current = self.bridge.store().subscriptions().await.unwrap_or_default();
+            let current = self.store.subscriptions().await.unwrap_or_default();
             if !current.iter().any(|c| c.endpoint == sub.endpoint && c.credential == sub.credential) {
                 return;
             }
@@ -377,7 +425,7 @@ impl Notifier {
             return; // sent already, or on its way
         }
         // Bridges sharing a store: one of them sends it.
-        match self.bridge.store().claim_notified(id, &key, self.bridge.now_ms()).await {
+        match self.claim_notified(id, &key).await {
             Ok(true) => {}
             Ok(false) => return,
             Err(e) => return tracing::warn!(%id, "{e}"),
@@ -392,7 +440,10 @@ impl Notifier {
         };
         let mut backoff = Duration::from_secs(1);
         for attempt in 1..=ATTEMPTS {
-            if attempt > 1 && !self.waits(id).await {
+            // Also before the first attempt: the claim above succeeds too when the
+            // question closed meanwhile and its records were forgotten (which frees
+            // the claim), and an ask must not follow its own close.
+            if !self.waits(id).await {
                 return; // answered meanwhile
             }
             let sent = {
@@ -401,7 +452,7 @@ impl Notifier {
             };
             match sent {
                 push::Sent::Delivered => {
-                    if let Err(e) = self.bridge.store().add_notified(id, &key, self.bridge.now_ms()).await {
+                    if let Err(e) = self.store.add_notified(id, &key, self.bridge.now_ms()).await {
                         tracing::warn!(%id, "{e}");
                     }
                     if let Target::Push(sub) = &target {
@@ -416,7 +467,7 @@ impl Notifier {
                 push::Sent::Gone => {
                     if let Target::Push(sub) = &target {
                         tracing::info!(endpoint = %sub.endpoint, "the push service says this subscription is gone: forgetting it");
-                        let _ = self.bridge.store().remove_subscription(&sub.endpoint, None).await;
+                        let _ = self.store.remove_subscription(&sub.endpoint, None).await;
                     }
                     return;
                 }
@@ -500,7 +551,7 @@ impl Notifier {
                 });
                 options.push(LinkedOption { label: choice.label.clone(), link: format!("{}/a/{key}", self.base) });
             }
-            self.bridge.store().add_links(&stored).await?;
+            self.store.add_links(&stored).await?;
         }
         Ok(Message {
             id: record.id.clone(),
@@ -539,13 +590,13 @@ impl Notifier {
                     let Ok(target) = me.push_target(&sub) else { return };
                     // Every bridge that knows the device was reached hears the answer; one closes.
                     let key = format!("close:push:{}", sub.endpoint);
-                    if !me.bridge.store().claim_close(&id, &key, me.bridge.now_ms()).await.unwrap_or(true) {
+                    if !me.claim_close(&id, &key).await.unwrap_or(true) {
                         return;
                     }
                     let _permit = me.gate.acquire().await;
                     let now_s = me.bridge.now_ms() / 1000;
                     if let push::Sent::Gone = push::send(&me.http, &me.vapid, &target, payload.as_bytes(), &push::topic(&id), now_s).await {
-                        let _ = me.bridge.store().remove_subscription(&sub.endpoint, None).await;
+                        let _ = me.store.remove_subscription(&sub.endpoint, None).await;
                     }
                 })
             })
@@ -560,7 +611,7 @@ impl Notifier {
                     return;
                 }
             }
-            let _ = me.bridge.store().forget_notified(&id).await;
+            let _ = me.store.forget_notified(&id).await;
         });
     }
 }

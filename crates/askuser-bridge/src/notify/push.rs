@@ -70,8 +70,9 @@ impl Vapid {
     /// to by any.
     pub async fn for_store(store: &dyn crate::store::Store, dir: &Path, contact: &str) -> anyhow::Result<Vapid> {
         let fresh = B64.encode(Vapid::generate()?);
-        match store.shared_value("vapid", &fresh).await? {
+        match store.shared() {
             Some(shared) => {
+                let shared = shared.shared_value("vapid", &fresh).await?;
                 let pkcs8 = B64.decode(shared.trim()).context("the shared VAPID key is not base64url")?;
                 Vapid::from_pkcs8(&pkcs8, contact).context("the shared VAPID key")
             }

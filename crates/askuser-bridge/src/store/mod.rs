@@ -2,18 +2,20 @@
 //! credentials, push subscriptions, answer links, approval rules and the audit log of
 //! approvals. The only durable state a bridge has.
 //!
-//! One trait, [`Store`], and two implementations: [`Sqlite`] (one file in the data
-//! directory, the embedded default, one bridge) and [`Postgres`] (a database several
-//! bridges share, `--store postgres://…`). The hub holds a `Box<dyn Store>` and does not
-//! know which it has.
+//! One trait, [`Store`], in three concerns, each used by one part of the bridge only:
+//! [`Questions`] (the hub), [`Credentials`] (`tokens::Registry`) and [`Deliveries`] (the
+//! notifier); and two implementations: [`Sqlite`] (one file in the data directory, the
+//! embedded default, one bridge) and [`Postgres`] (a database several bridges share,
+//! `--store postgres://…`), which alone has the optional part [`Shared`]. Only
+//! `serve.rs` knows which store it has.
 //!
 //! Both keep the rule the rest of the bridge relies on: **a question becomes final
-//! once**. The first [`Store::finish`] wins atomically (one `UPDATE … WHERE status =
+//! once**. The first [`Questions::finish`] wins atomically (one `UPDATE … WHERE status =
 //! 'pending'`, in whichever process or bridge); any later one gets
 //! [`Finished::AlreadyFinal`] and changes nothing. Every write is committed before the
 //! call returns, so a bridge killed with SIGKILL loses nothing it acknowledged.
 //!
-//! A shared store also carries the bridges' events to each other ([`Store::events`]);
+//! A shared store also carries the bridges' events to each other ([`Shared::events`]);
 //! SQLite, with one bridge, has none.
 
 pub mod postgres;
@@ -29,9 +31,28 @@ use tokio::sync::broadcast;
 pub use postgres::Postgres;
 pub use sqlite::{Durability, Sqlite, MIN_FREE_BYTES};
 
-/// The durable store a bridge keeps everything in (see the module docs).
+/// The durable store a bridge keeps everything in (see the module docs): its three
+/// concerns, each used by one part of the bridge only, and, for a store several bridges
+/// share, what they need of it to work together.
 #[async_trait::async_trait]
-pub trait Store: Send + Sync + std::fmt::Debug {
+pub trait Store: Questions + Credentials + Deliveries + std::fmt::Debug {
+    /// What the bridges sharing this store need of it; `None`: only this bridge uses it
+    /// (no events, no agents waiting elsewhere, nobody to claim a notification against).
+    fn shared(&self) -> Option<&dyn Shared> {
+        None
+    }
+
+    /// Whether the store can take writes; `Err` says why not.
+    async fn health(&self) -> Result<(), String>;
+
+    /// This bridge is stopping: whatever it holds in a shared store is let go.
+    async fn close(&self) {}
+}
+
+/// Questions, their answers, who asked them, and approvals (rules and the audit log):
+/// the hub's alone.
+#[async_trait::async_trait]
+pub trait Questions: Send + Sync {
     /// Stores a new question (normally pending; the record is stored as given).
     ///
     /// If `record.id` is already stored: with the same `request.questions` this is a
@@ -70,138 +91,133 @@ pub trait Store: Send + Sync + std::fmt::Debug {
     /// How many questions are `(pending, final)`.
     async fn counts(&self) -> Result<(usize, usize), StoreError>;
 
-    /// Whether the store can take writes; `Err` says why not.
-    async fn health(&self) -> Result<(), String>;
-
     /// Records that credential `owner` asked question `id` (kept if one is recorded).
     async fn set_owner(&self, id: &str, owner: &str) -> Result<(), StoreError>;
+
     /// The agent credential that asked question `id`, if one did.
     async fn owner(&self, id: &str) -> Result<Option<String>, StoreError>;
 
+    /// Keeps approval rule `rule` (a new id).
+    async fn add_rule(&self, rule: &StoredRule) -> Result<(), StoreError>;
+
+    /// Every approval rule, oldest first.
+    async fn rules(&self) -> Result<Vec<StoredRule>, StoreError>;
+
+    /// Forgets rule `id`; whether there was one.
+    async fn remove_rule(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// Adds one decision to the audit log.
+    async fn add_decision(&self, decision: &StoredDecision) -> Result<(), StoreError>;
+
+    /// The newest `limit` decisions, newest first (ties: the later added first).
+    async fn decisions(&self, limit: usize) -> Result<Vec<StoredDecision>, StoreError>;
+}
+
+/// Credentials and people's teams: `tokens::Registry`'s alone.
+#[async_trait::async_trait]
+pub trait Credentials: Send + Sync {
     /// Stores a new credential (its token only as a hash).
     async fn add_credential(&self, c: &Credential) -> Result<(), StoreError>;
+
     /// Every credential, revoked ones included, oldest first.
     async fn credentials(&self) -> Result<Vec<Credential>, StoreError>;
+
     /// Marks credential `id` revoked at `at`; false when there is none or it already was.
     async fn revoke_credential(&self, id: &str, at: u64) -> Result<bool, StoreError>;
 
     /// Every (person, team) membership.
     async fn teams(&self) -> Result<Vec<(String, String)>, StoreError>;
+
     /// Makes `teams` the teams `person` is in (none: in no team).
     async fn set_teams(&self, person: &str, teams: &[String]) -> Result<(), StoreError>;
+}
 
+/// Where notifications went: push subscriptions, answer links, what reached whom: the
+/// notifier's alone (answer links' pages go through it).
+#[async_trait::async_trait]
+pub trait Deliveries: Send + Sync {
     /// Keeps `sub`, replacing the subscription with the same endpoint only when the same
     /// credential made it; false: another credential holds the endpoint, and nothing
     /// changed. Decided in the write itself, so of two first subscriptions of an endpoint
     /// racing, the second does not replace the first (F8).
     async fn add_subscription(&self, sub: &StoredSubscription) -> Result<bool, StoreError>;
+
     /// Every push subscription, oldest first.
     async fn subscriptions(&self) -> Result<Vec<StoredSubscription>, StoreError>;
+
     /// Forgets the subscription at `endpoint` (only `credential`'s, when given); whether
     /// there was one.
     async fn remove_subscription(&self, endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError>;
+
     /// Forgets every subscription credential `id` made (it was revoked).
     async fn remove_subscriptions_of(&self, id: &str) -> Result<usize, StoreError>;
 
     /// Keeps answer links (their keys only as hashes).
     async fn add_links(&self, links: &[StoredLink]) -> Result<(), StoreError>;
+
     /// Uses the link whose key hashes to `hash` at `now`: marks it used if it is unused
     /// and unexpired, atomically, so a link answers once however many use it at once.
     async fn use_link(&self, hash: &str, now: u64) -> Result<LinkUse, StoreError>;
+
     /// The link whose key hashes to `hash`, and whether it was used, without using it.
     async fn link(&self, hash: &str) -> Result<Option<(StoredLink, bool)>, StoreError>;
 
     /// Records that question `id` reached `target` (`push:ENDPOINT`, `webhook`, `ntfy`).
     async fn add_notified(&self, id: &str, target: &str, at: u64) -> Result<(), StoreError>;
+
     /// Every (question, target) recorded as reached, and whether the question still waits.
     async fn notified(&self) -> Result<Vec<(String, String, bool)>, StoreError>;
+
     /// Forgets where question `id` was sent (its notifications are closed).
     async fn forget_notified(&self, id: &str) -> Result<(), StoreError>;
+}
 
-    // What several bridges sharing one store need of it. A store only one bridge uses
-    // keeps the defaults: no events, no agents waiting anywhere else.
-
-    /// What the other bridges sharing this store did; `None`: it is not shared.
-    fn events(&self) -> Option<broadcast::Receiver<StoreEvent>> {
-        None
-    }
+/// What several bridges sharing one store need of it: each other's events, where agents
+/// wait, values they must agree on, claims so one of them sends each notification,
+/// pairing codes any of them can take.
+#[async_trait::async_trait]
+pub trait Shared: Send + Sync {
+    /// What the other bridges sharing this store did.
+    fn events(&self) -> broadcast::Receiver<StoreEvent>;
 
     /// The ids of every pending question (a resync compares them with its own).
-    async fn pending_ids(&self) -> Result<HashSet<String>, StoreError> {
-        Ok(self.list(Filter::Pending, usize::MAX).await?.into_iter().map(|r| r.id).collect())
-    }
+    async fn pending_ids(&self) -> Result<HashSet<String>, StoreError>;
 
     /// Records that an agent of `session` waits on question `id` at this bridge
     /// (`attached`), or that none waits here any more.
-    async fn attach(&self, _id: &str, _session: Option<&str>, _attached: bool) -> Result<(), StoreError> {
-        Ok(())
-    }
+    async fn attach(&self, id: &str, session: Option<&str>, attached: bool) -> Result<(), StoreError>;
 
     /// Whether an agent waits on question `id` at another bridge that is alive.
-    async fn attached_elsewhere(&self, _id: &str) -> Result<bool, StoreError> {
-        Ok(false)
-    }
+    async fn attached_elsewhere(&self, id: &str) -> Result<bool, StoreError>;
 
     /// The agent sessions with an agent waiting at another bridge that is alive.
-    async fn sessions_elsewhere(&self) -> Result<HashSet<String>, StoreError> {
-        Ok(HashSet::new())
-    }
+    async fn sessions_elsewhere(&self) -> Result<HashSet<String>, StoreError>;
 
     /// The value named `name` that every bridge sharing the store uses (a key they must
     /// all sign with): the stored one, or `fresh`, stored now, if there is none yet.
-    /// `None`: the store is not shared (keep your own).
-    async fn shared_value(&self, _name: &str, _fresh: &str) -> Result<Option<String>, StoreError> {
-        Ok(None)
-    }
+    async fn shared_value(&self, name: &str, fresh: &str) -> Result<String, StoreError>;
 
     /// Claims sending question `id` to `target`: true for exactly one bridge sharing
-    /// the store (recorded as sent, see [`Store::add_notified`]). A store only one
-    /// bridge uses has nobody to claim against.
-    async fn claim_notified(&self, _id: &str, _target: &str, _at: u64) -> Result<bool, StoreError> {
-        Ok(true)
-    }
+    /// the store (recorded as sent, see [`Deliveries::add_notified`]).
+    async fn claim_notified(&self, id: &str, target: &str, at: u64) -> Result<bool, StoreError>;
 
     /// Claims closing question `id`'s notification at `target` (a `close:` key): true for
     /// one of the bridges sharing the store that know it was sent there, or again once
     /// [`CLOSE_CLAIM_MS`] passed with the claim still kept (its bridge stopped before it
-    /// closed). A store only one bridge uses has nobody to claim against.
-    async fn claim_close(&self, _id: &str, _target: &str, _at: u64) -> Result<bool, StoreError> {
-        Ok(true)
-    }
+    /// closed).
+    async fn claim_close(&self, id: &str, target: &str, at: u64) -> Result<bool, StoreError>;
 
-    /// Keeps a pairing code (as its hash) where every bridge sharing the store can take
-    /// it; false: the store is not shared (the bridge keeps its codes itself).
-    async fn put_pairing(&self, _hash: &str, _paired: &crate::tokens::Paired, _expires_at: u64) -> Result<bool, StoreError> {
-        Ok(false)
-    }
+    /// Keeps a pairing code (as its hash) where every bridge sharing the store can take it.
+    async fn put_pairing(&self, hash: &str, paired: &crate::tokens::Paired, expires_at: u64) -> Result<(), StoreError>;
 
-    /// Takes a code kept by [`Store::put_pairing`], once, at any bridge.
-    async fn take_pairing(&self, _hash: &str) -> Result<Option<(crate::tokens::Paired, u64)>, StoreError> {
-        Ok(None)
-    }
-
-    // Approvals: the rules that answer an agent's request to use a tool without asking,
-    // and the audit log of every decision, by a person or a rule.
-
-    /// Keeps approval rule `rule` (a new id).
-    async fn add_rule(&self, rule: &StoredRule) -> Result<(), StoreError>;
-    /// Every approval rule, oldest first.
-    async fn rules(&self) -> Result<Vec<StoredRule>, StoreError>;
-    /// Forgets rule `id`; whether there was one.
-    async fn remove_rule(&self, id: &str) -> Result<bool, StoreError>;
-    /// Adds one decision to the audit log.
-    async fn add_decision(&self, decision: &StoredDecision) -> Result<(), StoreError>;
-    /// The newest `limit` decisions, newest first (ties: the later added first).
-    async fn decisions(&self, limit: usize) -> Result<Vec<StoredDecision>, StoreError>;
-
-    /// This bridge is stopping: whatever it holds in a shared store is let go.
-    async fn close(&self) {}
+    /// Takes a code kept by [`Shared::put_pairing`], once, at any bridge.
+    async fn take_pairing(&self, hash: &str) -> Result<Option<(crate::tokens::Paired, u64)>, StoreError>;
 }
 
-/// How long a claim to close a notification holds (see [`Store::claim_close`]).
+/// How long a claim to close a notification holds (see [`Shared::claim_close`]).
 pub const CLOSE_CLAIM_MS: u64 = 60_000;
 
-/// What another bridge sharing the store did (see [`Store::events`]).
+/// What another bridge sharing the store did (see [`Shared::events`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum StoreEvent {
     /// It stored a new question with this id.
@@ -275,7 +291,7 @@ pub struct StoredDecision {
     pub at: u64,
 }
 
-/// What [`Store::use_link`] found.
+/// What [`Deliveries::use_link`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LinkUse {
     /// Unused and unexpired: now used.
@@ -298,15 +314,53 @@ pub enum StoreError {
     #[error("no question with id {id:?}")]
     NotFound { id: String },
     /// Any other database failure (disk full, I/O error, a lost connection, a corrupt
-    /// row...), with context.
-    #[error("question store: {0}")]
-    Db(String),
+    /// row...): `message` with context and the cause explained, and the database's own
+    /// error as the source, so a caller can tell one worth retrying
+    /// ([`StoreError::is_transient`]).
+    #[error("question store: {message}")]
+    Db {
+        message: String,
+        #[source]
+        source: Option<Box<dyn std::error::Error + Send + Sync>>,
+    },
     /// The database did not answer in time; nothing was changed that anyone was told of.
     #[error("question store: {0}")]
     Unavailable(String),
 }
 
-/// What [`Store::insert`] did.
+impl StoreError {
+    /// A database failure askuser found itself (a row it cannot read, a value out of range).
+    pub fn db(message: impl Into<String>) -> StoreError {
+        StoreError::Db { message: message.into(), source: None }
+    }
+
+    /// A database failure the database reported: `message` says what was being done and
+    /// why it failed, `source` is the driver's error.
+    pub fn from_db(message: impl Into<String>, source: impl std::error::Error + Send + Sync + 'static) -> StoreError {
+        StoreError::Db { message: message.into(), source: Some(Box::new(source)) }
+    }
+
+    /// Whether trying again may succeed: the database did not answer in time, the
+    /// connection was lost or refused, a transaction lost a serialization race or a
+    /// deadlock, the server is shutting down, or SQLite's file was locked a moment. Not:
+    /// a conflict, a missing question, a full disk, a damaged file, a bad row.
+    pub fn is_transient(&self) -> bool {
+        let source = match self {
+            StoreError::Unavailable(_) => return true,
+            StoreError::Db { source: Some(source), .. } => source.as_ref(),
+            _ => return false,
+        };
+        if let Some(e) = source.downcast_ref::<rusqlite::Error>() {
+            return matches!(e.sqlite_error_code(), Some(rusqlite::ErrorCode::DatabaseBusy | rusqlite::ErrorCode::DatabaseLocked));
+        }
+        if let Some(e) = source.downcast_ref::<tokio_postgres::Error>() {
+            return postgres::transient(e);
+        }
+        source.downcast_ref::<deadpool_postgres::PoolError>().is_some_and(postgres::pool_transient)
+    }
+}
+
+/// What [`Questions::insert`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[allow(clippy::large_enum_variant, reason = "one per ask, moved straight out; a Box would only add an allocation")]
 pub enum Inserted {
@@ -317,7 +371,7 @@ pub enum Inserted {
     Existing(QuestionRecord),
 }
 
-/// What [`Store::finish`] did.
+/// What [`Questions::finish`] did.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Finished {
     /// This call made the question final; this is the record as now stored.
@@ -327,7 +381,7 @@ pub enum Finished {
     AlreadyFinal(QuestionRecord),
 }
 
-/// Which questions [`Store::list`] returns.
+/// Which questions [`Questions::list`] returns.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Filter {
     /// Questions still waiting for an answer, oldest first.
@@ -342,7 +396,7 @@ pub enum Filter {
 pub(crate) fn parse_record(raw: RawRecord) -> Result<QuestionRecord, StoreError> {
     use askuser_core::Status;
     let id = raw.id;
-    let corrupt = |what: &str, e: &dyn std::fmt::Display| StoreError::Db(format!("question {id:?} has an invalid stored {what}: {e}"));
+    let corrupt = |what: &str, e: &dyn std::fmt::Display| StoreError::db(format!("question {id:?} has an invalid stored {what}: {e}"));
     let status: Status = raw.status.parse().map_err(|e: String| corrupt("status", &e))?;
     let request = serde_json::from_str(&raw.request).map_err(|e| corrupt("request", &e))?;
     let result = match raw.result {
@@ -375,11 +429,11 @@ macro_rules! record_columns {
 pub(crate) use record_columns;
 
 pub(crate) fn to_json<T: serde::Serialize>(value: &T, what: &str, id: &str) -> Result<String, StoreError> {
-    serde_json::to_string(value).map_err(|e| StoreError::Db(format!("cannot encode the {what} of question {id:?}: {e}")))
+    serde_json::to_string(value).map_err(|e| StoreError::db(format!("cannot encode the {what} of question {id:?}: {e}")))
 }
 
 pub(crate) fn to_sql_ms(ms: u64, what: &str, id: &str) -> Result<i64, StoreError> {
-    i64::try_from(ms).map_err(|_| StoreError::Db(format!("question {id:?}: {what} {ms} is out of range")))
+    i64::try_from(ms).map_err(|_| StoreError::db(format!("question {id:?}: {what} {ms} is out of range")))
 }
 
 /// The `%…%` pattern for a history search, with LIKE's wildcards escaped (`\`).

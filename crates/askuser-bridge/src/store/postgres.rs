@@ -19,8 +19,8 @@
 //! rest of askuser (see [`crate::tls::database_config`]).
 
 use super::{
-    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Filter, Finished, Inserted, LinkUse, RawRecord, Store, StoreError,
-    StoreEvent, StoredDecision, StoredLink, StoredRule, StoredSubscription,
+    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Credentials, Deliveries, Filter, Finished, Inserted, LinkUse,
+    Questions, RawRecord, Shared, Store, StoreError, StoreEvent, StoredDecision, StoredLink, StoredRule, StoredSubscription,
 };
 use crate::lock;
 use crate::tokens::{Credential, Scope};
@@ -337,12 +337,15 @@ impl Postgres {
     }
 
     async fn client(&self) -> Result<deadpool_postgres::Object, StoreError> {
-        self.pool.get().await.map_err(|e| StoreError::Db(format!("cannot reach the database at {}: {}", self.shown, pool_error(&e))))
+        self.pool.get().await.map_err(|e| {
+            let message = format!("cannot reach the database at {}: {}", self.shown, pool_error(&e));
+            StoreError::from_db(message, e)
+        })
     }
 
     fn noted<T>(&self, outcome: Result<T, StoreError>) -> Result<T, StoreError> {
         *lock(&self.write_failure) = match &outcome {
-            Err(StoreError::Db(message)) => Some(message.clone()),
+            Err(StoreError::Db { message, .. }) => Some(message.clone()),
             _ => None,
         };
         outcome
@@ -444,8 +447,29 @@ fn pool_error(e: &deadpool_postgres::PoolError) -> String {
     }
 }
 
+/// Whether trying again may succeed (see [`StoreError::is_transient`]): the connection
+/// closed or could not be made (SQLSTATE class 08, or an I/O error), a serialization
+/// failure or deadlock (40001, 40P01), the server shutting down or starting (57P01-57P03).
+pub(crate) fn transient(e: &tokio_postgres::Error) -> bool {
+    let code = e.code().map(|c| c.code());
+    e.is_closed()
+        || code.is_some_and(|c| c.starts_with("08") || ["40001", "40P01", "57P01", "57P02", "57P03"].contains(&c))
+        || std::error::Error::source(e).is_some_and(|s| s.is::<std::io::Error>())
+}
+
+/// Whether a pool's failure to hand out a connection may pass: it timed out, or the
+/// database refused or dropped the connection.
+pub(crate) fn pool_transient(e: &deadpool_postgres::PoolError) -> bool {
+    match e {
+        deadpool_postgres::PoolError::Timeout(_) => true,
+        deadpool_postgres::PoolError::Backend(e) => transient(e),
+        _ => false,
+    }
+}
+
 fn db_error(context: &str, e: tokio_postgres::Error) -> StoreError {
-    StoreError::Db(format!("{context}: {}", explain(&e)))
+    let message = format!("{context}: {}", explain(&e));
+    StoreError::from_db(message, e)
 }
 
 /// An error with its causes (tokio-postgres says "db error" and puts the server's
@@ -630,6 +654,28 @@ fn parse_note(payload: &str, me: &str) -> Option<StoreEvent> {
 
 #[async_trait::async_trait]
 impl Store for Postgres {
+    fn shared(&self) -> Option<&dyn Shared> {
+        Some(self)
+    }
+
+    /// The store as it is now: a write (this bridge's heartbeat) within [`HEALTH_WITHIN`].
+    /// A write is what a full disk or a read-only database refuses, and its success
+    /// clears an earlier write's failure: one blip must not keep a bridge out of its
+    /// balancer when nothing else would write again.
+    async fn health(&self) -> Result<(), String> {
+        match tokio::time::timeout(HEALTH_WITHIN, self.beat()).await {
+            Ok(outcome) => self.noted(outcome).map_err(|e| format!("the question store cannot take writes now: {e}")),
+            Err(_) => Err(format!("the database at {} did not answer within {} s", self.shown, HEALTH_WITHIN.as_secs())),
+        }
+    }
+
+    async fn close(&self) {
+        self.leave().await;
+    }
+}
+
+#[async_trait::async_trait]
+impl Questions for Postgres {
     async fn insert(&self, record: &QuestionRecord) -> Result<Inserted, StoreError> {
         let outcome = async {
             let context = format!("cannot store question {:?}", record.id);
@@ -660,7 +706,7 @@ impl Store for Postgres {
                 .query_opt(concat!("SELECT ", record_columns!(), " FROM questions WHERE id = $1"), &[&record.id])
                 .await
                 .map_err(fail)?
-                .ok_or_else(|| StoreError::Db(format!("question {:?} was neither inserted nor found", record.id)))?;
+                .ok_or_else(|| StoreError::db(format!("question {:?} was neither inserted nor found", record.id)))?;
             let stored = parse_record(raw(&stored, 0))?;
             if stored.request.questions == record.request.questions {
                 Ok(Inserted::Existing(stored))
@@ -673,7 +719,7 @@ impl Store for Postgres {
 
     async fn finish(&self, id: &str, result: &AskResult, by: Option<&str>) -> Result<Finished, StoreError> {
         if !result.status.is_final() {
-            return Err(StoreError::Db(format!("cannot finish question {id:?} with status \"pending\"; a final status is needed")));
+            return Err(StoreError::db(format!("cannot finish question {id:?} with status \"pending\"; a final status is needed")));
         }
         if !storable(id) {
             return Err(StoreError::NotFound { id: id.to_owned() });
@@ -799,17 +845,6 @@ impl Store for Postgres {
         Ok((count(pending), count(total - pending)))
     }
 
-    /// The store as it is now: a write (this bridge's heartbeat) within [`HEALTH_WITHIN`].
-    /// A write is what a full disk or a read-only database refuses, and its success
-    /// clears an earlier write's failure: one blip must not keep a bridge out of its
-    /// balancer when nothing else would write again.
-    async fn health(&self) -> Result<(), String> {
-        match tokio::time::timeout(HEALTH_WITHIN, self.beat()).await {
-            Ok(outcome) => self.noted(outcome).map_err(|e| format!("the question store cannot take writes now: {e}")),
-            Err(_) => Err(format!("the database at {} did not answer within {} s", self.shown, HEALTH_WITHIN.as_secs())),
-        }
-    }
-
     async fn set_owner(&self, id: &str, owner: &str) -> Result<(), StoreError> {
         let what = format!("cannot record who asked {id:?}");
         let outcome = async {
@@ -837,6 +872,102 @@ impl Store for Postgres {
         Ok(row.and_then(|r| r.get(0)))
     }
 
+    async fn add_rule(&self, rule: &StoredRule) -> Result<(), StoreError> {
+        let what = format!("cannot store approval rule {:?}", rule.id);
+        let outcome = async {
+            let created = i64::try_from(rule.created_at).unwrap_or(i64::MAX);
+            let client = self.client().await?;
+            client
+                .execute(
+                    "INSERT INTO rules (id, rule, created_at, created_by) VALUES ($1, $2, $3, $4)",
+                    &[&rule.id, &rule.rule, &created, &rule.created_by],
+                )
+                .await
+                .map(drop)
+                .map_err(|e| db_error(&what, e))
+        };
+        self.noted(self.within(&what, outcome).await)
+    }
+
+    async fn rules(&self) -> Result<Vec<StoredRule>, StoreError> {
+        let what = "cannot read the approval rules";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query("SELECT id, rule, created_at, created_by FROM rules ORDER BY created_at, id", &[])
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
+        Ok(rows.iter().map(|r| StoredRule { id: r.get(0), rule: r.get(1), created_at: ms(r.get(2)), created_by: r.get(3) }).collect())
+    }
+
+    async fn remove_rule(&self, id: &str) -> Result<bool, StoreError> {
+        if !storable(id) {
+            return Ok(false);
+        }
+        let what = format!("cannot remove approval rule {id:?}");
+        let outcome = async {
+            let client = self.client().await?;
+            let n = client.execute("DELETE FROM rules WHERE id = $1", &[&id]).await.map_err(|e| db_error(&what, e))?;
+            Ok(n > 0)
+        };
+        self.noted(self.within(&what, outcome).await)
+    }
+
+    async fn add_decision(&self, decision: &StoredDecision) -> Result<(), StoreError> {
+        let what = "cannot record an approval decision";
+        let outcome = async {
+            let d = decision;
+            let at = i64::try_from(d.at).unwrap_or(i64::MAX);
+            let client = self.client().await?;
+            client
+                .execute(
+                    "INSERT INTO decisions (question, tool, summary, decision, rule, by_credential, agent, at)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+                    &[&d.question, &d.tool, &d.summary, &d.decision, &d.rule, &d.by, &d.agent, &at],
+                )
+                .await
+                .map(drop)
+                .map_err(|e| db_error(what, e))
+        };
+        self.noted(self.within(what, outcome).await)
+    }
+
+    async fn decisions(&self, limit: usize) -> Result<Vec<StoredDecision>, StoreError> {
+        let what = "cannot read the approval decisions";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query(
+                        "SELECT question, tool, summary, decision, rule, by_credential, agent, at FROM decisions
+                         ORDER BY at DESC, seq DESC LIMIT $1",
+                        &[&to_i64(limit)],
+                    )
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
+        Ok(rows
+            .iter()
+            .map(|r| StoredDecision {
+                question: r.get(0),
+                tool: r.get(1),
+                summary: r.get(2),
+                decision: r.get(3),
+                rule: r.get(4),
+                by: r.get(5),
+                agent: r.get(6),
+                at: ms(r.get(7)),
+            })
+            .collect())
+    }
+}
+
+#[async_trait::async_trait]
+impl Credentials for Postgres {
     async fn add_credential(&self, c: &Credential) -> Result<(), StoreError> {
         let what = format!("cannot store credential {:?}", c.id);
         let outcome = async {
@@ -927,7 +1058,10 @@ impl Store for Postgres {
         };
         self.noted(self.within(&what, outcome).await)
     }
+}
 
+#[async_trait::async_trait]
+impl Deliveries for Postgres {
     /// Kept only when the endpoint is new or already this credential's: the condition is
     /// in the write itself, so of two first subscriptions of one endpoint racing, the
     /// second finds the first's row and does not replace it (F8).
@@ -1110,7 +1244,7 @@ impl Store for Postgres {
         let outcome = async {
             let client = self.client().await?;
             // Claims to close stay a while, so a bridge that hears the answer late does
-            // not close again ([`Store::claim_close`]).
+            // not close again ([`Shared::claim_close`]).
             client
                 .execute(
                     "DELETE FROM notified WHERE question_id = $1 AND target NOT LIKE 'close:%' \
@@ -1123,9 +1257,12 @@ impl Store for Postgres {
         };
         self.noted(self.within(&what, outcome).await)
     }
+}
 
-    fn events(&self) -> Option<broadcast::Receiver<StoreEvent>> {
-        Some(self.events.subscribe())
+#[async_trait::async_trait]
+impl Shared for Postgres {
+    fn events(&self) -> broadcast::Receiver<StoreEvent> {
+        self.events.subscribe()
     }
 
     async fn pending_ids(&self) -> Result<HashSet<String>, StoreError> {
@@ -1207,7 +1344,7 @@ impl Store for Postgres {
         Ok(rows.iter().map(|r| r.get(0)).collect())
     }
 
-    async fn shared_value(&self, name: &str, fresh: &str) -> Result<Option<String>, StoreError> {
+    async fn shared_value(&self, name: &str, fresh: &str) -> Result<String, StoreError> {
         let what = format!("cannot read the shared {name}");
         let row = self
             .within(&what, async {
@@ -1220,7 +1357,7 @@ impl Store for Postgres {
                 client.query_one("SELECT value FROM shared WHERE name = $1", &[&name]).await.map_err(fail)
             })
             .await?;
-        Ok(Some(row.get(0)))
+        Ok(row.get(0))
     }
 
     async fn claim_notified(&self, id: &str, target: &str, at: u64) -> Result<bool, StoreError> {
@@ -1255,7 +1392,7 @@ impl Store for Postgres {
         self.noted(self.within(&what, outcome).await)
     }
 
-    async fn put_pairing(&self, hash: &str, paired: &crate::tokens::Paired, expires_at: u64) -> Result<bool, StoreError> {
+    async fn put_pairing(&self, hash: &str, paired: &crate::tokens::Paired, expires_at: u64) -> Result<(), StoreError> {
         let what = "cannot keep a pairing code";
         let expires = i64::try_from(expires_at).unwrap_or(i64::MAX);
         self.within(what, async {
@@ -1269,7 +1406,7 @@ impl Store for Postgres {
                 )
                 .await
                 .map_err(fail)?;
-            Ok(true)
+            Ok(())
         })
         .await
     }
@@ -1289,103 +1426,6 @@ impl Store for Postgres {
             })
             .await?;
         Ok(row.map(|r| (crate::tokens::Paired { name: r.get(0), person: r.get(1) }, ms(r.get(2)))))
-    }
-
-    async fn add_rule(&self, rule: &StoredRule) -> Result<(), StoreError> {
-        let what = format!("cannot store approval rule {:?}", rule.id);
-        let outcome = async {
-            let created = i64::try_from(rule.created_at).unwrap_or(i64::MAX);
-            let client = self.client().await?;
-            client
-                .execute(
-                    "INSERT INTO rules (id, rule, created_at, created_by) VALUES ($1, $2, $3, $4)",
-                    &[&rule.id, &rule.rule, &created, &rule.created_by],
-                )
-                .await
-                .map(drop)
-                .map_err(|e| db_error(&what, e))
-        };
-        self.noted(self.within(&what, outcome).await)
-    }
-
-    async fn rules(&self) -> Result<Vec<StoredRule>, StoreError> {
-        let what = "cannot read the approval rules";
-        let rows = self
-            .within(what, async {
-                let client = self.client().await?;
-                client
-                    .query("SELECT id, rule, created_at, created_by FROM rules ORDER BY created_at, id", &[])
-                    .await
-                    .map_err(|e| db_error(what, e))
-            })
-            .await?;
-        Ok(rows.iter().map(|r| StoredRule { id: r.get(0), rule: r.get(1), created_at: ms(r.get(2)), created_by: r.get(3) }).collect())
-    }
-
-    async fn remove_rule(&self, id: &str) -> Result<bool, StoreError> {
-        if !storable(id) {
-            return Ok(false);
-        }
-        let what = format!("cannot remove approval rule {id:?}");
-        let outcome = async {
-            let client = self.client().await?;
-            let n = client.execute("DELETE FROM rules WHERE id = $1", &[&id]).await.map_err(|e| db_error(&what, e))?;
-            Ok(n > 0)
-        };
-        self.noted(self.within(&what, outcome).await)
-    }
-
-    async fn add_decision(&self, decision: &StoredDecision) -> Result<(), StoreError> {
-        let what = "cannot record an approval decision";
-        let outcome = async {
-            let d = decision;
-            let at = i64::try_from(d.at).unwrap_or(i64::MAX);
-            let client = self.client().await?;
-            client
-                .execute(
-                    "INSERT INTO decisions (question, tool, summary, decision, rule, by_credential, agent, at)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-                    &[&d.question, &d.tool, &d.summary, &d.decision, &d.rule, &d.by, &d.agent, &at],
-                )
-                .await
-                .map(drop)
-                .map_err(|e| db_error(what, e))
-        };
-        self.noted(self.within(what, outcome).await)
-    }
-
-    async fn decisions(&self, limit: usize) -> Result<Vec<StoredDecision>, StoreError> {
-        let what = "cannot read the approval decisions";
-        let rows = self
-            .within(what, async {
-                let client = self.client().await?;
-                client
-                    .query(
-                        "SELECT question, tool, summary, decision, rule, by_credential, agent, at FROM decisions
-                         ORDER BY at DESC, seq DESC LIMIT $1",
-                        &[&to_i64(limit)],
-                    )
-                    .await
-                    .map_err(|e| db_error(what, e))
-            })
-            .await?;
-        Ok(rows
-            .iter()
-            .map(|r| StoredDecision {
-                question: r.get(0),
-                tool: r.get(1),
-                summary: r.get(2),
-                decision: r.get(3),
-                rule: r.get(4),
-                by: r.get(5),
-                agent: r.get(6),
-                at: ms(r.get(7)),
-            })
-            .collect())
-    }
-
-    async fn close(&self) {
-        self.leave().await;
     }
 }
 
