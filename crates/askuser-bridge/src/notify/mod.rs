@@ -12,6 +12,7 @@
 pub mod channels;
 pub mod links;
 pub mod push;
+pub mod slack;
 
 use crate::hub::Bridge;
 use crate::lock;
