@@ -19,6 +19,7 @@ mod preview;
 mod remote;
 mod setup;
 mod shared;
+mod slack;
 mod support;
 mod terminal;
 mod tokens;

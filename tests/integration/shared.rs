@@ -661,10 +661,12 @@ async fn approval_rules_and_decisions_are_shared_by_every_bridge() {
     let db = Cluster::start();
     let url = db.database("approvals");
     let a = Postgres::connect(&url).await.unwrap();
-    // As if `a` were from before approvals (schema version 5): `b` upgrades the database.
-    db.psql("approvals", "DROP TABLE rules, decisions; UPDATE askuser_schema SET version = 5");
+    // As if `a` were from before approvals (schema version 5): `b` upgrades the database,
+    // through the steps both stores share (7: notifications keep their message's id).
+    db.psql("approvals", "DROP TABLE rules, decisions; ALTER TABLE notified DROP COLUMN message; UPDATE askuser_schema SET version = 5");
     let b = Postgres::connect(&url).await.unwrap();
-    assert_eq!(db.psql("approvals", "SELECT version FROM askuser_schema").trim(), "6");
+    assert_eq!(db.psql("approvals", "SELECT version FROM askuser_schema").trim(), "7");
+    assert!(db.psql("approvals", "SELECT indexname FROM pg_indexes WHERE tablename = 'notified'").contains("notified_message"));
     let rule = |id: &str, at| StoredRule {
         id: id.into(),
         rule: format!("{{\"tool\": \"Bash\", \"prefix\": \"cargo {id}\"}}"),

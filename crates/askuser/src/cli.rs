@@ -398,12 +398,26 @@ pub struct NotifyArgs {
     /// An access token for a protected ntfy topic.
     #[arg(long, env = "ASKUSER_NTFY_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     pub notify_ntfy_token: Option<String>,
-    /// The webhook and ntfy hear only of this agent's questions (name or session id;
-    /// repeatable). `webhook:NAME` or `ntfy:NAME` sets it for one channel.
+    /// Post each question set to this Slack channel (its id, C…/G…/D…) with buttons
+    /// that answer; `NAME=CHANNEL` posts a person's or team's there instead (repeatable).
+    /// Needs the app's bot token and signing secret (docs/notify.md).
+    #[arg(long = "notify-slack", value_name = "[NAME=]CHANNEL")]
+    pub notify_slack: Vec<String>,
+    /// The Slack app's bot token (xoxb-…).
+    #[arg(long, env = "ASKUSER_SLACK_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub slack_bot_token: Option<String>,
+    /// The Slack app's signing secret: requests to /slack/actions must be signed with it.
+    #[arg(long, env = "ASKUSER_SLACK_SIGNING_SECRET", value_name = "SECRET", hide_env_values = true)]
+    pub slack_signing_secret: Option<String>,
+    /// Slack's Web API.
+    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::slack_app::API)]
+    pub slack_api: String,
+    /// The webhook, ntfy and Slack hear only of this agent's questions (name or session
+    /// id; repeatable). `webhook:NAME`, `ntfy:NAME` or `slack:NAME` sets it for one channel.
     #[arg(long = "notify-agent", value_name = "[CHANNEL:]NAME")]
     pub notify_agents: Vec<String>,
-    /// The webhook and ntfy hear of a question only if it is still unanswered this
-    /// many seconds after it was asked (`webhook:60`, `ntfy:0`: for one channel).
+    /// The webhook, ntfy and Slack hear of a question only if it is still unanswered
+    /// this many seconds after it was asked (`webhook:60`, `slack:0`: for one channel).
     #[arg(long = "notify-delay", value_name = "[CHANNEL:]SECONDS")]
     pub notify_delays: Vec<String>,
     /// No webhook or ntfy message between these times of this machine's day (e.g.
@@ -437,7 +451,7 @@ impl NotifyArgs {
                     .iter()
                     .filter_map(|v| match v.split_once(':') {
                         Some((c, rest)) if c == channel => Some(rest.to_owned()),
-                        Some((c, _)) if c == "webhook" || c == "ntfy" => None,
+                        Some((c, _)) if ["webhook", "ntfy", "slack"].contains(&c) => None,
                         _ => Some(v.clone()),
                     })
                     .collect()
@@ -474,7 +488,52 @@ impl NotifyArgs {
             let ntfy = channels::Ntfy::parse(url, self.notify_ntfy_token.clone()).map_err(anyhow::Error::msg)?;
             opts.ntfy = Some(channels::Ntfy { rules: rules("ntfy")?, ..ntfy });
         }
+        if !self.notify_slack.is_empty() {
+            opts.slack = Some(self.slack_app(rules("slack")?)?);
+        }
         Ok(opts)
+    }
+}
+
+impl NotifyArgs {
+    /// `--notify-slack` and the app's credentials as a Slack app.
+    fn slack_app(&self, rules: askuser_bridge::notify::Rules) -> anyhow::Result<askuser_bridge::notify::slack_app::SlackApp> {
+        let channel_id = |c: &str| {
+            let ok = c.len() >= 3 && c.starts_with(['C', 'G', 'D']) && c.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+            if ok {
+                Ok(c.to_owned())
+            } else {
+                Err(anyhow::anyhow!("--notify-slack: expected a channel id (C…, G… or D…, as Slack's channel details show it), got {c:?}"))
+            }
+        };
+        let (mut channel, mut routes) = (None, std::collections::BTreeMap::new());
+        for value in &self.notify_slack {
+            match value.split_once('=') {
+                Some((name, c)) if !name.trim().is_empty() => {
+                    routes.insert(name.trim().to_owned(), channel_id(c.trim())?);
+                }
+                Some(_) => anyhow::bail!("--notify-slack: expected NAME=CHANNEL with a person or team name, got {value:?}"),
+                None if channel.is_some() => anyhow::bail!("--notify-slack: one shared channel at most, got a second: {value:?}"),
+                None => channel = Some(channel_id(value.trim())?),
+            }
+        }
+        let mut api: reqwest::Url =
+            self.slack_api.parse().map_err(|e| anyhow::anyhow!("--slack-api: expected a URL, got {:?} ({e})", self.slack_api))?;
+        if !api.path().ends_with('/') {
+            api.set_path(&format!("{}/", api.path()));
+        }
+        let given = |value: &Option<String>, flag: &str, var: &str| match value.as_deref().map(str::trim) {
+            Some(v) if !v.is_empty() => Ok(v.to_owned()),
+            _ => Err(anyhow::anyhow!("--notify-slack needs the Slack app's {flag}: pass --{flag} or set {var} (docs/notify.md)")),
+        };
+        Ok(askuser_bridge::notify::slack_app::SlackApp {
+            token: given(&self.slack_bot_token, "slack-bot-token", "ASKUSER_SLACK_BOT_TOKEN")?,
+            signing_secret: given(&self.slack_signing_secret, "slack-signing-secret", "ASKUSER_SLACK_SIGNING_SECRET")?,
+            api,
+            channel,
+            routes,
+            rules,
+        })
     }
 }
 
@@ -900,5 +959,35 @@ mod tests {
         assert!(bad.to_string().contains("--notify-delay: expected [CHANNEL:]SECONDS"), "{bad}");
         let bad = notify(&["--notify-ntfy=https://ntfy.sh/t", "--notify-quiet=25:00-07:00"]).unwrap_err();
         assert!(bad.to_string().contains("--notify-quiet.from"), "{bad}");
+    }
+
+    /// docs/notify.md's Slack commands, as pasted after its `export` line, set up the
+    /// app they say; a wrong channel or a missing secret is refused, naming the flag.
+    #[test]
+    fn the_slack_commands_in_the_docs_set_up_the_app() {
+        let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
+        let export = docs.lines().find(|l| l.starts_with("export ASKUSER_SLACK_BOT_TOKEN=")).expect("the export line");
+        let env: Vec<(&str, &str)> = export.trim_start_matches("export ").split_whitespace().filter_map(|a| a.split_once('=')).collect();
+        let secret = |name: &str| env.iter().find(|(k, _)| *k == name).map(|(_, v)| *v).unwrap();
+        let (token, signing) = (
+            format!("--slack-bot-token={}", secret("ASKUSER_SLACK_BOT_TOKEN")),
+            format!("--slack-signing-secret={}", secret("ASKUSER_SLACK_SIGNING_SECRET")),
+        );
+        let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-slack")).collect();
+        assert_eq!(commands.len(), 2, "{commands:?}");
+        for command in commands {
+            let args: Vec<&str> = command.split_whitespace().skip(2).chain([token.as_str(), signing.as_str()]).collect();
+            let slack = notify(&args).unwrap().slack.expect("a Slack app");
+            assert_eq!(slack.channel.as_deref(), Some("C0123ABCD"), "{command}");
+            assert_eq!((slack.token.as_str(), slack.api.as_str()), ("xoxb-your-token", "https://slack.com/api/"));
+            if command.contains("alice=") {
+                assert_eq!(slack.routes.get("alice").map(String::as_str), Some("D0ALICE"));
+                assert_eq!(slack.routes.get("db-team").map(String::as_str), Some("C0DBTEAM"));
+            }
+        }
+        let bad = notify(&["--notify-slack=#general", "--slack-bot-token=x", "--slack-signing-secret=y"]).unwrap_err();
+        assert!(bad.to_string().contains("--notify-slack: expected a channel id") && bad.to_string().contains("#general"), "{bad}");
+        let bad = notify(&["--notify-slack=C0123ABCD", "--slack-bot-token=x"]).unwrap_err();
+        assert!(bad.to_string().contains("--slack-signing-secret"), "{bad}");
     }
 }

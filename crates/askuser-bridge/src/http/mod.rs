@@ -152,6 +152,7 @@ pub fn router(app: App) -> Router {
         .route("/v1/session", post(crate::first::open).delete(crate::first::close));
     Router::new()
         .merge(api)
+        .route("/slack/actions", post(crate::notify::slack_app::actions))
         .route("/a/{key}", get(crate::notify::links::show).post(crate::notify::links::answer))
         .route("/", get(crate::first::index))
         .route("/index.html", get(crate::first::index))

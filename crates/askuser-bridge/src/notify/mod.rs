@@ -13,6 +13,7 @@ pub mod channels;
 pub mod links;
 pub mod push;
 pub mod slack;
+pub mod slack_app;
 
 use crate::hub::Bridge;
 use crate::lock;
@@ -150,6 +151,8 @@ pub struct NotifyOptions {
     pub push_contact: String,
     pub webhook: Option<channels::Webhook>,
     pub ntfy: Option<channels::Ntfy>,
+    /// A Slack app that posts question sets and takes answers from its buttons.
+    pub slack: Option<slack_app::SlackApp>,
     /// How long an answer link works.
     pub link_ttl: Duration,
 }
@@ -161,6 +164,7 @@ impl Default for NotifyOptions {
             push_contact: "mailto:askuser@localhost".into(),
             webhook: None,
             ntfy: None,
+            slack: None,
             link_ttl: Duration::from_secs(24 * 3600),
         }
     }
@@ -172,6 +176,8 @@ enum Target {
     Push(StoredSubscription),
     Webhook,
     Ntfy,
+    /// A Slack channel (its id).
+    Slack(String),
 }
 
 impl Target {
@@ -179,6 +185,7 @@ impl Target {
     fn key(&self) -> String {
         match self {
             Target::Push(sub) => format!("push:{}", sub.endpoint),
+            Target::Slack(channel) => format!("slack:{channel}"),
             t => t.channel().to_owned(),
         }
     }
@@ -188,6 +195,7 @@ impl Target {
             Target::Push(_) => "push",
             Target::Webhook => "webhook",
             Target::Ntfy => "ntfy",
+            Target::Slack(_) => "slack",
         }
     }
 }
@@ -340,7 +348,7 @@ impl Notifier {
         });
         let subs = self.store.subscriptions().await.unwrap_or_default();
         let mut closed = HashSet::new();
-        for (id, target, waits) in sent {
+        for crate::store::Notified { id, target, waits, .. } in sent {
             if let Some(sub) = target.strip_prefix("push:").and_then(|e| subs.iter().find(|s| s.endpoint == e)) {
                 lock(&self.reached).entry(id.clone()).or_default().push(sub.clone());
             }
@@ -380,6 +388,11 @@ impl Notifier {
         if let Some(n) = &self.options.ntfy {
             targets.push((Target::Ntfy, n.rules.clone()));
         }
+        let slack = self.options.slack.as_ref().and_then(|s| Some((s.route(record)?, s.rules.clone())));
+        let shared_slack = slack.as_ref().is_some_and(|(route, _)| !route.own);
+        if let Some((route, rules)) = slack {
+            targets.push((Target::Slack(route.channel), rules));
+        }
         for (target, rules) in targets {
             if !rules.wants(record) {
                 continue;
@@ -390,6 +403,9 @@ impl Notifier {
                     let caller = crate::tokens::Caller { scope: crate::tokens::Scope::Device, id: sub.credential.clone() };
                     self.bridge.seen_from(record, self.registry.viewer(&caller).as_ref())
                 }
+                // The shared channel is everyone's: a set for someone reaches it when
+                // it escalates.
+                Target::Slack(_) if shared_slack => self.bridge.seen_from(record, Some(&askuser_core::protocol::Viewer::default())),
                 _ => Some(record.created_at),
             };
             let Some(from) = from else { continue };
@@ -435,9 +451,13 @@ impl Notifier {
             Target::Push(sub) => sub.credential.clone(),
             _ => None,
         };
-        let message = match self.message(&record, target.channel(), credential).await {
-            Ok(m) => m,
-            Err(e) => return tracing::warn!(%id, "cannot make answer links: {e}"),
+        // Slack's buttons answer themselves: no answer links.
+        let message = match &target {
+            Target::Slack(_) => None,
+            _ => match self.message(&record, target.channel(), credential).await {
+                Ok(m) => Some(m),
+                Err(e) => return tracing::warn!(%id, "cannot make answer links: {e}"),
+            },
         };
         let mut backoff = Duration::from_secs(1);
         for attempt in 1..=ATTEMPTS {
@@ -449,11 +469,15 @@ impl Notifier {
             }
             let sent = {
                 let _permit = self.gate.acquire().await;
-                self.send(&target, &message).await
+                self.send(&target, message.as_ref(), &record).await
             };
             match sent {
-                push::Sent::Delivered => {
-                    if let Err(e) = self.store.add_notified(id, &key, self.bridge.now_ms()).await {
+                push::Sent::Delivered | push::Sent::Posted(_) => {
+                    let posted = match &sent {
+                        push::Sent::Posted(m) => Some(m.as_str()),
+                        _ => None,
+                    };
+                    if let Err(e) = self.store.add_notified(id, &key, self.bridge.now_ms(), posted).await {
                         tracing::warn!(%id, "{e}");
                     }
                     if let Target::Push(sub) = &target {
@@ -500,21 +524,32 @@ impl Notifier {
         self.bridge.get(id).await.is_ok_and(|r| r.status == Status::Pending)
     }
 
-    async fn send(&self, target: &Target, message: &Message) -> push::Sent {
+    /// Sends `record` to `target`: as `message` (with its answer links), or to Slack as
+    /// its own message with buttons.
+    async fn send(&self, target: &Target, message: Option<&Message>, record: &QuestionRecord) -> push::Sent {
         let now_s = self.bridge.now_ms() / 1000;
-        match target {
-            Target::Push(sub) => match self.push_target(sub) {
+        let refused = |what: &str| push::Sent::Refused(format!("no {what}"));
+        match (target, message) {
+            (Target::Push(sub), Some(message)) => match self.push_target(sub) {
                 Ok(t) => push::send(&self.http, &self.vapid, &t, &push_payload(message), &push::topic(&message.id), now_s).await,
                 Err(e) => push::Sent::Refused(e),
             },
-            Target::Webhook => match &self.options.webhook {
+            (Target::Webhook, Some(message)) => match &self.options.webhook {
                 Some(w) => w.send(&self.http, message, now_s).await,
-                None => push::Sent::Refused("no webhook".into()),
+                None => refused("webhook"),
             },
-            Target::Ntfy => match &self.options.ntfy {
+            (Target::Ntfy, Some(message)) => match &self.options.ntfy {
                 Some(n) => n.send(&self.http, message).await,
-                None => push::Sent::Refused("no ntfy topic".into()),
+                None => refused("ntfy topic"),
             },
+            (Target::Slack(channel), _) => match &self.options.slack {
+                Some(slack) => {
+                    let open = format!("{}/#q={}", self.base, record.id);
+                    slack.post(&self.http, channel, &slack::message(record, Some(&open))).await
+                }
+                None => refused("Slack app"),
+            },
+            (_, None) => refused("message"),
         }
     }
 
@@ -576,12 +611,58 @@ impl Notifier {
         })
     }
 
+    /// The question a channel's message is about ([`crate::store::Deliveries::notified_by_message`]).
+    pub async fn question_of(&self, target: &str, message: &str) -> Result<Option<String>, StoreError> {
+        self.store.notified_by_message(target, message).await
+    }
+
+    /// Question `id` closed: every Slack message it was posted as says what became of
+    /// it, and shows no buttons any more (one bridge of those sharing a store edits each).
+    async fn close_in_slack(self: &Arc<Self>, id: &str) {
+        let Some(slack) = &self.options.slack else { return };
+        let Ok(record) = self.bridge.get(id).await else { return };
+        let posted = match self.store.notified().await {
+            Ok(all) => all.into_iter().filter(|n| n.id == id && n.target.starts_with("slack:")),
+            Err(e) => return tracing::warn!(%id, "cannot read where it was posted in Slack: {e}"),
+        };
+        let closed = slack::answered(&record);
+        for n in posted {
+            let (Some(channel), Some(ts)) = (n.target.strip_prefix("slack:"), n.message.as_deref()) else { continue };
+            if !self.claim_close(id, &format!("close:{}", n.target)).await.unwrap_or(true) {
+                continue;
+            }
+            let mut backoff = Duration::from_secs(1);
+            for attempt in 1..=ATTEMPTS {
+                let updated = {
+                    let _permit = self.gate.acquire().await;
+                    slack.update(&self.http, channel, ts, &closed).await
+                };
+                match updated {
+                    push::Sent::Retry { why, after } if attempt < ATTEMPTS => {
+                        tracing::info!(%id, "editing its Slack message failed ({why}); trying again");
+                        let mut stop = self.bridge.shutdown_signal();
+                        tokio::select! {
+                            _ = tokio::time::sleep(after.unwrap_or(backoff).min(Duration::from_secs(300))) => {}
+                            _ = crate::hub::stopped(&mut stop) => return,
+                        }
+                        backoff *= 2;
+                    }
+                    push::Sent::Retry { why, .. } | push::Sent::Refused(why) => {
+                        tracing::warn!(%id, "cannot edit its Slack message: {why}");
+                        break;
+                    }
+                    _ => break,
+                }
+            }
+        }
+    }
+
     /// Question `id` closed: its notifications close on every device it reached.
     fn closed(self: &Arc<Self>, id: &str) {
         lock(&self.claimed).retain(|(q, _)| q != id);
         let reached = lock(&self.reached).remove(id).unwrap_or_default();
         let payload = serde_json::json!({"type": "close", "tag": id}).to_string();
-        let closing: Vec<_> = reached
+        let mut closing: Vec<_> = reached
             .into_iter()
             .map(|sub| {
                 let me = self.clone();
@@ -602,6 +683,11 @@ impl Notifier {
                 })
             })
             .collect();
+        if self.options.slack.is_some() {
+            let me = self.clone();
+            let id = id.to_owned();
+            closing.push(tokio::spawn(async move { me.close_in_slack(&id).await }));
+        }
         // Forgotten once every close went out: a bridge stopped before that closes them
         // when it starts again.
         let me = self.clone();

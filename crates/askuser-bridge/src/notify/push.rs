@@ -182,6 +182,9 @@ impl Subscription {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Sent {
     Delivered,
+    /// Delivered, and the channel's message is this (a Slack message's `ts`): kept to
+    /// change it once the question closes.
+    Posted(String),
     /// The push service says the subscription is gone (404, 410): forget it.
     Gone,
     /// Worth another try later (429, 5xx, no answer); `after` is the service's

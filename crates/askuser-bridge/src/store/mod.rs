@@ -162,11 +162,17 @@ pub trait Deliveries: Send + Sync {
     /// The link whose key hashes to `hash`, and whether it was used, without using it.
     async fn link(&self, hash: &str) -> Result<Option<(StoredLink, bool)>, StoreError>;
 
-    /// Records that question `id` reached `target` (`push:ENDPOINT`, `webhook`, `ntfy`).
-    async fn add_notified(&self, id: &str, target: &str, at: u64) -> Result<(), StoreError>;
+    /// Records that question `id` reached `target` (`push:ENDPOINT`, `webhook`, `ntfy`,
+    /// `slack:CHANNEL`); `message` is the channel's id for what it shows (a Slack
+    /// message's `ts`), to change it when the question closes.
+    async fn add_notified(&self, id: &str, target: &str, at: u64, message: Option<&str>) -> Result<(), StoreError>;
 
-    /// Every (question, target) recorded as reached, and whether the question still waits.
-    async fn notified(&self) -> Result<Vec<(String, String, bool)>, StoreError>;
+    /// Every notification recorded as sent.
+    async fn notified(&self) -> Result<Vec<Notified>, StoreError>;
+
+    /// The question a channel's message (`target`, `message` as [`Deliveries::add_notified`]
+    /// kept them) is about, if it is still recorded.
+    async fn notified_by_message(&self, target: &str, message: &str) -> Result<Option<String>, StoreError>;
 
     /// Forgets where question `id` was sent (its notifications are closed).
     async fn forget_notified(&self, id: &str) -> Result<(), StoreError>;
@@ -290,6 +296,31 @@ pub struct StoredDecision {
     pub agent: Option<String>,
     pub at: u64,
 }
+
+/// A notification that went out: question `id` reached `target`; `waits`: the question
+/// still waits for an answer; `message`: the channel's id for what it shows, if any.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notified {
+    pub id: String,
+    pub target: String,
+    pub waits: bool,
+    pub message: Option<String>,
+}
+
+/// Schema steps both stores take alike. Each store's own history brought it to
+/// version [`OWN_VERSIONS`] with the same tables (PostgreSQL's in fewer, bigger steps,
+/// plus the tables bridges sharing it coordinate with); from there, version
+/// `OWN_VERSIONS + n` is `SHARED_MIGRATIONS[n - 1]` in both. New steps go here, in SQL
+/// both accept.
+pub(crate) const SHARED_MIGRATIONS: &[&str] = &[
+    // 6 -> 7: the channel's id for a message it shows (a Slack message's ts), to edit it
+    // once the question closes and to find the question a reply in the channel is about.
+    "ALTER TABLE notified ADD COLUMN message TEXT;
+     CREATE INDEX notified_message ON notified (target, message);",
+];
+
+/// The version both stores' own histories end at.
+pub(crate) const OWN_VERSIONS: usize = 6;
 
 /// What [`Deliveries::use_link`] found.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,7 +19,7 @@
 //! rest of askuser (see [`crate::tls::database_config`]).
 
 use super::{
-    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Credentials, Deliveries, Filter, Finished, Inserted, LinkUse,
+    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Credentials, Deliveries, Filter, Finished, Inserted, LinkUse, Notified,
     Questions, RawRecord, Shared, Store, StoreError, StoreEvent, StoredDecision, StoredLink, StoredRule, StoredSubscription,
 };
 use crate::lock;
@@ -68,7 +68,10 @@ const MIGRATE_WITHIN: Duration = Duration::from_secs(30);
 /// The database's clock in ms, for liveness.
 const NOW_MS: &str = "(extract(epoch from clock_timestamp()) * 1000)::bigint";
 
-/// Each entry migrates the schema from version `index` to `index + 1`.
+const _: () = assert!(MIGRATIONS.len() == super::OWN_VERSIONS, "a new step goes in SHARED_MIGRATIONS");
+
+/// Each entry migrates the schema from version `index` to `index + 1`; then
+/// [`super::SHARED_MIGRATIONS`].
 const MIGRATIONS: &[&str] = &[
     // 0 -> 1: everything the SQLite store has at its version 4, and the bridges.
     "CREATE TABLE questions (
@@ -510,13 +513,14 @@ async fn migrate(client: &mut deadpool_postgres::Object) -> Result<(), String> {
     tx.batch_execute("CREATE TABLE IF NOT EXISTS askuser_schema (version INTEGER NOT NULL)").await.map_err(fail)?;
     let found: Option<i32> = tx.query_opt("SELECT version FROM askuser_schema", &[]).await.map_err(fail)?.map(|r| r.get(0));
     let found = found.unwrap_or(0);
-    let known = i32::try_from(MIGRATIONS.len()).unwrap_or(i32::MAX);
+    let steps: Vec<&str> = MIGRATIONS.iter().chain(super::SHARED_MIGRATIONS).copied().collect();
+    let known = i32::try_from(steps.len()).unwrap_or(i32::MAX);
     if found > known {
         return Err(format!(
             "it was prepared by a newer askuser (schema version {found}; this one knows up to {known}); upgrade every bridge"
         ));
     }
-    for sql in &MIGRATIONS[usize::try_from(found).unwrap_or(0)..] {
+    for sql in &steps[usize::try_from(found).unwrap_or(0)..] {
         tx.batch_execute(sql).await.map_err(fail)?;
     }
     tx.execute("DELETE FROM askuser_schema", &[]).await.map_err(fail)?;
@@ -1208,13 +1212,18 @@ impl Deliveries for Postgres {
         Ok(found.map(|(link, used)| (link, used.is_some())))
     }
 
-    async fn add_notified(&self, id: &str, target: &str, at: u64) -> Result<(), StoreError> {
+    async fn add_notified(&self, id: &str, target: &str, at: u64, message: Option<&str>) -> Result<(), StoreError> {
         let what = format!("cannot record a notification of {id:?}");
         let outcome = async {
             let at = to_sql_ms(at, "notifiedAt", id)?;
             let client = self.client().await?;
+            // The claim (`claim_notified`) made the row: the message is added to it.
             client
-                .execute("INSERT INTO notified (question_id, target, at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", &[&id, &target, &at])
+                .execute(
+                    "INSERT INTO notified (question_id, target, at, message) VALUES ($1, $2, $3, $4) \
+                     ON CONFLICT (question_id, target) DO UPDATE SET message = coalesce(EXCLUDED.message, notified.message)",
+                    &[&id, &target, &at, &message],
+                )
                 .await
                 .map(drop)
                 .map_err(|e| db_error(&what, e))
@@ -1222,21 +1231,39 @@ impl Deliveries for Postgres {
         self.noted(self.within(&what, outcome).await)
     }
 
-    async fn notified(&self) -> Result<Vec<(String, String, bool)>, StoreError> {
+    async fn notified(&self) -> Result<Vec<Notified>, StoreError> {
         let what = "cannot read the notifications sent";
         let rows = self
             .within(what, async {
                 let client = self.client().await?;
                 client
                     .query(
-                        "SELECT n.question_id, n.target, q.status = 'pending' FROM notified n LEFT JOIN questions q ON q.id = n.question_id",
+                        "SELECT n.question_id, n.target, q.status = 'pending', n.message FROM notified n \
+                         LEFT JOIN questions q ON q.id = n.question_id",
                         &[],
                     )
                     .await
                     .map_err(|e| db_error(what, e))
             })
             .await?;
-        Ok(rows.iter().map(|r| (r.get(0), r.get(1), r.get::<_, Option<bool>>(2).unwrap_or(false))).collect())
+        Ok(rows
+            .iter()
+            .map(|r| Notified { id: r.get(0), target: r.get(1), waits: r.get::<_, Option<bool>>(2).unwrap_or(false), message: r.get(3) })
+            .collect())
+    }
+
+    async fn notified_by_message(&self, target: &str, message: &str) -> Result<Option<String>, StoreError> {
+        let what = "cannot find the question of a channel's message";
+        let row = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query_opt("SELECT question_id FROM notified WHERE target = $1 AND message = $2", &[&target, &message])
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
+        Ok(row.map(|r| r.get(0)))
     }
 
     async fn forget_notified(&self, id: &str) -> Result<(), StoreError> {

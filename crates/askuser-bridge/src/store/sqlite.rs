@@ -8,7 +8,7 @@
 //! (each takes microseconds and never awaits).
 
 use super::{
-    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Credentials, Deliveries, Filter, Finished, Inserted, LinkUse,
+    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Credentials, Deliveries, Filter, Finished, Inserted, LinkUse, Notified,
     Questions, RawRecord, Store, StoreError, StoredDecision, StoredLink, StoredRule, StoredSubscription,
 };
 use crate::lock;
@@ -22,9 +22,11 @@ use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
 /// The schema version this code writes, kept in SQLite's `user_version` pragma: one
-/// per entry of [`MIGRATIONS`].
+/// per entry of [`MIGRATIONS`] and then of [`super::SHARED_MIGRATIONS`].
 #[allow(clippy::cast_possible_wrap, reason = "a handful of migrations")]
-const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
+const SCHEMA_VERSION: i64 = (MIGRATIONS.len() + super::SHARED_MIGRATIONS.len()) as i64;
+
+const _: () = assert!(MIGRATIONS.len() == super::OWN_VERSIONS, "a new step goes in SHARED_MIGRATIONS");
 
 /// How long a call waits for a lock held by another connection (another process on the
 /// same file) before failing with "database is locked".
@@ -562,29 +564,46 @@ impl Sqlite {
 
     /// Records that question `id` reached `target` (`push:ENDPOINT`, `webhook`, `ntfy`),
     /// so a restarted bridge neither sends it again nor forgets to close it.
-    pub fn add_notified(&self, id: &str, target: &str, at: u64) -> Result<(), StoreError> {
+    pub fn add_notified(&self, id: &str, target: &str, at: u64, message: Option<&str>) -> Result<(), StoreError> {
         let context = |e| db_error(format!("cannot record a notification of {id:?}"), e);
         let at = to_sql_ms(at, "notifiedAt", id)?;
         self.noted(
             self.lock()
-                .prepare_cached("INSERT OR IGNORE INTO notified (question_id, target, at) VALUES (?1, ?2, ?3)")
-                .and_then(|mut s| s.execute(params![id, target, at]))
+                .prepare_cached(
+                    "INSERT INTO notified (question_id, target, at, message) VALUES (?1, ?2, ?3, ?4) \
+                     ON CONFLICT (question_id, target) DO UPDATE SET message = coalesce(excluded.message, message)",
+                )
+                .and_then(|mut s| s.execute(params![id, target, at, message]))
                 .map(|_| ())
                 .map_err(context),
         )
     }
 
-    /// Every (question, target) recorded as reached, and whether the question still waits.
-    pub fn notified(&self) -> Result<Vec<(String, String, bool)>, StoreError> {
+    /// Every notification recorded as sent.
+    pub fn notified(&self) -> Result<Vec<Notified>, StoreError> {
         let context = |e| db_error("cannot read the notifications sent".into(), e);
         let conn = self.lock();
         let mut stmt = conn
             .prepare_cached(
-                "SELECT n.question_id, n.target, q.status = 'pending' FROM notified n LEFT JOIN questions q ON q.id = n.question_id",
+                "SELECT n.question_id, n.target, q.status = 'pending', n.message FROM notified n \
+                 LEFT JOIN questions q ON q.id = n.question_id",
             )
             .map_err(context)?;
-        let rows = stmt.query_map([], |r| Ok((r.get(0)?, r.get(1)?, r.get::<_, Option<bool>>(2)?.unwrap_or(false)))).map_err(context)?;
+        let rows = stmt
+            .query_map([], |r| {
+                Ok(Notified { id: r.get(0)?, target: r.get(1)?, waits: r.get::<_, Option<bool>>(2)?.unwrap_or(false), message: r.get(3)? })
+            })
+            .map_err(context)?;
         rows.collect::<Result<_, _>>().map_err(context)
+    }
+
+    /// The question `target`'s message `message` is about.
+    pub fn notified_by_message(&self, target: &str, message: &str) -> Result<Option<String>, StoreError> {
+        let context = |e| db_error("cannot find the question of a channel's message".into(), e);
+        self.lock()
+            .prepare_cached("SELECT question_id FROM notified WHERE target = ?1 AND message = ?2")
+            .and_then(|mut s| s.query_row(params![target, message], |r| r.get(0)).optional())
+            .map_err(context)
     }
 
     /// Forgets where question `id` was sent (its notifications are closed).
@@ -875,8 +894,9 @@ inline! { Deliveries:
     add_links(links: &[StoredLink]) -> Result<(), StoreError>;
     use_link(hash: &str, now: u64) -> Result<LinkUse, StoreError>;
     link(hash: &str) -> Result<Option<(StoredLink, bool)>, StoreError>;
-    add_notified(id: &str, target: &str, at: u64) -> Result<(), StoreError>;
-    notified() -> Result<Vec<(String, String, bool)>, StoreError>;
+    add_notified(id: &str, target: &str, at: u64, message: Option<&str>) -> Result<(), StoreError>;
+    notified() -> Result<Vec<Notified>, StoreError>;
+    notified_by_message(target: &str, message: &str) -> Result<Option<String>, StoreError>;
     forget_notified(id: &str) -> Result<(), StoreError>;
 }
 
@@ -894,7 +914,8 @@ fn migrate(conn: &mut Connection, path: &Path) -> Result<(), StoreError> {
     let fail = |e: rusqlite::Error| StoreError::Open { path: path.to_owned(), message: open_message(&e, path) };
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate).map_err(fail)?;
     let found: i64 = tx.query_row("PRAGMA user_version", [], |r| r.get(0)).map_err(fail)?;
-    let Some(missing) = usize::try_from(found).ok().and_then(|v| MIGRATIONS.get(v..)) else {
+    let steps: Vec<&str> = MIGRATIONS.iter().chain(super::SHARED_MIGRATIONS).copied().collect();
+    let Some(missing) = usize::try_from(found).ok().and_then(|v| steps.get(v..)) else {
         return Err(StoreError::Open {
             path: path.to_owned(),
             message: format!(

@@ -1,0 +1,200 @@
+//! The Slack app (`--notify-slack`): posts each question set to a channel as the
+//! message [`super::slack::message`] builds, edits it to what became of the set once it
+//! closes, and takes answers from its buttons at `POST /slack/actions` (Slack's
+//! "Interactivity" request URL), each request checked against the app's signing secret.
+//!
+//! Calls go to Slack's Web API with the bridge's notification client (no redirects, the
+//! bridge's TLS): `chat.postMessage`, `chat.update` and `chat.postEphemeral` (to tell
+//! only the person who pressed a button what was wrong). A call Slack refuses for good
+//! (`channel_not_found`, `invalid_auth`, ...) is not tried again; a rate limit (429) or an
+//! outage is, with the notifier's backoff or Slack's `Retry-After`.
+
+use super::push::{outcome, Sent};
+use super::slack::{self, Interaction, Outcome};
+use super::Rules;
+use crate::http::App;
+use crate::hub::{Answerer, BridgeError};
+use askuser_core::protocol::QuestionRecord;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+/// Slack's Web API.
+pub const API: &str = "https://slack.com/api/";
+
+/// How one Slack app is set up (`askuser serve --notify-slack`, docs/notify.md).
+#[derive(Clone)]
+pub struct SlackApp {
+    /// The bot token (`xoxb-…`): posts and edits the messages.
+    pub token: String,
+    /// The signing secret: proves a request to `/slack/actions` comes from Slack.
+    pub signing_secret: String,
+    /// Where the Web API is (ends with `/`): [`API`], or a test's stand-in.
+    pub api: reqwest::Url,
+    /// Where question sets for no one go, and everyone else's once they escalate.
+    pub channel: Option<String>,
+    /// Where question sets for a person or a team go (name → channel id).
+    pub routes: BTreeMap<String, String>,
+    /// Which question sets it hears of, and when.
+    pub rules: Rules,
+}
+
+/// Says where it posts, never the token or the secret.
+impl std::fmt::Debug for SlackApp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SlackApp").field("api", &self.api.as_str()).field("channel", &self.channel).field("routes", &self.routes).finish()
+    }
+}
+
+/// Where a question set goes in Slack.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    pub channel: String,
+    /// The channel is its person's or team's own: it goes there at once. Otherwise it
+    /// goes to the shared channel, once everyone may see it (when it escalates).
+    pub own: bool,
+}
+
+impl SlackApp {
+    /// Where `record` goes: its person's or team's channel, else the shared one.
+    pub fn route(&self, record: &QuestionRecord) -> Option<Route> {
+        let own = askuser_core::inbox::assignee(record).and_then(|to| self.routes.get(to));
+        match own {
+            Some(channel) => Some(Route { channel: channel.clone(), own: true }),
+            None => self.channel.clone().map(|channel| Route { channel, own: false }),
+        }
+    }
+
+    /// Calls Web API method `method` with `body`: its answer when Slack says `ok`.
+    async fn call(&self, http: &reqwest::Client, method: &str, body: &Value) -> Result<Value, Sent> {
+        let url = self.api.join(method).map_err(|e| Sent::Refused(format!("Slack's API address: {e}")))?;
+        let response = http.post(url).bearer_auth(&self.token).json(body).timeout(Duration::from_secs(30)).send().await;
+        let response = match response {
+            Ok(r) if r.status().is_success() => r,
+            other => {
+                return Err(match outcome("Slack", other).await {
+                    Sent::Delivered | Sent::Posted(_) => Sent::Refused("Slack answered without a body".into()),
+                    failed => failed,
+                })
+            }
+        };
+        let answer: Value = response.json().await.map_err(|e| Sent::Retry { why: format!("Slack's answer: {e}"), after: None })?;
+        if answer["ok"] == true {
+            return Ok(answer);
+        }
+        let error = answer["error"].as_str().unwrap_or("no error given").chars().take(100).collect::<String>();
+        // Slack's own trouble is worth another try; anything else (a wrong channel,
+        // token or payload) will not pass by trying again.
+        Err(match error.as_str() {
+            "ratelimited" | "internal_error" | "fatal_error" | "service_unavailable" | "request_timeout" => {
+                Sent::Retry { why: format!("Slack said {error}"), after: None }
+            }
+            _ => Sent::Refused(format!("Slack refused {method}: {error}")),
+        })
+    }
+
+    /// Posts `message` to `channel`: [`Sent::Posted`] with the message's `ts`.
+    pub async fn post(&self, http: &reqwest::Client, channel: &str, message: &Value) -> Sent {
+        let mut body = message.clone();
+        body["channel"] = channel.into();
+        // Agent text must not unfurl into previews of whatever it links.
+        body["unfurl_links"] = false.into();
+        body["unfurl_media"] = false.into();
+        match self.call(http, "chat.postMessage", &body).await {
+            Ok(answer) => match answer["ts"].as_str() {
+                Some(ts) => Sent::Posted(ts.to_owned()),
+                None => Sent::Refused("Slack's chat.postMessage answer has no ts".into()),
+            },
+            Err(failed) => failed,
+        }
+    }
+
+    /// Replaces message `ts` in `channel` with `message`.
+    pub async fn update(&self, http: &reqwest::Client, channel: &str, ts: &str, message: &Value) -> Sent {
+        let mut body = message.clone();
+        body["channel"] = channel.into();
+        body["ts"] = ts.into();
+        match self.call(http, "chat.update", &body).await {
+            Ok(_) => Sent::Delivered,
+            Err(failed) => failed,
+        }
+    }
+
+    /// Tells `user` alone, in `channel`, `text` (askuser's own words, escaped).
+    pub async fn tell(&self, http: &reqwest::Client, channel: &str, user: &str, text: &str) -> Sent {
+        let body = json!({"channel": channel, "user": user, "text": slack::escape(text)});
+        match self.call(http, "chat.postEphemeral", &body).await {
+            Ok(_) => Sent::Delivered,
+            Err(failed) => failed,
+        }
+    }
+}
+
+/// `POST /slack/actions`: a button pressed (or a box ticked, a menu chosen) in one of
+/// the app's messages. Checked against the signing secret first; then acknowledged at
+/// once (Slack wants an answer within 3 s) and carried out: the question set the
+/// message is about is answered or declined as `slack:USER`, or the person alone is
+/// told why not.
+pub async fn actions(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Response {
+    let Some(slack) = app.notifier.options().slack.clone() else {
+        return (StatusCode::NOT_FOUND, "this bridge has no Slack app (askuser serve --notify-slack)").into_response();
+    };
+    let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
+    let now_s = app.bridge.now_ms() / 1000;
+    let (timestamp, signature) = (header("x-slack-request-timestamp"), header("x-slack-signature"));
+    if let Err(e) = slack::verify(slack.signing_secret.as_bytes(), timestamp, signature, &body, now_s) {
+        tracing::warn!("refused a request to /slack/actions: {e}");
+        return (StatusCode::UNAUTHORIZED, format!("not from Slack: {e}")).into_response();
+    }
+    let interaction = match Interaction::from_form(&body) {
+        Ok(i) => i,
+        Err(e) => return (StatusCode::BAD_REQUEST, e).into_response(),
+    };
+    if interaction.kind != "block_actions" {
+        return StatusCode::OK.into_response();
+    }
+    tokio::spawn(async move { act(&app, &slack, &interaction).await });
+    StatusCode::OK.into_response()
+}
+
+/// Carries out one interaction (see [`actions`]).
+async fn act(app: &App, slack: &SlackApp, interaction: &Interaction) {
+    let (Some(channel), Some(ts)) = (interaction.channel_id(), interaction.message_ts()) else { return };
+    let user = interaction.user.id.as_str();
+    let tell = |text: String| async move {
+        if let Sent::Refused(e) | Sent::Retry { why: e, .. } = slack.tell(&app.notifier.http, channel, user, &text).await {
+            tracing::warn!("cannot tell a Slack user why their answer was not taken: {e}");
+        }
+    };
+    let id = match app.notifier.question_of(&format!("slack:{channel}"), ts).await {
+        Ok(Some(id)) => id,
+        Ok(None) => return tell("This question set is not waiting any more.".into()).await,
+        Err(e) => return tell(format!("The answer was not taken: {e}. Try again.")).await,
+    };
+    let record = match app.bridge.get(&id).await {
+        Ok(r) => r,
+        Err(e) => return tell(format!("The answer was not taken: {e}")).await,
+    };
+    if record.status != askuser_core::Status::Pending {
+        return tell("This question set is not waiting any more.".into()).await;
+    }
+    let by = interaction.answered_by().unwrap_or_else(|| "slack".into());
+    let who = Answerer { viewer: None, by: Some(&by) };
+    let done = match slack::selections(interaction, &record) {
+        Ok(None) => return, // a box ticked, not sent yet
+        Ok(Some(Outcome::Answer(selections))) => app.bridge.answer(&id, &selections, who).await,
+        Ok(Some(Outcome::Decline)) => app.bridge.decline(&id, false, who).await,
+        Err(problem) => return tell(problem).await,
+    };
+    match done {
+        Ok(_) => tracing::info!(%id, "answered in Slack by {by}"),
+        Err(BridgeError::Conflict(_) | BridgeError::Store(crate::store::StoreError::Conflict { .. })) => {
+            tell("This question set was answered or closed elsewhere already.".into()).await
+        }
+        Err(e) => tell(format!("The answer was not taken: {e}")).await,
+    }
+}

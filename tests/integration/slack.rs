@@ -1,0 +1,427 @@
+//! The Slack app against a local stand-in for Slack's Web API that checks what Slack
+//! checks (the bot token, JSON bodies, the Block Kit limits a message must keep, known
+//! channels and messages), and a person pressing buttons, played as Slack sends them:
+//! a form-encoded `block_actions` payload signed with the app's signing secret.
+
+use crate::support::{bridge_configured, TestBridge};
+use askuser_bridge::notify::slack_app::SlackApp;
+use axum::extract::{Path, State};
+use axum::http::HeaderMap;
+use axum::Json;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+const BOT: &str = "xoxb-1-test";
+const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
+const SHARED: &str = "C0SHARED";
+
+/// One Web API call Slack got: its method and body.
+#[derive(Debug, Clone)]
+struct Call {
+    method: String,
+    body: Value,
+}
+
+/// Slack's Web API, as far as the app uses it.
+#[derive(Clone, Default)]
+struct FakeSlack {
+    calls: Arc<Mutex<Vec<Call>>>,
+    /// Errors to answer the next calls with before `ok` (`"ratelimited"`, `"429"`, ...).
+    failures: Arc<Mutex<Vec<&'static str>>>,
+    /// Channel → the ts of each message posted there.
+    posted: Arc<Mutex<BTreeMap<String, Vec<String>>>>,
+}
+
+impl FakeSlack {
+    async fn start() -> (FakeSlack, String) {
+        let slack = FakeSlack::default();
+        let app = axum::Router::new().route("/api/{method}", axum::routing::post(call)).with_state(slack.clone());
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/api/", listener.local_addr().unwrap());
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        (slack, url)
+    }
+
+    fn calls(&self, method: &str) -> Vec<Value> {
+        self.calls.lock().unwrap().iter().filter(|c| c.method == method).map(|c| c.body.clone()).collect()
+    }
+
+    /// Waits up to 10 s for the `n`th call of `method` (1-based).
+    async fn nth(&self, method: &str, n: usize) -> Value {
+        for _ in 0..200 {
+            if let Some(body) = self.calls(method).get(n - 1) {
+                return body.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("{method} call {n} never came; got {:?}", self.calls.lock().unwrap());
+    }
+}
+
+/// What Slack checks of a message before it takes it: the limits its docs give.
+fn check_message(body: &Value) -> Result<(), String> {
+    let blocks = body["blocks"].as_array().ok_or("no blocks")?;
+    if blocks.is_empty() || blocks.len() > 50 {
+        return Err(format!("{} blocks", blocks.len()));
+    }
+    if body["text"].as_str().is_none_or(str::is_empty) {
+        return Err("no fallback text".into());
+    }
+    let mut texts = vec![];
+    fn walk(v: &Value, texts: &mut Vec<(String, String)>, path: &str) {
+        match v {
+            Value::Object(m) => {
+                if let (Some(kind), Some(text)) = (m.get("type").and_then(Value::as_str), m.get("text").and_then(Value::as_str)) {
+                    texts.push((format!("{path}/{kind}"), text.to_owned()));
+                }
+                for (k, v) in m {
+                    walk(v, texts, &format!("{path}/{k}"));
+                }
+            }
+            Value::Array(a) => a.iter().for_each(|v| walk(v, texts, path)),
+            _ => {}
+        }
+    }
+    walk(&Value::Array(blocks.clone()), &mut texts, "");
+    for block in blocks {
+        let kind = block["type"].as_str().ok_or("a block without a type")?;
+        if !["header", "section", "actions", "input", "context", "divider", "rich_text"].contains(&kind) {
+            return Err(format!("block type {kind:?}"));
+        }
+        if kind == "header" && block["text"]["text"].as_str().unwrap_or_default().chars().count() > 150 {
+            return Err("header over 150".into());
+        }
+        if kind == "actions" && block["elements"].as_array().map_or(0, Vec::len) > 25 {
+            return Err("more than 25 elements".into());
+        }
+        for element in block["elements"].as_array().into_iter().flatten().chain(block.get("element")) {
+            if element["action_id"].as_str().is_some_and(|a| a.len() > 255) {
+                return Err("action_id over 255".into());
+            }
+            if element["type"] == "button" && element["text"]["text"].as_str().unwrap_or_default().chars().count() > 75 {
+                return Err("button text over 75".into());
+            }
+        }
+    }
+    for (path, text) in texts {
+        if text.chars().count() > 3000 {
+            return Err(format!("{path}: text over 3000"));
+        }
+    }
+    Ok(())
+}
+
+async fn call(State(slack): State<FakeSlack>, Path(method): Path<String>, headers: HeaderMap, body: String) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    let bad = |error: &str| Json(json!({"ok": false, "error": error})).into_response();
+    if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(&format!("Bearer {BOT}")) {
+        return bad("not_authed");
+    }
+    if !headers.get("content-type").and_then(|v| v.to_str().ok()).is_some_and(|c| c.starts_with("application/json")) {
+        return bad("invalid_form_data");
+    }
+    let Ok(body) = serde_json::from_str::<Value>(&body) else { return bad("invalid_json") };
+    slack.calls.lock().unwrap().push(Call { method: method.clone(), body: body.clone() });
+    let failure = {
+        let mut failures = slack.failures.lock().unwrap();
+        (!failures.is_empty()).then(|| failures.remove(0))
+    };
+    match failure {
+        Some("429") => return (axum::http::StatusCode::TOO_MANY_REQUESTS, [("retry-after", "1")], "").into_response(),
+        Some(error) => return bad(error),
+        None => {}
+    }
+    let channel = body["channel"].as_str().unwrap_or_default().to_owned();
+    if !channel.starts_with(['C', 'D', 'G']) {
+        return bad("channel_not_found");
+    }
+    match method.as_str() {
+        "chat.postMessage" => {
+            if let Err(e) = check_message(&body) {
+                return bad(&format!("invalid_blocks: {e}"));
+            }
+            if body["unfurl_links"] != false {
+                return bad("expected unfurl_links false");
+            }
+            let mut posted = slack.posted.lock().unwrap();
+            let list = posted.entry(channel.clone()).or_default();
+            let ts = format!("1700000000.{:06}", list.len() + 1);
+            list.push(ts.clone());
+            Json(json!({"ok": true, "channel": channel, "ts": ts})).into_response()
+        }
+        "chat.update" => {
+            let ts = body["ts"].as_str().unwrap_or_default();
+            if !slack.posted.lock().unwrap().get(&channel).is_some_and(|l| l.iter().any(|t| t == ts)) {
+                return bad("message_not_found");
+            }
+            if let Err(e) = check_message(&body) {
+                return bad(&format!("invalid_blocks: {e}"));
+            }
+            Json(json!({"ok": true, "channel": channel, "ts": ts})).into_response()
+        }
+        "chat.postEphemeral" if body["user"].is_string() && body["text"].is_string() => {
+            Json(json!({"ok": true, "message_ts": "1700000001.000001"})).into_response()
+        }
+        _ => bad("unknown_method"),
+    }
+}
+
+fn app(api: &str, routes: &[(&str, &str)]) -> SlackApp {
+    SlackApp {
+        token: BOT.into(),
+        signing_secret: SECRET.into(),
+        api: api.parse().unwrap(),
+        channel: Some(SHARED.into()),
+        routes: routes.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        rules: Default::default(),
+    }
+}
+
+async fn slack_bridge(dir: tempfile::TempDir, api: &str, routes: &[(&str, &str)]) -> TestBridge {
+    let slack = app(api, routes);
+    bridge_configured(dir, move |opts| opts.notify.slack = Some(slack)).await
+}
+
+fn question(id: &str) -> Value {
+    json!({"id": id, "agent": {"name": "ci"}, "questions": [{
+        "question": "Which database? <!channel> & <https://evil.example|click>", "header": "Database",
+        "options": [{"label": "Postgres"}, {"label": "SQLite"}, {"label": "MySQL"}]}]})
+}
+
+/// The button labelled `label` in a posted message: its block id and action id.
+fn button(message: &Value, label: &str) -> (String, String) {
+    for block in message["blocks"].as_array().unwrap() {
+        for e in block["elements"].as_array().into_iter().flatten() {
+            if e["type"] == "button" && e["text"]["text"] == label {
+                return (block["block_id"].as_str().unwrap().into(), e["action_id"].as_str().unwrap().into());
+            }
+        }
+    }
+    panic!("no button {label:?} in {message:#}");
+}
+
+/// Slack's `v0` signature of `body` at `timestamp` under `secret`.
+fn sign(secret: &str, timestamp: &str, body: &str) -> String {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, secret.as_bytes());
+    let tag = ring::hmac::sign(&key, format!("v0:{timestamp}:{body}").as_bytes());
+    format!("v0={}", tag.as_ref().iter().map(|b| format!("{b:02x}")).collect::<String>())
+}
+
+fn now_s() -> u64 {
+    std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs()
+}
+
+/// A person (Slack user `user`) pressing the button `(block, action)` of message `ts`
+/// in `channel`, as Slack sends it: the form body and its timestamp.
+fn press(channel: &str, ts: &str, (block, action): &(String, String), user: &str) -> String {
+    let payload = json!({
+        "type": "block_actions", "user": {"id": user, "username": "alice", "name": "alice", "team_id": "T0TEAM"},
+        "api_app_id": "A0APP", "team": {"id": "T0TEAM", "domain": "example"},
+        "container": {"type": "message", "message_ts": ts, "channel_id": channel, "is_ephemeral": false},
+        "trigger_id": "1.2.3", "channel": {"id": channel, "name": "agents"},
+        "message": {"type": "message", "ts": ts, "text": "…"},
+        "response_url": "https://hooks.slack.com/actions/T0TEAM/1/x", "state": {"values": {}},
+        "actions": [{"type": "button", "block_id": block, "action_id": action, "value": "0", "action_ts": "1700000002.1",
+                     "text": {"type": "plain_text", "text": "…"}}]
+    });
+    url::form_urlencoded::Serializer::new(String::new()).append_pair("payload", &payload.to_string()).finish()
+}
+
+async fn send_action(b: &TestBridge, body: &str, timestamp: &str, signature: &str) -> reqwest::Response {
+    b.http
+        .post(format!("{}/slack/actions", b.url))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("x-slack-request-timestamp", timestamp)
+        .header("x-slack-signature", signature)
+        .body(body.to_owned())
+        .send()
+        .await
+        .unwrap()
+}
+
+async fn status(b: &TestBridge, id: &str) -> Value {
+    b.get(&format!("/v1/questions/{id}")).send().await.unwrap().json().await.unwrap()
+}
+
+async fn until_status(b: &TestBridge, id: &str, want: &str) -> Value {
+    for _ in 0..200 {
+        let record = status(b, id).await;
+        if record["status"] == want {
+            return record;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("{id} never became {want}: {:#}", status(b, id).await);
+}
+
+#[tokio::test]
+async fn a_question_set_posted_to_slack_is_answered_by_its_button_and_then_says_so() {
+    let (slack, api) = FakeSlack::start().await;
+    let b = slack_bridge(tempfile::tempdir().unwrap(), &api, &[]).await;
+    b.post("/v1/ask?wait=false").json(&question("s-1")).send().await.unwrap();
+    let posted = slack.nth("chat.postMessage", 1).await;
+    assert_eq!(posted["channel"], SHARED);
+    let shown = posted.to_string();
+    assert!(!shown.contains("<!channel>") && !shown.contains("<https://evil"), "agent text never pings or links: {shown}");
+    assert!(shown.contains("&lt;!channel&gt; &amp; &lt;https://evil.example|click&gt;"), "{shown}");
+    assert!(shown.contains("#q=s-1"), "a button opens the inbox on the question: {shown}");
+
+    let ts = slack.posted.lock().unwrap()[SHARED][0].clone();
+    let body = press(SHARED, &ts, &button(&posted, "SQLite"), "U0ALICE");
+    let at = now_s().to_string();
+    let r = send_action(&b, &body, &at, &sign(SECRET, &at, &body)).await;
+    assert_eq!(r.status(), 200, "acknowledged at once");
+    let record = until_status(&b, "s-1", "answered").await;
+    assert_eq!(record["result"]["answers"][0]["answer"], "SQLite", "{record:#}");
+    assert_eq!(record["answeredBy"], "slack:U0ALICE", "who answered, as Slack names them");
+
+    let updated = slack.nth("chat.update", 1).await;
+    assert_eq!((updated["channel"].as_str(), updated["ts"].as_str()), (Some(SHARED), Some(ts.as_str())), "the same message");
+    let text = updated.to_string();
+    assert!(text.contains("SQLite") && text.contains("U0ALICE"), "it says what was answered and by whom: {text}");
+    assert!(!text.contains("\"actions\""), "no buttons left: {text}");
+    assert!(slack.calls("chat.postEphemeral").is_empty(), "nothing went wrong to tell");
+}
+
+#[tokio::test]
+async fn requests_not_signed_by_the_app_are_refused_and_answer_nothing() {
+    let (slack, api) = FakeSlack::start().await;
+    let b = slack_bridge(tempfile::tempdir().unwrap(), &api, &[]).await;
+    b.post("/v1/ask?wait=false").json(&question("s-2")).send().await.unwrap();
+    let posted = slack.nth("chat.postMessage", 1).await;
+    let ts = slack.posted.lock().unwrap()[SHARED][0].clone();
+    let body = press(SHARED, &ts, &button(&posted, "Postgres"), "U0MALLORY");
+    let now = now_s().to_string();
+    let stale = (now_s() - 600).to_string();
+    for (timestamp, signature, why) in [
+        (now.clone(), sign("another app's secret", &now, &body), "another secret"),
+        (stale.clone(), sign(SECRET, &stale, &body), "an old request, replayed"),
+        (now.clone(), sign(SECRET, &now, &body.replace("Postgres", "MySQL").replace("U0MALLORY", "U0ALICE")), "signed for another body"),
+        (now.clone(), String::new(), "no signature"),
+    ] {
+        let r = send_action(&b, &body, &timestamp, &signature).await;
+        assert_eq!(r.status(), 401, "{why}");
+        assert!(r.text().await.unwrap().starts_with("not from Slack"), "{why}");
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(status(&b, "s-2").await["status"], "pending", "nothing was answered");
+    assert!(slack.calls("chat.update").is_empty());
+}
+
+#[tokio::test]
+async fn answered_elsewhere_the_message_says_so_and_a_late_press_is_told() {
+    let (slack, api) = FakeSlack::start().await;
+    let b = slack_bridge(tempfile::tempdir().unwrap(), &api, &[]).await;
+    b.post("/v1/ask?wait=false").json(&question("s-3")).send().await.unwrap();
+    let posted = slack.nth("chat.postMessage", 1).await;
+    let ts = slack.posted.lock().unwrap()[SHARED][0].clone();
+    let answered = b.post("/v1/questions/s-3/answer").json(&json!({"answers": [{"selected": ["MySQL"]}]})).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    let updated = slack.nth("chat.update", 1).await;
+    assert_eq!(updated["ts"], ts.as_str());
+    assert!(updated.to_string().contains("MySQL"), "{updated}");
+
+    // Someone presses a button of the old message before Slack showed the edit.
+    let body = press(SHARED, &ts, &button(&posted, "Postgres"), "U0BOB");
+    let at = now_s().to_string();
+    assert_eq!(send_action(&b, &body, &at, &sign(SECRET, &at, &body)).await.status(), 200);
+    let told = slack.nth("chat.postEphemeral", 1).await;
+    assert_eq!((told["channel"].as_str(), told["user"].as_str()), (Some(SHARED), Some("U0BOB")), "only the one who pressed");
+    assert!(told["text"].as_str().unwrap().contains("not waiting any more"), "{told}");
+    assert_eq!(status(&b, "s-3").await["result"]["answers"][0]["answer"], "MySQL", "the first answer stands");
+}
+
+#[tokio::test]
+async fn a_restart_posts_nothing_twice_and_still_edits_the_message() {
+    let (slack, api) = FakeSlack::start().await;
+    let b = slack_bridge(tempfile::tempdir().unwrap(), &api, &[]).await;
+    b.post("/v1/ask?wait=false").json(&question("s-4")).send().await.unwrap();
+    slack.nth("chat.postMessage", 1).await;
+    let ts = slack.posted.lock().unwrap()[SHARED][0].clone();
+    let dir = b.stop().await;
+    let b = slack_bridge(dir, &api, &[]).await;
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(slack.calls("chat.postMessage").len(), 1, "not posted again after the restart");
+    b.post("/v1/questions/s-4/answer").json(&json!({"answers": [{"selected": ["Postgres"]}]})).send().await.unwrap();
+    let updated = slack.nth("chat.update", 1).await;
+    assert_eq!(updated["ts"], ts.as_str(), "the message posted before the restart is the one edited");
+}
+
+#[tokio::test]
+async fn slack_being_down_or_limiting_is_tried_again_and_posts_once() {
+    let (slack, api) = FakeSlack::start().await;
+    slack.failures.lock().unwrap().extend(["429", "internal_error"]);
+    let b = slack_bridge(tempfile::tempdir().unwrap(), &api, &[]).await;
+    b.post("/v1/ask?wait=false").json(&question("s-5")).send().await.unwrap();
+    let third = slack.nth("chat.postMessage", 3).await;
+    assert_eq!(third["channel"], SHARED);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(slack.posted.lock().unwrap()[SHARED].len(), 1, "posted once, after two failures");
+    // A refusal for good (a wrong channel) is not tried again.
+    slack.failures.lock().unwrap().push("channel_not_found");
+    b.post("/v1/ask?wait=false").json(&question("s-6")).send().await.unwrap();
+    slack.nth("chat.postMessage", 4).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(slack.calls("chat.postMessage").len(), 4, "not tried again");
+}
+
+#[tokio::test]
+async fn a_set_for_a_person_goes_to_their_channel_and_to_the_shared_one_only_when_it_escalates() {
+    let (slack, api) = FakeSlack::start().await;
+    let b = bridge_configured(tempfile::tempdir().unwrap(), {
+        let slack = app(&api, &[("alice", "D0ALICE")]);
+        move |opts| {
+            opts.notify.slack = Some(slack);
+            opts.settings.escalate_after = Some(Duration::from_millis(600));
+        }
+    })
+    .await;
+    let mut for_alice = question("s-7");
+    for_alice["agent"]["assignee"] = "alice".into();
+    let mut for_bob = question("s-8");
+    for_bob["agent"]["assignee"] = "bob".into();
+    b.post("/v1/ask?wait=false").json(&for_alice).send().await.unwrap();
+    b.post("/v1/ask?wait=false").json(&for_bob).send().await.unwrap();
+    let first = slack.nth("chat.postMessage", 1).await;
+    assert_eq!(first["channel"], "D0ALICE", "alice's at once, in her channel");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(slack.calls("chat.postMessage").len(), 1, "bob's waits for bob (who has no channel) until it escalates");
+    let second = slack.nth("chat.postMessage", 2).await;
+    assert_eq!(second["channel"], SHARED, "then everyone's");
+    assert!(second.to_string().contains("s-8"), "{second}");
+}
+
+/// docs/notify.md's lines, pasted into a shell: the `export`, then each `askuser serve`
+/// (here on a free port and a data directory of its own): the bridge starts with the
+/// app, and shows neither the token nor the secret.
+#[test]
+fn the_docs_commands_start_a_bridge_with_the_slack_app() {
+    use std::io::BufRead;
+    let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
+    let export = docs.lines().find(|l| l.starts_with("export ASKUSER_SLACK_BOT_TOKEN=")).expect("the export line");
+    let env: Vec<(&str, &str)> = export.trim_start_matches("export ").split_whitespace().filter_map(|a| a.split_once('=')).collect();
+    let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-slack")).collect();
+    assert_eq!(commands.len(), 2);
+    for command in commands {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = crate::support::askuser();
+        cmd.args(command.split_whitespace().skip(1)).args(["--addr", "127.0.0.1:0", "--data-dir"]).arg(dir.path());
+        cmd.envs(env.iter().copied()).env("HOME", dir.path()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut said = vec![];
+        for line in stderr.lines().map_while(Result::ok) {
+            said.push(line.clone());
+            if line.starts_with("askuser: open ") {
+                break;
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let said = said.join("\n");
+        assert!(said.contains("askuser: open "), "{command}: {said}");
+        assert!(!said.contains("xoxb-your-token") && !said.contains("your-signing-secret"), "{said}");
+    }
+}
