@@ -18,6 +18,8 @@
 //! A shared store also carries the bridges' events to each other ([`Shared::events`]);
 //! SQLite, with one bridge, has none.
 
+#[cfg(test)]
+mod conformance;
 pub mod postgres;
 mod sqlite;
 
