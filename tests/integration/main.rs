@@ -21,5 +21,6 @@ mod setup;
 mod shared;
 mod slack;
 mod support;
+mod telegram;
 mod terminal;
 mod tokens;

@@ -48,15 +48,9 @@ impl FakeSlack {
         self.calls.lock().unwrap().iter().filter(|c| c.method == method).map(|c| c.body.clone()).collect()
     }
 
-    /// Waits up to 10 s for the `n`th call of `method` (1-based).
+    /// Waits up to 15 s for the `n`th call of `method` (1-based).
     async fn nth(&self, method: &str, n: usize) -> Value {
-        for _ in 0..200 {
-            if let Some(body) = self.calls(method).get(n - 1) {
-                return body.clone();
-            }
-            tokio::time::sleep(Duration::from_millis(50)).await;
-        }
-        panic!("{method} call {n} never came; got {:?}", self.calls.lock().unwrap());
+        crate::support::nth_seen(&format!("{method} call"), n, || self.calls(method)).await
     }
 }
 

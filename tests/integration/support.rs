@@ -322,3 +322,15 @@ pub fn unset(mut cmd: Command) -> Command {
 pub fn text(bytes: &[u8]) -> String {
     String::from_utf8_lossy(bytes).into_owned()
 }
+
+/// Waits up to 15 s for the `n`th (1-based) of what `seen` lists, as a stand-in service
+/// records it: the calls it got of one method, the messages it was sent.
+pub async fn nth_seen<T: Clone + std::fmt::Debug>(what: &str, n: usize, seen: impl Fn() -> Vec<T>) -> T {
+    for _ in 0..300 {
+        if let Some(item) = seen().get(n - 1) {
+            return item.clone();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    panic!("{what} {n} never came; got {:#?}", seen());
+}

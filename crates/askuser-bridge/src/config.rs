@@ -6,7 +6,7 @@
 //! certificate fingerprint, user-only) so that `askuser pending`, `answer`, `ask` and `mcp`
 //! find it without flags.
 
-use crate::tls::Fingerprint;
+use crate::fingerprint::Fingerprint;
 use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use std::fs;

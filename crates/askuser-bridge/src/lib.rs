@@ -11,15 +11,17 @@
 //! - [`hub`]: the bridge's state: store, waiting agents, browser events, timeouts.
 //! - [`store`]: the durable question store (SQLite, or PostgreSQL for a team).
 //! - [`damage`]: refusing a truncated, damaged or half-written store before it loses anything.
-//! - [`http`]: routes and the guard (host, token, origin) every request passes.
-//! - [`first`]: the question before the app, written into the page.
+//! - [`http`]: routes and the guard (host, token, origin) every request passes; the
+//!   question before the app (`http::first`), answer links (`http::links`), Slack's
+//!   actions.
 //! - [`ws`]: the agent and browser WebSockets.
 //! - [`assets`]: the embedded web UI.
 //! - [`listen`]: accepting connections under a cap and a header timeout, with TLS or without.
 //! - [`tls`]: certificates, fingerprint pinning, and every HTTP and WebSocket client.
+//! - [`fingerprint`]: a certificate's SHA-256 fingerprint, as clients pin it.
 //! - [`tokens`]: scoped credentials (agent, device, admin), stored hashed, revocable.
 //! - [`config`]: the data directory, the token, `bridge.json`, finding a bridge.
-//! - [`notify`]: Web Push to paired devices, the webhook and ntfy, answer links.
+//! - [`notify`]: Web Push to paired devices, the webhook, ntfy and the Slack app.
 //! - [`late`]: the command run for answers that arrive after their agent left.
 //! - [`process`]: whether another process (the bridge that wrote `bridge.json`) still runs.
 //!
@@ -31,10 +33,10 @@
 pub mod assets;
 pub mod config;
 pub mod damage;
-pub mod first;
-pub mod http;
+pub(crate) mod fingerprint;
+pub(crate) mod http;
 pub mod hub;
-pub mod late;
+pub(crate) mod late;
 pub mod listen;
 pub mod notify;
 pub mod process;
@@ -42,7 +44,7 @@ pub mod serve;
 pub mod store;
 pub mod tls;
 pub mod tokens;
-pub mod ws;
+pub(crate) mod ws;
 
 /// Every lock in askuser is taken this way. A lock is poisoned when a thread panicked
 /// while holding it; nothing here panics on purpose, and every critical section leaves
@@ -83,5 +85,55 @@ pub fn terminated() -> impl std::future::Future<Output = ()> {
     #[cfg(not(unix))]
     async {
         let _ = tokio::signal::ctrl_c().await;
+    }
+}
+
+/// The bridge's modules use each other in one direction only (ARCHITECTURE.md): no
+/// cycle, so each can be read, tested and changed knowing only what is below it.
+#[cfg(test)]
+mod layout {
+    use std::collections::{BTreeMap, BTreeSet};
+    use std::path::Path;
+
+    /// Every `.rs` file under `path` (or `path` itself).
+    fn texts(path: &Path, out: &mut String) {
+        if path.is_dir() {
+            for entry in std::fs::read_dir(path).unwrap().flatten() {
+                texts(&entry.path(), out);
+            }
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push_str(&std::fs::read_to_string(path).unwrap());
+        }
+    }
+
+    #[test]
+    fn the_modules_use_each_other_without_a_cycle() {
+        let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+        let modules: Vec<String> = std::fs::read_dir(&src)
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().trim_end_matches(".rs").to_owned())
+            .filter(|m| m != "lib")
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        let mut uses: BTreeMap<&str, BTreeSet<&str>> = BTreeMap::new();
+        for m in &modules {
+            let mut text = String::new();
+            let file = src.join(format!("{m}.rs"));
+            texts(&if file.exists() { file } else { src.join(m) }, &mut text);
+            let used = modules.iter().filter(|o| text.contains(&format!("crate::{o}::")) || text.contains(&format!("crate::{o};")));
+            uses.insert(m, used.map(String::as_str).filter(|o| o != m).collect());
+        }
+        // Take away modules that use nothing left; a cycle is what remains.
+        let mut left = uses.clone();
+        while let Some(leaf) = left.iter().find(|(_, u)| u.is_empty()).map(|(m, _)| *m) {
+            left.remove(leaf);
+            left.values_mut().for_each(|u| {
+                u.remove(leaf);
+            });
+        }
+        assert!(left.is_empty(), "modules using each other in a cycle: {left:?}");
+        assert!(uses["http"].contains("notify") && !uses["notify"].contains("http"), "the test sees uses: {uses:?}");
     }
 }

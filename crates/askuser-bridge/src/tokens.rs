@@ -9,60 +9,12 @@
 //! A token is shown once, when it is made; the store keeps only its SHA-256. Revoking
 //! one refuses its next request and closes its open sockets at once.
 
+pub use crate::store::{Credential, Paired, Scope};
 use crate::store::{Store, StoreError};
-use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, RwLock};
 use tokio::sync::{broadcast, watch};
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum Scope {
-    Admin,
-    Agent,
-    Device,
-}
-
-impl Scope {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Scope::Admin => "admin",
-            Scope::Agent => "agent",
-            Scope::Device => "device",
-        }
-    }
-}
-
-impl std::str::FromStr for Scope {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
-        match s {
-            "admin" => Ok(Scope::Admin),
-            "agent" => Ok(Scope::Agent),
-            "device" => Ok(Scope::Device),
-            other => Err(format!("expected admin, agent or device, got {other:?}")),
-        }
-    }
-}
-
-/// A stored credential. `hash` is the token's SHA-256 in hex; the token itself is
-/// never stored.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Credential {
-    pub id: String,
-    pub name: String,
-    pub scope: Scope,
-    #[serde(skip_serializing, default)]
-    pub hash: String,
-    pub created_at: u64,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub revoked_at: Option<u64>,
-    /// The person a device belongs to: questions for them or their teams reach it first.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub person: Option<String>,
-}
 
 /// Who sent a request: the admin token (`id` None) or a stored credential.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -291,15 +243,6 @@ impl Registry {
     }
 }
 
-/// What a pairing code makes: a device credential with this name, for this person.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Paired {
-    pub name: String,
-    pub person: Option<String>,
-}
-
-/// One-time pairing codes (`askuser pair`): each is traded once, before it expires,
-/// for a device token. Kept in memory: a restart voids them.
 /// The person an open page belongs to, and their teams, as they change.
 pub struct ViewerWatch {
     changed: watch::Receiver<()>,
@@ -328,6 +271,8 @@ impl ViewerWatch {
     }
 }
 
+/// One-time pairing codes (`askuser pair`): each is traded once, before it expires,
+/// for a device token. Kept in memory: a restart voids them.
 #[derive(Debug, Default)]
 pub struct Pairings {
     open: std::sync::Mutex<HashMap<String, (Paired, u64)>>,

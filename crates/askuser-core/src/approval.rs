@@ -151,6 +151,26 @@ pub enum Shown {
     Call { args: Vec<(String, String)> },
 }
 
+impl Shown {
+    /// What it will do as one block of plain text, for a front end that shows it as code
+    /// (a chat message): the command, the diff as a unified diff writes it, a new file's
+    /// first lines and how many more, the arguments one per line; `None` for a fetch (the
+    /// title names its URL).
+    pub fn as_text(&self) -> Option<String> {
+        match self {
+            Shown::Command { command, .. } => Some(command.clone()),
+            Shown::Diff { lines, .. } => Some(lines.iter().map(Line::marked).collect::<Vec<_>>().join("\n")),
+            Shown::Write { head, total, .. } => {
+                let more = total.saturating_sub(head.len());
+                let tail = if more > 0 { format!("\n… {more} more lines") } else { String::new() };
+                Some(format!("{}{tail}", head.join("\n")))
+            }
+            Shown::Fetch { .. } => None,
+            Shown::Call { args } => Some(args.iter().map(|(name, value)| format!("{name}: {value}")).collect::<Vec<_>>().join("\n")),
+        }
+    }
+}
+
 /// One line of a diff.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Line {

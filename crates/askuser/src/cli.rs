@@ -412,16 +412,30 @@ pub struct NotifyArgs {
     /// Slack's Web API.
     #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::slack_app::API)]
     pub slack_api: String,
-    /// The webhook, ntfy and Slack hear only of this agent's questions (name or session
-    /// id; repeatable). `webhook:NAME`, `ntfy:NAME` or `slack:NAME` sets it for one channel.
+    /// Send each question set to this Telegram chat (its id: a person's, or a group's
+    /// -100…) with buttons that answer, and take replies to it as answers; `NAME=CHAT_ID`
+    /// sends a person's or team's there instead (repeatable). Needs the bot's token
+    /// (docs/notify.md).
+    #[arg(long = "notify-telegram", value_name = "[NAME=]CHAT_ID", allow_negative_numbers = true)]
+    pub notify_telegram: Vec<String>,
+    /// The Telegram bot's token, from @BotFather (123456789:AA…).
+    #[arg(long, env = "ASKUSER_TELEGRAM_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub telegram_bot_token: Option<String>,
+    /// Telegram's Bot API.
+    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::telegram_bot::API)]
+    pub telegram_api: String,
+    /// The webhook, ntfy, Slack and Telegram hear only of this agent's questions (name or
+    /// session id; repeatable). `webhook:NAME`, `ntfy:NAME`, `slack:NAME` or
+    /// `telegram:NAME` sets it for one channel.
     #[arg(long = "notify-agent", value_name = "[CHANNEL:]NAME")]
     pub notify_agents: Vec<String>,
-    /// The webhook, ntfy and Slack hear of a question only if it is still unanswered
-    /// this many seconds after it was asked (`webhook:60`, `slack:0`: for one channel).
+    /// The webhook, ntfy, Slack and Telegram hear of a question only if it is still
+    /// unanswered this many seconds after it was asked (`webhook:60`, `telegram:0`: for one
+    /// channel).
     #[arg(long = "notify-delay", value_name = "[CHANNEL:]SECONDS")]
     pub notify_delays: Vec<String>,
-    /// No webhook or ntfy message between these times of this machine's day (e.g.
-    /// 22:00-07:00); what is asked then is sent when they end, if it still waits
+    /// No webhook, ntfy, Slack or Telegram message between these times of this machine's
+    /// day (e.g. 22:00-07:00); what is asked then is sent when they end, if it still waits
     /// (`ntfy:22:00-07:00`: for one channel).
     #[arg(long = "notify-quiet", value_name = "[CHANNEL:]HH:MM-HH:MM")]
     pub notify_quiets: Vec<String>,
@@ -451,7 +465,7 @@ impl NotifyArgs {
                     .iter()
                     .filter_map(|v| match v.split_once(':') {
                         Some((c, rest)) if c == channel => Some(rest.to_owned()),
-                        Some((c, _)) if ["webhook", "ntfy", "slack"].contains(&c) => None,
+                        Some((c, _)) if ["webhook", "ntfy", "slack", "telegram"].contains(&c) => None,
                         _ => Some(v.clone()),
                     })
                     .collect()
@@ -490,6 +504,9 @@ impl NotifyArgs {
         }
         if !self.notify_slack.is_empty() {
             opts.slack = Some(self.slack_app(rules("slack")?)?);
+        }
+        if !self.notify_telegram.is_empty() {
+            opts.telegram = Some(self.telegram_bot(rules("telegram")?)?);
         }
         Ok(opts)
     }
@@ -534,6 +551,52 @@ impl NotifyArgs {
             routes,
             rules,
         })
+    }
+}
+
+impl NotifyArgs {
+    /// `--notify-telegram` and the bot's token as a Telegram bot.
+    fn telegram_bot(&self, rules: askuser_bridge::notify::Rules) -> anyhow::Result<askuser_bridge::notify::telegram_bot::TelegramBot> {
+        use askuser_bridge::notify::telegram_bot::{TelegramBot, LEASE, POLL};
+        let chat_id = |c: &str| match c.parse::<i64>() {
+            Ok(id) if id != 0 => Ok(id),
+            _ => Err(anyhow::anyhow!(
+                "--notify-telegram: expected a chat id (a number: a person's, or -100… for a group, as docs/notify.md finds it), got {c:?}"
+            )),
+        };
+        let (mut chat, mut routes) = (None, std::collections::BTreeMap::new());
+        for value in &self.notify_telegram {
+            match value.split_once('=') {
+                Some((name, c)) if !name.trim().is_empty() => {
+                    routes.insert(name.trim().to_owned(), chat_id(c.trim())?);
+                }
+                Some(_) => anyhow::bail!("--notify-telegram: expected NAME=CHAT_ID with a person or team name, got {value:?}"),
+                None if chat.is_some() => anyhow::bail!("--notify-telegram: one shared chat at most, got a second: {value:?}"),
+                None => chat = Some(chat_id(value.trim())?),
+            }
+        }
+        let token = match self.telegram_bot_token.as_deref().map(str::trim) {
+            Some(t) if !t.is_empty() => t.to_owned(),
+            _ => anyhow::bail!(
+                "--notify-telegram needs the bot's token: pass --telegram-bot-token or set ASKUSER_TELEGRAM_BOT_TOKEN (docs/notify.md)"
+            ),
+        };
+        // Checked without showing it: it is a password.
+        let well_formed = token.split_once(':').is_some_and(|(id, key)| {
+            !id.is_empty()
+                && id.bytes().all(|b| b.is_ascii_digit())
+                && !key.is_empty()
+                && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        });
+        if !well_formed {
+            anyhow::bail!("--telegram-bot-token: expected the token @BotFather gave (digits, ':', then letters, digits, - and _), got {} characters that are not one", token.chars().count());
+        }
+        let mut api: reqwest::Url =
+            self.telegram_api.parse().map_err(|e| anyhow::anyhow!("--telegram-api: expected a URL, got {:?} ({e})", self.telegram_api))?;
+        if !api.path().ends_with('/') {
+            api.set_path(&format!("{}/", api.path()));
+        }
+        Ok(TelegramBot { token, api, chat, routes, rules, poll: POLL, lease: LEASE })
     }
 }
 
@@ -989,5 +1052,42 @@ mod tests {
         assert!(bad.to_string().contains("--notify-slack: expected a channel id") && bad.to_string().contains("#general"), "{bad}");
         let bad = notify(&["--notify-slack=C0123ABCD", "--slack-bot-token=x"]).unwrap_err();
         assert!(bad.to_string().contains("--slack-signing-secret"), "{bad}");
+    }
+
+    /// docs/notify.md's Telegram commands, as pasted after its `export` line, set up the
+    /// bot they say (a group's negative id taken as a value, not a flag); a wrong chat id,
+    /// a missing or malformed token is refused, naming the flag and never showing the token.
+    #[test]
+    fn the_telegram_commands_in_the_docs_set_up_the_bot() {
+        let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
+        let export = docs.lines().find(|l| l.starts_with("export ASKUSER_TELEGRAM_BOT_TOKEN=")).expect("the export line");
+        let token = export.trim_start_matches("export ASKUSER_TELEGRAM_BOT_TOKEN=").trim();
+        let token_flag = format!("--telegram-bot-token={token}");
+        let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-telegram")).collect();
+        assert_eq!(commands.len(), 2, "{commands:?}");
+        for command in commands {
+            let args: Vec<&str> = command.split_whitespace().skip(2).chain([token_flag.as_str(), "--notify-delay=telegram:30"]).collect();
+            let opts = notify(&args).unwrap();
+            let bot = opts.telegram.expect("a Telegram bot");
+            assert_eq!(bot.chat, Some(-1001234567890), "{command}");
+            assert_eq!((bot.token.as_str(), bot.api.as_str(), bot.bot_id()), (token, "https://api.telegram.org/", "123456789"));
+            assert_eq!(bot.rules.delay_seconds, 30, "telegram: rules are the bot's");
+            assert!(opts.slack.is_none() && opts.webhook.is_none());
+            if command.contains("alice=") {
+                assert_eq!(bot.routes.get("alice"), Some(&111111111));
+                assert_eq!(bot.routes.get("db-team"), Some(&-1009876543210));
+            }
+            assert!(!format!("{bot:?}").contains("your-bot-token"), "its Debug shows no token");
+        }
+        let bad = notify(&["--notify-telegram=@ops", &token_flag]).unwrap_err().to_string();
+        assert!(bad.contains("--notify-telegram: expected a chat id") && bad.contains("@ops"), "{bad}");
+        let bad = notify(&["--notify-telegram", "-100123", "--notify-telegram", "-100456", &token_flag]).unwrap_err().to_string();
+        assert!(bad.contains("one shared chat at most"), "{bad}");
+        let bad = notify(&["--notify-telegram=-100123"]).unwrap_err().to_string();
+        assert!(bad.contains("--telegram-bot-token") && bad.contains("ASKUSER_TELEGRAM_BOT_TOKEN"), "{bad}");
+        let bad = notify(&["--notify-telegram=-100123", "--telegram-bot-token=not a token at all"]).unwrap_err().to_string();
+        assert!(bad.contains("--telegram-bot-token: expected the token") && !bad.contains("not a token at all"), "{bad}");
+        let api = notify(&["--notify-telegram=5", &token_flag, "--telegram-api=http://127.0.0.1:9/tg"]).unwrap().telegram.unwrap().api;
+        assert_eq!(api.as_str(), "http://127.0.0.1:9/tg/", "the API's path ends with / so methods join under it");
     }
 }

@@ -29,8 +29,11 @@ use std::sync::Arc;
 
 mod access;
 mod approvals;
+pub mod first;
+pub mod links;
 mod push;
 mod questions;
+mod slack;
 
 use access::*;
 use approvals::*;
@@ -149,14 +152,14 @@ pub fn router(app: App) -> Router {
         .route("/v1/pair", post(claim_pairing))
         .route("/v1/push", get(push_info))
         .route("/v1/push/subscriptions", post(subscribe).delete(unsubscribe))
-        .route("/v1/session", post(crate::first::open).delete(crate::first::close));
+        .route("/v1/session", post(first::open).delete(first::close));
     Router::new()
         .merge(api)
-        .route("/slack/actions", post(crate::notify::slack_app::actions))
-        .route("/a/{key}", get(crate::notify::links::show).post(crate::notify::links::answer))
-        .route("/", get(crate::first::index))
-        .route("/index.html", get(crate::first::index))
-        .route("/answer/{id}", get(crate::first::watch).post(crate::first::answer))
+        .route("/slack/actions", post(slack::actions))
+        .route("/a/{key}", get(links::show).post(links::answer))
+        .route("/", get(first::index))
+        .route("/index.html", get(first::index))
+        .route("/answer/{id}", get(first::watch).post(first::answer))
         .fallback(get(assets::serve))
         .layer(DefaultBodyLimit::max(MAX_BODY))
         .layer(middleware::from_fn_with_state(app.clone(), guard))

@@ -10,10 +10,13 @@
 //! notifications on every device it reached.
 
 pub mod channels;
-pub mod links;
+#[cfg(test)]
+mod fixtures;
 pub mod push;
 pub mod slack;
 pub mod slack_app;
+pub mod telegram;
+pub mod telegram_bot;
 
 use crate::hub::Bridge;
 use crate::lock;
@@ -153,6 +156,9 @@ pub struct NotifyOptions {
     pub ntfy: Option<channels::Ntfy>,
     /// A Slack app that posts question sets and takes answers from its buttons.
     pub slack: Option<slack_app::SlackApp>,
+    /// A Telegram bot that sends question sets and takes answers from its buttons and
+    /// from replies.
+    pub telegram: Option<telegram_bot::TelegramBot>,
     /// How long an answer link works.
     pub link_ttl: Duration,
 }
@@ -165,6 +171,7 @@ impl Default for NotifyOptions {
             webhook: None,
             ntfy: None,
             slack: None,
+            telegram: None,
             link_ttl: Duration::from_secs(24 * 3600),
         }
     }
@@ -178,6 +185,8 @@ enum Target {
     Ntfy,
     /// A Slack channel (its id).
     Slack(String),
+    /// A Telegram chat (its id).
+    Telegram(i64),
 }
 
 impl Target {
@@ -186,6 +195,7 @@ impl Target {
         match self {
             Target::Push(sub) => format!("push:{}", sub.endpoint),
             Target::Slack(channel) => format!("slack:{channel}"),
+            Target::Telegram(chat) => format!("telegram:{chat}"),
             t => t.channel().to_owned(),
         }
     }
@@ -196,8 +206,17 @@ impl Target {
             Target::Webhook => "webhook",
             Target::Ntfy => "ntfy",
             Target::Slack(_) => "slack",
+            Target::Telegram(_) => "telegram",
         }
     }
+}
+
+/// A chat message to edit once its question closes.
+enum Edit<'a> {
+    /// A Slack channel and the message's `ts`.
+    Slack(&'a str, &'a str),
+    /// A Telegram chat and the message's id.
+    Telegram(i64, i64),
 }
 
 /// A question as a notification says it, with one answer link per linked option.
@@ -270,6 +289,9 @@ impl Notifier {
         let me = notifier.clone();
         let mut events = bridge.subscribe();
         let mut stop = bridge.shutdown_signal();
+        if let Some(bot) = notifier.options.telegram.clone() {
+            tokio::spawn(telegram_bot::poll(notifier.clone(), bot));
+        }
         tokio::spawn(async move {
             // What a previous run sent is not sent again (and closes when answered);
             // what it had not sent yet (a delay, quiet hours) is scheduled again.
@@ -349,6 +371,9 @@ impl Notifier {
         let subs = self.store.subscriptions().await.unwrap_or_default();
         let mut closed = HashSet::new();
         for crate::store::Notified { id, target, waits, .. } in sent {
+            if target.starts_with(telegram::LEASE_PREFIX) {
+                continue; // a polling lease's term, not a notification
+            }
             if let Some(sub) = target.strip_prefix("push:").and_then(|e| subs.iter().find(|s| s.endpoint == e)) {
                 lock(&self.reached).entry(id.clone()).or_default().push(sub.clone());
             }
@@ -393,6 +418,11 @@ impl Notifier {
         if let Some((route, rules)) = slack {
             targets.push((Target::Slack(route.channel), rules));
         }
+        let telegram = self.options.telegram.as_ref().and_then(|t| Some((t.route(record)?, t.rules.clone())));
+        let shared_telegram = telegram.as_ref().is_some_and(|(route, _)| !route.own);
+        if let Some((route, rules)) = telegram {
+            targets.push((Target::Telegram(route.chat), rules));
+        }
         for (target, rules) in targets {
             if !rules.wants(record) {
                 continue;
@@ -406,6 +436,7 @@ impl Notifier {
                 // The shared channel is everyone's: a set for someone reaches it when
                 // it escalates.
                 Target::Slack(_) if shared_slack => self.bridge.seen_from(record, Some(&askuser_core::protocol::Viewer::default())),
+                Target::Telegram(_) if shared_telegram => self.bridge.seen_from(record, Some(&askuser_core::protocol::Viewer::default())),
                 _ => Some(record.created_at),
             };
             let Some(from) = from else { continue };
@@ -451,9 +482,9 @@ impl Notifier {
             Target::Push(sub) => sub.credential.clone(),
             _ => None,
         };
-        // Slack's buttons answer themselves: no answer links.
+        // Slack's and Telegram's buttons answer themselves: no answer links.
         let message = match &target {
-            Target::Slack(_) => None,
+            Target::Slack(_) | Target::Telegram(_) => None,
             _ => match self.message(&record, target.channel(), credential).await {
                 Ok(m) => Some(m),
                 Err(e) => return tracing::warn!(%id, "cannot make answer links: {e}"),
@@ -524,8 +555,8 @@ impl Notifier {
         self.bridge.get(id).await.is_ok_and(|r| r.status == Status::Pending)
     }
 
-    /// Sends `record` to `target`: as `message` (with its answer links), or to Slack as
-    /// its own message with buttons.
+    /// Sends `record` to `target`: as `message` (with its answer links), or to Slack or
+    /// Telegram as its own message with buttons.
     async fn send(&self, target: &Target, message: Option<&Message>, record: &QuestionRecord) -> push::Sent {
         let now_s = self.bridge.now_ms() / 1000;
         let refused = |what: &str| push::Sent::Refused(format!("no {what}"));
@@ -548,6 +579,13 @@ impl Notifier {
                     slack.post(&self.http, channel, &slack::message(record, Some(&open))).await
                 }
                 None => refused("Slack app"),
+            },
+            (Target::Telegram(chat), _) => match &self.options.telegram {
+                Some(bot) => {
+                    let open = telegram::open_link(&self.base, &record.id);
+                    bot.post(&self.http, *chat, &telegram::message(record, Some(&open))).await
+                }
+                None => refused("Telegram bot"),
             },
             (_, None) => refused("message"),
         }
@@ -611,35 +649,57 @@ impl Notifier {
         })
     }
 
+    /// Tells Slack user `user` alone, in `channel`, `text` (why their press did not count).
+    pub async fn tell_in_slack(&self, channel: &str, user: &str, text: &str) -> push::Sent {
+        match &self.options.slack {
+            Some(slack) => slack.tell(&self.http, channel, user, text).await,
+            None => push::Sent::Refused("no Slack app".into()),
+        }
+    }
+
     /// The question a channel's message is about ([`crate::store::Deliveries::notified_by_message`]).
     pub async fn question_of(&self, target: &str, message: &str) -> Result<Option<String>, StoreError> {
         self.store.notified_by_message(target, message).await
     }
 
-    /// Question `id` closed: every Slack message it was posted as says what became of
-    /// it, and shows no buttons any more (one bridge of those sharing a store edits each).
-    async fn close_in_slack(self: &Arc<Self>, id: &str) {
-        let Some(slack) = &self.options.slack else { return };
+    /// Question `id` closed: every chat message it was posted as (Slack, Telegram) says
+    /// what became of it, and shows no buttons any more (one bridge of those sharing a
+    /// store edits each), tried again with backoff.
+    async fn close_in_chats(self: &Arc<Self>, id: &str) {
         let Ok(record) = self.bridge.get(id).await else { return };
         let posted = match self.store.notified().await {
-            Ok(all) => all.into_iter().filter(|n| n.id == id && n.target.starts_with("slack:")),
-            Err(e) => return tracing::warn!(%id, "cannot read where it was posted in Slack: {e}"),
+            Ok(all) => all.into_iter().filter(|n| n.id == id && n.message.is_some()),
+            Err(e) => return tracing::warn!(%id, "cannot read where it was posted: {e}"),
         };
-        let closed = slack::answered(&record);
+        let (slack_closed, telegram_closed) = (slack::answered(&record), telegram::answered(&record));
         for n in posted {
-            let (Some(channel), Some(ts)) = (n.target.strip_prefix("slack:"), n.message.as_deref()) else { continue };
+            let message = n.message.as_deref().unwrap_or_default();
+            let (chat, edit) = match n.target.split_once(':') {
+                Some(("slack", channel)) if self.options.slack.is_some() => ("Slack", Edit::Slack(channel, message)),
+                Some(("telegram", chat)) if self.options.telegram.is_some() => {
+                    let (Ok(chat), Ok(message_id)) = (chat.parse::<i64>(), message.parse::<i64>()) else { continue };
+                    ("Telegram", Edit::Telegram(chat, message_id))
+                }
+                _ => continue,
+            };
             if !self.claim_close(id, &format!("close:{}", n.target)).await.unwrap_or(true) {
                 continue;
             }
             let mut backoff = Duration::from_secs(1);
             for attempt in 1..=ATTEMPTS {
-                let updated = {
+                let edited = {
                     let _permit = self.gate.acquire().await;
-                    slack.update(&self.http, channel, ts, &closed).await
+                    match (&edit, &self.options.slack, &self.options.telegram) {
+                        (Edit::Slack(channel, ts), Some(slack), _) => slack.update(&self.http, channel, ts, &slack_closed).await,
+                        (Edit::Telegram(chat, message_id), _, Some(bot)) => {
+                            bot.edit(&self.http, *chat, *message_id, &telegram_closed).await
+                        }
+                        _ => break,
+                    }
                 };
-                match updated {
+                match edited {
                     push::Sent::Retry { why, after } if attempt < ATTEMPTS => {
-                        tracing::info!(%id, "editing its Slack message failed ({why}); trying again");
+                        tracing::info!(%id, "editing its {chat} message failed ({why}); trying again");
                         let mut stop = self.bridge.shutdown_signal();
                         tokio::select! {
                             _ = tokio::time::sleep(after.unwrap_or(backoff).min(Duration::from_secs(300))) => {}
@@ -648,7 +708,7 @@ impl Notifier {
                         backoff *= 2;
                     }
                     push::Sent::Retry { why, .. } | push::Sent::Refused(why) => {
-                        tracing::warn!(%id, "cannot edit its Slack message: {why}");
+                        tracing::warn!(%id, "cannot edit its {chat} message: {why}");
                         break;
                     }
                     _ => break,
@@ -683,10 +743,10 @@ impl Notifier {
                 })
             })
             .collect();
-        if self.options.slack.is_some() {
+        if self.options.slack.is_some() || self.options.telegram.is_some() {
             let me = self.clone();
             let id = id.to_owned();
-            closing.push(tokio::spawn(async move { me.close_in_slack(&id).await }));
+            closing.push(tokio::spawn(async move { me.close_in_chats(&id).await }));
         }
         // Forgotten once every close went out: a bridge stopped before that closes them
         // when it starts again.

@@ -35,7 +35,7 @@
 //! values are never trusted for anything: the index comes from the action id and is
 //! checked against the record.
 
-use askuser_core::approval::{self, Shown, ALLOW, DENY};
+use askuser_core::approval::{self, ALLOW, DENY};
 use askuser_core::dialog::{DENY_SAYING, OTHER_LABEL};
 use askuser_core::inbox::agent_name;
 use askuser_core::protocol::QuestionRecord;
@@ -234,17 +234,7 @@ fn question_text(record: &QuestionRecord, i: usize) -> Vec<Value> {
     let q = &questions[i];
     if let (0, Some(view)) = (i, permission(record)) {
         let mut blocks = vec![section(&view.title)];
-        let code = match &view.shown {
-            Shown::Command { command, .. } => Some(command.clone()),
-            Shown::Diff { lines, .. } => Some(lines.iter().map(approval::Line::marked).collect::<Vec<_>>().join("\n")),
-            Shown::Write { head, total, .. } => {
-                let more = total.saturating_sub(head.len());
-                let tail = if more > 0 { format!("\n… {more} more lines") } else { String::new() };
-                Some(format!("{}{tail}", head.join("\n")))
-            }
-            Shown::Fetch { .. } => None,
-            Shown::Call { args } => Some(args.iter().map(|(name, value)| format!("{name}: {value}")).collect::<Vec<_>>().join("\n")),
-        };
+        let code = view.shown.as_text();
         if let Some(code) = code.filter(|c| !c.trim().is_empty()) {
             blocks.push(code_section(&code));
         }

@@ -443,7 +443,7 @@ async fn a_notification_keeps_its_message_and_finds_its_question() {
 
 #[tokio::test]
 async fn credentials_are_kept_hashed_revoked_once_and_people_have_teams() {
-    use crate::tokens::{Credential, Scope};
+    use super::{Credential, Scope};
     for (backend, store) in stores().await {
         eprintln!("checking the {backend} store");
         let phone = Credential {

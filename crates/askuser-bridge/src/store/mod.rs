@@ -23,9 +23,9 @@ mod conformance;
 pub mod postgres;
 mod sqlite;
 
-use crate::tokens::Credential;
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::AskResult;
+use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use tokio::sync::broadcast;
@@ -216,10 +216,10 @@ pub trait Shared: Send + Sync {
     async fn claim_close(&self, id: &str, target: &str, at: u64) -> Result<bool, StoreError>;
 
     /// Keeps a pairing code (as its hash) where every bridge sharing the store can take it.
-    async fn put_pairing(&self, hash: &str, paired: &crate::tokens::Paired, expires_at: u64) -> Result<(), StoreError>;
+    async fn put_pairing(&self, hash: &str, paired: &Paired, expires_at: u64) -> Result<(), StoreError>;
 
     /// Takes a code kept by [`Shared::put_pairing`], once, at any bridge.
-    async fn take_pairing(&self, hash: &str) -> Result<Option<(crate::tokens::Paired, u64)>, StoreError>;
+    async fn take_pairing(&self, hash: &str) -> Result<Option<(Paired, u64)>, StoreError>;
 }
 
 /// How long a claim to close a notification holds (see [`Shared::claim_close`]).
@@ -297,6 +297,62 @@ pub struct StoredDecision {
     /// The agent (its name, and session if known) that asked.
     pub agent: Option<String>,
     pub at: u64,
+}
+
+/// What a credential may do (see `tokens`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Scope {
+    Admin,
+    Agent,
+    Device,
+}
+
+impl Scope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Scope::Admin => "admin",
+            Scope::Agent => "agent",
+            Scope::Device => "device",
+        }
+    }
+}
+
+impl std::str::FromStr for Scope {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        match s {
+            "admin" => Ok(Scope::Admin),
+            "agent" => Ok(Scope::Agent),
+            "device" => Ok(Scope::Device),
+            other => Err(format!("expected admin, agent or device, got {other:?}")),
+        }
+    }
+}
+
+/// A stored credential. `hash` is the token's SHA-256 in hex; the token itself is
+/// never stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Credential {
+    pub id: String,
+    pub name: String,
+    pub scope: Scope,
+    #[serde(skip_serializing, default)]
+    pub hash: String,
+    pub created_at: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<u64>,
+    /// The person a device belongs to: questions for them or their teams reach it first.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub person: Option<String>,
+}
+
+/// What a pairing code makes: a device credential with this name, for this person.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Paired {
+    pub name: String,
+    pub person: Option<String>,
 }
 
 /// A notification that went out: question `id` reached `target`; `waits`: the question

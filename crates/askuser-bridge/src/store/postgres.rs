@@ -19,11 +19,11 @@
 //! rest of askuser (see [`crate::tls::database_config`]).
 
 use super::{
-    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Credentials, Deliveries, Filter, Finished, Inserted, LinkUse, Notified,
-    Questions, RawRecord, Shared, Store, StoreError, StoreEvent, StoredDecision, StoredLink, StoredRule, StoredSubscription,
+    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Credential, Credentials, Deliveries, Filter, Finished, Inserted,
+    LinkUse, Notified, Paired, Questions, RawRecord, Scope, Shared, Store, StoreError, StoreEvent, StoredDecision, StoredLink, StoredRule,
+    StoredSubscription,
 };
 use crate::lock;
-use crate::tokens::{Credential, Scope};
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::AskResult;
 use deadpool_postgres::{GenericClient, Manager, ManagerConfig, Pool, RecyclingMethod, Runtime};
@@ -1419,7 +1419,7 @@ impl Shared for Postgres {
         self.noted(self.within(&what, outcome).await)
     }
 
-    async fn put_pairing(&self, hash: &str, paired: &crate::tokens::Paired, expires_at: u64) -> Result<(), StoreError> {
+    async fn put_pairing(&self, hash: &str, paired: &Paired, expires_at: u64) -> Result<(), StoreError> {
         let what = "cannot keep a pairing code";
         let expires = i64::try_from(expires_at).unwrap_or(i64::MAX);
         self.within(what, async {
@@ -1438,7 +1438,7 @@ impl Shared for Postgres {
         .await
     }
 
-    async fn take_pairing(&self, hash: &str) -> Result<Option<(crate::tokens::Paired, u64)>, StoreError> {
+    async fn take_pairing(&self, hash: &str) -> Result<Option<(Paired, u64)>, StoreError> {
         if !storable(hash) {
             return Ok(None);
         }
@@ -1452,7 +1452,7 @@ impl Shared for Postgres {
                     .map_err(|e| db_error(what, e))
             })
             .await?;
-        Ok(row.map(|r| (crate::tokens::Paired { name: r.get(0), person: r.get(1) }, ms(r.get(2)))))
+        Ok(row.map(|r| (Paired { name: r.get(0), person: r.get(1) }, ms(r.get(2)))))
     }
 }
 

@@ -8,11 +8,10 @@
 //! (each takes microseconds and never awaits).
 
 use super::{
-    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Credentials, Deliveries, Filter, Finished, Inserted, LinkUse, Notified,
-    Questions, RawRecord, Store, StoreError, StoredDecision, StoredLink, StoredRule, StoredSubscription,
+    like_pattern, parse_record, record_columns, to_json, to_sql_ms, Credential, Credentials, Deliveries, Filter, Finished, Inserted,
+    LinkUse, Notified, Questions, RawRecord, Scope, Store, StoreError, StoredDecision, StoredLink, StoredRule, StoredSubscription,
 };
 use crate::lock;
-use crate::tokens::{Credential, Scope};
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::AskResult;
 use rusqlite::{params, Connection, OpenFlags, OptionalExtension, Row, TransactionBehavior};

@@ -1,36 +1,7 @@
 use super::*;
+use crate::notify::fixtures::{closed, multi, record, single};
 use askuser_core::approval::Approval;
-use askuser_core::{Agent, AskResult, Choice, Limits, Request};
-
-fn record(questions: Vec<Question>) -> QuestionRecord {
-    QuestionRecord {
-        id: "q-1".into(),
-        request: Request {
-            id: Some("q-1".into()),
-            questions,
-            agent: Some(Agent { name: "claude-code".into(), ..Agent::default() }),
-            ..Request::default()
-        },
-        status: Status::Pending,
-        created_at: 1_000,
-        answered_at: None,
-        result: None,
-        answered_by: None,
-    }
-}
-
-fn single(labels: &[&str]) -> Question {
-    Question {
-        question: "Which database?".into(),
-        header: Some("DB".into()),
-        options: labels.iter().map(|l| Choice::new(*l)).collect(),
-        multi_select: false,
-    }
-}
-
-fn multi(labels: &[&str]) -> Question {
-    Question { question: "Which features?".into(), multi_select: true, ..single(labels) }
-}
+use askuser_core::{Agent, AskResult, Limits, Request};
 
 fn blocks(m: &Value) -> &Vec<Value> {
     m["blocks"].as_array().expect("blocks")
@@ -498,22 +469,8 @@ fn every_message_keeps_slacks_limits() {
 
 #[test]
 fn the_closed_message_says_how_it_ended_and_has_no_controls() {
-    let r = record(vec![single(&["PostgreSQL", "SQLite"]), multi(&["Auth", "API"])]);
-    let answers = resolve(
-        &r.request.questions,
-        &[Selection::option("SQLite"), Selection { selected: vec!["API".into(), "Auth".into()], ..Selection::default() }],
-    )
-    .unwrap();
     let close = |status: Status, by: Option<&str>, chat: bool| {
-        let mut done = r.clone();
-        done.status = status;
-        done.answered_by = by.map(str::to_owned);
-        done.result = Some(match status {
-            Status::Answered => AskResult::answered("q-1", &done.request, answers.clone(), 2),
-            _ if chat => AskResult::chat("q-1", &done.request, 2),
-            s => AskResult::unanswered("q-1", &done.request, s, 2),
-        });
-        let m = answered(&done);
+        let m = answered(&closed(status, by, chat));
         assert!(blocks(&m).iter().all(|b| b["type"] != "actions" && b["type"] != "input"), "{m:#}");
         let ended = blocks(&m).last().unwrap()["elements"][0]["text"].as_str().unwrap().to_owned();
         (ended, m["text"].as_str().unwrap().to_owned(), m)
@@ -529,7 +486,10 @@ fn the_closed_message_says_how_it_ended_and_has_no_controls() {
     let (ended, text, _) = close(Status::Withdrawn, None, false);
     assert_eq!((ended.as_str(), text.as_str()), ("Withdrawn by the agent", "Withdrawn by the agent"));
     assert_eq!(close(Status::TimedOut, None, false).0, "Expired");
-    assert_eq!(blocks(&answered(&r)).last().unwrap()["elements"][0]["text"], "Not answered yet");
+    assert_eq!(
+        blocks(&answered(&record(vec![single(&["PostgreSQL", "SQLite"]), multi(&["Auth", "API"])]))).last().unwrap()["elements"][0]["text"],
+        "Not answered yet"
+    );
 }
 
 #[test]

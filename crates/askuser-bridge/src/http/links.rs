@@ -7,7 +7,7 @@
 //! expired, for a question that closed, or sent to a device since revoked. Keys are
 //! 128 random bits, kept only as their SHA-256.
 
-use crate::http::App;
+use super::App;
 use crate::hub::Answerer;
 use crate::store::{LinkUse, StoredLink};
 use askuser_core::protocol::QuestionRecord;

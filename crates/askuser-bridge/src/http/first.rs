@@ -20,7 +20,7 @@
 //! question's draft (askuser-web's `first.rs`), then removes the form: nothing is lost
 //! and nothing is answered twice. Agent text is escaped, never HTML.
 
-use crate::http::App;
+use super::App;
 use crate::hub::{Answerer, BridgeError};
 use crate::store::Filter;
 use crate::tokens::{Caller, Scope};
@@ -188,7 +188,7 @@ fn follow_loader(page: &str) -> String {
             page.replace_range(start..end, "");
         }
     }
-    let meta = format!("<meta name=\"askuser-app\" content=\"{}\" />", crate::notify::links::escape(&wasm));
+    let meta = format!("<meta name=\"askuser-app\" content=\"{}\" />", super::links::escape(&wasm));
     page.replacen("</head>", &format!("{meta}</head>"), 1)
 }
 
@@ -263,7 +263,7 @@ async fn waiting(app: &App, caller: &Caller) -> Result<Vec<QuestionRecord>, Brid
 
 /// The first-paint part of the page: `record` as a form (or that nothing waits).
 fn render(record: Option<&QuestionRecord>, more: usize, said: Option<&str>) -> String {
-    let esc = crate::notify::links::escape;
+    let esc = super::links::escape;
     let status = said.map(|s| format!("<p class=\"askuser-first-sent\" role=\"status\">{s}</p>")).unwrap_or_default();
     let Some(record) = record else {
         let header = "<header class=\"askuser-top\"><h1 class=\"askuser-title\">askuser</h1></header>";
@@ -343,7 +343,7 @@ fn render(record: Option<&QuestionRecord>, more: usize, said: Option<&str>) -> S
 /// What an approval will do, as the app shows it (a command, a diff, a file's head,
 /// a tool's arguments), in plain text boxes.
 fn shown(shown: &Shown) -> String {
-    let esc = crate::notify::links::escape;
+    let esc = super::links::escape;
     let pre = |class: &str, text: &str| format!("<pre class=\"{class}\"><code>{}</code></pre>", esc(text));
     match shown {
         Shown::Command { command, .. } => pre("askuser-command", &format!("$ {command}")),
@@ -428,8 +428,8 @@ fn percent(s: &str) -> String {
 }
 
 fn page(status: StatusCode, title: &str, words: &str) -> Response {
-    let body = format!("<p>{}</p><p><a href=\"/\">Back to askuser</a></p>", crate::notify::links::escape(words));
-    crate::notify::links::page(status, title, &body, None)
+    let body = format!("<p>{}</p><p><a href=\"/\">Back to askuser</a></p>", super::links::escape(words));
+    super::links::page(status, title, &body, None)
 }
 
 #[cfg(test)]
