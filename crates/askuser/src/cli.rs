@@ -1090,4 +1090,24 @@ mod tests {
         let api = notify(&["--notify-telegram=5", &token_flag, "--telegram-api=http://127.0.0.1:9/tg"]).unwrap().telegram.unwrap().api;
         assert_eq!(api.as_str(), "http://127.0.0.1:9/tg/", "the API's path ends with / so methods join under it");
     }
+
+    /// The README's notification lines, pasted with the secrets the README says go in
+    /// the environment (given as flags here), set up what their comments say.
+    #[test]
+    fn the_readmes_notification_lines_set_up_their_channels() {
+        let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
+        let lines: Vec<&str> = readme.lines().filter(|l| l.starts_with("askuser serve --notify-")).collect();
+        assert_eq!(lines.len(), 5, "{lines:?}");
+        for line in lines {
+            let command = line.split(" # ").next().unwrap();
+            let secrets = ["--slack-bot-token=xoxb-1", "--slack-signing-secret=s", "--telegram-bot-token=123456789:AAbc"];
+            let args: Vec<&str> = command.split_whitespace().skip(2).chain(secrets).collect();
+            let opts = notify(&args).unwrap_or_else(|e| panic!("{line}: {e}"));
+            let set_up = [opts.slack.is_some(), opts.telegram.is_some(), opts.webhook.is_some(), opts.ntfy.is_some()];
+            assert_eq!(set_up.iter().filter(|s| **s).count(), 1, "{line}: one channel each");
+            if line.contains("--notify-delay 60") {
+                assert_eq!(opts.ntfy.unwrap().rules.delay_seconds, 60, "{line}");
+            }
+        }
+    }
 }
