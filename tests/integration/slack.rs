@@ -235,21 +235,6 @@ async fn send_action(b: &TestBridge, body: &str, timestamp: &str, signature: &st
         .unwrap()
 }
 
-async fn status(b: &TestBridge, id: &str) -> Value {
-    b.get(&format!("/v1/questions/{id}")).send().await.unwrap().json().await.unwrap()
-}
-
-async fn until_status(b: &TestBridge, id: &str, want: &str) -> Value {
-    for _ in 0..200 {
-        let record = status(b, id).await;
-        if record["status"] == want {
-            return record;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{id} never became {want}: {:#}", status(b, id).await);
-}
-
 #[tokio::test]
 async fn a_question_set_posted_to_slack_is_answered_by_its_button_and_then_says_so() {
     let (slack, api) = FakeSlack::start().await;
@@ -267,7 +252,7 @@ async fn a_question_set_posted_to_slack_is_answered_by_its_button_and_then_says_
     let at = now_s().to_string();
     let r = send_action(&b, &body, &at, &sign(SECRET, &at, &body)).await;
     assert_eq!(r.status(), 200, "acknowledged at once");
-    let record = until_status(&b, "s-1", "answered").await;
+    let record = b.until_status("s-1", "answered").await;
     assert_eq!(record["result"]["answers"][0]["answer"], "SQLite", "{record:#}");
     assert_eq!(record["answeredBy"], "slack:U0ALICE", "who answered, as Slack names them");
 
@@ -300,7 +285,7 @@ async fn requests_not_signed_by_the_app_are_refused_and_answer_nothing() {
         assert!(r.text().await.unwrap().starts_with("not from Slack"), "{why}");
     }
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(status(&b, "s-2").await["status"], "pending", "nothing was answered");
+    assert_eq!(b.record("s-2").await["status"], "pending", "nothing was answered");
     assert!(slack.calls("chat.update").is_empty());
 }
 
@@ -324,7 +309,7 @@ async fn answered_elsewhere_the_message_says_so_and_a_late_press_is_told() {
     let told = slack.nth("chat.postEphemeral", 1).await;
     assert_eq!((told["channel"].as_str(), told["user"].as_str()), (Some(SHARED), Some("U0BOB")), "only the one who pressed");
     assert!(told["text"].as_str().unwrap().contains("not waiting any more"), "{told}");
-    assert_eq!(status(&b, "s-3").await["result"]["answers"][0]["answer"], "MySQL", "the first answer stands");
+    assert_eq!(b.record("s-3").await["result"]["answers"][0]["answer"], "MySQL", "the first answer stands");
 }
 
 #[tokio::test]

@@ -98,6 +98,23 @@ impl TestBridge {
         self.http.post(format!("{}{path}", self.url)).bearer_auth(TOKEN)
     }
 
+    /// Question set `id` as `GET /v1/questions/ID` gives it.
+    pub async fn record(&self, id: &str) -> serde_json::Value {
+        self.get(&format!("/v1/questions/{id}")).send().await.unwrap().json().await.unwrap()
+    }
+
+    /// Waits up to 15 s for question set `id` to have status `want`; the record then.
+    pub async fn until_status(&self, id: &str, want: &str) -> serde_json::Value {
+        for _ in 0..300 {
+            let record = self.record(id).await;
+            if record["status"] == want {
+                return record;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        }
+        panic!("{id} never became {want}: {:#}", self.record(id).await);
+    }
+
     /// Starts a blocking `POST /v1/ask` in the background.
     /// A device token of `person` named `name`: the bridge's reply (`token`, `credential`).
     pub async fn device_token(&self, name: &str, person: Option<&str>) -> Value {

@@ -417,21 +417,6 @@ fn button(message: &Value, text: &str) -> String {
     panic!("no button {text:?} in {message:#}");
 }
 
-async fn status(b: &TestBridge, id: &str) -> Value {
-    b.get(&format!("/v1/questions/{id}")).send().await.unwrap().json().await.unwrap()
-}
-
-async fn until_status(b: &TestBridge, id: &str, want: &str) -> Value {
-    for _ in 0..300 {
-        let record = status(b, id).await;
-        if record["status"] == want {
-            return record;
-        }
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
-    panic!("{id} never became {want}: {:#}", status(b, id).await);
-}
-
 #[tokio::test]
 async fn a_question_set_sent_to_telegram_is_answered_by_its_button_and_then_says_so() {
     let (tg, api) = FakeTelegram::start().await;
@@ -451,7 +436,7 @@ async fn a_question_set_sent_to_telegram_is_answered_by_its_button_and_then_says
     assert!(!data.contains("t-1") && data.len() <= 64, "{data}");
 
     let press = tg.press(SHARED, message_id, &data, alice());
-    let record = until_status(&b, "t-1", "answered").await;
+    let record = b.until_status("t-1", "answered").await;
     assert_eq!(record["result"]["answers"][0]["answer"], "SQLite", "{record:#}");
     assert_eq!(record["answeredBy"], "telegram:111 @alice", "who answered, as Telegram names them");
     let answer = tg.answer_to(&press).await;
@@ -475,9 +460,9 @@ async fn a_reply_answers_by_number_or_in_words_and_a_wrong_one_is_told_why() {
     let wrong = tg.reply(SHARED, first, "7", bob());
     let told = tg.told_one(SHARED, wrong).await;
     assert!(told.contains("There is no option 7: reply with a number from 1 to 3"), "{told}");
-    assert_eq!(status(&b, "t-2").await["status"], "pending");
+    assert_eq!(b.record("t-2").await["status"], "pending");
     tg.reply(SHARED, first, "3", bob());
-    let record = until_status(&b, "t-2", "answered").await;
+    let record = b.until_status("t-2", "answered").await;
     assert_eq!(record["result"]["answers"][0]["answer"], "MySQL");
     assert_eq!(record["answeredBy"], "telegram:222 Bob evil.example");
     let edited = tg.nth("editMessageText", 1).await;
@@ -490,12 +475,12 @@ async fn a_reply_answers_by_number_or_in_words_and_a_wrong_one_is_told_why() {
     let (sent, second) = tg.sent(2).await;
     assert!(sent["text"].as_str().unwrap().contains("numbers of your choices"), "{sent}");
     tg.reply(SHARED, second, "3, 1", alice());
-    let record = until_status(&b, "t-3", "answered").await;
+    let record = b.until_status("t-3", "answered").await;
     assert_eq!(record["result"]["answers"][0]["answer"], json!(["Postgres", "MySQL"]));
     b.post("/v1/ask?wait=false").json(&question("t-4")).send().await.unwrap();
     let (_, third) = tg.sent(3).await;
     tg.reply(SHARED, third, "Whatever the team already runs", alice());
-    let record = until_status(&b, "t-4", "answered").await;
+    let record = b.until_status("t-4", "answered").await;
     assert_eq!(record["result"]["answers"][0]["answer"], "Whatever the team already runs");
 
     // A set of several questions is answered in askuser: the reply says where.
@@ -507,10 +492,10 @@ async fn a_reply_answers_by_number_or_in_words_and_a_wrong_one_is_told_why() {
     let asked = tg.reply(SHARED, fourth, "1", alice());
     let told = tg.told_one(SHARED, asked).await;
     assert!(told.starts_with("This set has 2 questions: answer them in askuser: ") && told.ends_with("#q=t-5"), "{told}");
-    assert_eq!(status(&b, "t-5").await["status"], "pending");
+    assert_eq!(b.record("t-5").await["status"], "pending");
     // Its Decline declines it.
     let press = tg.press(SHARED, fourth, &button(&sent, "Decline"), alice());
-    until_status(&b, "t-5", "cancelled").await;
+    b.until_status("t-5", "cancelled").await;
     tg.answer_to(&press).await;
 }
 
@@ -537,7 +522,7 @@ async fn only_the_configured_chats_answer_and_a_forged_press_is_refused() {
     assert!(tg.answer_to(&nonsense).await["text"].as_str().unwrap().contains("another question set"));
     tg.all_confirmed().await;
     tokio::time::sleep(Duration::from_millis(300)).await;
-    assert_eq!(status(&b, "t-6").await["status"], "pending", "nothing was answered");
+    assert_eq!(b.record("t-6").await["status"], "pending", "nothing was answered");
     assert!(tg.told(STRANGERS, reply).is_empty(), "nothing is said to a stranger's chat");
     assert!(tg.calls("editMessageText").is_empty());
 }
@@ -558,7 +543,7 @@ async fn answered_elsewhere_the_message_says_so_and_a_late_press_is_told() {
     let late = tg.press(SHARED, message_id, &button(&sent, "1. Postgres"), alice());
     let told = tg.answer_to(&late).await;
     assert!(told["text"].as_str().unwrap().contains("not waiting any more"), "{told}");
-    assert_eq!(status(&b, "t-8").await["result"]["answers"][0]["answer"], "MySQL", "the first answer stands");
+    assert_eq!(b.record("t-8").await["result"]["answers"][0]["answer"], "MySQL", "the first answer stands");
     // Withdrawn: said so too.
     b.post("/v1/ask?wait=false").json(&question("t-9")).send().await.unwrap();
     tg.sent(2).await;
@@ -579,7 +564,7 @@ async fn a_restart_sends_nothing_twice_and_still_edits_the_message() {
     assert_eq!(tg.calls("sendMessage").len(), 1, "not sent again after the restart");
     // The restarted bridge takes a press on the message sent before it.
     let press = tg.press(SHARED, message_id, &button(&sent, "1. Postgres"), alice());
-    let record = until_status(&b, "t-10", "answered").await;
+    let record = b.until_status("t-10", "answered").await;
     assert_eq!(record["result"]["answers"][0]["answer"], "Postgres");
     tg.answer_to(&press).await;
     let edited = tg.nth("editMessageText", 1).await;
@@ -639,7 +624,7 @@ async fn a_set_for_a_person_goes_to_their_chat_and_to_the_shared_one_only_when_i
     assert!(second["text"].as_str().unwrap().contains("#q=t-14"), "{second}");
     // Alice answers hers in her chat.
     tg.reply(ALICE, message_id, "2", alice());
-    assert_eq!(until_status(&b, "t-13", "answered").await["result"]["answers"][0]["answer"], "SQLite");
+    assert_eq!(b.until_status("t-13", "answered").await["result"]["answers"][0]["answer"], "SQLite");
 }
 
 #[tokio::test]
@@ -670,7 +655,7 @@ async fn bridges_sharing_a_store_take_turns_polling_and_one_takes_over_when_the_
     bridges[0].as_ref().unwrap().post("/v1/ask?wait=false").json(&question("t-15")).send().await.unwrap();
     let (sent, message_id) = tg.sent(1).await;
     let press = tg.press(SHARED, message_id, &button(&sent, "2. SQLite"), alice());
-    until_status(bridges[1].as_ref().unwrap(), "t-15", "answered").await;
+    bridges[1].as_ref().unwrap().until_status("t-15", "answered").await;
     tg.answer_to(&press).await;
     tg.all_confirmed().await;
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -691,7 +676,7 @@ async fn bridges_sharing_a_store_take_turns_polling_and_one_takes_over_when_the_
     left.post("/v1/ask?wait=false").json(&question("t-16")).send().await.unwrap();
     let (sent, message_id) = tg.sent(2).await;
     tg.press(SHARED, message_id, &button(&sent, "1. Postgres"), alice());
-    until_status(left, "t-16", "answered").await;
+    left.until_status("t-16", "answered").await;
 }
 
 /// docs/notify.md's lines, pasted into a shell: the `export`, then each `askuser serve`
