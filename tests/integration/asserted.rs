@@ -13,7 +13,7 @@ use std::time::Duration;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::Message;
 
-/// `EVENT_BUFFER` in `crates/askuser/src/hub.rs`: the broadcast channel's capacity, i.e.
+/// `EVENT_BUFFER` in `crates/askuser-bridge/src/hub.rs`: the broadcast channel's capacity, i.e.
 /// how many events a tab may fall behind before it is resynced from a snapshot.
 const EVENT_BUFFER: usize = 1024;
 
