@@ -667,14 +667,13 @@ impl Notifier {
     /// store edits each), tried again with backoff.
     async fn close_in_chats(self: &Arc<Self>, id: &str) {
         let Ok(record) = self.bridge.get(id).await else { return };
-        let posted = match self.store.notified().await {
-            Ok(all) => all.into_iter().filter(|n| n.id == id && n.message.is_some()),
+        let posted = match self.store.posted(id).await {
+            Ok(posted) => posted,
             Err(e) => return tracing::warn!(%id, "cannot read where it was posted: {e}"),
         };
         let (slack_closed, telegram_closed) = (slack::answered(&record), telegram::answered(&record));
-        for n in posted {
-            let message = n.message.as_deref().unwrap_or_default();
-            let (chat, edit) = match n.target.split_once(':') {
+        for (target, message) in &posted {
+            let (chat, edit) = match target.split_once(':') {
                 Some(("slack", channel)) if self.options.slack.is_some() => ("Slack", Edit::Slack(channel, message)),
                 Some(("telegram", chat)) if self.options.telegram.is_some() => {
                     let (Ok(chat), Ok(message_id)) = (chat.parse::<i64>(), message.parse::<i64>()) else { continue };
@@ -682,7 +681,7 @@ impl Notifier {
                 }
                 _ => continue,
             };
-            if !self.claim_close(id, &format!("close:{}", n.target)).await.unwrap_or(true) {
+            if !self.claim_close(id, &format!("close:{target}")).await.unwrap_or(true) {
                 continue;
             }
             let mut backoff = Duration::from_secs(1);

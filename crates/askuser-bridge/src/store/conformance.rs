@@ -433,6 +433,8 @@ async fn a_notification_keeps_its_message_and_finds_its_question() {
         assert_eq!(sent, [slack, webhook]);
         assert_eq!(store.notified_by_message("slack:C1", "1700000000.000001").await.unwrap().as_deref(), Some("q-1"));
         assert_eq!(store.notified_by_message("slack:C2", "1700000000.000001").await.unwrap(), None, "another channel's");
+        assert_eq!(store.posted("q-1").await.unwrap(), [("slack:C1".to_owned(), "1700000000.000001".to_owned())], "messages only");
+        assert_eq!(store.posted("q-2").await.unwrap(), []);
         store.finish("q-1", &cancel("q-1", 4), None).await.unwrap();
         assert!(store.notified().await.unwrap().iter().all(|n| !n.waits), "no longer waiting");
         store.forget_notified("q-1").await.unwrap();

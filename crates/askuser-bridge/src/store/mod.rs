@@ -176,6 +176,9 @@ pub trait Deliveries: Send + Sync {
     /// kept them) is about, if it is still recorded.
     async fn notified_by_message(&self, target: &str, message: &str) -> Result<Option<String>, StoreError>;
 
+    /// The channels' messages question `id` was posted as: `(target, message)`.
+    async fn posted(&self, id: &str) -> Result<Vec<(String, String)>, StoreError>;
+
     /// Forgets where question `id` was sent (its notifications are closed).
     async fn forget_notified(&self, id: &str) -> Result<(), StoreError>;
 }

@@ -1252,6 +1252,20 @@ impl Deliveries for Postgres {
             .collect())
     }
 
+    async fn posted(&self, id: &str) -> Result<Vec<(String, String)>, StoreError> {
+        let what = format!("cannot read where {id:?} was posted");
+        let rows = self
+            .within(&what, async {
+                let client = self.client().await?;
+                client
+                    .query("SELECT target, message FROM notified WHERE question_id = $1 AND message IS NOT NULL", &[&id])
+                    .await
+                    .map_err(|e| db_error(&what, e))
+            })
+            .await?;
+        Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
+    }
+
     async fn notified_by_message(&self, target: &str, message: &str) -> Result<Option<String>, StoreError> {
         let what = "cannot find the question of a channel's message";
         let row = self

@@ -596,6 +596,16 @@ impl Sqlite {
         rows.collect::<Result<_, _>>().map_err(context)
     }
 
+    /// The channels' messages question `id` was posted as.
+    pub fn posted(&self, id: &str) -> Result<Vec<(String, String)>, StoreError> {
+        let context = |e| db_error(format!("cannot read where {id:?} was posted"), e);
+        let conn = self.lock();
+        let mut stmt =
+            conn.prepare_cached("SELECT target, message FROM notified WHERE question_id = ?1 AND message IS NOT NULL").map_err(context)?;
+        let rows = stmt.query_map([id], |r| Ok((r.get(0)?, r.get(1)?))).map_err(context)?;
+        rows.collect::<Result<_, _>>().map_err(context)
+    }
+
     /// The question `target`'s message `message` is about.
     pub fn notified_by_message(&self, target: &str, message: &str) -> Result<Option<String>, StoreError> {
         let context = |e| db_error("cannot find the question of a channel's message".into(), e);
@@ -896,6 +906,7 @@ inline! { Deliveries:
     add_notified(id: &str, target: &str, at: u64, message: Option<&str>) -> Result<(), StoreError>;
     notified() -> Result<Vec<Notified>, StoreError>;
     notified_by_message(target: &str, message: &str) -> Result<Option<String>, StoreError>;
+    posted(id: &str) -> Result<Vec<(String, String)>, StoreError>;
     forget_notified(id: &str) -> Result<(), StoreError>;
 }
 
