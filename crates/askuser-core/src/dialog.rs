@@ -93,8 +93,9 @@ pub enum Event {
         index: usize,
     },
     Enter,
-    /// The dialog's Next/Submit button: as Enter, except that in a multi-select it
-    /// confirms the rows checked, whichever row the pointer passed over on its way.
+    /// The dialog's Next/Submit button: sends what was chosen (the rows checked, the
+    /// option picked, the text typed), whichever row the pointer passed over on its way;
+    /// with nothing chosen it asks for a choice and sends nothing.
     Commit,
     Escape,
     /// Answer the open prompt.
@@ -113,6 +114,13 @@ pub enum Event {
     /// The number of visible rows changed.
     Resize {
         viewport: usize,
+    },
+    /// How much of an approval's command or diff the front end shows now: `whole`, or a
+    /// part (a terminal shorter than it, until the person scrolls to its end). While a
+    /// part is shown, Allow and Always allow are refused: nobody allows what they have
+    /// not seen. Front ends that always show it whole never send this.
+    Shown {
+        whole: bool,
     },
 }
 
@@ -188,8 +196,9 @@ pub enum Done {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "camelCase")]
 pub enum PromptKind {
-    /// Escape (or Chat, with `chat`) after choosing or typing something: "Discard N
-    /// answers?" (default No).
+    /// Escape or "Chat about this" after choosing or typing something: "Discard N
+    /// answers?" (default No). The c key asks with `chat` even when nothing was chosen
+    /// (`count` 0): a letter alone never ends a question.
     Discard {
         count: usize,
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
@@ -207,6 +216,11 @@ pub struct Prompt {
     pub text: String,
     /// What Enter answers.
     pub default_yes: bool,
+    /// The buttons' words, for what each does ("Decline" and "Keep answering").
+    pub yes: String,
+    pub no: String,
+    /// What a yes would throw away: each answer given or text typed, as "Label: text".
+    pub lost: Vec<String>,
 }
 
 /// The plain view model a front end renders.
@@ -336,6 +350,10 @@ pub struct Dialog {
     prompt: Option<PromptKind>,
     hint: Option<String>,
     done: Option<Done>,
+    /// Declined to talk it over ("Chat about this").
+    chat: bool,
+    /// The front end shows only part of the approval (see [`Event::Shown`]).
+    partly_shown: bool,
     /// Set for an approval: one question whose options are Allow, Always allow, Deny.
     approval: Option<ApprovalView>,
 }
@@ -367,6 +385,8 @@ impl Dialog {
             prompt: None,
             hint: None,
             done: None,
+            chat: false,
+            partly_shown: false,
             approval: approval_view(request),
         };
         if draft.tab < dialog.tab_count() {
@@ -405,6 +425,16 @@ impl Dialog {
         }
     }
 
+    /// Whether the Other row has the focus without its text field open: there, typed
+    /// characters start the person's own answer (front ends with shortcuts of their own,
+    /// as the terminal's n and f, leave them to the dialog there).
+    pub fn on_other_row(&self) -> bool {
+        self.done.is_none()
+            && self.prompt.is_none()
+            && !self.is_editing()
+            && self.current().is_some_and(|q| self.slots[q].focus == self.other_index(q))
+    }
+
     /// Handles one event and returns what the front end must do.
     pub fn apply(&mut self, event: Event) -> Vec<Effect> {
         if self.done.is_some() {
@@ -415,16 +445,24 @@ impl Dialog {
                 Event::Confirm { yes } => self.answer_prompt(yes),
                 Event::Escape => self.answer_prompt(false),
                 Event::Resize { viewport } => self.resize(viewport),
+                Event::Shown { whole } => {
+                    self.partly_shown = !whole;
+                    vec![]
+                }
                 _ => vec![],
             };
         }
         // Passive events (hover, layout) keep the last hint; anything else clears it.
-        if !matches!(event, Event::Focus { .. } | Event::Resize { .. }) {
+        if !matches!(event, Event::Focus { .. } | Event::Resize { .. } | Event::Shown { .. }) {
             self.hint = None;
         }
         let current = self.current();
         match (event, current) {
             (Event::Resize { viewport }, _) => self.resize(viewport),
+            (Event::Shown { whole }, _) => {
+                self.partly_shown = !whole;
+                vec![]
+            }
             (Event::NextTab, _) => self.step_tab(true),
             (Event::PrevTab, _) => self.step_tab(false),
             (Event::GoTab { index }, _) => {
@@ -497,10 +535,7 @@ impl Dialog {
                 vec![]
             }
             (Event::Enter, Some(q)) => self.enter(q),
-            (Event::Commit, Some(q)) => match self.questions[q].multi_select && !self.questions[q].is_free_text() {
-                true => self.confirm(q, false),
-                false => self.enter(q),
-            },
+            (Event::Commit, Some(q)) => self.commit(q),
         }
     }
 
@@ -508,6 +543,13 @@ impl Dialog {
     /// event for the current mode and applies it.
     pub fn key(&mut self, key: &str) -> KeyOutcome {
         match self.key_event(key) {
+            // A letter alone never ends a question: "c" asks first, as Esc does after
+            // anything was chosen (the "Chat about this" button declines at once).
+            Some(Event::Chat) => {
+                self.hint = None;
+                self.prompt = Some(PromptKind::Discard { count: self.touched_count(), chat: true });
+                KeyOutcome { handled: true, effects: vec![] }
+            }
             Some(event) => KeyOutcome { handled: true, effects: self.apply(event) },
             None => KeyOutcome::default(),
         }
@@ -534,6 +576,11 @@ impl Dialog {
             // note, the buttons, the inbox), as the WAI-ARIA practices have it for radio
             // and checkbox groups. ← and → switch questions, wrapping around.
             _ if self.is_editing() => return None,
+            // On the Other row a printable key starts the person's own answer, as on
+            // Claude Code's "Type something" row: no letter or digit there is a shortcut.
+            _ if self.on_other_row() && key.chars().count() == 1 && key != " " && !key.chars().any(char::is_control) => {
+                Event::Type { text: key.to_owned() }
+            }
             "a" if self.approval.is_some() => Event::Quick { number: 1 },
             "A" if self.approval.is_some() => Event::Quick { number: 2 },
             "d" if self.approval.is_some() => Event::Other,
@@ -589,7 +636,7 @@ impl Dialog {
             notes: String::new(),
             editing: self.is_editing(),
             window: Window::default(),
-            prompt: self.prompt.map(|kind| Prompt { kind, text: prompt_text(kind), default_yes: default_yes(kind) }),
+            prompt: self.prompt.map(|kind| self.prompt_view(kind)),
             hint: self.hint.clone(),
             review,
             unanswered,
@@ -813,8 +860,36 @@ impl Dialog {
         }
     }
 
+    /// The Next/Submit button sends what the person chose, never the row the focus (or a
+    /// pointer resting on the page) happens to be on: in a multi-select the rows checked,
+    /// in a single select the option chosen or the text typed; nothing chosen asks for a
+    /// choice.
+    fn commit(&mut self, q: usize) -> Vec<Effect> {
+        let question = &self.questions[q];
+        let draft = &self.slots[q].draft;
+        if question.is_free_text() || self.is_editing() || question.multi_select {
+            return self.confirm(q, false);
+        }
+        match draft.selected.as_slice() {
+            [index] if !draft.other => self.choose(q, *index),
+            _ if has_text(draft) => self.confirm(q, false),
+            _ => {
+                self.hint = Some(if self.approval.is_some() {
+                    "Choose first: Allow, Always allow or Deny".into()
+                } else {
+                    "Choose an option first, or type an answer under Other".into()
+                });
+                vec![]
+            }
+        }
+    }
+
     /// Single select: answers with option `index` and moves on.
     fn choose(&mut self, q: usize, index: usize) -> Vec<Effect> {
+        if self.approval.is_some() && self.partly_shown && index != DENY_INDEX {
+            self.hint = Some("Scroll to its end first: only what you have seen can be allowed".into());
+            return vec![];
+        }
         let draft = &mut self.slots[q].draft;
         draft.selected = vec![index];
         draft.other = false;
@@ -902,9 +977,10 @@ impl Dialog {
     /// Escape outside a text field, or Chat: decline at once, or ask first if anything
     /// was chosen or typed (answered or not).
     fn decline(&mut self, chat: bool) -> Vec<Effect> {
-        let count = (0..self.questions.len()).filter(|&i| self.is_answered(i) || touched(&self.slots[i].draft)).count();
+        let count = self.touched_count();
         if count == 0 {
             self.done = Some(Done::Cancelled);
+            self.chat = chat;
             vec![Effect::Cancelled { chat }]
         } else {
             self.prompt = Some(PromptKind::Discard { count, chat });
@@ -912,11 +988,40 @@ impl Dialog {
         }
     }
 
+    fn prompt_view(&self, kind: PromptKind) -> Prompt {
+        let (yes, no) = match kind {
+            PromptKind::Discard { chat: false, .. } => ("Decline", "Keep answering"),
+            PromptKind::Discard { chat: true, .. } => ("Decline, to talk it over", "Keep answering"),
+            PromptKind::LongAnswer { .. } => ("Send it", "Edit it"),
+        };
+        let lost = match kind {
+            PromptKind::Discard { .. } => (0..self.questions.len())
+                .filter(|&i| self.is_answered(i) || touched(&self.slots[i].draft))
+                .map(|i| {
+                    let (question, draft) = (&self.questions[i], &self.slots[i].draft);
+                    let mut said: Vec<String> =
+                        draft.selected.iter().filter_map(|&o| question.options.get(o)).map(|c| c.label.clone()).collect();
+                    said.extend(Some(draft.other_text.trim()).filter(|t| !t.is_empty()).map(str::to_owned));
+                    said.extend(Some(draft.notes.trim()).filter(|n| !n.is_empty()).map(|n| format!("(note: {n})")));
+                    format!("{}: {}", self.label(i), said.join(", "))
+                })
+                .collect(),
+            PromptKind::LongAnswer { .. } => vec![],
+        };
+        Prompt { kind, text: prompt_text(kind), default_yes: default_yes(kind), yes: yes.into(), no: no.into(), lost }
+    }
+
+    /// How many questions hold something the person chose or typed.
+    fn touched_count(&self) -> usize {
+        (0..self.questions.len()).filter(|&i| self.is_answered(i) || touched(&self.slots[i].draft)).count()
+    }
+
     fn answer_prompt(&mut self, yes: bool) -> Vec<Effect> {
         self.hint = None;
         match (self.prompt.take(), yes) {
             (Some(PromptKind::Discard { chat, .. }), true) => {
                 self.done = Some(Done::Cancelled);
+                self.chat = chat;
                 vec![Effect::Cancelled { chat }]
             }
             (Some(PromptKind::LongAnswer { .. }), true) => match self.current() {
@@ -936,6 +1041,9 @@ impl Dialog {
     /// What was sent, once done (see [`View::outcome`]).
     fn outcome(&self) -> Option<String> {
         let done = self.done?;
+        if done == Done::Cancelled && self.chat {
+            return Some("Told the agent you would rather talk it over.".into());
+        }
         let Some(approval) = &self.approval else {
             return Some(
                 match done {
@@ -1057,10 +1165,11 @@ fn default_yes(kind: PromptKind) -> bool {
 
 fn prompt_text(kind: PromptKind) -> String {
     match kind {
-        PromptKind::Discard { count: 1, chat: false } => "Discard 1 answer?".into(),
-        PromptKind::Discard { count, chat: false } => format!("Discard {count} answers?"),
-        PromptKind::Discard { count: 1, chat: true } => "Discard 1 answer and talk it over instead?".into(),
-        PromptKind::Discard { count, chat: true } => format!("Discard {count} answers and talk it over instead?"),
+        PromptKind::Discard { count: 0, chat: true } => "Decline, and talk it over with the agent instead?".into(),
+        PromptKind::Discard { count: 1, chat: false } => "Decline, and lose the answer you gave?".into(),
+        PromptKind::Discard { count, chat: false } => format!("Decline, and lose the {count} answers you gave?"),
+        PromptKind::Discard { count: 1, chat: true } => "Decline to talk it over, and lose the answer you gave?".into(),
+        PromptKind::Discard { count, chat: true } => format!("Decline to talk it over, and lose the {count} answers you gave?"),
         PromptKind::LongAnswer { chars } => format!("Answer is long ({chars} chars). Continue anyway?"),
     }
 }
@@ -1130,9 +1239,18 @@ mod tests {
         assert_eq!(sent(&keys(&mut d, &["d", "Enter"])).selected, [DENY]);
         assert_eq!(d.state().outcome.as_deref(), Some("Denied."));
 
-        // c: "Chat about this", at once when nothing was chosen, else after asking.
+        // c: "Chat about this", always after asking (a letter alone never ends a
+        // question); the button declines at once.
         let mut d = approval("cargo test");
-        assert_eq!(keys(&mut d, &["c"]), [Effect::Cancelled { chat: true }]);
+        assert_eq!(keys(&mut d, &["c"]), []);
+        let p = d.state().prompt.unwrap();
+        assert_eq!((p.kind, p.default_yes), (PromptKind::Discard { count: 0, chat: true }, false));
+        assert_eq!(p.text, "Decline, and talk it over with the agent instead?");
+        assert_eq!(keys(&mut d, &["Enter"]), [], "Enter keeps the question");
+        assert_eq!(keys(&mut d, &["c", "y"]), [Effect::Cancelled { chat: true }]);
+        let mut d = approval("cargo test");
+        assert_eq!(d.apply(Event::Chat), [Effect::Cancelled { chat: true }]);
+        assert_eq!(d.state().outcome.as_deref(), Some("Told the agent you would rather talk it over."));
         let mut d = dialog(vec![q("Which?", &["A", "B"], false), q("And?", &["C", "D"], false)]);
         assert_eq!(keys(&mut d, &["1"]), []);
         assert_eq!(keys(&mut d, &["c"]), [], "an answer was chosen: asked first");
@@ -1204,8 +1322,9 @@ mod tests {
         let mut d = dialog(vec![db()]);
         keys(&mut d, &["ArrowUp", "k"]);
         assert_eq!(d.slots[0].focus, 0);
-        keys(&mut d, &["j", "j", "j", "j", "j", "j"]);
+        keys(&mut d, &["j", "j", "j", "ArrowDown", "ArrowDown", "ArrowDown"]);
         assert_eq!(d.slots[0].focus, 3, "the Other row is last");
+        assert!(!d.is_editing(), "arrows move on the Other row (letters type there)");
         keys(&mut d, &["Home"]);
         assert_eq!(d.slots[0].focus, 0);
         keys(&mut d, &["End"]);
@@ -1266,7 +1385,7 @@ mod tests {
     #[test]
     fn multi_select_toggles_and_confirms_in_option_order() {
         let mut d = dialog(vec![features()]);
-        assert_eq!(keys(&mut d, &["End", "k", " ", "Home", " ", "j", " ", " "]), vec![]);
+        assert_eq!(keys(&mut d, &["End", "ArrowUp", " ", "Home", " ", "j", " ", " "]), vec![]);
         let rows = d.state().rows;
         assert_eq!(rows.iter().map(|r| r.selected).collect::<Vec<_>>(), [true, false, true, false]);
         assert_eq!(
@@ -1364,7 +1483,7 @@ mod tests {
         let mut d = dialog(vec![name()]);
         d.apply(Event::SetText { text: "draft".into() });
         assert_eq!(keys(&mut d, &["Escape"]), vec![], "typed but not confirmed text is not thrown away unasked");
-        assert_eq!(d.state().prompt.map(|p| p.text), Some("Discard 1 answer?".into()));
+        assert_eq!(d.state().prompt.map(|p| p.text), Some("Decline, and lose the answer you gave?".into()));
         assert_eq!(keys(&mut d, &["y"]), vec![Effect::Cancelled { chat: false }]);
         assert_eq!(d.done(), Some(Done::Cancelled));
     }
@@ -1376,7 +1495,7 @@ mod tests {
         let mut d = dialog(vec![db(), name()]);
         d.apply(Event::Pick { index: 1 });
         assert_eq!(d.apply(Event::Chat), vec![]);
-        assert_eq!(d.state().prompt.map(|p| p.text), Some("Discard 1 answer and talk it over instead?".into()));
+        assert_eq!(d.state().prompt.map(|p| p.text), Some("Decline to talk it over, and lose the answer you gave?".into()));
         assert_eq!(d.apply(Event::Confirm { yes: true }), vec![Effect::Cancelled { chat: true }]);
     }
 
@@ -1467,6 +1586,87 @@ mod tests {
     }
 
     #[test]
+    fn typing_on_the_other_row_types_and_never_answers() {
+        // ↓ to Other, then "cassandra": c is not "Chat about this", 1 is not option 1.
+        let mut d = dialog(vec![db()]);
+        assert_eq!(keys(&mut d, &["End"]), []);
+        assert!(d.on_other_row() && !d.is_editing());
+        assert_eq!(keys(&mut d, &["c"]), []);
+        assert!(d.is_editing() && d.state().prompt.is_none());
+        assert_eq!(d.state().other_text, "c");
+        // The rest goes to the text field (the front end's), then Enter sends it.
+        d.apply(Event::SetText { text: "cassandra 1".into() });
+        assert_eq!(sent(&keys(&mut d, &["Enter"])).custom.as_deref(), Some("cassandra 1"));
+
+        let mut d = dialog(vec![db()]);
+        assert_eq!(keys(&mut d, &["End", "1", "j", "k", "a"]), []);
+        assert_eq!(d.state().other_text, "1", "the first key starts the text; the field has the rest");
+        assert_eq!(d.done(), None);
+
+        // In a multi-select the typed text checks Other; in an approval it is the denial's message.
+        let mut d = dialog(vec![features()]);
+        keys(&mut d, &["End", "x"]);
+        assert!(d.is_editing() && d.slots[0].draft.other);
+        let mut d = approval("rm -rf build");
+        keys(&mut d, &["End", "a"]);
+        assert!(d.is_editing() && d.done().is_none(), "a on the deny row types, it does not allow");
+        assert_eq!(d.state().other_text, "a");
+        // Space still opens the field, arrows still move away.
+        let mut d = dialog(vec![db()]);
+        keys(&mut d, &["End", " "]);
+        assert!(d.is_editing() && d.state().other_text.is_empty());
+        let mut d = dialog(vec![db()]);
+        keys(&mut d, &["End", "ArrowUp"]);
+        assert!(!d.on_other_row() && d.slots[0].focus == 2);
+    }
+
+    #[test]
+    fn an_approval_shown_in_part_is_never_allowed() {
+        let mut d = approval("cargo build --release");
+        d.apply(Event::Shown { whole: false });
+        for allow in [vec!["a"], vec!["A"], vec!["Home", "Enter"], vec!["Home", "ArrowDown", "Enter"]] {
+            assert_eq!(keys(&mut d, &allow), [], "{allow:?}");
+            assert!(d.state().hint.unwrap().starts_with("Scroll to its end first"));
+        }
+        assert_eq!(d.apply(Event::Pick { index: 0 }), []);
+        assert_eq!(d.done(), None);
+        // Denying needs nothing seen.
+        let mut denied = d.clone();
+        assert_eq!(sent(&keys(&mut denied, &["d", "Enter"])).selected, [DENY]);
+        // Scrolled to its end: allowed.
+        d.apply(Event::Shown { whole: true });
+        assert_eq!(sent(&keys(&mut d, &["a"])).selected, [ALLOW]);
+    }
+
+    #[test]
+    fn submit_with_nothing_chosen_asks_for_a_choice() {
+        // An approval: the button with nothing chosen does not allow.
+        let mut d = approval("rm -rf build");
+        assert_eq!(d.apply(Event::Commit), []);
+        assert_eq!(d.done(), None);
+        assert_eq!(d.state().hint.as_deref(), Some("Choose first: Allow, Always allow or Deny"));
+        // A single select: not the first row, nor the row the pointer rests on.
+        let mut d = dialog(vec![db()]);
+        d.apply(Event::Focus { index: 2 });
+        assert_eq!(d.apply(Event::Commit), []);
+        assert_eq!(d.done(), None);
+        assert!(d.state().hint.unwrap().starts_with("Choose an option first"));
+        // Once chosen (a kept draft, the page's form), the button sends that choice.
+        let draft = Draft { tab: 0, questions: vec![QuestionDraft { selected: vec![1], ..QuestionDraft::default() }] };
+        let mut d = Dialog::restore(&request(vec![db()]), DialogOptions::default(), draft);
+        d.apply(Event::Focus { index: 0 });
+        assert_eq!(sent(&d.apply(Event::Commit)).selected, ["SQLite"]);
+        // Typed text under Other is a choice too.
+        let mut d = dialog(vec![db()]);
+        d.apply(Event::SetText { text: "Cassandra".into() });
+        d.apply(Event::Escape);
+        assert_eq!(sent(&d.apply(Event::Commit)).custom.as_deref(), Some("Cassandra"));
+        // Enter on a focused row is the keyboard's explicit choice, and still sends it.
+        let mut d = dialog(vec![db()]);
+        assert_eq!(sent(&keys(&mut d, &["ArrowDown", "Enter"])).selected, ["SQLite"]);
+    }
+
+    #[test]
     fn the_next_button_confirms_the_rows_checked_not_the_row_under_the_pointer() {
         let mut d = dialog(vec![q("Which?", &["A", "B"], true), q("Name?", &[], false)]);
         d.apply(Event::Quick { number: 1 });
@@ -1527,7 +1727,9 @@ mod tests {
         assert_eq!(keys(&mut d, &["Escape"]), vec![]);
         let p = d.state().prompt.expect("prompt");
         assert_eq!(p.kind, PromptKind::Discard { count: 1, chat: false });
-        assert_eq!(p.text, "Discard 1 answer?");
+        assert_eq!(p.text, "Decline, and lose the answer you gave?");
+        assert_eq!((p.yes.as_str(), p.no.as_str()), ("Decline", "Keep answering"));
+        assert_eq!(p.lost, ["DB: Postgres"], "what would be lost is shown");
         assert!(!p.default_yes);
         // While the prompt is open, other events do nothing.
         assert_eq!(d.key("j"), KeyOutcome::default());
@@ -1548,7 +1750,7 @@ mod tests {
     fn discard_prompt_counts_answers() {
         let mut d = dialog(vec![db(), features(), name()]);
         keys(&mut d, &["1", "1", "Enter", "Escape"]);
-        assert_eq!(d.state().prompt.map(|p| p.text), Some("Discard 2 answers?".into()));
+        assert_eq!(d.state().prompt.map(|p| p.text), Some("Decline, and lose the 2 answers you gave?".into()));
         assert_eq!(d.apply(Event::Confirm { yes: true }), vec![Effect::Cancelled { chat: false }]);
     }
 
@@ -1870,6 +2072,7 @@ mod tests {
             Just(Event::Enter),
             Just(Event::Commit),
             any::<bool>().prop_map(|yes| Event::Confirm { yes }),
+            any::<bool>().prop_map(|whole| Event::Shown { whole }),
             prop_oneof![0usize..6, Just(usize::MAX)].prop_map(|viewport| Event::Resize { viewport }),
         ]
     }

@@ -215,7 +215,9 @@ export type DialogEvent =
   | { type: "confirm"; yes: boolean }
   | { type: "notes"; text: string }
   | { type: "decline" } | { type: "chat" }
-  | { type: "resize"; viewport: number };
+  | { type: "resize"; viewport: number }
+  /** How much of an approval the host shows: while only a part, Allow is refused. */
+  | { type: "shown"; whole: boolean };
 
 /** What the host must do. */
 export type Effect = { type: "submitted"; answers: Selection[] } | { type: "cancelled"; chat?: true };
@@ -272,6 +274,11 @@ export interface Prompt {
   text: string;
   /** What Enter answers. */
   defaultYes: boolean;
+  /** The buttons' words, for what each does ("Decline", "Keep answering"). */
+  yes: string;
+  no: string;
+  /** What a yes would throw away: each answer given or text typed, as "Label: text". */
+  lost: string[];
 }
 
 export interface ReviewItem {

@@ -288,7 +288,8 @@ fn dialog_escape_prompts_scroll_window_and_cancel() {
     keys(&d, &["Escape"]);
     let s = state(&d);
     assert_eq!(s["prompt"]["kind"], json!({"type": "discard", "count": 1}));
-    assert_eq!(s["prompt"]["text"], json!("Discard 1 answer?"));
+    assert_eq!(s["prompt"]["text"], json!("Decline, and lose the answer you gave?"));
+    assert_eq!((s["prompt"]["yes"].as_str(), s["prompt"]["no"].as_str()), (Some("Decline"), Some("Keep answering")));
     assert_eq!(s["prompt"]["defaultYes"], json!(false));
     keys(&d, &["n"]);
     assert_eq!(state(&d)["prompt"], json!(null));

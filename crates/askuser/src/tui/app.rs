@@ -58,6 +58,20 @@ pub struct App {
     pub bell: bool,
     /// Rows the option list may show (from the terminal's height).
     viewport: usize,
+    /// How far an approval's command or diff is scrolled (PgUp/PgDn), and whether its
+    /// end has been on screen: only then may it be allowed.
+    pub body: BodyScroll,
+}
+
+/// Lines PgDn moves an approval's body.
+pub const BODY_PAGE: usize = 10;
+
+/// The scroll of the active approval's body, reset for each question set.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct BodyScroll {
+    pub id: Option<String>,
+    pub top: usize,
+    pub seen_end: bool,
 }
 
 impl App {
@@ -71,6 +85,7 @@ impl App {
             status: None,
             bell,
             viewport: 7,
+            body: BodyScroll::default(),
         }
     }
 
@@ -160,6 +175,36 @@ impl App {
         self.dialog().is_some_and(|(_, d)| d.is_editing())
     }
 
+    /// The first line of the active approval's body to show.
+    pub fn body_top(&self) -> usize {
+        if self.body.id == self.inbox.active {
+            self.body.top
+        } else {
+            0
+        }
+    }
+
+    /// What the screen shows of the active approval's body, as drawn: the first line
+    /// shown (clamped) and whether its end is on screen. Tells the dialog whether the
+    /// whole has been seen (Allow is refused until it has).
+    pub fn body_shown(&mut self, top: usize, end_shown: bool) {
+        let id = self.inbox.active.clone();
+        if self.body.id != id {
+            self.body = BodyScroll { id, ..BodyScroll::default() };
+        }
+        self.body.top = top;
+        self.body.seen_end |= end_shown;
+        let whole = self.body.seen_end;
+        if let Some((_, dialog)) = self.dialog() {
+            dialog.apply(Event::Shown { whole });
+        }
+    }
+
+    /// The Other row has the focus, its field closed: typed letters start the answer.
+    pub fn on_other_row(&mut self) -> bool {
+        self.dialog().is_some_and(|(_, d)| d.on_other_row())
+    }
+
     /// A yes/no prompt is open over the dialog.
     pub fn prompting(&mut self) -> bool {
         self.dialog().is_some_and(|(_, d)| d.state().prompt.is_some())
@@ -212,7 +257,7 @@ impl App {
         // Other question sets: [ and ] (not while typing), Alt+↑/↓ always.
         let step = match key.code {
             KeyCode::Up | KeyCode::Down if alt => Some(key.code == KeyCode::Down),
-            KeyCode::Char(c @ ('[' | ']')) if !self.editing() => Some(c == ']'),
+            KeyCode::Char(c @ ('[' | ']')) if !self.editing() && !self.on_other_row() => Some(c == ']'),
             _ => None,
         };
         if let Some(forward) = step {
@@ -222,11 +267,26 @@ impl App {
         }
         // A person's terminal lists what is for them, their teams, or everything: f.
         let plain = !ctrl && !alt;
-        if plain && key.code == KeyCode::Char('f') && self.inbox.viewer.is_some() && !self.editing() && !self.prompting() {
+        if plain
+            && key.code == KeyCode::Char('f')
+            && self.inbox.viewer.is_some()
+            && !self.editing()
+            && !self.prompting()
+            && !self.on_other_row()
+        {
             self.next_show();
             return vec![];
         }
         if self.dialog().is_none() {
+            return vec![];
+        }
+        // PgDn/PgUp scroll an approval's command or diff longer than the screen shows.
+        match key.code {
+            KeyCode::PageDown => self.body.top += BODY_PAGE,
+            KeyCode::PageUp => self.body.top = self.body.top.saturating_sub(BODY_PAGE),
+            _ => {}
+        }
+        if matches!(key.code, KeyCode::PageDown | KeyCode::PageUp) {
             return vec![];
         }
         // Tab and Shift+Tab switch questions, as in Claude Code's terminal dialog.
@@ -240,12 +300,16 @@ impl App {
         }
         match key.code {
             // A note is about a question (not the Submit tab).
+            // On the Other row every letter is the person's answer (the dialog's).
+            _ if self.on_other_row() => match key_name(key) {
+                Some(name) => self.key(&name),
+                None => vec![],
+            },
             KeyCode::Char('n') if !ctrl && !self.prompting() && self.dialog().is_some_and(|(_, d)| d.state().question.is_some()) => {
                 let notes = self.dialog().map(|(_, d)| d.state().notes).unwrap_or_default();
                 self.mode = Mode::Note(Editor::new(&notes));
                 vec![]
             }
-            KeyCode::Char('c') if !ctrl && !self.prompting() => self.apply(Event::Chat),
             _ => match key_name(key) {
                 Some(name) => self.key(&name),
                 None => vec![],
@@ -471,16 +535,34 @@ mod tests {
         assert_eq!(id, "q1");
         assert_eq!(answers[0].notes.as_deref(), Some("for now"));
         assert_eq!(answers[1].selected, ["Auth"]);
-        // The next question set comes up; 'c' is "Chat about this".
+        // The next question set comes up; 'c' is "Chat about this", after asking.
         assert_eq!(app.inbox.active.as_deref(), Some("q2"));
-        assert_eq!(app.on_key(ch('c')), [Action::Decline { id: "q2".into(), chat: true }]);
+        assert_eq!(app.on_key(ch('c')), []);
+        assert!(app.prompting());
+        assert_eq!(app.on_key(ch('y')), [Action::Decline { id: "q2".into(), chat: true }]);
+    }
+
+    #[test]
+    fn on_the_other_row_letters_type_the_answer_and_are_no_shortcut() {
+        let one = json!({"questions": [{"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}]});
+        let mut app = app_with(json!([record("q1", one.clone()), record("q2", one)]));
+        app.on_key(key(KeyCode::End));
+        // c (chat), n (note), f, [ and 1 would all be shortcuts on another row.
+        for c in "cnf[1 db".chars() {
+            assert_eq!(app.on_key(ch(c)), [], "{c:?}");
+        }
+        assert!(matches!(app.mode, Mode::Dialog) && app.editing());
+        assert_eq!(app.inbox.active.as_deref(), Some("q1"));
+        assert_eq!(app.editor.text(), "cnf[1 db");
+        let actions = app.on_key(key(KeyCode::Enter));
+        assert_eq!(actions, [Action::Answer { id: "q1".into(), answers: vec![Selection::custom("cnf[1 db")] }]);
     }
 
     #[test]
     fn f_cycles_mine_team_all_for_a_person_and_is_typed_otherwise() {
         let to = |id: &str, whom: &str| {
             json!({"id": id, "status": "pending", "createdAt": 1,
-                   "request": {"questions": [{"question": "Go?", "options": [{"label": "Yes"}]}], "agent": {"name": "pi", "assignee": whom}}})
+                   "request": {"questions": [{"question": "Go?", "options": [{"label": "Yes"}, {"label": "No"}]}], "agent": {"name": "pi", "assignee": whom}}})
         };
         let questions = json!([to("bobs", "bob"), to("mine", "alice")]);
         let mut app = app_with(questions.clone());

@@ -271,7 +271,9 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect, beside:
         let text = "Nobody waits for this answer now (the agent went away); it is kept for the agent if it asks again.";
         lines.extend(wrap::wrap_text(text, look.warn(), width, 0));
     }
-    dialog_lines(&mut lines, &view, look, width);
+    if let Some((top, end_shown)) = dialog_lines(&mut lines, &view, look, width, app.body_top()) {
+        app.body_shown(top, end_shown);
+    }
 
     // The typed answer (or the note being written), in a box with the cursor.
     let editing_note = matches!(app.mode, Mode::Note(_));
@@ -289,6 +291,9 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect, beside:
     if let Some(p) = &view.prompt {
         let keys = if p.default_yes { "[Y/n]" } else { "[y/N]" };
         tail.extend(wrap::wrap_text(&format!("{} {keys}", safe(&p.text)), look.warn().add_modifier(Modifier::BOLD), width, 0));
+        for lost in &p.lost {
+            tail.extend(wrap::wrap_text(&format!("  {}", safe(lost)), look.dim(), width, 4));
+        }
     }
     if let Some(h) = &view.hint {
         tail.extend(wrap::wrap_text(&safe(h), look.warn(), width, 0));
@@ -385,7 +390,8 @@ fn keys_lines(keys: &str, width: usize) -> Vec<String> {
 }
 
 /// The tabs, the question (or the review), as lines `width` columns wide.
-fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look, width: usize) {
+/// Returns, for an approval, the first line of its body shown and whether its end is.
+fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look, width: usize, top: usize) -> Option<(usize, bool)> {
     if view.tabs.len() >= 2 {
         let mut spans = Vec::new();
         for (i, t) in view.tabs.iter().enumerate() {
@@ -410,20 +416,20 @@ fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look, width: 
             lines.extend(wrap::wrap_text(&format!("Not answered yet: {}", safe(&view.unanswered.join("; "))), look.warn(), width, 2));
         }
         lines.push(Line::styled("Enter submits · Esc declines", look.accent()));
-        return;
+        return None;
     }
-    let Some(q) = &view.question else { return };
+    let Some(q) = &view.question else { return None };
     if let Some(approval) = &view.approval {
-        approval_lines(lines, approval, look, width);
-    } else {
-        let mut meta = Vec::new();
-        if let Some(h) = &q.header {
-            meta.push(Span::styled(format!("[{}] ", safe(h)), look.accent()));
-        }
-        meta.push(Span::styled(q.kind(), look.dim()));
-        lines.extend(wrap::wrap(&Line::from(meta), width, 0));
-        lines.extend(wrap::wrap_text(&safe(&q.text), Style::default().add_modifier(Modifier::BOLD), width, 0));
+        return Some(approval_lines(lines, approval, look, width, top));
     }
+    let mut meta = Vec::new();
+    if let Some(h) = &q.header {
+        meta.push(Span::styled(format!("[{}] ", safe(h)), look.accent()));
+    }
+    meta.push(Span::styled(q.kind(), look.dim()));
+    lines.extend(wrap::wrap(&Line::from(meta), width, 0));
+    lines.extend(wrap::wrap_text(&safe(&q.text), Style::default().add_modifier(Modifier::BOLD), width, 0));
+    None
 }
 
 /// Each option (and the Other row) as its lines `width` columns wide: the pointer, the
@@ -475,7 +481,7 @@ const APPROVAL_LINES: usize = 14;
 
 /// An approval: what will happen (a command, a diff, a new file's head, the arguments)
 /// rather than the question's text, `width` columns wide.
-fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look: Look, width: usize) {
+fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look: Look, width: usize, top: usize) -> (usize, bool) {
     let bold = Style::default().add_modifier(Modifier::BOLD);
     let head = Line::from(vec![Span::styled(format!("[{}] ", safe(&approval.tool)), look.accent()), Span::styled("Approval", look.dim())]);
     lines.extend(wrap::wrap(&head, width, 0));
@@ -489,12 +495,18 @@ fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look:
         }
         Shown::Diff { lines: diff, .. } => {
             for line in diff {
-                let style = match line.change {
-                    Change::Added => look.style(Style::default().fg(Color::Green)),
-                    Change::Removed => look.style(Style::default().fg(Color::Red)),
-                    Change::Same | Change::Gap => look.dim(),
+                let (style, mark) = match line.change {
+                    Change::Added => (look.style(Style::default().fg(Color::Green)), "+ "),
+                    Change::Removed => (look.style(Style::default().fg(Color::Red)), "- "),
+                    Change::Same => (look.dim(), "  "),
+                    Change::Gap => (look.dim(), ""),
                 };
-                body.push(Line::styled(safe(&line.marked()), style));
+                let text = if line.change == Change::Gap { "…".to_owned() } else { safe(&line.text) };
+                // A line wider than the terminal goes on under itself with its mark again:
+                // a wrapped + or - line never reads as unchanged.
+                for piece in wrap::wrap_text(&text, style, width.saturating_sub(2 + mark.len()), 0) {
+                    body.push(Line::from([Span::styled(mark, style)].into_iter().chain(piece.spans).collect::<Vec<_>>()));
+                }
             }
         }
         Shown::Write { head, total, .. } => {
@@ -510,10 +522,20 @@ fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look:
             }
         }
     }
-    if body.len() > APPROVAL_LINES {
-        let more = body.len() - (APPROVAL_LINES - 1);
-        body.truncate(APPROVAL_LINES - 1);
-        body.push(Line::styled(format!("… {more} more lines (the page shows them all)"), look.dim()));
+    // Longer than the room: a window PgDn/PgUp move, and a line saying where it is. It
+    // cannot be allowed until its end has been on screen (App::body_shown).
+    let total = body.len();
+    let room = APPROVAL_LINES - 1;
+    let top = if total > APPROVAL_LINES { top.min(total - room) } else { 0 };
+    if total > APPROVAL_LINES {
+        body = body.drain(top..top + room).collect();
+        let at = format!("lines {}-{} of {total}", top + 1, top + room);
+        let keys = match (top > 0, top + room < total) {
+            (_, true) => "PgDn: more (read it all before allowing)",
+            (true, false) => "PgUp: back",
+            (false, false) => "",
+        };
+        body.push(Line::styled(format!("… {at} · {keys}"), look.dim()));
     }
     for mut line in body {
         // Indented, and a long line goes on under itself rather than off the edge.
@@ -523,6 +545,7 @@ fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look:
     if let Some(reason) = &approval.reason {
         lines.extend(wrap::wrap_text(&format!("Why: {}", safe(&crate::term::one_line(reason))), look.dim(), width, 5));
     }
+    (top, top + room >= total)
 }
 
 /// An option's preview read as markdown ([`markdown`]), as lines `width` columns wide:
