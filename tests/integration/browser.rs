@@ -999,9 +999,86 @@ async fn c_declines_to_talk_it_over() {
     open(&b, &browser).await;
     browser.row("radio", "B").await;
     browser.keys("c").await;
+    // A letter alone never ends a question: c asks first.
+    let asked = browser.wait_css(".askuser-prompt").await.text().await.unwrap();
+    assert!(asked.contains("talk it over"), "{asked}");
+    browser.keys("y").await;
     let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
     browser.close().await;
     assert_eq!((result["status"].as_str(), result["chat"].as_bool()), (Some("cancelled"), Some(true)), "{result}");
+}
+
+/// The dialog never answers for the person (issue 50): a pointer resting on the page
+/// while a new approval is drawn under it moves nothing (Enter allows once, as the first
+/// row says, not "Always allow" under the pointer); Submit with nothing chosen asks for a
+/// choice; typing on the Other row types.
+#[tokio::test]
+async fn the_dialog_never_answers_for_the_person() {
+    use fantoccini::actions::{InputSource, MouseActions, PointerAction};
+    let b = bridge().await;
+    let approve = |command: &str| {
+        let call = json!({"tool_name": "Bash", "cwd": "/srv/app", "agent": {"name": "claude-code"}, "input": {"command": command}});
+        let request = b.post("/v1/approve").json(&call);
+        tokio::spawn(async move { request.send().await.unwrap().json::<Value>().await.unwrap() })
+    };
+    let first = approve("rm -rf build");
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    // The mouse moves onto "Always allow" and rests there.
+    let always = browser.row("radio", "Always allow").await;
+    let onto = MouseActions::new("mouse".into())
+        .then(PointerAction::MoveToElement { element: always.clone(), duration: None, x: -20.0, y: 0.0 })
+        .then(PointerAction::MoveToElement { element: always, duration: None, x: 0.0, y: 0.0 });
+    let record = "document.addEventListener('pointermove', (e) => { window.resting = [e.clientX, e.clientY] }, true)";
+    browser.execute(record, vec![]).await.unwrap();
+    browser.perform_actions(onto).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert_eq!(
+        browser.wait_css(".askuser-row.focused").await.text().await.unwrap().split_whitespace().next(),
+        Some("A"),
+        "a moving pointer moves the highlight"
+    );
+    // Submit with nothing chosen: nothing is sent, the hint asks for a choice.
+    browser.wait_css("[data-action=enter]").await.click().await.unwrap();
+    let hint = text_with(&browser, ".askuser-hint", "Choose first").await;
+    assert_eq!(hint, "Choose first: Allow, Always allow or Deny");
+    assert!(!first.is_finished(), "an empty Submit decides nothing");
+    // Denied by keyboard; the next approval is drawn under the resting pointer.
+    let second = approve("rm -rf build && cargo build --release");
+    browser.keys("d").await;
+    browser.wait_css("textarea.askuser-other").await;
+    browser.keys(&enter()).await;
+    let decided = tokio::time::timeout(Duration::from_secs(10), first).await.unwrap().unwrap();
+    assert_eq!(decided["behavior"], "deny", "{decided}");
+    text_with(&browser, ".askuser-command", "cargo build --release").await;
+    // A browser tells the page what is now under a resting pointer (Chromium's "fake
+    // mouse move" after a layout): a move to where it already is.
+    let at = browser.execute("return window.resting", vec![]).await.unwrap();
+    let resting = json!({"type": "mouseMoved", "x": at[0], "y": at[1]});
+    browser.cdp("Input.dispatchMouseEvent", resting).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let focused = browser.wait_css(".askuser-row.focused").await.text().await.unwrap();
+    browser.keys(&enter()).await;
+    let decided = tokio::time::timeout(Duration::from_secs(10), second).await.unwrap().unwrap();
+    assert_eq!(focused.split_whitespace().next(), Some("a"), "a new approval starts on its first row: {focused:?}");
+    assert_eq!(decided["behavior"], "allow", "{decided}");
+    let rules: Value = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    assert_eq!(rules.as_array().map(Vec::len), Some(0), "no rule was kept: {rules}");
+
+    // A question: End, then "cassandra 1" types; c is not "Chat about this", 1 is not option 1.
+    let asking = b.ask(
+        json!({"questions": [{"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}]}),
+        "canonical",
+    );
+    browser.row("radio", "SQLite").await;
+    browser.keys(&Key::End.to_string()).await;
+    browser.keys("cassandra 1").await;
+    let typed = browser.wait_css("textarea.askuser-other").await.prop("value").await.unwrap();
+    browser.keys(&enter()).await;
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
+    browser.close().await;
+    assert_eq!(typed.as_deref(), Some("cassandra 1"));
+    assert_eq!(result["answers"][0]["answer"], "cassandra 1", "{result}");
 }
 
 /// The preview box shows the highlighted option's preview only: moving to an option

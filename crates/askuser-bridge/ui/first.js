@@ -9,11 +9,33 @@ const form = first && first.querySelector("form[data-id]");
 const open = first && first.querySelector(".askuser-first-open");
 const start = () => import("/askuser-init.js");
 
-// What the browser knows of the connection (Chromium's Network Information API; other
-// browsers say nothing, and start the app).
+// While the person presses or types in the form, it carries data-busy: the app waits
+// before it takes the form over (its first.rs), so a tap never lands on a form that is
+// being replaced.
+if (first) {
+  let idle;
+  const busy = (ms) => {
+    first.setAttribute("data-busy", "");
+    clearTimeout(idle);
+    if (ms) idle = setTimeout(() => first.removeAttribute("data-busy"), ms);
+  };
+  first.addEventListener("pointerdown", () => busy(0));
+  for (const end of ["pointerup", "pointercancel"]) first.addEventListener(end, () => busy(400));
+  for (const typing of ["keydown", "input"]) first.addEventListener(typing, () => busy(700));
+}
+
+// A round trip at least this long is a slow connection (Chromium's "3g" starts at 270 ms;
+// the page's own request also holds the bridge's time, a few ms).
+const SLOW_MS = 500;
+
+// Whether the connection is slow or saving data: what the browser says of it (the
+// Network Information API, Chromium only, whose estimate can lag and ignores DevTools'
+// emulation), or what this page's own request took (Navigation Timing, every browser).
 function slow() {
   const net = navigator.connection;
-  return !!net && (net.saveData || ["slow-2g", "2g", "3g"].includes(net.effectiveType));
+  if (net && (net.saveData || ["slow-2g", "2g", "3g"].includes(net.effectiveType))) return true;
+  const [page] = performance.getEntriesByType("navigation");
+  return !!page && page.responseStart - page.requestStart >= SLOW_MS;
 }
 
 // Whether the app is on this device already (the service worker's cache or the HTTP

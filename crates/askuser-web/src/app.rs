@@ -172,16 +172,24 @@ pub fn App() -> impl IntoView {
     set_interval(move || _ = page.now.try_set(now_ms()), Duration::from_secs(5));
 
     // The bridge may have written the waiting question into the page: the app takes it
-    // over (what was chosen there, and that question open) once it has an inbox to show.
+    // over (what was chosen there, and that question open) once it has an inbox to show,
+    // and the person is not pressing or typing in it: until then the bridge's updates wait,
+    // in order, so a tap never lands on a form that is being replaced.
+    let held: StoredValue<Option<Vec<FromBridge>>, LocalStorage> = StoredValue::new_local(None);
     let subscription = events::subscribe(move |update| {
-        if matches!(update, FromBridge::Event(BrowserEvent::Snapshot { .. })) {
+        let snapshot = matches!(update, FromBridge::Event(BrowserEvent::Snapshot { .. }));
+        let holding = held.with_value(Option::is_some);
+        if holding || (snapshot && crate::first::busy()) {
+            held.update_value(|h| h.get_or_insert_with(Vec::new).push(update.clone()));
+            if !holding {
+                release_when_idle(page, wanted, held);
+            }
+            return;
+        }
+        if snapshot {
             // What the person started answering there; else the question set this tab
             // showed before a reload, if any.
-            if let Some((id, engaged)) = crate::first::adopt() {
-                if engaged || wanted.get_untracked().is_none() {
-                    wanted.set(Some(id));
-                }
-            }
+            adopt_first(wanted);
         }
         page.apply(update)
     });
@@ -305,6 +313,29 @@ fn take_question() -> Option<String> {
         let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&clean));
     }
     Some(id).filter(|id| !id.is_empty())
+}
+
+/// Once the person stops pressing or typing in the bridge's form: takes it over, then
+/// applies the updates held meanwhile, in order.
+fn release_when_idle(page: Page, wanted: RwSignal<Option<String>>, held: StoredValue<Option<Vec<FromBridge>>, LocalStorage>) {
+    if crate::first::busy() {
+        set_timeout(move || release_when_idle(page, wanted, held), Duration::from_millis(150));
+        return;
+    }
+    adopt_first(wanted);
+    for update in held.try_update_value(Option::take).flatten().unwrap_or_default() {
+        page.apply(&update);
+    }
+}
+
+/// Takes over the bridge's first-paint form (see `first.rs`): what was chosen or typed
+/// there becomes its question's draft, and that question opens.
+fn adopt_first(wanted: RwSignal<Option<String>>) {
+    if let Some((id, engaged)) = crate::first::adopt() {
+        if engaged || wanted.get_untracked().is_none() {
+            wanted.set(Some(id));
+        }
+    }
 }
 
 /// Shows the inbox kept from the last visit until the bridge sends its own (nothing from

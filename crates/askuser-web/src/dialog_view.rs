@@ -122,6 +122,7 @@ pub fn DialogView(
     };
     let view = ctx.view;
     keep_draft(dialog, draft_id);
+    track_pointer();
     let root = NodeRef::<leptos::html::Div>::new();
 
     // Whether the keyboard is on the question tabs: then ←/→/Home/End move between tabs
@@ -487,12 +488,13 @@ fn approval_text(ctx: Ctx, a: ApprovalView) -> impl IntoView {
                     view! { <span class=class>{spoken}<span aria-hidden="true">{mark}</span>{line.text}</span> }
                 })
                 .collect_view();
-            view! { <pre class="askuser-diff" aria-label=format!("Changes to {file}")><code>{lines}</code></pre> }.into_any()
+            view! { <pre class="askuser-diff" tabindex="0" aria-label=format!("Changes to {file}")><code>{lines}</code></pre> }.into_any()
         }
         Shown::Write { head, total, .. } => {
             let more =
                 (total > head.len()).then(|| view! { <p class="askuser-more-lines">{format!("… {} more lines", total - head.len())}</p> });
-            view! { <pre class="askuser-file"><code>{head.join("\n")}</code></pre>{more} }.into_any()
+            view! { <pre class="askuser-file" tabindex="0" aria-label="The file's first lines"><code>{head.join("\n")}</code></pre>{more} }
+                .into_any()
         }
         Shown::Fetch { .. } => ().into_any(),
         Shown::Call { args } => {
@@ -540,16 +542,39 @@ fn OptionList(ctx: Ctx) -> impl IntoView {
             _ => None,
         })
     };
-    // The wheel (and a touchpad) scrolls the list a row at a time.
+    const ROW: f64 = 40.0;
+    // The wheel (and a touchpad) scrolls the list as far as it turned, a row per 40 px:
+    // a mouse's notch (100-120 px) about three rows, a touchpad's small steps adding up.
+    // At the list's end the page scrolls instead.
+    let turned = StoredValue::new(0.0_f64);
     let on_wheel = move |ev: web_sys::WheelEvent| {
-        if let Some(index) = step(ev.delta_y() > 0.0).filter(|_| ev.delta_y() != 0.0) {
-            ev.prevent_default();
+        let dy = match ev.delta_mode() {
+            web_sys::WheelEvent::DOM_DELTA_LINE => ev.delta_y() * ROW,
+            web_sys::WheelEvent::DOM_DELTA_PAGE => ev.delta_y() * ROW * 5.0,
+            _ => ev.delta_y(),
+        };
+        if dy == 0.0 || step(dy > 0.0).is_none() {
+            turned.set_value(0.0);
+            return;
+        }
+        ev.prevent_default();
+        let total = turned.get_value() + dy;
+        let rows = (total / ROW).trunc();
+        turned.set_value(total - rows * ROW);
+        let index = view.with_untracked(|v| {
+            let (w, last) = (v.window, v.rows.len().saturating_sub(1));
+            match rows as i64 {
+                0 => None,
+                n if n > 0 => Some((w.end.saturating_sub(1) + n as usize).min(last)),
+                n => Some(w.start.saturating_sub(n.unsigned_abs() as usize)),
+            }
+        });
+        if let Some(index) = index {
             ctx.apply(Event::Focus { index });
         }
     };
     // A finger swiping on the list scrolls it a row per row height it travels (the list
     // shows a window of rows, so the browser has nothing to scroll natively).
-    const ROW: f64 = 40.0;
     let swipe = StoredValue::new(None::<(i32, f64)>);
     let on_pointerdown = move |ev: web_sys::PointerEvent| {
         if ev.pointer_type() == "touch" {
@@ -639,13 +664,50 @@ fn OptionRow(ctx: Ctx, q: usize, i: usize, multi: bool) -> impl IntoView {
             aria-labelledby=label_id.clone() aria-describedby=described
             class:focused=focused class:selected=selected
             on:click=move |_| ctx.apply(Event::Pick { index: i })
-            on:mouseenter=move |_| ctx.apply(Event::Focus { index: i })>
+            on:pointermove=move |ev: web_sys::PointerEvent| {
+                if moved(&ev) {
+                    ctx.apply(Event::Focus { index: i });
+                }
+            }>
             <span class="askuser-mark" aria-hidden="true"></span>
             <span class="askuser-num" aria-hidden="true">{number}</span>
             <span class="askuser-label" id=label_id.clone()>{label}</span>
             {description.map(|d| view! { <span class="askuser-desc" id=desc_id>{d}</span> })}
         </div>
     }
+}
+
+thread_local! {
+    /// Where the pointer was on the screen at the page's last `pointermove`, and whether
+    /// that event moved it (see [`moved`]).
+    static POINTER: std::cell::Cell<(Option<(i32, i32)>, bool)> = const { std::cell::Cell::new((None, false)) };
+}
+
+/// Whether a mouse or pen really moved: only a moving pointer moves the highlight. A
+/// pointer resting on the page while a new question set is drawn under it (a browser
+/// then reports a move to the row it is over, where it already was) must not move the
+/// focus, or Enter would answer with the row under it (issue 50: "Always allow"). Each
+/// `pointermove` anywhere in the page is compared, on the screen (a scroll moves
+/// nothing), with the one before it; the first one knows no other and moves nothing.
+/// Touch moves nothing either (a finger scrolls the list).
+fn moved(ev: &web_sys::PointerEvent) -> bool {
+    track_pointer();
+    ev.pointer_type() != "touch" && POINTER.get().1
+}
+
+/// Listens (once, in the capture phase, so before any row) to every `pointermove`.
+fn track_pointer() {
+    thread_local!(static ON: std::cell::Cell<bool> = const { std::cell::Cell::new(false) });
+    if ON.replace(true) {
+        return;
+    }
+    let record = wasm_bindgen::closure::Closure::<dyn Fn(web_sys::PointerEvent)>::new(|ev: web_sys::PointerEvent| {
+        let at = (ev.screen_x(), ev.screen_y());
+        let (before, _) = POINTER.get();
+        POINTER.set((Some(at), before.is_some_and(|b| b != at)));
+    });
+    _ = document().add_event_listener_with_callback_and_bool("pointermove", record.as_ref().unchecked_ref(), true);
+    record.forget();
 }
 
 /// The typed answer: shown while editing, whenever it holds text, and always for free text.
@@ -801,11 +863,17 @@ fn Prompt(ctx: Ctx) -> impl IntoView {
             view! {
                 <div role="alertdialog" aria-modal="true" class="askuser-prompt" data-kind=kind aria-labelledby=ctx.id("prompt")>
                     <p id=ctx.id("prompt")>{p.text}</p>
-                    <div class="askuser-buttons">
-                        <button type="button" class="askuser-primary" data-default=p.default_yes.then_some("")
-                            on:click=move |_| ctx.apply(Event::Confirm { yes: true })>"Yes"</button>
-                        <button type="button" data-default=(!p.default_yes).then_some("")
-                            on:click=move |_| ctx.apply(Event::Confirm { yes: false })>"No"</button>
+                    {(!p.lost.is_empty()).then(|| view! {
+                        <ul class="askuser-lost" aria-label="What would be lost">
+                            {p.lost.into_iter().map(|l| view! { <li>{l}</li> }).collect_view()}
+                        </ul>
+                    })}
+                    // The button Enter presses is the primary one, and comes first.
+                    <div class="askuser-buttons" class:no-first=!p.default_yes>
+                        <button type="button" class:askuser-primary=p.default_yes data-default=p.default_yes.then_some("")
+                            data-answer="yes" on:click=move |_| ctx.apply(Event::Confirm { yes: true })>{p.yes}</button>
+                        <button type="button" class:askuser-primary=!p.default_yes data-default=(!p.default_yes).then_some("")
+                            data-answer="no" on:click=move |_| ctx.apply(Event::Confirm { yes: false })>{p.no}</button>
                     </div>
                 </div>
             }

@@ -57,6 +57,12 @@ pub fn adopt() -> Option<(String, bool)> {
     Some((id, engaged))
 }
 
+/// Whether the person is pressing or typing in the form now (`web/first.js` marks it
+/// with `data-busy`).
+pub fn busy() -> bool {
+    web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(ID)).is_some_and(|first| first.has_attribute("data-busy"))
+}
+
 /// Whether the page shows the bridge's form (fresher than the inbox kept from the last
 /// visit, which then waits for the bridge's own).
 pub fn present() -> bool {

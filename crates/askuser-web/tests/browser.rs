@@ -271,8 +271,13 @@ async fn escape_with_answers_asks_before_discarding() {
     press(&d, "Escape");
     settle().await;
     let prompt = by_role(&el, "alertdialog").pop().expect("a confirm prompt");
-    assert!(prompt.text_content().unwrap().contains("Discard 1 answer?"), "{}", prompt.text_content().unwrap());
-    buttons(&prompt, "Yes").unchecked_into::<HtmlElement>().click();
+    let said = prompt.text_content().unwrap();
+    assert!(said.contains("Decline, and lose the answer you gave?") && said.contains("DB: PostgreSQL"), "{said}");
+    // Enter keeps answering: that button is the primary one, and comes first.
+    let primary = prompt.query_selector(".askuser-primary").unwrap().unwrap();
+    assert_eq!(primary.text_content().unwrap(), "Keep answering");
+    assert!(primary.has_attribute("data-default"));
+    buttons(&prompt, "Decline").unchecked_into::<HtmlElement>().click();
     settle().await;
     assert_eq!(*cancelled.borrow(), 1);
     assert!(submitted.borrow().is_empty());
@@ -704,8 +709,8 @@ async fn decline_and_chat_about_this_are_buttons_and_ask_first_when_something_is
     settle().await;
     assert!(declined2.borrow().is_empty(), "something was chosen: ask first");
     let prompt = by_role(&el, "alertdialog").pop().expect("a prompt");
-    assert!(prompt.text_content().unwrap().contains("talk it over instead"));
-    click(&buttons(&el, "Yes"));
+    assert!(prompt.text_content().unwrap().contains("Decline to talk it over, and lose the answer you gave?"));
+    click(&buttons(&el, "Decline, to talk it over"));
     settle().await;
     assert_eq!(*declined2.borrow(), [true]);
 }
