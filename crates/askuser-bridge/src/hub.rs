@@ -554,8 +554,8 @@ impl Bridge {
         let decision = approval.decide(result);
         let agent = record.request.agent.as_ref();
         let mut rule_id = None;
-        if matches!(decision, Decision::Allow { always: true, .. }) {
-            let rule = approval.suggest(agent);
+        // The rule the person was shown (none: "Always" allowed this time only).
+        if let (Decision::Allow { always: true, .. }, Some(rule)) = (&decision, approval.suggest(agent)) {
             let stored = StoredRule {
                 id: format!("r-{}", crate::config::random_hex(6)),
                 rule: serde_json::to_string(&rule).unwrap_or_default(),
