@@ -725,13 +725,33 @@ fn within(path: &str, dir: &str) -> bool {
     path == dir || dir == "/" || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
 }
 
-/// The host of an `http(s)://` URL.
-fn host(url: &str) -> Option<&str> {
-    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = host.split(':').next()?;
-    (!host.is_empty()).then_some(host)
+/// The host of an `http(s)://` URL, lower-case, only when a WHATWG URL parser (Node's,
+/// so Claude Code's fetch) can read no other: the URL has no whitespace, control
+/// character or backslash anywhere (WHATWG drops tabs and newlines and reads `\` as
+/// `/`), and its authority (to the first `/`, `?` or `#`) is a plain ASCII name or
+/// address of letters, digits, `-` and `.`, with at most a numeric port: no userinfo
+/// (`@`), percent-escape, IDN or IPv6 literal. Otherwise none, so no domain rule
+/// matches (`https://evil.example\@docs.rs/` is evil.example to WHATWG, docs.rs to a
+/// naive split at `@`). Conservative rather than the `url` crate: the core's
+/// dependencies stay four (docs/approvals.md), and a URL it cannot read is asked about.
+fn host(url: &str) -> Option<String> {
+    if url.chars().any(|c| c.is_whitespace() || c.is_control() || c == '\\') {
+        return None;
+    }
+    let scheme_end = url.find("://")?;
+    if !["http", "https"].iter().any(|s| url[..scheme_end].eq_ignore_ascii_case(s)) {
+        return None;
+    }
+    let authority = url[scheme_end + 3..].split(['/', '?', '#']).next()?;
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (authority, None),
+    };
+    let plain = !host.is_empty()
+        && !host.starts_with(['.', '-'])
+        && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+        && port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.chars().all(|c| c.is_ascii_digit()));
+    plain.then(|| host.to_ascii_lowercase())
 }
 
 /// `old` → `new` line by line: the lines both keep, and those removed and added, in
@@ -1116,6 +1136,38 @@ mod tests {
         assert!(tree.matches(&write("/p", "src/a/b.rs"), None));
         assert!(!tree.matches(&write("/p", "src"), None));
         assert!(!tree.matches(&write("/p", "srcx/a.rs"), None));
+    }
+
+    #[test]
+    fn a_domain_rule_matches_the_host_a_url_parser_sends_to_and_nothing_it_cannot_read() {
+        // Issue 45: `WebFetch(domain:docs.rs)` allowed `https://evil.example\\@docs.rs/`,
+        // which WHATWG (Node's fetch) sends to evil.example.
+        let rule = Rule::parse("WebFetch(domain:docs.rs)", Scope::Everywhere).unwrap();
+        let fetch = |url: &str| Approval::from_claude(&json!({"tool_name": "WebFetch", "input": {"url": url}})).unwrap();
+        for url in ["https://docs.rs/serde", "HTTPS://Docs.RS:443/x?y#z", "http://docs.rs"] {
+            assert!(rule.matches(&fetch(url), None), "{url}");
+        }
+        for url in [
+            "https://evil.example\\@docs.rs/",
+            "https://evil.example/@docs.rs/",
+            "https://user@docs.rs/",
+            "https://evil.example#@docs.rs/",
+            "https://evil.example?@docs.rs/",
+            "https://docs.rs\t.evil.example/",
+            "https://docs.rs\n.evil.example/",
+            " https://docs.rs.evil.example/",
+            "https://docs%2Ers/",
+            "https://docs.rs.evil.example/",
+            "https://[::1]/",
+            "https://docs.rs:x/",
+            "ftp://docs.rs/",
+            "https:docs.rs",
+            "https:///docs.rs",
+        ] {
+            assert!(!rule.matches(&fetch(url), None), "{url:?}");
+        }
+        // A URL it cannot read keeps no rule: "Always" would otherwise name the wrong host.
+        assert_eq!(Approval { cwd: Some("/p".into()), ..fetch("https://evil.example\\@docs.rs/") }.suggest(None), None);
     }
 
     #[test]
