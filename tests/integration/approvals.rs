@@ -131,6 +131,37 @@ async fn always_on_one_command_keeps_that_command_and_never_its_program() {
 }
 
 #[tokio::test]
+async fn a_project_rule_is_matched_in_the_real_folder_not_its_spelling() {
+    // Issue 45: a cwd of /home/me/app/../other fell under /home/me/app's rules.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (app, other) = (root.join("app"), root.join("other"));
+    for d in [app.join("src"), other.clone()] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::os::unix::fs::symlink(&other, app.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(&other, app.join("src/out")).unwrap();
+    let b = bridge().await;
+    let app_s = app.to_str().unwrap();
+    for rule in ["Bash(cargo test:*)", "Edit(src/**)"] {
+        let r = b.post("/v1/rules").json(&json!({"rule": rule, "project": app_s})).send().await.unwrap();
+        assert_eq!(r.status(), 201);
+    }
+    let at = |cwd: String, call: &str| json!({"tool_name": "Bash", "input": {"command": "cargo test"}, "tool_use_id": call, "cwd": cwd});
+    let decided = |body: Value| {
+        let req = b.post("/v1/approve?wait=false").json(&body);
+        async move { req.send().await.unwrap().status() }
+    };
+    assert_eq!(decided(at(format!("{app_s}/src"), "t1")).await, 200, "below the project: by the rule");
+    assert_eq!(decided(at(format!("{app_s}/../other"), "t2")).await, 202, "`..` out of it: asked");
+    assert_eq!(decided(at(format!("{app_s}/elsewhere"), "t3")).await, 202, "a symlink out of it: asked");
+    let edit = |file: &str, call: &str| json!({"tool_name": "Write", "input": {"file_path": file, "content": "x"}, "tool_use_id": call, "cwd": app_s});
+    assert_eq!(decided(edit("src/new.rs", "e1")).await, 200, "a new file under src/: by the rule");
+    assert_eq!(decided(edit("src/out/passwd", "e2")).await, 202, "through a symlink out of src/: asked");
+    assert_eq!(decided(edit(&format!("{app_s}/src/out/../x"), "e3")).await, 202);
+}
+
+#[tokio::test]
 async fn a_denial_carries_the_persons_words_and_no_answer_denies() {
     let b = bridge().await;
     let waiting = approve(&b, bash("rm -rf build", "toolu_1"));
