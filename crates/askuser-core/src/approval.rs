@@ -297,12 +297,42 @@ impl Approval {
             _ => None,
         };
         let line = line.unwrap_or_else(|| Value::Object(self.input.clone()).to_string());
-        cut(line.lines().next().unwrap_or_default(), 120)
+        cut(&crate::text::visible(line.lines().next().unwrap_or_default()), 120)
     }
 
     /// What will happen, as a front end shows it: a command, a diff, a new file's head,
-    /// a URL, or the arguments one per line (never the JSON).
+    /// a URL, or the arguments one per line (never the JSON); every character that would
+    /// hide or reorder part of it shown as an escape ([`crate::text::visible`]).
     pub fn shown(&self) -> Shown {
+        let mut shown = self.shown_raw();
+        let show = |text: &mut String| {
+            if let std::borrow::Cow::Owned(seen) = crate::text::visible(text) {
+                *text = seen;
+            }
+        };
+        match &mut shown {
+            Shown::Command { command, cwd } => {
+                show(command);
+                cwd.iter_mut().for_each(show);
+            }
+            Shown::Diff { file, lines } => {
+                show(file);
+                lines.iter_mut().for_each(|l| show(&mut l.text));
+            }
+            Shown::Write { file, head, .. } => {
+                show(file);
+                head.iter_mut().for_each(show);
+            }
+            Shown::Fetch { url } => show(url),
+            Shown::Call { args } => args.iter_mut().for_each(|(name, value)| {
+                show(name);
+                show(value);
+            }),
+        }
+        shown
+    }
+
+    fn shown_raw(&self) -> Shown {
         match self.tool.as_str() {
             "Bash" => Shown::Command { command: self.text("command").unwrap_or_default().to_owned(), cwd: self.cwd.clone() },
             "Edit" | "MultiEdit" => {
@@ -1168,6 +1198,26 @@ mod tests {
         }
         // A URL it cannot read keeps no rule: "Always" would otherwise name the wrong host.
         assert_eq!(Approval { cwd: Some("/p".into()), ..fetch("https://evil.example\\@docs.rs/") }.suggest(None), None);
+    }
+
+    #[test]
+    fn what_would_hide_or_reorder_part_of_a_command_is_shown() {
+        // Issue 45: bidi and invisible characters in commands, shown visibly everywhere.
+        let a = bash("echo safe\u{202E}fr- mr\u{2066} \u{200B}x\u{1b}[2J");
+        let Shown::Command { command, .. } = a.shown() else { panic!() };
+        assert_eq!(command, "echo safe\\u{202e}fr- mr\\u{2066} \\u{200b}x\\u{1b}[2J");
+        let q = &a.request(&a.suggest(None), &Limits::default()).unwrap().questions[0].question;
+        assert!(q.contains("safe\\u{202e}fr-") && !q.contains('\u{202E}'), "{q}");
+        assert_eq!(a.text("command"), Some("echo safe\u{202E}fr- mr\u{2066} \u{200B}x\u{1b}[2J"), "what runs is unchanged");
+        assert!(!a.summary().contains('\u{200B}'));
+        let mut e = Approval::from_claude(
+            &json!({"tool_name": "Edit", "input": {"file_path": "/p/a\u{202E}sr.rs", "old_string": "a", "new_string": "b\u{FEFF}"}}),
+        )
+        .unwrap();
+        e.cwd = Some("/p".into());
+        let Shown::Diff { file, lines } = e.shown() else { panic!() };
+        assert_eq!((file.as_str(), lines[1].text.as_str()), ("a\\u{202e}sr.rs", "b\\u{feff}"));
+        assert_eq!(crate::text::visible("plain, é, 😀 and tabs\t"), "plain, é, 😀 and tabs\t");
     }
 
     #[test]
