@@ -67,6 +67,7 @@ fn an_approval_shows_the_command_or_the_diff_and_a_allows_it() {
     assert!(s.contains("[Bash] Approval") && s.contains("Run this command in /srv/app?"), "{s}");
     assert!(s.contains("  $ cargo test --all") && s.contains("Why: Run the tests"), "{s}");
     assert!(s.contains("› a  ( ) Allow") && s.contains("A  ( ) Always allow") && s.contains("d  ( ) Deny"), "{s}");
+    assert!(s.contains("Do not ask again for Bash(cargo test:*) in /srv/app"), "the rule Always keeps, whole: {s}");
     assert!(s.contains("a allow • A always allow • d deny"), "{s}");
     assert!(!s.contains("```"), "not markdown: {s}");
     let actions = a.on_key(KeyEvent::new(KeyCode::Char('A'), KeyModifiers::SHIFT));
