@@ -4,6 +4,7 @@
 //! updates go in; what to send to the bridge comes out. No terminal, no socket here.
 
 use super::editor::{Edit, Editor};
+use askuser_core::approval::{ALLOW, ALWAYS};
 use askuser_core::client::State;
 use askuser_core::dialog::{Dialog, DialogOptions, Effect, Event};
 use askuser_core::inbox::{agent_name, Fate, Inbox, Notice, Show};
@@ -301,6 +302,11 @@ impl App {
     }
 
     fn key(&mut self, name: &str) -> Vec<Action> {
+        if self.allows_unseen(name) {
+            let about = self.inbox.active.clone();
+            self.tell(about, "Too long to show here whole: open it in the page to allow it.");
+            return vec![];
+        }
         let Some((id, dialog)) = self.dialog() else { return vec![] };
         let was_editing = dialog.is_editing();
         let effects = dialog.key(name).effects;
@@ -309,6 +315,22 @@ impl App {
             self.sync_editor();
         }
         self.finish(id, effects)
+    }
+
+    /// Whether key `name` would allow (or always allow) an approval this terminal does
+    /// not show whole ([`super::view::shown_whole`]): the person allows what they saw.
+    fn allows_unseen(&mut self, name: &str) -> bool {
+        let Some((_, dialog)) = self.dialog() else { return false };
+        let view = dialog.state();
+        if view.approval.as_ref().is_none_or(super::view::shown_whole) {
+            return false;
+        }
+        let focused = view.rows.iter().find(|r| r.focused).map(|r| r.label.as_str());
+        match dialog.key_event(name) {
+            Some(Event::Quick { number }) => matches!(number, 1 | 2),
+            Some(Event::Enter) => matches!(focused, Some(ALLOW | ALWAYS)),
+            _ => false,
+        }
     }
 
     fn apply(&mut self, event: Event) -> Vec<Action> {

@@ -473,6 +473,21 @@ fn option_lines(view: &View, look: Look, width: usize) -> Vec<Vec<Line<'static>>
 /// Lines of a diff, a new file or arguments shown at most; the page shows them all.
 const APPROVAL_LINES: usize = 14;
 
+/// Characters of what an approval would do that a terminal is taken to show whole.
+const APPROVAL_CHARS: usize = 600;
+
+/// Whether the terminal shows what `approval` would do whole (at most [`APPROVAL_LINES`]
+/// lines and [`APPROVAL_CHARS`] characters): only then may it be allowed here
+/// (`App` refuses a, A and Enter on Allow otherwise, and the page allows it).
+pub fn shown_whole(approval: &ApprovalView) -> bool {
+    let text = approval.shown.as_text().unwrap_or_default();
+    let lines = match &approval.shown {
+        Shown::Write { head, total, .. } => head.len() + usize::from(*total > head.len()),
+        _ => text.lines().count(),
+    };
+    lines <= APPROVAL_LINES && text.chars().count() <= APPROVAL_CHARS
+}
+
 /// An approval: what will happen (a command, a diff, a new file's head, the arguments)
 /// rather than the question's text, `width` columns wide.
 fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look: Look, width: usize) {
@@ -522,6 +537,10 @@ fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look:
     }
     if let Some(reason) = &approval.reason {
         lines.extend(wrap::wrap_text(&format!("Why: {}", safe(&crate::term::one_line(reason))), look.dim(), width, 5));
+    }
+    if !shown_whole(approval) {
+        let text = "Too long to show here whole: open it in the page to allow it (d denies here).";
+        lines.extend(wrap::wrap_text(text, look.warn(), width, 0));
     }
 }
 
