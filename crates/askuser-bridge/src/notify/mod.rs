@@ -849,6 +849,32 @@ mod tests {
     }
 
     #[test]
+    fn an_approval_said_whole_stays_whole_in_a_push_message() {
+        // What a notification offers Allow for is what the push body holds, even in wide characters.
+        let mut a = askuser_core::approval::Approval::from_claude(
+            &serde_json::json!({"tool_name": "Bash", "input": {"command": "😀\"".repeat(280)}}),
+        )
+        .unwrap();
+        a.cwd = Some("/srv/app".into());
+        let (text, whole) = approval_text(&a);
+        assert!(whole && text.chars().count() <= WHOLE_APPROVAL, "{}", text.chars().count());
+        let links = (0..2).map(|i| LinkedOption { label: "Allow".into(), link: format!("https://h/a/{i:032}") }).collect();
+        let m = Message {
+            id: "q-1".into(),
+            agent: "a".repeat(100),
+            header: None,
+            question: text.clone(),
+            options: links,
+            more: true,
+            open: "https://h/#q=q-1".into(),
+        };
+        let v: serde_json::Value = serde_json::from_slice(&push_payload(&m)).unwrap();
+        assert_eq!(v["body"], text.as_str(), "not cut");
+        a.input.insert("command".into(), "x".repeat(WHOLE_APPROVAL).into());
+        assert!(!approval_text(&a).1, "longer: not whole, so no Allow");
+    }
+
+    #[test]
     fn a_push_message_fits_what_push_services_take() {
         let m = Message {
             id: "q-1".into(),
