@@ -221,7 +221,12 @@ pub fn parse_url(url: &str) -> Result<(tokio_postgres::Config, Option<std::path:
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         match pair.split_once('=') {
-            Some(("sslrootcert", file)) => ca = Some(std::path::PathBuf::from(percent_decode(file))),
+            Some(("sslrootcert", file)) => {
+                let decoded = percent_encoding::percent_decode_str(file)
+                    .decode_utf8()
+                    .map_err(|_| format!("sslrootcert: expected a file name whose %-escapes decode to UTF-8 text, got {file:?}"))?;
+                ca = Some(std::path::PathBuf::from(decoded.into_owned()));
+            }
             _ => kept.push(pair),
         }
     }
@@ -229,24 +234,6 @@ pub fn parse_url(url: &str) -> Result<(tokio_postgres::Config, Option<std::path:
     let config: tokio_postgres::Config =
         url.parse().map_err(|e: tokio_postgres::Error| format!("not a PostgreSQL connection URL: {}", explain(&e)))?;
     Ok((config, ca))
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Postgres {
@@ -1501,6 +1488,14 @@ mod tests {
         assert_eq!(config.get_dbname(), Some("askuser"));
         let err = parse_url("postgres://u@db/askuser?sslmode=sometimes").unwrap_err();
         assert!(err.starts_with("not a PostgreSQL connection URL"), "{err}");
+        // A `%` before a multi-byte character is kept as it is (it panicked, slicing the
+        // character); escapes that make no UTF-8 are refused, naming the field.
+        let (_, ca) = parse_url("postgres://u@db/askuser?sslrootcert=/ca%aé.pem").unwrap();
+        assert_eq!(ca, Some(std::path::PathBuf::from("/ca%aé.pem")));
+        let (_, ca) = parse_url("postgres://u@db/askuser?sslrootcert=/%C3%A9t%C3%A9/ca%2Epem").unwrap();
+        assert_eq!(ca, Some(std::path::PathBuf::from("/été/ca.pem")));
+        let err = parse_url("postgres://u@db/askuser?sslrootcert=/ca%ff.pem").unwrap_err();
+        assert!(err.starts_with("sslrootcert: expected a file name whose %-escapes decode to UTF-8 text"), "{err}");
     }
 
     #[test]
