@@ -783,23 +783,15 @@ impl Interaction {
     }
 }
 
-/// `application/x-www-form-urlencoded` text decoded: `+` is a space, `%XX` a byte.
+/// `application/x-www-form-urlencoded` text decoded: `+` is a space, `%XX` a byte; none
+/// when a `%` is not followed by two hex digits.
 fn form_decode(text: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        match text[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let pair = std::str::from_utf8(text.get(i + 1..i + 3)?).ok()?;
-                out.push(u8::from_str_radix(pair, 16).ok()?);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
+    let escaped = |i: usize| text.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+    if !(0..text.len()).filter(|&i| text[i] == b'%').all(escaped) {
+        return None;
     }
-    Some(out)
+    let spaced: Vec<u8> = text.iter().map(|&b| if b == b'+' { b' ' } else { b }).collect();
+    Some(percent_encoding::percent_decode(&spaced).collect())
 }
 
 /// One Socket Mode frame: `{"envelope_id", "type", "payload"}` (`hello` and `disconnect`

@@ -575,6 +575,7 @@ fn interactions_are_read_from_a_form_or_a_socket_mode_envelope() {
     // What is not Slack's form is named.
     assert!(Interaction::from_form(b"token=x").unwrap_err().contains("payload field"));
     assert!(Interaction::from_form(b"payload=%ZZ").unwrap_err().contains("%-escape"));
+    assert!(Interaction::from_form("payload=%aé".as_bytes()).unwrap_err().contains("%-escape"), "a `%` before a multi-byte character");
     assert!(Interaction::from_form(b"payload=%FF").unwrap_err().contains("UTF-8"));
     assert!(Interaction::from_form(b"payload=%7Bnope").unwrap_err().starts_with("the interaction payload: expected Slack's JSON"));
     // Socket Mode: the same payload in an envelope, acknowledged by its id.
