@@ -67,6 +67,9 @@ const PATIENCE: Duration = Duration::from_secs(10);
 /// lines (the turn's end) may come after the exit is seen.
 const LAST_WORDS: Duration = Duration::from_secs(2);
 
+/// How long an agent whose connection failed is given to be seen exiting.
+const GONE: Duration = Duration::from_millis(500);
+
 pub fn run(args: AcpArgs) -> ExitCode {
     let prompt = match read_prompt(args.prompt.as_deref()) {
         Ok(p) => p,
@@ -280,6 +283,11 @@ async fn converse(command: &[String], asker: Asker, prompt: String) -> anyhow::R
             });
         }
         Err(e) => {
+            // An agent that died as its prompt was sent fails the write first (a broken
+            // pipe, not the end of its output): its exit is the news, if it has exited.
+            if let Ok(status) = tokio::time::timeout(GONE, child.wait()).await {
+                return Err(anyhow!("the agent `{program}` exited ({}) before its turn ended", describe(status)));
+            }
             let data = e.data.as_ref().map(|d| format!(": {d}")).unwrap_or_default();
             return Err(anyhow!("the agent `{program}` failed: {}{data}", e.message));
         }
