@@ -1010,8 +1010,8 @@ async fn c_declines_to_talk_it_over() {
 
 /// The dialog never answers for the person (issue 50): a pointer resting on the page
 /// while a new approval is drawn under it moves nothing (Enter allows once, as the first
-/// row says, not "Always allow" under the pointer); Submit with nothing chosen asks for a
-/// choice; typing on the Other row types.
+/// row says, not "Always allow" under the pointer); an approval's buttons say what they
+/// do; Submit with nothing chosen asks for a choice; typing on the Other row types.
 #[tokio::test]
 async fn the_dialog_never_answers_for_the_person() {
     use fantoccini::actions::{InputSource, MouseActions, PointerAction};
@@ -1038,11 +1038,12 @@ async fn the_dialog_never_answers_for_the_person() {
         Some("A"),
         "a moving pointer moves the highlight"
     );
-    // Submit with nothing chosen: nothing is sent, the hint asks for a choice.
-    browser.wait_css("[data-action=enter]").await.click().await.unwrap();
-    let hint = text_with(&browser, ".askuser-hint", "Choose first").await;
-    assert_eq!(hint, "Choose first: Allow, Always allow or Deny");
-    assert!(!first.is_finished(), "an empty Submit decides nothing");
+    // An approval's buttons say what they do, with one "no".
+    let mut buttons = Vec::new();
+    for b in browser.find_all(Locator::Css(".askuser-actions button")).await.unwrap() {
+        buttons.push(b.text().await.unwrap());
+    }
+    assert_eq!(buttons, ["Allow", "Always allow", "Deny"]);
     // Denied by keyboard; the next approval is drawn under the resting pointer.
     let second = approve("rm -rf build && cargo build --release");
     browser.keys("d").await;
@@ -1071,6 +1072,10 @@ async fn the_dialog_never_answers_for_the_person() {
         "canonical",
     );
     browser.row("radio", "SQLite").await;
+    // Submit with nothing chosen: nothing is sent, the hint asks for a choice.
+    browser.wait_css("[data-action=enter]").await.click().await.unwrap();
+    text_with(&browser, ".askuser-hint", "Choose an option first").await;
+    assert!(!asking.is_finished(), "an empty Submit answers nothing");
     browser.keys(&Key::End.to_string()).await;
     browser.keys("cassandra 1").await;
     let typed = browser.wait_css("textarea.askuser-other").await.prop("value").await.unwrap();

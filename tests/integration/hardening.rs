@@ -1677,6 +1677,8 @@ async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
             browser.keys(&fantoccini::key::Key::Down.to_string()).await;
             texts += &browser.body_text().await;
         }
+        // Back to the options (on the Other row, where the Downs may end, 1 is typed).
+        browser.keys(&fantoccini::key::Key::Home.to_string()).await;
         browser.keys("1").await; // answer with the payload option, on to the next tab
         texts += &browser.body_text().await;
         if q + 1 < questions.len() {

@@ -501,6 +501,10 @@ impl Dialog {
                 vec![]
             }
             (Event::Pick { index }, Some(q)) => self.pick(q, index),
+            // An approval's Deny sends the message typed under it, if any.
+            (Event::Quick { number }, Some(q)) if self.approval.is_some() && number == DENY_INDEX + 1 && has_text(&self.slots[q].draft) => {
+                self.confirm(q, false)
+            }
             (Event::Quick { number }, Some(q)) => {
                 if number == 0 || number > self.questions[q].options.len() {
                     self.hint = Some(format!("There is no option {number}"));
@@ -1636,6 +1640,17 @@ mod tests {
         // Scrolled to its end: allowed.
         d.apply(Event::Shown { whole: true });
         assert_eq!(sent(&keys(&mut d, &["a"])).selected, [ALLOW]);
+    }
+
+    #[test]
+    fn an_approvals_deny_button_sends_the_message_typed_under_it() {
+        let mut d = approval("rm -rf build");
+        keys(&mut d, &["d"]);
+        d.apply(Event::SetText { text: "use cargo clean".into() });
+        let s = sent(&d.apply(Event::Quick { number: 3 }));
+        assert_eq!((s.selected.len(), s.custom.as_deref()), (0, Some("use cargo clean")));
+        let mut d = approval("rm -rf build");
+        assert_eq!(sent(&d.apply(Event::Quick { number: 3 })).selected, [DENY]);
     }
 
     #[test]

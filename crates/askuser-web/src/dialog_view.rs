@@ -794,8 +794,27 @@ fn focus_note(ev: web_sys::Event) {
 #[component]
 fn Actions(ctx: Ctx) -> impl IntoView {
     let actions = Memo::new(move |_| ctx.view.with(|v| (v.done.is_none() && v.prompt.is_none(), v.on_submit_tab, v.tabs.len() >= 2)));
+    let approval = ctx.view.with_untracked(|v| v.approval.is_some());
     move || {
         let (open, on_submit_tab, several) = actions.get();
+        if approval {
+            // An approval's buttons say what they do: one "no" (Deny, with what was typed
+            // under it), and "Always allow" beside the row that names its rule.
+            return open
+                .then(|| {
+                    view! {
+                        <div class="askuser-actions">
+                            <button type="button" class="askuser-primary" data-action="allow"
+                                on:click=move |_| ctx.apply(Event::Quick { number: 1 })>"Allow"</button>
+                            <button type="button" data-action="always" aria-describedby=ctx.id("q0-r1-d")
+                                on:click=move |_| ctx.apply(Event::Quick { number: 2 })>"Always allow"</button>
+                            <button type="button" data-action="deny"
+                                on:click=move |_| ctx.apply(Event::Quick { number: 3 })>"Deny"</button>
+                        </div>
+                    }
+                })
+                .into_any();
+        }
         open.then(|| {
             let primary = (!on_submit_tab).then(|| {
                 let label = if several { "Next" } else { "Submit" };
@@ -811,6 +830,7 @@ fn Actions(ctx: Ctx) -> impl IntoView {
                 </div>
             }
         })
+        .into_any()
     }
 }
 
