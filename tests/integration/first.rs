@@ -440,3 +440,40 @@ async fn a_slow_phone_keeps_the_form_until_the_inbox_is_opened() {
     let result: Value = result.unwrap().unwrap().json().await.unwrap();
     assert_eq!(result["answers"][0]["answer"], "eu-west, half typed");
 }
+
+/// A page session learns nothing of a question set that is not its person's: not that
+/// it exists, nor that it closed (issue 45: `GET /answer/ID` said 200 for anyone's
+/// closed set, and the form's post 409).
+#[tokio::test]
+async fn the_page_learns_nothing_of_a_set_that_is_not_its_persons() {
+    let b = bridge().await;
+    let alice = b.device_token("phone", Some("alice")).await;
+    let (cookie, _) = session(&b, alice["token"].as_str().unwrap()).await;
+    let watch = |id: String| plain().get(format!("{}/answer/{id}", b.url)).header("cookie", &cookie).send();
+    let post = |id: String| {
+        let form = plain().post(format!("{}/answer/{id}", b.url)).header("cookie", &cookie).header("origin", &b.url);
+        form.form(&[("q0", "1"), ("do", "answer")]).send()
+    };
+    let for_ = |to: &str| {
+        let mut q = database_question(to);
+        q["agent"]["assignee"] = to.into();
+        q
+    };
+    let _bobs = b.ask(for_("bob"), "canonical");
+    let bobs = wait_pending(&b, 1).await[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(watch(bobs.clone()).await.unwrap().status(), 404, "bob's, waiting");
+    assert_eq!(post(bobs.clone()).await.unwrap().status(), 404);
+    let answered = b.post(&format!("/v1/questions/{bobs}/answer")).json(&json!({"answers": ["SQLite"]})).send().await.unwrap();
+    assert!(answered.status().is_success(), "{}", answered.status());
+    assert_eq!(watch(bobs.clone()).await.unwrap().status(), 404, "bob's, closed: as unknown as one that never was");
+    assert_eq!(post(bobs.clone()).await.unwrap().status(), 404, "not 409, which says it closed");
+    assert_eq!(watch("no-such-set".into()).await.unwrap().status(), 404);
+
+    // Her own set, closed elsewhere, still says so.
+    let _hers = b.ask(for_("alice"), "canonical");
+    let hers = wait_pending(&b, 1).await[0]["id"].as_str().unwrap().to_owned();
+    let answered = b.post(&format!("/v1/questions/{hers}/answer")).json(&json!({"answers": ["SQLite"]})).send().await.unwrap();
+    assert!(answered.status().is_success(), "{}", answered.status());
+    assert_eq!(watch(hers.clone()).await.unwrap().status(), 200);
+    assert_eq!(post(hers).await.unwrap().status(), 409, "another answer than the one that won");
+}

@@ -420,6 +420,16 @@ impl Bridge {
         }
     }
 
+    /// Question set `id`, if it is `viewer`'s own ([`inbox::own`]: it sees it waiting, or
+    /// saw it before it closed): anything else is "not found", as if it did not exist.
+    pub async fn mine(&self, id: &str, viewer: Option<&Viewer>) -> Result<QuestionRecord, BridgeError> {
+        let record = self.get(id).await?;
+        match inbox::own(&record, viewer, self.escalate_after(), self.now_ms()) {
+            true => Ok(record),
+            false => Err(BridgeError::NotFound(id.to_owned())),
+        }
+    }
+
     /// Whether an agent waits on question `id` at another bridge sharing the store.
     async fn attached_elsewhere(&self, id: &str) -> Result<bool, StoreError> {
         match self.store.shared() {

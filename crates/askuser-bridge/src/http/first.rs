@@ -230,7 +230,8 @@ fn follow_loader(page: &str) -> String {
 
 /// `GET /answer/ID`: holds until question set ID no longer waits (answered, declined,
 /// withdrawn or timed out, here or at another bridge), for at most [`WATCH`]: 200 then,
-/// 204 while it still waits, 404 for a set this device does not see. The page with the
+/// 204 while it still waits, 404 for a set that is not this person's (`Bridge::mine`:
+/// one closed before they saw it is as unknown as one that never was). The page with the
 /// form (`web/first.js`) asks, to show the next set when this one was answered elsewhere.
 pub async fn watch(
     State(app): State<App>,
@@ -252,9 +253,8 @@ pub async fn watch(
     // Subscribe first, then look, so no answer falls between the two.
     let mut events = app.bridge.subscribe();
     let waits = |r: &QuestionRecord| r.status == Status::Pending;
-    match app.bridge.get(&id).await {
-        Ok(r) if waits(&r) && app.bridge.visible(&r, viewer.as_ref()) => {}
-        Ok(r) if waits(&r) => return StatusCode::NOT_FOUND.into_response(),
+    match app.bridge.mine(&id, viewer.as_ref()).await {
+        Ok(r) if waits(&r) => {}
         Ok(_) => return StatusCode::OK.into_response(),
         Err(BridgeError::NotFound(_)) => return StatusCode::NOT_FOUND.into_response(),
         Err(_) => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
@@ -445,7 +445,7 @@ pub async fn answer(
         }
     };
     let viewer = app.security.registry.viewer(&caller);
-    let Ok(record) = app.bridge.seen(&id, viewer.as_ref()).await else {
+    let Ok(record) = app.bridge.mine(&id, viewer.as_ref()).await else {
         return page(StatusCode::NOT_FOUND, "Unknown question", "This question is not here (it may have been withdrawn).");
     };
     let by = format!("page: {}", app.security.registry.label(&caller));
