@@ -168,7 +168,8 @@ pub struct Answerer<'a> {
     /// The person (None: no one, who sees every question set: the admin token, a device
     /// of no one, an answer link sent to whoever the set reached).
     pub viewer: Option<&'a Viewer>,
-    /// "page: alice's phone (alice)", "cli", a channel's name; None: not named.
+    /// "page: alice's phone (alice)", "cli: the admin token", a channel's name; None:
+    /// not named.
     pub by: Option<&'a str>,
 }
 
