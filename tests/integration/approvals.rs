@@ -92,6 +92,76 @@ async fn an_approval_waits_for_the_person_and_always_keeps_a_rule_that_answers_t
 }
 
 #[tokio::test]
+async fn always_on_one_command_keeps_that_command_and_never_its_program() {
+    // Issue 45: "Always allow" on `rm -rf build` kept `Bash(rm:*)`; `rm -rf /` then ran unasked.
+    let b = bridge().await;
+    let waiting = approve(&b, bash("rm -rf build", "toolu_1"));
+    let q = pending(&b).await;
+    let always = &q["request"]["questions"][0]["options"][1];
+    assert_eq!(always["description"], "Do not ask again for Bash(rm -rf build) in /work/app", "the rule, named before");
+    answer(&b, q["id"].as_str().unwrap(), json!({"selected": ["Always allow"]})).await;
+    assert_eq!(waiting.await.unwrap()["behavior"], "allow");
+    let rules: Vec<Value> = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    assert_eq!(rules[0]["text"], "Bash(rm -rf build) in /work/app");
+    for (i, command) in ["rm -rf /", "rm -rf ~", "rm -rf --no-preserve-root /", "rm -rf build ~"].iter().enumerate() {
+        let r = b.post("/v1/approve?wait=false").json(&bash(command, &format!("toolu_r{i}"))).send().await.unwrap();
+        assert_eq!(r.status(), 202, "{command}: asked, not allowed");
+    }
+    let r = b.post("/v1/approve").json(&bash("rm -rf build", "toolu_again")).send().await.unwrap();
+    assert_eq!(r.json::<Value>().await.unwrap()["decidedBy"], "rule", "the command shown is allowed again");
+
+    // No folder and no session: allowed once, and no rule for every agent everywhere.
+    let call = json!({"tool_name": "Bash", "input": {"command": "make"}, "tool_use_id": "toolu_n", "agent": {"name": "Claude Code"}});
+    let waiting = approve(&b, call.clone());
+    let q = loop {
+        let list: Vec<Value> = b.get("/v1/questions").send().await.unwrap().json().await.unwrap();
+        if let Some(q) = list.into_iter().find(|q| q["id"] == "approve-toolu_n") {
+            break q;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let said = q["request"]["questions"][0]["options"][1]["description"].as_str().unwrap().to_owned();
+    assert!(said.starts_with("Allows it this time only"), "{said}");
+    answer(&b, "approve-toolu_n", json!({"selected": ["Always allow"]})).await;
+    assert_eq!(waiting.await.unwrap()["behavior"], "allow");
+    let rules: Vec<Value> = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    assert_eq!(rules.len(), 1, "none kept: {rules:#?}");
+    let again = json!({"tool_name": "Bash", "input": {"command": "make"}, "tool_use_id": "toolu_m", "agent": {"name": "Other"}});
+    assert_eq!(b.post("/v1/approve?wait=false").json(&again).send().await.unwrap().status(), 202);
+}
+
+#[tokio::test]
+async fn a_project_rule_is_matched_in_the_real_folder_not_its_spelling() {
+    // Issue 45: a cwd of /home/me/app/../other fell under /home/me/app's rules.
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let (app, other) = (root.join("app"), root.join("other"));
+    for d in [app.join("src"), other.clone()] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    std::os::unix::fs::symlink(&other, app.join("elsewhere")).unwrap();
+    std::os::unix::fs::symlink(&other, app.join("src/out")).unwrap();
+    let b = bridge().await;
+    let app_s = app.to_str().unwrap();
+    for rule in ["Bash(cargo test:*)", "Edit(src/**)"] {
+        let r = b.post("/v1/rules").json(&json!({"rule": rule, "project": app_s})).send().await.unwrap();
+        assert_eq!(r.status(), 201);
+    }
+    let at = |cwd: String, call: &str| json!({"tool_name": "Bash", "input": {"command": "cargo test"}, "tool_use_id": call, "cwd": cwd});
+    let decided = |body: Value| {
+        let req = b.post("/v1/approve?wait=false").json(&body);
+        async move { req.send().await.unwrap().status() }
+    };
+    assert_eq!(decided(at(format!("{app_s}/src"), "t1")).await, 200, "below the project: by the rule");
+    assert_eq!(decided(at(format!("{app_s}/../other"), "t2")).await, 202, "`..` out of it: asked");
+    assert_eq!(decided(at(format!("{app_s}/elsewhere"), "t3")).await, 202, "a symlink out of it: asked");
+    let edit = |file: &str, call: &str| json!({"tool_name": "Write", "input": {"file_path": file, "content": "x"}, "tool_use_id": call, "cwd": app_s});
+    assert_eq!(decided(edit("src/new.rs", "e1")).await, 200, "a new file under src/: by the rule");
+    assert_eq!(decided(edit("src/out/passwd", "e2")).await, 202, "through a symlink out of src/: asked");
+    assert_eq!(decided(edit(&format!("{app_s}/src/out/../x"), "e3")).await, 202);
+}
+
+#[tokio::test]
 async fn a_denial_carries_the_persons_words_and_no_answer_denies() {
     let b = bridge().await;
     let waiting = approve(&b, bash("rm -rf build", "toolu_1"));

@@ -578,6 +578,7 @@ fn a_store_password_is_never_shown() {
         ("postgres://askuser:hunter2@db.example:port/askuser", "invalid value for option `port`"),
         ("postgres://askuser@db.example/askuser?password=hunter2&colour=blue", "unknown option `colour`"),
         ("mysql://askuser:hunter2@db.example/askuser", "expected a postgres:// or postgresql:// URL"),
+        ("postgres://askuser:hunter2@db.example/askuser?sslrootcert=/ca%ff.pem", "sslrootcert: expected a file name"),
     ] {
         let (code, said) = serve(store);
         assert_eq!(code, Some(2), "a usage error: {said}");

@@ -1732,6 +1732,7 @@ async fn a_damaged_store_is_refused_and_left_as_it_was() {
         dir
     };
     let (sound, damaged, deleted) = (crashed("askuser-crash-sound"), crashed("askuser-crash-wal"), crashed("askuser-crash-nowal"));
+    let no_log = crashed("askuser-crash-nolog");
     let dir = b.stop().await;
     let store = dir.path().join("askuser.db");
     let state = std::fs::read_to_string(dir.path().join("store.json")).unwrap();
@@ -1790,9 +1791,51 @@ async fn a_damaged_store_is_refused_and_left_as_it_was() {
     assert_eq!(code, Some(1), "{err}");
     assert!(err.contains("write-ahead log askuser.db-wal is missing, but its index askuser.db-shm says it held"), "{err}");
     assert!(!deleted.join("askuser.db-wal").exists(), "nothing was created in its place");
-    for d in [sound, damaged, deleted] {
+
+    // A crash's log deleted with its index: nothing counts the frames any more, but the
+    // last stop was not clean, so the log is missing all the same (before: started from
+    // the older file alone, without a word).
+    for f in ["askuser.db-wal", "askuser.db-shm"] {
+        std::fs::remove_file(no_log.join(f)).unwrap();
+    }
+    let (code, err) = serve_in(&no_log, &[], None);
+    assert_eq!(code, Some(1), "{err}");
+    assert!(
+        err.contains(
+            "did not stop cleanly, and the question store's write-ahead log askuser.db-wal and its index askuser.db-shm are both gone"
+        ),
+        "{err}"
+    );
+    assert!(!no_log.join("askuser.db-wal").exists() && !no_log.join("askuser.db-shm").exists(), "nothing was created in their place");
+    for d in [sound, damaged, deleted, no_log] {
         std::fs::remove_dir_all(d).unwrap();
     }
+}
+
+/// A bridge that stops without running (its address taken) after opening its store closes
+/// it cleanly: the next start is not taken for one after a crash.
+#[cfg(unix)]
+#[test]
+fn a_bridge_that_could_not_listen_leaves_no_crash_behind() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o700)).unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap().to_string();
+    for run in 0..2 {
+        let out = askuser()
+            .args(["serve", "--addr", &addr, "--token", TOKEN, "--data-dir"])
+            .arg(dir.path())
+            .env_remove("RUST_LOG")
+            .output()
+            .unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "run {run}: {err}");
+        assert!(err.contains("is already in use") && !err.contains("did not stop cleanly"), "run {run}: {err}");
+    }
+    drop(taken);
+    let (code, err) = serve_in(dir.path(), &["--token", TOKEN], Some("timeout -s INT 2"));
+    assert!(!err.contains("did not stop cleanly") && !err.contains("damaged"), "{code:?}: {err}");
 }
 
 #[test]

@@ -149,10 +149,58 @@ async fn the_host_leaves(how: Leave) {
     assert_eq!(result["structuredContent"]["status"], "answered", "{how:?}: {result}");
     assert_eq!(result["structuredContent"]["id"], id, "{how:?}: the same question, not a new one: {result}");
     assert_eq!(result["structuredContent"]["answers"][0]["answer"], "Yes");
+    // Taken up by its questions, the result says whose question it was.
+    let earlier = !matches!(how, Leave::Sigterm);
+    assert_eq!(result["structuredContent"]["earlierSession"].as_bool().unwrap_or(false), earlier, "{how:?}: {result}");
+    let words = result["content"][0]["text"].as_str().unwrap();
+    assert_eq!(words.contains("the same question an earlier session asked from this folder"), earlier, "{how:?}: {words}");
 
     // Its result reached a host: the same question asked again now is a new one.
     again.call(2, json!({"question": "Deploy now?", "choices": ["Yes", "No"]})).await;
     assert_ne!(next_asked(&mut inbox).await, id, "{how:?}: asked again after the answer was read, it is asked anew");
+}
+
+/// An answer given while the session that asked could still have read it (it had stopped
+/// waiting, `--max-wait`, but ran on) is not handed to a later session asking the same:
+/// that one asks anew.
+#[tokio::test]
+async fn an_answer_given_before_the_asking_session_ended_is_not_handed_to_the_next() {
+    let b = bridge().await;
+    let mut inbox = b.browser().await;
+    let mut host = Host::start(&b, &["--max-wait", "1"]).await;
+    let ask = json!({"question": "Deploy now?", "choices": ["Yes", "No"]});
+    host.call(1, ask.clone()).await;
+    let id = next_asked(&mut inbox).await;
+    assert_eq!(host.reply(1).await["result"]["structuredContent"]["status"], "pending");
+    let answered = b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["Yes"]})).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    drop(host.stdin.take());
+    tokio::time::timeout(Duration::from_secs(10), host.child.wait()).await.expect("askuser mcp exits").unwrap();
+
+    let mut again = Host::start(&b, &[]).await;
+    again.call(1, ask).await;
+    assert_ne!(next_asked(&mut inbox).await, id, "asked anew, not answered with the earlier session's answer");
+}
+
+/// An earlier session's answer older than `--resume-window` is not handed over: the
+/// person is asked again.
+#[tokio::test]
+async fn an_earlier_sessions_answer_older_than_the_resume_window_is_asked_again() {
+    let b = bridge().await;
+    let mut inbox = b.browser().await;
+    let mut host = Host::start(&b, &[]).await;
+    let ask = json!({"question": "Deploy now?", "choices": ["Yes", "No"]});
+    host.call(1, ask.clone()).await;
+    let id = next_asked(&mut inbox).await;
+    host.signal("-KILL").await;
+    tokio::time::timeout(Duration::from_secs(10), host.child.wait()).await.expect("askuser mcp exits").unwrap();
+    let answered = b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["Yes"]})).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    tokio::time::sleep(Duration::from_millis(2_100)).await;
+
+    let mut again = Host::start(&b, &["--resume-window", "2"]).await;
+    again.call(1, ask).await;
+    assert_ne!(next_asked(&mut inbox).await, id, "asked anew: the answer is older than the window");
 }
 
 /// Two live sessions asking the same in the same folder each get their own question: only

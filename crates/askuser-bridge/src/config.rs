@@ -454,24 +454,11 @@ fn redact_store_url(rest: &str) -> String {
     let pairs: Vec<String> = query
         .split('&')
         .map(|pair| match pair.split_once('=') {
-            Some((key, _)) if percent_decoded(key) == "password" => format!("{key}=***"),
+            Some((key, _)) if percent_encoding::percent_decode_str(key).decode_utf8_lossy() == "password" => format!("{key}=***"),
             _ => pair.to_owned(),
         })
         .collect();
     format!("{shown}{before}?{}", pairs.join("&"))
-}
-
-/// `%XX` escapes decoded (a name, compared with a known one).
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%').then(|| text.get(i + 1..i + 3)).flatten().and_then(|h| u8::from_str_radix(h, 16).ok());
-        out.push(escaped.unwrap_or(bytes[i]));
-        i += if escaped.is_some() { 3 } else { 1 };
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// A libpq `key=value` string (`host=db password='a b'`): values may be quoted, with

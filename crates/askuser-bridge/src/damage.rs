@@ -11,8 +11,9 @@
 //!   the uncommitted tail SQLite ignores, not damage).
 //! - A WAL that is gone while the wal-index (`askuser.db-shm`) still counts frames in it
 //!   was deleted after a crash: SQLite would start from the older main file alone,
-//!   without a word. Refused. (A clean stop removes both files; deleting both after a
-//!   crash leaves no trace to go by.)
+//!   without a word. Refused. So is a WAL gone with its index after a stop that was not
+//!   clean: SQLite removes both only when its last connection closes, which `store.json`
+//!   records ([`closed`]); a bridge killed before that leaves both.
 //!
 //! and SQLite's own check runs on a read-only connection before the store opens: `quick_check` always, the full
 //! `integrity_check` when the last shutdown was not clean. Every refusal keeps the files
@@ -53,7 +54,8 @@ pub fn write_state(dir: &Path, state: State) -> anyhow::Result<()> {
 }
 
 /// Checks the files before SQLite opens them; returns the state to keep (marked as
-/// running) and whether the last shutdown was clean. `accept` turns refusals into warnings.
+/// running: write it once the store is open, when its log exists) and whether the last
+/// shutdown was clean. `accept` turns refusals into warnings.
 pub fn before_open(dir: &Path, now_ms: u64, accept: bool) -> anyhow::Result<(State, bool)> {
     let db = dir.join(DB);
     let previous = read_state(dir);
@@ -96,9 +98,30 @@ pub fn before_open(dir: &Path, now_ms: u64, accept: bool) -> anyhow::Result<(Sta
         )?;
     }
     let clean = previous.is_none_or(|s| s.clean);
+    if !clean && size.is_some_and(|s| s > 0) && !dir.join(format!("{DB}-wal")).exists() && !shm.exists() {
+        refuse(
+            accept,
+            format!(
+                "the last bridge on {} did not stop cleanly, and the question store's write-ahead log {DB}-wal and its index \
+                 {DB}-shm are both gone: they were deleted after it stopped, with questions and answers that may have been \
+                 acknowledged, and SQLite would start from the older {DB} without a word. The files are left as they are: \
+                 restore {DB}-wal and {DB}-shm from a backup, or start once with --accept-damaged-store to go on with what \
+                 {DB} holds ({HOW})",
+                dir.display()
+            ),
+        )?;
+    }
     let state = State { created_at: previous.map_or(now_ms, |s| s.created_at), clean: false };
-    write_state(dir, state)?;
     Ok((state, clean))
+}
+
+/// The store in `dir` closed and SQLite removed its log: it is whole in its file, and the
+/// next start is not after a crash, however this process ends.
+pub fn closed(dir: &Path) {
+    let Some(state) = read_state(dir).filter(|s| !s.clean) else { return };
+    if let Err(e) = write_state(dir, State { clean: true, ..state }) {
+        tracing::warn!("cannot record the clean shutdown: {e:#}");
+    }
 }
 
 fn refuse(accept: bool, message: String) -> anyhow::Result<()> {

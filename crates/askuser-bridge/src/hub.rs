@@ -534,10 +534,16 @@ impl Bridge {
         owner: Option<&str>,
     ) -> Result<Approving, BridgeError> {
         approval.reason = approval.reason.filter(|r| !r.trim().is_empty());
+        // The folder as this machine's file system has it: what the person is shown, and
+        // the project a rule is kept for and matched in.
+        if let Some(cwd) = approval.cwd.take() {
+            approval.cwd = Some(real(&cwd).await);
+        }
         if approval.tool != approval::ASK_USER_QUESTION {
+            let matched = with_real_file(&approval).await;
             for stored in self.store.rules().await? {
                 let Ok(rule) = serde_json::from_str::<Rule>(&stored.rule) else { continue };
-                if rule.matches(&approval, agent.as_ref()) {
+                if real_rule(rule).await.matches(&matched, agent.as_ref()) {
                     let decision = Decision::Allow { input: approval.input.clone(), always: false };
                     self.audit(None, &approval, agent.as_ref(), &decision, Some(stored.id.clone()), None).await?;
                     return Ok(Approving::Decided { decision, rule: stored.id });
@@ -565,8 +571,8 @@ impl Bridge {
         let decision = approval.decide(result);
         let agent = record.request.agent.as_ref();
         let mut rule_id = None;
-        if matches!(decision, Decision::Allow { always: true, .. }) {
-            let rule = approval.suggest(agent);
+        // The rule the person was shown (none: "Always" allowed this time only).
+        if let (Decision::Allow { always: true, .. }, Some(rule)) = (&decision, approval.suggest(agent)) {
             let stored = StoredRule {
                 id: format!("r-{}", crate::config::random_hex(6)),
                 rule: serde_json::to_string(&rule).unwrap_or_default(),
@@ -1058,6 +1064,67 @@ fn detach_elsewhere(store: Arc<dyn Store>, id: String, session: Option<String>) 
             }
         }
     });
+}
+
+/// `path` with its symlinks, `.` and `..` resolved as this machine's file system has
+/// them: the path itself where it exists, else its nearest existing folder and the rest
+/// as given (a file about to be written). A relative path, one that is not valid UTF-8
+/// resolved, or one ending in `..` past what exists, stays as it is (the core then
+/// puts a path with `..` under no folder). The bridge usually runs where its agents do;
+/// a folder only another machine has resolves to itself.
+async fn real(path: &str) -> String {
+    let owned = path.to_owned();
+    // Off the bridge's one thread: a slow file system holds up no request.
+    tokio::task::spawn_blocking(move || real_now(&owned)).await.unwrap_or_else(|_| path.to_owned())
+}
+
+/// [`real`], blocking.
+fn real_now(path: &str) -> String {
+    let given = std::path::Path::new(path);
+    if !given.is_absolute() {
+        return path.to_owned();
+    }
+    let (mut at, mut rest) = (given, Vec::new());
+    loop {
+        if let Ok(found) = std::fs::canonicalize(at) {
+            let whole = rest.iter().rev().fold(found, |whole, part| whole.join(part));
+            return whole.to_str().map_or_else(|| path.to_owned(), str::to_owned);
+        }
+        match (at.parent(), at.file_name()) {
+            (Some(parent), Some(name)) => {
+                rest.push(name.to_owned());
+                at = parent;
+            }
+            _ => return path.to_owned(),
+        }
+    }
+}
+
+/// `approval` with the file a file tool works on [`real`] (against its folder when
+/// relative), for matching rules only: the call itself goes to the agent as it came.
+async fn with_real_file(approval: &Approval) -> Approval {
+    let mut matched = approval.clone();
+    if !["Edit", "MultiEdit", "Write", "NotebookEdit"].contains(&approval.tool.as_str()) {
+        return matched;
+    }
+    for key in ["file_path", "notebook_path", "path"] {
+        let Some(file) = approval.input.get(key).and_then(Value::as_str) else { continue };
+        let absolute = match (file.starts_with('/'), approval.cwd.as_deref()) {
+            (true, _) => file.to_owned(),
+            (false, Some(cwd)) => format!("{}/{file}", cwd.trim_end_matches('/')),
+            (false, None) => continue,
+        };
+        matched.input.insert(key.to_owned(), Value::String(real(&absolute).await));
+    }
+    matched
+}
+
+/// `rule` with its project's folder [`real`].
+async fn real_rule(mut rule: Rule) -> Rule {
+    if let approval::Scope::Project(dir) = &rule.scope {
+        rule.scope = approval::Scope::Project(real(dir).await);
+    }
+    rule
 }
 
 #[cfg(test)]

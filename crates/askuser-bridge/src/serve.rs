@@ -228,7 +228,10 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
             }
             crate::damage::check(crate::store::Sqlite::check(&db, !clean), !clean, &opts.data_dir, opts.accept_damaged_store)?;
             private_store_files(&db)?;
-            (Arc::new(crate::store::Sqlite::open(&db, opts.durability)?), Some(state))
+            let store = crate::store::Sqlite::open(&db, opts.durability)?;
+            // Running from now on: its log exists until the store closes cleanly.
+            crate::damage::write_state(&opts.data_dir, state)?;
+            (Arc::new(store), Some(state))
         }
     };
     let bridge = Bridge::with_store(store.clone(), opts.settings.clone());

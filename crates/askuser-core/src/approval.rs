@@ -75,8 +75,10 @@ pub enum Scope {
 /// Patterns are Claude Code's: for `Bash`, `npm test:*` (the command or that prefix
 /// followed by arguments) or an exact command; for file tools, a path relative to the
 /// project (`src/main.rs`) or a folder (`src/**`); for `WebFetch`, `domain:HOST`. No
-/// pattern: every call of the tool. A command that chains or redirects (`&&`, `|`, `;`,
-/// `>`, `$(`) matches only an exact rule.
+/// pattern: every call of the tool. A command that chains, redirects, substitutes or
+/// expands (`&&`, `|`, `;`, `>`, `<(`, `` ` ``, `$`, a newline) matches only an exact
+/// rule, and so does one with an option that runs a program (`--config`, `-exec`).
+/// Paths and folders are compared clean: one with `..` is under no folder.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Rule {
@@ -275,6 +277,16 @@ impl Approval {
         Some(relative.unwrap_or(path).to_owned())
     }
 
+    /// The file a file tool works on, absolute and clean ([`clean`]): a relative path
+    /// against the agent's folder; `None` without a file, or with `..` in the way.
+    fn path(&self) -> Option<String> {
+        let path = self.text("file_path").or_else(|| self.text("notebook_path")).or_else(|| self.text("path"))?;
+        match path.starts_with('/') {
+            true => clean(path),
+            false => clean(&format!("{}/{path}", self.cwd.as_deref()?)),
+        }
+    }
+
     /// What it would do, in one line (`rm -rf build`, `src/main.rs`): for lists, the
     /// audit log and notifications.
     pub fn summary(&self) -> String {
@@ -285,12 +297,42 @@ impl Approval {
             _ => None,
         };
         let line = line.unwrap_or_else(|| Value::Object(self.input.clone()).to_string());
-        cut(line.lines().next().unwrap_or_default(), 120)
+        cut(&crate::text::visible(line.lines().next().unwrap_or_default()), 120)
     }
 
     /// What will happen, as a front end shows it: a command, a diff, a new file's head,
-    /// a URL, or the arguments one per line (never the JSON).
+    /// a URL, or the arguments one per line (never the JSON); every character that would
+    /// hide or reorder part of it shown as an escape ([`crate::text::visible`]).
     pub fn shown(&self) -> Shown {
+        let mut shown = self.shown_raw();
+        let show = |text: &mut String| {
+            if let std::borrow::Cow::Owned(seen) = crate::text::visible(text) {
+                *text = seen;
+            }
+        };
+        match &mut shown {
+            Shown::Command { command, cwd } => {
+                show(command);
+                cwd.iter_mut().for_each(show);
+            }
+            Shown::Diff { file, lines } => {
+                show(file);
+                lines.iter_mut().for_each(|l| show(&mut l.text));
+            }
+            Shown::Write { file, head, .. } => {
+                show(file);
+                head.iter_mut().for_each(show);
+            }
+            Shown::Fetch { url } => show(url),
+            Shown::Call { args } => args.iter_mut().for_each(|(name, value)| {
+                show(name);
+                show(value);
+            }),
+        }
+        shown
+    }
+
+    fn shown_raw(&self) -> Shown {
         match self.tool.as_str() {
             "Bash" => Shown::Command { command: self.text("command").unwrap_or_default().to_owned(), cwd: self.cwd.clone() },
             "Edit" | "MultiEdit" => {
@@ -393,9 +435,11 @@ impl Approval {
     }
 
     /// The question a person answers: what will happen and why, with [`ALLOW`],
-    /// [`ALWAYS`] (naming `rule`) and [`DENY`]; for `AskUserQuestion`, its own questions.
-    /// `id` and `agent` are the ask's; the approval rides along in `approval`.
-    pub fn request(&self, rule: &Rule, limits: &Limits) -> Result<Request, Invalid> {
+    /// [`ALWAYS`] (naming `rule`, [`Approval::suggest`]'s, whole: the rule is what the
+    /// person sees; none: it says no rule is kept) and [`DENY`]; for `AskUserQuestion`,
+    /// its own questions. `id` and `agent` are the ask's; the approval rides along in
+    /// `approval`.
+    pub fn request(&self, rule: &Option<Rule>, limits: &Limits) -> Result<Request, Invalid> {
         if self.tool == ASK_USER_QUESTION {
             let mut request = crate::normalize(&Value::Object(self.input.clone()), limits)?.request;
             request.approval = Some(self.clone());
@@ -408,11 +452,7 @@ impl Approval {
         let question = cut(&question, limits.max_question_chars);
         let options = vec![
             Choice { label: ALLOW.into(), description: Some("Only this time".into()), preview: None },
-            Choice {
-                label: ALWAYS.into(),
-                description: Some(cut(&format!("Do not ask again for {rule}"), limits.max_description_chars)),
-                preview: None,
-            },
+            Choice { label: ALWAYS.into(), description: Some(always(rule.as_ref(), limits)), preview: None },
             Choice { label: DENY.into(), description: Some("Do not run it (or type below what to do instead)".into()), preview: None },
         ];
         let header = Some(cut(&self.tool, limits.max_header_chars));
@@ -472,39 +512,34 @@ impl Approval {
         }
     }
 
-    /// The rule an "always" keeps: as narrow as still useful (`Bash(cargo test:*)` in
-    /// this project, `Edit(src/**)`), in the project when the folder is known, else the
-    /// agent's session, else the agent.
-    pub fn suggest(&self, agent: Option<&Agent>) -> Rule {
+    /// The rule an "always" keeps, never allowing more than the person saw: for `Bash`
+    /// the exact command, or `prog sub:*` where `prog` is a program whose second word is
+    /// a subcommand and that subcommand runs nothing named in its arguments
+    /// (`cargo test:*`, `git status:*`; never `rm:*`, `bash:*`, `npm exec:*`, `git -C:*`);
+    /// for file tools the file (`Edit(src/main.rs)`); for `WebFetch` the host a URL
+    /// parser agrees on (`domain:docs.rs`); any other tool as a whole (`mcp__db__query`:
+    /// the person is told "any call"). Kept in the project when the agent's folder is
+    /// known, else its session; `None` when neither is known (a rule for every agent
+    /// everywhere is never kept) or nothing narrow can be said (an unreadable URL).
+    pub fn suggest(&self, agent: Option<&Agent>) -> Option<Rule> {
         let pattern = match self.tool.as_str() {
-            "Bash" => self.text("command").map(|command| {
-                let command = command.trim();
-                if chains(command) {
-                    return command.to_owned();
-                }
-                let words: Vec<&str> = command.split_whitespace().collect();
-                match words.as_slice() {
-                    [first, second, ..] if is_word(second) => format!("{first} {second}:*"),
-                    [first, ..] => format!("{first}:*"),
-                    [] => String::new(),
-                }
-            }),
-            t if EDITS.contains(&t) => self.file().map(|file| match file.rsplit_once('/') {
-                Some((dir, _)) if !dir.is_empty() && !file.starts_with('/') => format!("{dir}/**"),
-                _ if file.starts_with('/') => file,
-                _ => "**".to_owned(),
-            }),
-            "WebFetch" => self.text("url").and_then(host).map(|h| format!("domain:{h}")),
+            "Bash" => Some(command_pattern(self.text("command")?.trim())?),
+            t if EDITS.contains(&t) => {
+                let (path, cwd) = (self.path()?, self.cwd.as_deref().and_then(clean));
+                let inside = cwd.as_deref().and_then(|cwd| path.strip_prefix(cwd)?.strip_prefix('/').map(str::to_owned));
+                Some(inside.unwrap_or(path))
+            }
+            "WebFetch" => Some(format!("domain:{}", host(self.text("url")?)?)),
+            ASK_USER_QUESTION => return None,
             _ => None,
         };
         let tool = if EDITS.contains(&self.tool.as_str()) { "Edit".to_owned() } else { self.tool.clone() };
-        let scope = match (&self.cwd, agent) {
-            (Some(cwd), _) => Scope::Project(cwd.clone()),
-            (None, Some(Agent { session_id: Some(s), .. })) => Scope::Session(s.clone()),
-            (None, Some(a)) if !a.name.is_empty() => Scope::Agent(a.name.clone()),
-            _ => Scope::Everywhere,
+        let scope = match (self.cwd.as_deref().and_then(clean), agent.and_then(|a| a.session_id.as_deref())) {
+            (Some(cwd), _) => Scope::Project(cwd),
+            (None, Some(session)) => Scope::Session(session.to_owned()),
+            (None, None) => return None,
         };
-        Rule { tool, pattern: pattern.filter(|p| !p.is_empty()), scope }
+        Some(Rule { tool, pattern, scope })
     }
 }
 
@@ -524,23 +559,28 @@ impl Rule {
             "Bash" => {
                 let command = approval.text("command").unwrap_or_default().trim();
                 match pattern.strip_suffix(":*") {
-                    Some(prefix) if !chains(command) => {
-                        command == prefix || command.strip_prefix(prefix).is_some_and(|rest| rest.starts_with(' '))
-                    }
-                    Some(_) => false,
+                    Some(prefix) => prefix_allows(prefix, command),
                     None => command == pattern,
                 }
             }
+            // Paths compared whole and clean: a relative pattern is the project's (else
+            // the agent folder's); `dir/**` is what is below `dir`.
             t if EDITS.contains(&t) => {
-                let Some(file) = approval.file() else { return false };
-                if file.split('/').any(|part| part == "..") {
-                    return false;
-                }
-                match pattern.strip_suffix("**") {
-                    Some("") => !file.starts_with('/'),
-                    Some(dir) => file.starts_with(dir),
-                    None => file == pattern,
-                }
+                let Some(file) = approval.path() else { return false };
+                let base = match &self.scope {
+                    Scope::Project(dir) => clean(dir),
+                    _ => approval.cwd.as_deref().and_then(clean),
+                };
+                let (pattern, tree) = match pattern.strip_suffix("**") {
+                    Some(dir) => (dir.trim_end_matches('/'), true),
+                    None => (pattern, false),
+                };
+                let wanted = match (pattern.starts_with('/'), base) {
+                    (true, _) => clean(pattern),
+                    (false, Some(base)) => clean(&format!("{base}/{pattern}")),
+                    (false, None) => None,
+                };
+                wanted.is_some_and(|wanted| if tree { file != wanted && within(&file, &wanted) } else { file == wanted })
             }
             "WebFetch" => {
                 let wanted = pattern.strip_prefix("domain:");
@@ -553,10 +593,10 @@ impl Rule {
     fn in_scope(&self, approval: &Approval, agent: Option<&Agent>) -> bool {
         match &self.scope {
             Scope::Everywhere => true,
-            Scope::Project(dir) => approval.cwd.as_deref().is_some_and(|cwd| {
-                let dir = dir.trim_end_matches('/');
-                cwd == dir || cwd.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
-            }),
+            Scope::Project(dir) => match (approval.cwd.as_deref().and_then(clean), clean(dir)) {
+                (Some(cwd), Some(dir)) => within(&cwd, &dir),
+                _ => false,
+            },
             Scope::Session(s) => agent.and_then(|a| a.session_id.as_deref()) == Some(s.as_str()),
             Scope::Agent(name) => agent.is_some_and(|a| a.name == *name),
         }
@@ -595,23 +635,153 @@ impl std::fmt::Display for Rule {
     }
 }
 
-/// Whether a command does more than run one program with arguments.
+/// [`ALWAYS`]'s description: the rule it keeps, whole, or why none is kept.
+fn always(rule: Option<&Rule>, limits: &Limits) -> String {
+    // " in /home/me/app", " in session s-1".
+    let scope = |rule: &Rule| Rule { pattern: None, ..rule.clone() }.to_string()[rule.tool.len()..].to_owned();
+    let said = match rule {
+        Some(rule @ Rule { pattern: None, .. }) => format!("Do not ask again for any {} call{}", rule.tool, scope(rule)),
+        Some(rule) => format!("Do not ask again for {rule}"),
+        None => "Allows it this time only: no rule can be kept for it (no folder or session to keep it for, or nothing narrower than the whole tool)".into(),
+    };
+    if said.chars().count() <= limits.max_description_chars {
+        return said;
+    }
+    // Too long to show whole (a long exact command): it is the call shown above.
+    let (tool, scope) = rule.map(|r| (r.tool.as_str(), scope(r))).unwrap_or_default();
+    cut(&format!("Do not ask again for exactly this {tool} call{scope}"), limits.max_description_chars)
+}
+
+/// Whether a command does more than run one program with arguments: chains, pipes,
+/// redirections, substitutions and expansions (`$`), control characters.
 fn chains(command: &str) -> bool {
-    ["&&", "||", ";", "|", "&", ">", "<", "`", "$(", "\n"].iter().any(|op| command.contains(op))
+    ["&&", "||", ";", "|", "&", ">", "<", "`", "$"].iter().any(|op| command.contains(op)) || command.chars().any(char::is_control)
 }
 
-/// A subcommand-like word (`test`, `run-tests`), not a flag or a path.
-fn is_word(word: &str) -> bool {
-    word.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') && !word.starts_with('-')
+/// Programs whose second word is a subcommand, each with its subcommands that run a
+/// program or package named in their arguments, or change what runs later: "Always
+/// allow" keeps `prog sub:*` for the others only; every other command is kept exactly.
+const SUBCOMMANDS: [(&str, &[&str]); 9] = [
+    ("cargo", &["install", "run", "script"]),
+    ("git", &["bisect", "config", "daemon", "difftool", "filter-branch", "mergetool", "rebase", "submodule"]),
+    ("go", &["env", "generate", "get", "install", "run", "tool"]),
+    ("npm", &["add", "config", "create", "exec", "explore", "i", "init", "install", "pkg", "set", "x"]),
+    ("pip", &["config", "download", "install", "wheel"]),
+    ("pip3", &["config", "download", "install", "wheel"]),
+    ("pnpm", &["add", "config", "create", "dlx", "env", "exec", "i", "install"]),
+    ("uv", &["add", "pip", "run", "sync", "tool"]),
+    ("yarn", &["add", "config", "create", "dlx", "exec", "install", "node", "set"]),
+];
+
+/// Options that name a program to run, or a configuration that can: a prefix rule
+/// never covers an argument that starts with one (`cargo test --config 'target.….runner=…'`,
+/// `go test -exec`, `git fetch --upload-pack`). Not every such option of every program:
+/// docs/approvals.md says what a prefix rule can promise.
+const RUNS_A_PROGRAM: [&str; 11] = [
+    "--config",
+    "-Z",
+    "--exec",
+    "-exec",
+    "-toolexec",
+    "-vettool",
+    "--upload-pack",
+    "--receive-pack",
+    "--open-files-in-pager",
+    "--script-shell",
+    "--ext-diff",
+];
+
+/// The pattern an "always" keeps for `command`: `prog sub:*` where [`SUBCOMMANDS`]
+/// allows it and the prefix rule allows `command` itself, else the exact command;
+/// none for an empty command or one a rule cannot name exactly (ending in `:*`).
+fn command_pattern(command: &str) -> Option<String> {
+    if command.is_empty() || command.ends_with(":*") {
+        return None;
+    }
+    let mut words = command.split(' ');
+    let prefix = match (words.next(), words.next()) {
+        (Some(program), Some(sub)) => SUBCOMMANDS
+            .iter()
+            .find(|(p, _)| *p == program)
+            .filter(|(_, refused)| is_subcommand(sub) && !refused.contains(&sub))
+            .map(|_| format!("{program} {sub}")),
+        _ => None,
+    };
+    Some(match prefix {
+        Some(prefix) if prefix_allows(&prefix, command) => format!("{prefix}:*"),
+        _ => command.to_owned(),
+    })
 }
 
-/// The host of an `http(s)://` URL.
-fn host(url: &str) -> Option<&str> {
-    let rest = url.strip_prefix("https://").or_else(|| url.strip_prefix("http://"))?;
-    let authority = rest.split(['/', '?', '#']).next()?;
-    let host = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
-    let host = host.split(':').next()?;
-    (!host.is_empty()).then_some(host)
+/// A word that reads as a subcommand (`test`, `run-script`), as Claude Code tells one:
+/// lower-case letters and digits in parts joined by `-`; not a flag, a path or a file.
+fn is_subcommand(word: &str) -> bool {
+    word.starts_with(|c: char| c.is_ascii_lowercase())
+        && word.split('-').all(|part| !part.is_empty() && part.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit()))
+}
+
+/// Whether prefix rule `prefix:*` allows `command`: the prefix, then nothing or a space
+/// and arguments; no chaining, redirection, substitution or expansion; no argument that
+/// [`RUNS_A_PROGRAM`] (its quotes and backslashes removed, as the shell would).
+fn prefix_allows(prefix: &str, command: &str) -> bool {
+    let Some(rest) = command.strip_prefix(prefix) else { return false };
+    if chains(command) || !(rest.is_empty() || rest.starts_with(' ')) {
+        return false;
+    }
+    !rest.split_whitespace().any(|arg| {
+        let arg: String = arg.chars().filter(|c| !matches!(c, '\'' | '"' | '\\')).collect();
+        RUNS_A_PROGRAM.iter().any(|o| arg.strip_prefix(o).is_some_and(|r| r.is_empty() || r.starts_with('=') || *o == "-Z"))
+    })
+}
+
+/// `path` absolute and lexically clean (no `.`, empty parts or trailing `/`); `None`
+/// for a relative path or one with `..`, which only the file system can resolve (a
+/// symlink before it leads elsewhere), so it is under no folder.
+fn clean(path: &str) -> Option<String> {
+    let rest = path.strip_prefix('/')?;
+    let mut out = String::new();
+    for part in rest.split('/').filter(|p| !p.is_empty() && *p != ".") {
+        if part == ".." {
+            return None;
+        }
+        out.push('/');
+        out.push_str(part);
+    }
+    Some(if out.is_empty() { "/".into() } else { out })
+}
+
+/// Whether clean path `path` is `dir` or below it.
+fn within(path: &str, dir: &str) -> bool {
+    path == dir || dir == "/" || path.strip_prefix(dir).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// The host of an `http(s)://` URL, lower-case, only when a WHATWG URL parser (Node's,
+/// so Claude Code's fetch) can read no other: the URL has no whitespace, control
+/// character or backslash anywhere (WHATWG drops tabs and newlines and reads `\` as
+/// `/`), and its authority (to the first `/`, `?` or `#`) is a plain ASCII name or
+/// address of letters, digits, `-` and `.`, with at most a numeric port: no userinfo
+/// (`@`), percent-escape, IDN or IPv6 literal. Otherwise none, so no domain rule
+/// matches (`https://evil.example\@docs.rs/` is evil.example to WHATWG, docs.rs to a
+/// naive split at `@`). Conservative rather than the `url` crate: the core's
+/// dependencies stay four (docs/approvals.md), and a URL it cannot read is asked about.
+fn host(url: &str) -> Option<String> {
+    if url.chars().any(|c| c.is_whitespace() || c.is_control() || c == '\\') {
+        return None;
+    }
+    let scheme_end = url.find("://")?;
+    if !["http", "https"].iter().any(|s| url[..scheme_end].eq_ignore_ascii_case(s)) {
+        return None;
+    }
+    let authority = url[scheme_end + 3..].split(['/', '?', '#']).next()?;
+    let (host, port) = match authority.rsplit_once(':') {
+        Some((host, port)) => (host, Some(port)),
+        None => (authority, None),
+    };
+    let plain = !host.is_empty()
+        && !host.starts_with(['.', '-'])
+        && host.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '.')
+        && port.is_none_or(|p| !p.is_empty() && p.len() <= 5 && p.chars().all(|c| c.is_ascii_digit()));
+    plain.then(|| host.to_ascii_lowercase())
 }
 
 /// `old` → `new` line by line: the lines both keep, and those removed and added, in
@@ -715,7 +885,7 @@ mod tests {
         assert_eq!(q.header.as_deref(), Some("Bash"));
         let labels: Vec<&str> = q.options.iter().map(|o| o.label.as_str()).collect();
         assert_eq!(labels, [ALLOW, ALWAYS, DENY]);
-        assert_eq!(q.options[1].description.as_deref(), Some("Do not ask again for Bash(rm:*) in /home/me/app"));
+        assert_eq!(q.options[1].description.as_deref(), Some("Do not ask again for Bash(rm -rf build) in /home/me/app"));
         assert_eq!(r.approval.as_ref(), Some(&a));
         crate::validate::validate(r, &Limits::default()).expect("a valid request");
     }
@@ -810,18 +980,101 @@ mod tests {
 
     #[test]
     fn suggested_rules_are_narrow_and_scoped_to_the_project() {
-        let rule = bash("cargo test --all").suggest(None);
-        assert_eq!(rule.to_string(), "Bash(cargo test:*) in /home/me/app");
-        assert_eq!(bash("ls -la").suggest(None).to_string(), "Bash(ls:*) in /home/me/app");
-        assert_eq!(bash("make && rm -rf /").suggest(None).pattern.as_deref(), Some("make && rm -rf /"), "a chain: exact only");
+        let rule = |command: &str| bash(command).suggest(None).unwrap().to_string();
+        assert_eq!(rule("cargo test --all"), "Bash(cargo test:*) in /home/me/app");
+        assert_eq!(rule("git status"), "Bash(git status:*) in /home/me/app");
+        assert_eq!(rule("ls -la"), "Bash(ls -la) in /home/me/app", "a program without subcommands: exact");
+        assert_eq!(rule("make && rm -rf /"), "Bash(make && rm -rf /) in /home/me/app", "a chain: exact only");
         let mut edit =
             Approval::from_claude(&json!({"tool_name": "MultiEdit", "input": {"file_path": "/home/me/app/src/a/b.rs", "edits": []}}))
                 .unwrap();
-        edit.cwd = Some("/home/me/app".into());
-        assert_eq!(edit.suggest(None).to_string(), "Edit(src/a/**) in /home/me/app");
+        edit.cwd = Some("/home/me/app/".into());
+        assert_eq!(edit.suggest(None).unwrap().to_string(), "Edit(src/a/b.rs) in /home/me/app", "the file, not its folder");
         let fetch = Approval::from_claude(&json!({"tool_name": "WebFetch", "input": {"url": "https://docs.rs/serde?x=1"}})).unwrap();
         let agent = Agent { name: "Claude Code".into(), session_id: Some("s-1".into()), ..Agent::default() };
-        assert_eq!(fetch.suggest(Some(&agent)).to_string(), "WebFetch(domain:docs.rs) in session s-1");
+        assert_eq!(fetch.suggest(Some(&agent)).unwrap().to_string(), "WebFetch(domain:docs.rs) in session s-1");
+        let mcp = Approval::from_claude(&json!({"tool_name": "mcp__db__query", "input": {"sql": "select 1"}, "cwd": "/p"})).unwrap();
+        let mcp = Approval { cwd: Some("/p".into()), ..mcp };
+        let r = mcp.request(&mcp.suggest(None), &Limits::default()).unwrap();
+        assert_eq!(r.questions[0].options[1].description.as_deref(), Some("Do not ask again for any mcp__db__query call in /p"));
+    }
+
+    #[test]
+    fn always_never_keeps_more_than_the_command_shown() {
+        // Issue 45: "Always allow" on `rm -rf build` kept `Bash(rm:*)`, which allowed `rm -rf /`.
+        let kept = |command: &str| bash(command).suggest(None).unwrap();
+        for command in [
+            "rm -rf build",
+            "rm build",
+            "git -C sub status",
+            "python script.py",
+            "python3 -c 'print(1)'",
+            "bash -c 'make'",
+            "sh run.sh",
+            "env FOO=1 make",
+            "sudo -u me ls",
+            "xargs rm",
+            "find . -name x -delete",
+            "curl -s https://example.com",
+            "node index.js",
+            "timeout 5 make",
+            "nohup make",
+            "watch ls",
+            "exec make",
+            "npx jest",
+            "npm exec jest",
+            "npm install left-pad",
+            "cargo run --release",
+            "cargo install ripgrep",
+            "go run main.go",
+            "git submodule foreach ls",
+            "git config core.pager cat",
+            "cargo test --config x",
+            "FOO=1 cargo test",
+            "./build.sh test",
+            "cargo  test",
+        ] {
+            let rule = kept(command);
+            assert_eq!(rule.pattern.as_deref(), Some(command), "{command}: exactly what was shown");
+            assert!(rule.matches(&bash(command), None), "{command}: the rule allows what was shown");
+        }
+        let rm = kept("rm -rf build");
+        for other in ["rm -rf /", "rm -rf ~", "rm -rf --no-preserve-root /", "rm -rf build /"] {
+            assert!(!rm.matches(&bash(other), None), "{other}");
+        }
+        // A rule cannot name a command ending in `:*` exactly (it would read as a prefix).
+        assert_eq!(bash("rm -rf /tmp:*").suggest(None), None);
+        let prefix = kept("cargo test --all");
+        assert!(prefix.matches(&bash("cargo test -p x"), None));
+        assert!(!prefix.matches(&bash("cargo run"), None));
+    }
+
+    #[test]
+    fn always_keeps_no_rule_for_every_agent_everywhere() {
+        let mut a = bash("cargo test");
+        a.cwd = None;
+        assert_eq!(a.suggest(None), None, "no folder, no session");
+        let named = Agent { name: "Claude Code".into(), ..Agent::default() };
+        assert_eq!(a.suggest(Some(&named)), None, "an agent's name is every such agent everywhere");
+        let r = a.request(&a.suggest(None), &Limits::default()).unwrap();
+        let said = r.questions[0].options[1].description.clone().unwrap();
+        assert!(said.starts_with("Allows it this time only: no rule can be kept"), "{said}");
+        let request = a.request(&None, &Limits::default()).unwrap();
+        let answers = resolve(&request.questions, &[Selection::option(ALWAYS)]).unwrap();
+        assert!(matches!(a.decide(&AskResult::answered("q", &request, answers, 1)), Decision::Allow { .. }), "still allowed once");
+        a.cwd = Some("relative/dir".into());
+        assert_eq!(a.suggest(None), None, "a relative folder is no project");
+        a.cwd = Some("/home/me/./app//".into());
+        assert_eq!(a.suggest(None).unwrap().scope, Scope::Project("/home/me/app".into()), "kept clean");
+    }
+
+    #[test]
+    fn the_always_choice_names_the_whole_rule_or_says_the_command_is_above() {
+        let long = format!("echo {}", "x".repeat(3_000));
+        let a = bash(&long);
+        let r = a.request(&a.suggest(None), &Limits::default()).unwrap();
+        let said = r.questions[0].options[1].description.clone().unwrap();
+        assert_eq!(said, "Do not ask again for exactly this Bash call in /home/me/app", "never a rule cut short");
     }
 
     #[test]
@@ -856,6 +1109,115 @@ mod tests {
         assert!(session.matches(&bash("anything"), Some(&agent("s-1"))));
         assert!(!session.matches(&bash("anything"), Some(&agent("s-2"))));
         assert!(!Rule::parse("Read", Scope::Everywhere).unwrap().matches(&bash("ls"), None));
+    }
+
+    #[test]
+    fn a_prefix_rule_allows_one_program_with_plain_arguments_only() {
+        let rule = Rule::parse("Bash(cargo test:*)", Scope::Project("/home/me/app".into())).unwrap();
+        for command in [
+            "cargo test\nrm -rf ~",
+            "cargo test\r\nrm -rf ~",
+            "cargo test $(rm -rf ~)",
+            "cargo test `rm -rf ~`",
+            "cargo test <(rm -rf ~)",
+            "cargo test >(rm -rf ~)",
+            "cargo test ${HOME}",
+            "cargo test $HOME",
+            "cargo test --config 'target.x86_64-unknown-linux-gnu.runner=\"sh -c evil\"'",
+            "cargo test --config=x",
+            "cargo test '--config' x",
+            "cargo test --con\\fig x",
+            "cargo test -Zunstable-options",
+            "cargo test & rm -rf ~",
+            "cargo test\t&& rm -rf ~",
+            "cargo test\u{0}",
+        ] {
+            assert!(!rule.matches(&bash(command), None), "{command:?}");
+        }
+        assert!(!rule.matches(&bash("FOO=1 cargo test"), None), "an assignment before it is another command");
+        assert!(rule.matches(&bash("cargo test --all -- --nocapture"), None));
+        assert!(rule.matches(&bash("cargo test --configuration-free"), None), "an option is matched whole");
+        let go = Rule::parse("Bash(go test:*)", Scope::Everywhere).unwrap();
+        assert!(!go.matches(&bash("go test -exec ./evil ./..."), None));
+        let git = Rule::parse("Bash(git fetch:*)", Scope::Everywhere).unwrap();
+        assert!(!git.matches(&bash("git fetch --upload-pack='sh -c evil' origin"), None));
+    }
+
+    #[test]
+    fn paths_are_compared_clean_and_a_relative_rule_is_the_projects() {
+        // Issue 45: a cwd of /home/me/app/../other fell under /home/me/app's rules.
+        let rule = Rule::parse("Bash(cargo test:*)", Scope::Project("/home/me/app/".into())).unwrap();
+        let at = |cwd: &str| Approval { cwd: Some(cwd.into()), ..bash("cargo test") };
+        assert!(!rule.matches(&at("/home/me/app/../other"), None), "not under the project");
+        assert!(!rule.matches(&at("/home/me/app/sub/../../other"), None));
+        assert!(!rule.matches(&at("home/me/app"), None), "a relative folder is under none");
+        assert!(rule.matches(&at("/home/me//app/./crates"), None), "clean: under it");
+        let edit = Rule::parse("Edit(src/lib.rs)", Scope::Project("/p".into())).unwrap();
+        let write = |cwd: &str, file: &str| {
+            let mut w = Approval::from_claude(&json!({"tool_name": "Write", "input": {"file_path": file, "content": ""}})).unwrap();
+            w.cwd = Some(cwd.into());
+            w
+        };
+        assert!(edit.matches(&write("/p", "/p/src/lib.rs"), None));
+        assert!(!edit.matches(&write("/p/crates/x", "../../src/lib.rs"), None), "`..`: under no folder");
+        assert!(edit.matches(&write("/p/crates/x", "/p/src//lib.rs"), None), "the project's src/lib.rs, from below");
+        assert!(!edit.matches(&write("/p/crates/x", "src/lib.rs"), None), "another src/lib.rs than the rule's");
+        let tree = Rule::parse("Edit(src/**)", Scope::Project("/p".into())).unwrap();
+        assert!(tree.matches(&write("/p", "src/a/b.rs"), None));
+        assert!(!tree.matches(&write("/p", "src"), None));
+        assert!(!tree.matches(&write("/p", "srcx/a.rs"), None));
+    }
+
+    #[test]
+    fn a_domain_rule_matches_the_host_a_url_parser_sends_to_and_nothing_it_cannot_read() {
+        // Issue 45: `WebFetch(domain:docs.rs)` allowed `https://evil.example\\@docs.rs/`,
+        // which WHATWG (Node's fetch) sends to evil.example.
+        let rule = Rule::parse("WebFetch(domain:docs.rs)", Scope::Everywhere).unwrap();
+        let fetch = |url: &str| Approval::from_claude(&json!({"tool_name": "WebFetch", "input": {"url": url}})).unwrap();
+        for url in ["https://docs.rs/serde", "HTTPS://Docs.RS:443/x?y#z", "http://docs.rs"] {
+            assert!(rule.matches(&fetch(url), None), "{url}");
+        }
+        for url in [
+            "https://evil.example\\@docs.rs/",
+            "https://evil.example/@docs.rs/",
+            "https://user@docs.rs/",
+            "https://evil.example#@docs.rs/",
+            "https://evil.example?@docs.rs/",
+            "https://docs.rs\t.evil.example/",
+            "https://docs.rs\n.evil.example/",
+            " https://docs.rs.evil.example/",
+            "https://docs%2Ers/",
+            "https://docs.rs.evil.example/",
+            "https://[::1]/",
+            "https://docs.rs:x/",
+            "ftp://docs.rs/",
+            "https:docs.rs",
+            "https:///docs.rs",
+        ] {
+            assert!(!rule.matches(&fetch(url), None), "{url:?}");
+        }
+        // A URL it cannot read keeps no rule: "Always" would otherwise name the wrong host.
+        assert_eq!(Approval { cwd: Some("/p".into()), ..fetch("https://evil.example\\@docs.rs/") }.suggest(None), None);
+    }
+
+    #[test]
+    fn what_would_hide_or_reorder_part_of_a_command_is_shown() {
+        // Issue 45: bidi and invisible characters in commands, shown visibly everywhere.
+        let a = bash("echo safe\u{202E}fr- mr\u{2066} \u{200B}x\u{1b}[2J");
+        let Shown::Command { command, .. } = a.shown() else { panic!() };
+        assert_eq!(command, "echo safe\\u{202e}fr- mr\\u{2066} \\u{200b}x\\u{1b}[2J");
+        let q = &a.request(&a.suggest(None), &Limits::default()).unwrap().questions[0].question;
+        assert!(q.contains("safe\\u{202e}fr-") && !q.contains('\u{202E}'), "{q}");
+        assert_eq!(a.text("command"), Some("echo safe\u{202E}fr- mr\u{2066} \u{200B}x\u{1b}[2J"), "what runs is unchanged");
+        assert!(!a.summary().contains('\u{200B}'));
+        let mut e = Approval::from_claude(
+            &json!({"tool_name": "Edit", "input": {"file_path": "/p/a\u{202E}sr.rs", "old_string": "a", "new_string": "b\u{FEFF}"}}),
+        )
+        .unwrap();
+        e.cwd = Some("/p".into());
+        let Shown::Diff { file, lines } = e.shown() else { panic!() };
+        assert_eq!((file.as_str(), lines[1].text.as_str()), ("a\\u{202e}sr.rs", "b\\u{feff}"));
+        assert_eq!(crate::text::visible("plain, é, 😀 and tabs\t"), "plain, é, 😀 and tabs\t");
     }
 
     #[test]

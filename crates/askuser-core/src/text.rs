@@ -1,6 +1,55 @@
 //! Splits agent text into plain text, `code spans` and ```fenced blocks```, so the
-//! view can show code as `<code>`/`<pre>` while every piece stays a text node.
+//! view can show code as `<code>`/`<pre>` while every piece stays a text node, and
+//! shows the characters that would hide or reorder part of a command ([`visible`]).
 //! Nothing here is ever parsed as HTML.
+
+use std::borrow::Cow;
+
+/// C0 and C1 controls (but newline and tab), DEL, and the bidi embedding, override,
+/// isolate and mark characters: what a terminal would obey, or what reorders the text
+/// around it. The terminal shows these escaped in all agent text.
+pub fn is_control_or_bidi(c: char) -> bool {
+    (c.is_control() && c != '\n' && c != '\t')
+        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+}
+
+/// [`is_control_or_bidi`], and the characters that draw as nothing: zero-width spaces
+/// and joiners, word joiner and invisible operators, soft hyphen, line and paragraph
+/// separators, fillers, variation selectors, tags and the byte order mark.
+pub fn hides(c: char) -> bool {
+    is_control_or_bidi(c)
+        || matches!(
+            c,
+            '\u{00AD}'
+                | '\u{034F}'
+                | '\u{115F}'
+                | '\u{1160}'
+                | '\u{17B4}'
+                | '\u{17B5}'
+                | '\u{180B}'..='\u{180F}'
+                | '\u{200B}'..='\u{200D}'
+                | '\u{2028}'
+                | '\u{2029}'
+                | '\u{2060}'..='\u{2065}'
+                | '\u{206A}'..='\u{206F}'
+                | '\u{3164}'
+                | '\u{FE00}'..='\u{FE0F}'
+                | '\u{FEFF}'
+                | '\u{FFA0}'
+                | '\u{FFF9}'..='\u{FFFB}'
+                | '\u{1D173}'..='\u{1D17A}'
+                | '\u{E0000}'..='\u{E0FFF}'
+        )
+}
+
+/// `text` with every character that [`hides`] shown as an escape (`\u{202e}`), so a
+/// command, a diff or a path reads as what will run or change, on every front end.
+pub fn visible(text: &str) -> Cow<'_, str> {
+    if !text.chars().any(hides) {
+        return Cow::Borrowed(text);
+    }
+    Cow::Owned(text.chars().map(|c| if hides(c) { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() }).collect())
+}
 
 /// One piece of a question's text.
 #[derive(Debug, Clone, PartialEq, Eq)]

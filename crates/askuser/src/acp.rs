@@ -113,8 +113,10 @@ fn read_prompt(flag: Option<&str>) -> anyhow::Result<String> {
 /// What the handlers share.
 struct Shared {
     asker: Asker,
-    /// The session's folder, canonical: the only place `fs/*` reaches.
+    /// The session's folder, canonical.
     cwd: PathBuf,
+    /// The same, the only place `fs/*` reaches.
+    folder: Folder,
     /// The agent's name in the inbox: its `agentInfo`, else its program's name.
     agent: Mutex<String>,
     /// The session's id, once `session/new` answered.
@@ -161,10 +163,12 @@ async fn converse(command: &[String], asker: Asker, prompt: String) -> anyhow::R
         Ok::<_, std::io::Error>(stdin)
     });
     let cwd = std::env::current_dir().and_then(|d| d.canonicalize()).context("cannot read the current folder")?;
+    let folder = Folder::open(cwd.clone()).with_context(|| format!("cannot open the current folder {}", cwd.display()))?;
     let name = Path::new(program).file_name().map_or(program.clone(), |n| n.to_string_lossy().into_owned());
     let shared = Arc::new(Shared {
         asker,
         cwd,
+        folder,
         agent: Mutex::new(name),
         session: Mutex::new(String::new()),
         tools: Mutex::new(HashMap::new()),
@@ -219,7 +223,7 @@ async fn converse(command: &[String], asker: Asker, prompt: String) -> anyhow::R
             {
                 let shared = shared.clone();
                 async move |request: ReadTextFileRequest, responder: Responder<ReadTextFileResponse>, _cx| {
-                    responder.respond_with_result(read_file(&shared.cwd, &request).map(ReadTextFileResponse::new))
+                    responder.respond_with_result(shared.folder.read(&request).map(ReadTextFileResponse::new))
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -228,7 +232,7 @@ async fn converse(command: &[String], asker: Asker, prompt: String) -> anyhow::R
             {
                 let shared = shared.clone();
                 async move |request: WriteTextFileRequest, responder: Responder<WriteTextFileResponse>, _cx| {
-                    responder.respond_with_result(write_file(&shared.cwd, &request).map(|()| WriteTextFileResponse::new()))
+                    responder.respond_with_result(shared.folder.write(&request).map(|()| WriteTextFileResponse::new()))
                 }
             },
             agent_client_protocol::on_receive_request!(),
@@ -663,54 +667,122 @@ fn natural(key: &str) -> Vec<(String, u64)> {
     parts
 }
 
-/// A path the agent named, resolved (links followed as far as it exists), if it lies
-/// in the session's folder `root`; a refusal named on stderr too, else.
-fn inside(root: &Path, path: &Path) -> Result<PathBuf, FsError> {
-    let refuse = |why: String| {
-        err!("askuser: refused the agent's file request: {why}");
-        FsError::new(ErrorCode::INVALID_PARAMS, why)
-    };
-    if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
-        return Err(refuse(format!("expected an absolute path without `..`, got {}", path.display())));
+/// The session's folder, as the agent's `fs/*` requests reach it: every file is opened
+/// beneath the folder's handle, the kernel refusing any way out (a symlink leading
+/// outside, even one swapped in while the request runs; `..`); nothing is checked by name
+/// and then opened. A symlink inside that leads elsewhere inside is followed.
+struct Folder {
+    /// Its canonical path, as the agent was told it.
+    root: PathBuf,
+    dir: cap_std::fs::Dir,
+}
+
+impl Folder {
+    fn open(root: PathBuf) -> std::io::Result<Folder> {
+        let dir = cap_std::fs::Dir::open_ambient_dir(&root, cap_std::ambient_authority())?;
+        Ok(Folder { root, dir })
     }
-    let mut existing = path;
-    let mut rest = Vec::new();
-    while !existing.exists() {
-        let (Some(name), Some(parent)) = (existing.file_name(), existing.parent()) else { break };
-        rest.push(name);
-        existing = parent;
+
+    /// `path` (absolute, as the agent names files) relative to the folder, if it is written
+    /// as one of its files; a refusal named on stderr too, else.
+    fn relative<'a>(&self, path: &'a Path) -> Result<&'a Path, FsError> {
+        if !path.is_absolute() || path.components().any(|c| c == Component::ParentDir) {
+            return Err(refuse(format!("expected an absolute path without `..`, got {}", path.display())));
+        }
+        match path.strip_prefix(&self.root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => Ok(rel),
+            _ => Err(self.outside(path)),
+        }
     }
-    let mut real = existing.canonicalize().map_err(|e| io(path, "resolve", e))?;
-    real.extend(rest.iter().rev());
-    if !real.starts_with(root) {
-        return Err(refuse(format!("{} is outside the session's folder {}", path.display(), root.display())));
+
+    fn outside(&self, path: &Path) -> FsError {
+        refuse(format!("{} is outside the session's folder {}", path.display(), self.root.display()))
     }
-    Ok(real)
+
+    /// A file operation's failure, as the agent reads it: a way out the kernel refused
+    /// is named as such.
+    fn failed(&self, path: &Path, doing: &str, e: std::io::Error) -> FsError {
+        // cap-std's "a path led outside of the filesystem" (openat2's EXDEV, or its own
+        // walk's refusal) carries no OS error; a plain EACCES does.
+        if e.kind() == std::io::ErrorKind::PermissionDenied && e.raw_os_error().is_none() {
+            return self.outside(path);
+        }
+        io(path, doing, e)
+    }
+
+    fn options(write: bool) -> cap_std::fs::OpenOptions {
+        let mut options = cap_std::fs::OpenOptions::new();
+        options.read(!write).write(write).create(write);
+        // A FIFO does not hold the handler up at its open (it is refused just after).
+        #[cfg(unix)]
+        cap_std::fs::OpenOptionsExt::custom_flags(&mut options, rustix::fs::OFlags::NONBLOCK.bits() as i32);
+        options
+    }
+
+    /// A regular file, opened beneath the folder.
+    fn file(&self, path: &Path, rel: &Path, write: bool) -> Result<std::fs::File, FsError> {
+        let doing = if write { "write" } else { "read" };
+        let file = self.dir.open_with(rel, &Folder::options(write)).map_err(|e| self.failed(path, doing, e))?.into_std();
+        let meta = file.metadata().map_err(|e| io(path, doing, e))?;
+        if !meta.is_file() {
+            return Err(refuse(format!("{} is not a regular file", path.display())));
+        }
+        Ok(file)
+    }
+
+    /// `fs/read_text_file`: the file's text, from line `line` (1-based), at most `limit` lines.
+    fn read(&self, request: &ReadTextFileRequest) -> Result<String, FsError> {
+        let rel = self.relative(&request.path)?;
+        let text = std::io::read_to_string(self.file(&request.path, rel, false)?).map_err(|e| io(&request.path, "read", e))?;
+        let skip = request.line.map_or(0, |l| l.saturating_sub(1) as usize);
+        let take = request.limit.map_or(usize::MAX, |l| l as usize);
+        Ok(text.split_inclusive('\n').skip(skip).take(take).collect())
+    }
+
+    /// `fs/write_text_file`: the file made or replaced with `content` (its folders made
+    /// too). A file with another name (a hard link, which may be outside the folder) is
+    /// refused: writing it would change the file under that name too.
+    fn write(&self, request: &WriteTextFileRequest) -> Result<(), FsError> {
+        let path = &request.path;
+        let rel = self.relative(path)?;
+        // Opened without truncating: the links are counted on the file opened, before
+        // anything in it changes. Its folders are made only when they are missing.
+        let mut file = match self.file(path, rel, true) {
+            Err(e) if e.code == ErrorCode::RESOURCE_NOT_FOUND => {
+                if let Some(parent) = rel.parent().filter(|p| !p.as_os_str().is_empty()) {
+                    self.dir.create_dir_all(parent).map_err(|e| self.failed(path, "write", e))?;
+                }
+                self.file(path, rel, true)?
+            }
+            opened => opened?,
+        };
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            let links = file.metadata().map_err(|e| io(path, "write", e))?.nlink();
+            if links > 1 {
+                return Err(refuse(format!(
+                    "{} has {links} names (hard links), which may be outside the session's folder: writing it would change the file under each",
+                    path.display()
+                )));
+            }
+        }
+        let failed = |e| io(path, "write", e);
+        file.set_len(0).map_err(failed)?;
+        file.write_all(request.content.as_bytes()).map_err(failed)
+    }
+}
+
+/// A file request refused, named on stderr too.
+fn refuse(why: String) -> FsError {
+    err!("askuser: refused the agent's file request: {why}");
+    FsError::new(ErrorCode::INVALID_PARAMS, why)
 }
 
 /// A file operation's failure, as the agent reads it.
 fn io(path: &Path, doing: &str, e: std::io::Error) -> FsError {
     let code = if e.kind() == std::io::ErrorKind::NotFound { ErrorCode::RESOURCE_NOT_FOUND } else { ErrorCode::INTERNAL_ERROR };
     FsError::new(code, format!("cannot {doing} {}: {e}", path.display()))
-}
-
-/// `fs/read_text_file`: the file's text, from line `line` (1-based), at most `limit` lines.
-fn read_file(root: &Path, request: &ReadTextFileRequest) -> Result<String, FsError> {
-    let path = inside(root, &request.path)?;
-    let text = std::fs::read_to_string(&path).map_err(|e| io(&request.path, "read", e))?;
-    let skip = request.line.map_or(0, |l| l.saturating_sub(1) as usize);
-    let take = request.limit.map_or(usize::MAX, |l| l as usize);
-    Ok(text.split_inclusive('\n').skip(skip).take(take).collect())
-}
-
-/// `fs/write_text_file`: the file made or replaced with `content` (its folders made too).
-fn write_file(root: &Path, request: &WriteTextFileRequest) -> Result<(), FsError> {
-    let path = inside(root, &request.path)?;
-    let failed = |e| io(&request.path, "write", e);
-    if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(failed)?;
-    }
-    std::fs::write(&path, &request.content).map_err(failed)
 }
 
 #[cfg(test)]
@@ -863,29 +935,169 @@ mod tests {
         assert_eq!(one.questions[0]["question"], "Your name?", "a lone field is the message's question");
     }
 
-    #[test]
-    fn files_are_reached_only_inside_the_sessions_folder() {
+    /// A session folder `root` (canonical) beside a folder `out` that it must not reach,
+    /// holding `secret.txt`.
+    fn folders() -> (tempfile::TempDir, Folder, PathBuf) {
         let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
+        let base = dir.path().canonicalize().unwrap();
+        let (root, out) = (base.join("root"), base.join("out"));
+        std::fs::create_dir_all(&root).unwrap();
+        std::fs::create_dir_all(&out).unwrap();
+        std::fs::write(out.join("secret.txt"), "SECRET\n").unwrap();
+        (dir, Folder::open(root).unwrap(), out)
+    }
+
+    fn read(folder: &Folder, path: PathBuf) -> Result<String, FsError> {
+        folder.read(&ReadTextFileRequest::new("s", path))
+    }
+
+    fn write(folder: &Folder, path: PathBuf, content: &str) -> Result<(), FsError> {
+        folder.write(&WriteTextFileRequest::new("s", path, content))
+    }
+
+    fn refused_as_outside(result: Result<impl std::fmt::Debug, FsError>) {
+        let e = result.unwrap_err();
+        assert!(e.message.contains("outside the session's folder") && e.code == ErrorCode::INVALID_PARAMS, "{e:?}");
+    }
+
+    #[test]
+    fn files_are_read_and_written_inside_the_sessions_folder() {
+        let (_dir, folder, _out) = folders();
+        let root = folder.root.clone();
         std::fs::write(root.join("a.txt"), "one\ntwo\nthree\n").unwrap();
-        let read = |path: PathBuf, line, limit| {
-            let mut r = ReadTextFileRequest::new("s", path);
-            r.line = line;
-            r.limit = limit;
-            read_file(&root, &r)
-        };
-        assert_eq!(read(root.join("a.txt"), Some(2), Some(1)).unwrap(), "two\n");
-        assert_eq!(read(root.join("a.txt"), None, None).unwrap(), "one\ntwo\nthree\n");
-        assert!(read(root.join("../x"), None, None).unwrap_err().message.contains("without `..`"));
-        let outside = read(PathBuf::from("/etc/hostname"), None, None).unwrap_err();
-        assert!(outside.message.contains("outside the session's folder") && outside.code == ErrorCode::INVALID_PARAMS, "{outside:?}");
-        assert_eq!(read(root.join("gone.txt"), None, None).unwrap_err().code, ErrorCode::RESOURCE_NOT_FOUND);
+        let mut r = ReadTextFileRequest::new("s", root.join("a.txt"));
+        (r.line, r.limit) = (Some(2), Some(1));
+        assert_eq!(folder.read(&r).unwrap(), "two\n");
+        assert_eq!(read(&folder, root.join("a.txt")).unwrap(), "one\ntwo\nthree\n");
+        assert_eq!(read(&folder, root.join("gone.txt")).unwrap_err().code, ErrorCode::RESOURCE_NOT_FOUND);
+        write(&folder, root.join("new/b.txt"), "hi").unwrap();
+        assert_eq!(std::fs::read_to_string(root.join("new/b.txt")).unwrap(), "hi");
+        write(&folder, root.join("a.txt"), "shorter").unwrap();
+        assert_eq!(std::fs::read_to_string(root.join("a.txt")).unwrap(), "shorter", "replaced, not overwritten in part");
+        assert!(read(&folder, root.join("new")).unwrap_err().message.contains("not a regular file"));
         #[cfg(unix)]
         {
-            std::os::unix::fs::symlink("/etc", root.join("out")).unwrap();
-            assert!(read(root.join("out/hostname"), None, None).unwrap_err().message.contains("outside"), "a link does not lead out");
+            // A link to a file elsewhere inside is followed.
+            std::os::unix::fs::symlink("new/b.txt", root.join("b-link")).unwrap();
+            assert_eq!(read(&folder, root.join("b-link")).unwrap(), "hi");
         }
-        write_file(&root, &WriteTextFileRequest::new("s", root.join("new/b.txt"), "hi")).unwrap();
-        assert_eq!(std::fs::read_to_string(root.join("new/b.txt")).unwrap(), "hi");
+    }
+
+    #[test]
+    fn no_path_leads_out_of_the_sessions_folder() {
+        let (_dir, folder, out) = folders();
+        let root = folder.root.clone();
+        let e = read(&folder, root.join("../out/secret.txt")).unwrap_err();
+        assert!(e.message.contains("without `..`"), "{e:?}");
+        assert!(write(&folder, root.join("../out/x.txt"), "x").unwrap_err().message.contains("without `..`"));
+        refused_as_outside(read(&folder, out.join("secret.txt")));
+        refused_as_outside(write(&folder, out.join("x.txt"), "x"));
+        refused_as_outside(read(&folder, PathBuf::from("/etc/hostname")));
+        refused_as_outside(read(&folder, root.clone()));
+        assert!(read(&folder, PathBuf::from("relative.txt")).unwrap_err().message.contains("expected an absolute path"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::symlink;
+            // A link to a folder outside, by absolute and by relative target.
+            symlink(&out, root.join("abs")).unwrap();
+            symlink("../out", root.join("rel")).unwrap();
+            for link in ["abs", "rel"] {
+                refused_as_outside(read(&folder, root.join(link).join("secret.txt")));
+                refused_as_outside(write(&folder, root.join(link).join("made.txt"), "x"));
+                refused_as_outside(write(&folder, root.join(link).join("sub/made.txt"), "x"));
+            }
+            // A link to a file outside.
+            symlink(out.join("secret.txt"), root.join("secret-link")).unwrap();
+            refused_as_outside(read(&folder, root.join("secret-link")));
+            refused_as_outside(write(&folder, root.join("secret-link"), "overwritten"));
+            // A dangling link whose target is outside: writing it would create that file.
+            symlink(out.join("made.txt"), root.join("dangling")).unwrap();
+            symlink("../out/made-too.txt", root.join("dangling-rel")).unwrap();
+            refused_as_outside(write(&folder, root.join("dangling"), "x"));
+            refused_as_outside(write(&folder, root.join("dangling-rel"), "x"));
+            let left: Vec<_> = std::fs::read_dir(&out).unwrap().map(|e| e.unwrap().file_name()).collect();
+            assert_eq!(left, ["secret.txt"], "nothing was made outside");
+            assert_eq!(std::fs::read_to_string(out.join("secret.txt")).unwrap(), "SECRET\n");
+        }
+    }
+
+    /// A hard link is the same file under two names, one of which may be outside: writing
+    /// it is refused. Reading it is not: the kernel lets a user link only a file it owns or
+    /// may read and write (`fs.protected_hardlinks`), so the link shows nothing its maker
+    /// could not read, and package managers link files into projects (pnpm's store).
+    #[cfg(unix)]
+    #[test]
+    fn a_file_with_another_name_is_not_written() {
+        let (_dir, folder, out) = folders();
+        let root = folder.root.clone();
+        std::fs::hard_link(out.join("secret.txt"), root.join("hard.txt")).unwrap();
+        let e = write(&folder, root.join("hard.txt"), "overwritten").unwrap_err();
+        assert!(e.message.contains("2 names (hard links)") && e.code == ErrorCode::INVALID_PARAMS, "{e:?}");
+        assert_eq!(std::fs::read_to_string(out.join("secret.txt")).unwrap(), "SECRET\n", "the file outside is unchanged");
+        assert_eq!(read(&folder, root.join("hard.txt")).unwrap(), "SECRET\n");
+        // With its other name gone it is the folder's own file again.
+        std::fs::remove_file(out.join("secret.txt")).unwrap();
+        write(&folder, root.join("hard.txt"), "mine").unwrap();
+        assert_eq!(std::fs::read_to_string(root.join("hard.txt")).unwrap(), "mine");
+    }
+
+    /// A folder inside swapped for a link to outside and back (atomically, as fast as a
+    /// thread can) while requests run: none reads or writes outside. Reaching a file by
+    /// name after checking it let 625 of 5,000 reads and 375 of 3,000 writes out.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_folder_swapped_for_a_link_mid_request_leads_nowhere_outside() {
+        use rustix::fs::{renameat_with, RenameFlags, CWD};
+        const READS: usize = 5_000;
+        const WRITES: usize = 3_000;
+        let (_dir, folder, out) = folders();
+        let root = folder.root.clone();
+        std::fs::create_dir(root.join("d")).unwrap();
+        std::fs::write(root.join("d/secret.txt"), "inside\n").unwrap();
+        std::os::unix::fs::symlink(&out, root.join("link")).unwrap();
+        let stop = AtomicBool::new(false);
+        let done = |a: &[usize; 2], b: &[usize; 2], c: &[usize; 2]| [a[0] + b[0] + c[0], a[1] + b[1] + c[1]];
+        let (mut escapes, mut inside, mut refused) = ([0usize; 2], [0usize; 2], [0usize; 2]);
+        let swaps = std::thread::scope(|s| {
+            let swapper = s.spawn(|| {
+                let mut swaps = 0u64;
+                // Bounded: the requests end it long before.
+                while !stop.load(Ordering::Relaxed) && swaps < 50_000_000 {
+                    renameat_with(CWD, root.join("d"), CWD, root.join("link"), RenameFlags::EXCHANGE).unwrap();
+                    swaps += 1;
+                }
+                swaps
+            });
+            // Reads and writes interleaved, in proportion.
+            while done(&escapes, &inside, &refused) != [READS, WRITES] {
+                let [reads, writes] = done(&escapes, &inside, &refused);
+                let kind = usize::from(writes < WRITES && (reads == READS || writes * READS < reads * WRITES));
+                let outcome = if kind == 0 {
+                    match read(&folder, root.join("d/secret.txt")) {
+                        Ok(text) if text == "SECRET\n" => 0,
+                        Ok(_) => 1,
+                        Err(_) => 2,
+                    }
+                } else {
+                    let made = write(&folder, root.join("d/made.txt"), "x");
+                    if std::fs::remove_file(out.join("made.txt")).is_ok() {
+                        0
+                    } else if made.is_ok() {
+                        1
+                    } else {
+                        2
+                    }
+                };
+                [&mut escapes, &mut inside, &mut refused][outcome][kind] += 1;
+            }
+            stop.store(true, Ordering::Relaxed);
+            swapper.join().unwrap()
+        });
+        eprintln!(
+            "{swaps} swaps; {READS} reads: {} escaped, {} inside, {} refused; {WRITES} writes: {} escaped, {} inside, {} refused",
+            escapes[0], inside[0], refused[0], escapes[1], inside[1], refused[1]
+        );
+        assert_eq!(escapes, [0, 0], "no request reached outside the folder");
+        assert!(inside.iter().all(|&n| n > 0) && refused.iter().all(|&n| n > 0), "the swaps raced the requests both ways");
     }
 }

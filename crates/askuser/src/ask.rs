@@ -104,6 +104,11 @@ pub struct McpArgs {
     /// (`askuser setup claude-code --approvals` sets it up).
     #[arg(long)]
     pub approvals: bool,
+    /// A call whose questions an earlier session asked from the same folder, and which
+    /// ended before it got the result, gets the answer given since only if it is at most
+    /// this many seconds old (once; the result says so); older, the person is asked again.
+    #[arg(long, value_name = "SECONDS", env = "ASKUSER_RESUME_WINDOW", default_value_t = 600)]
+    pub resume_window: u64,
 }
 
 /// The exit code that tells a script how the ask ended.
@@ -351,6 +356,7 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
         elicitation: !args.no_elicitation,
         tool_name: args.tool_name,
         journal: Some(journal),
+        resume_window: Duration::from_secs(args.resume_window),
         approvals: args.approvals,
     };
     // The bridge is found (or started) at the first tool call, not before: a host that only

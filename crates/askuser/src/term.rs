@@ -7,10 +7,9 @@
 use std::borrow::Cow;
 
 /// C0 and C1 controls (but newline and tab), DEL, and the bidi embedding, override and
-/// isolate marks.
+/// isolate marks (the core's set, which approvals' commands also show escaped).
 fn is_dangerous(c: char) -> bool {
-    (c.is_control() && c != '\n' && c != '\t')
-        || matches!(c, '\u{202A}'..='\u{202E}' | '\u{2066}'..='\u{2069}' | '\u{200E}' | '\u{200F}' | '\u{061C}')
+    askuser_core::text::is_control_or_bidi(c)
 }
 
 fn escape_with(text: &str, escape: fn(char) -> String) -> Cow<'_, str> {

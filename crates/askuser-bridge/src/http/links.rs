@@ -77,16 +77,21 @@ async fn usable(app: &App, link: &StoredLink) -> Result<(QuestionRecord, String)
     label.map(|l| (record, l)).ok_or_else(unknown)
 }
 
+/// What the link answers: the question, or an approval whole (its title, the command or
+/// diff as the page shows it, never cut, and why), and the answer it sends.
 fn describe(record: &QuestionRecord, label: &str) -> String {
     let agent = askuser_core::inbox::agent_name(record);
     let q = record.request.questions.first();
     let header = q.and_then(|q| q.header.as_deref()).map(|h| format!("<p class=chip>{}</p>", escape(h))).unwrap_or_default();
-    format!(
-        "<p>{} asks:</p>{header}<p class=q>{}</p><p>Your answer: <strong>{}</strong></p>",
-        escape(&agent),
-        escape(q.map(|q| q.question.as_str()).unwrap_or_default()),
-        escape(label)
-    )
+    let asked = match record.request.approval.as_ref().and_then(|a| a.view()) {
+        Some(view) => {
+            let code = view.shown.as_text().filter(|c| !c.trim().is_empty()).map(|c| format!("<pre>{}</pre>", escape(&c)));
+            let why = view.reason.as_deref().map(|r| format!("<p>Why: {}</p>", escape(r)));
+            format!("<p class=q>{}</p>{}{}", escape(&view.title), code.unwrap_or_default(), why.unwrap_or_default())
+        }
+        None => format!("<p class=q>{}</p>", escape(q.map(|q| q.question.as_str()).unwrap_or_default())),
+    };
+    format!("<p>{} asks:</p>{header}{asked}<p>Your answer: <strong>{}</strong></p>", escape(&agent), escape(label))
 }
 
 fn used_already() -> Response {
@@ -142,9 +147,9 @@ pub(crate) fn page(status: StatusCode, title: &str, body: &str, form: Option<&st
         "<!doctype html><html lang=en><meta charset=utf-8><meta name=viewport content=\"width=device-width,initial-scale=1\">\
 <meta name=robots content=noindex><title>askuser · {title}</title>\
 <style>body{{font:16px/1.5 system-ui,sans-serif;max-width:32rem;margin:2rem auto;padding:0 1rem;color:#1b1b1f}}\
-.q{{font-size:1.2rem;white-space:pre-wrap;overflow-wrap:anywhere}}.chip{{display:inline-block;background:#e8e8f0;border-radius:1rem;padding:0 .6rem;margin:0}}\
+.q{{font-size:1.2rem;white-space:pre-wrap;overflow-wrap:anywhere}}pre{{white-space:pre-wrap;overflow-wrap:anywhere;background:#f0f0f5;padding:.5rem;border-radius:.3rem}}.chip{{display:inline-block;background:#e8e8f0;border-radius:1rem;padding:0 .6rem;margin:0}}\
 button{{font:inherit;padding:.7rem 1.2rem;border-radius:.5rem;border:0;background:#3b4cca;color:#fff;cursor:pointer}}\
-@media (prefers-color-scheme:dark){{body{{background:#16161a;color:#e8e8ee}}.chip{{background:#2c2c36}}}}</style>\
+@media (prefers-color-scheme:dark){{body{{background:#16161a;color:#e8e8ee}}.chip,pre{{background:#2c2c36}}}}</style>\
 <h1>{title}</h1>{body}{}</html>",
         form.unwrap_or_default()
     );

@@ -213,34 +213,18 @@ fn presented_token<'a>(req: &'a Request) -> Option<std::borrow::Cow<'a, str>> {
     }
     if matches!(req.uri().path(), "/v1/ui" | "/v1/agent") {
         let query = req.uri().query().unwrap_or("");
-        return query.split('&').find_map(|kv| kv.strip_prefix("token=")).map(percent_decode);
+        return query.split('&').find_map(|kv| kv.strip_prefix("token=")).and_then(percent_decode);
     }
     None
 }
 
-fn percent_decode(s: &str) -> std::borrow::Cow<'_, str> {
-    if !s.contains('%') && !s.contains('+') {
-        return s.into();
+/// A query value decoded (`+` a space, `%XX` a byte); none unless it is UTF-8.
+fn percent_decode(s: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if !s.contains('+') {
+        return percent_encoding::percent_decode_str(s).decode_utf8().ok();
     }
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'%' if i + 2 < bytes.len() => match u8::from_str_radix(std::str::from_utf8(&bytes[i + 1..i + 3]).unwrap_or("zz"), 16) {
-                Ok(b) => {
-                    out.push(b);
-                    i += 3;
-                    continue;
-                }
-                Err(_) => out.push(b'%'),
-            },
-            b'+' => out.push(b' '),
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned().into()
+    let spaced = s.replace('+', " ");
+    percent_encoding::percent_decode_str(&spaced).decode_utf8().ok().map(|t| t.into_owned().into())
 }
 
 async fn guard(State(app): State<App>, mut req: Request, next: Next) -> Response {
@@ -415,8 +399,11 @@ mod tests {
 
     #[test]
     fn percent_decoding() {
-        assert_eq!(percent_decode("a%2Fb+c"), "a/b c");
-        assert_eq!(percent_decode("plain"), "plain");
-        assert_eq!(percent_decode("bad%zz"), "bad%zz");
+        let decoded = |s| percent_decode(s).map(|t| t.into_owned());
+        assert_eq!(decoded("a%2Fb+c").as_deref(), Some("a/b c"));
+        assert_eq!(decoded("plain").as_deref(), Some("plain"));
+        assert_eq!(decoded("bad%zz").as_deref(), Some("bad%zz"));
+        assert_eq!(decoded("%aé%e2%82%ac").as_deref(), Some("%aé€"), "a `%` before a multi-byte character");
+        assert_eq!(decoded("%ff"), None, "not UTF-8: no token");
     }
 }

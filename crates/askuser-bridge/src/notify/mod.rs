@@ -605,11 +605,14 @@ impl Notifier {
         let expires_at = self.bridge.now_ms() + self.options.link_ttl.as_millis() as u64;
         let mut stored = vec![];
         let mut options = vec![];
-        // An approval links Allow and Deny (a deny from a link asks for no message);
-        // "Always allow" and a message need the page.
-        let approval = record.request.approval.as_ref().filter(|a| a.is_permission());
-        let linked: Vec<_> = match approval {
-            Some(_) => choices.iter().enumerate().filter(|(_, c)| [ALLOW, DENY].contains(&c.label.as_str())).collect(),
+        // An approval links Allow (when the notification shows it whole) and Deny (a
+        // deny from a link asks for no message); "Always allow" and a message need the page.
+        let approval = record.request.approval.as_ref().filter(|a| a.is_permission()).map(approval_text);
+        let linked: Vec<_> = match &approval {
+            Some((_, whole)) => {
+                let offered: &[&str] = if *whole { &[ALLOW, DENY] } else { &[DENY] };
+                choices.iter().enumerate().filter(|(_, c)| offered.contains(&c.label.as_str())).collect()
+            }
             None => choices.iter().enumerate().take(MAX_LINKED).collect(),
         };
         if linkable {
@@ -631,19 +634,11 @@ impl Notifier {
             id: record.id.clone(),
             agent: askuser_core::inbox::agent_name(record),
             header: first.and_then(|q| q.header.clone()),
+            more: !linkable || choices.len() > options.len() || choices.is_empty(),
             question: match approval {
-                // "Run this command in /srv/app?" and the command itself.
-                Some(a) => {
-                    let (title, summary) = (a.title(), a.summary());
-                    if title.contains(&summary) {
-                        title
-                    } else {
-                        format!("{title}\n{summary}")
-                    }
-                }
+                Some((text, _)) => text,
                 None => first.map(|q| askuser_core::text::summary(&q.question)).unwrap_or_default(),
             },
-            more: !linkable || choices.len() > options.len() || choices.is_empty(),
             options,
             open: format!("{}/#q={}", self.base, record.id),
         })
@@ -762,6 +757,26 @@ impl Notifier {
     }
 }
 
+/// The most characters of an approval a notification says whole: a push body is cut at
+/// 1,000 (less when it holds wide characters), and a notification shows only so much.
+const WHOLE_APPROVAL: usize = 600;
+
+/// An approval as a notification says it: "Run this command in /srv/app?" and the
+/// command or diff, whole (`true`), or its start and where to see the rest (`false`:
+/// then it offers no Allow, as the person would allow what they did not see).
+fn approval_text(approval: &askuser_core::approval::Approval) -> (String, bool) {
+    let Some(view) = approval.view() else { return (approval.title(), false) };
+    let text = match view.shown.as_text().filter(|code| !code.trim().is_empty()) {
+        Some(code) => format!("{}\n{}", view.title, code.trim_end()),
+        None => view.title,
+    };
+    if text.chars().count() <= WHOLE_APPROVAL {
+        return (text, true);
+    }
+    let start: String = text.chars().take(WHOLE_APPROVAL / 2).collect();
+    (format!("{start}…\n(Too long to show here whole: open askuser to see all of it and allow it.)"), false)
+}
+
 /// The push message for `m`: what the service worker shows (`web/sw.js`), within the
 /// size a push service takes (long text is cut).
 pub fn push_payload(m: &Message) -> Vec<u8> {
@@ -831,6 +846,32 @@ mod tests {
         assert!(bad(serde_json::json!({"agents": [""]})).unwrap_err().contains("rules.agents"));
         assert!(bad(serde_json::json!({"volume": 3})).unwrap_err().contains("volume"));
         assert_eq!(bad(serde_json::json!({"agents": ["ci"], "delaySeconds": 30})), Ok(()));
+    }
+
+    #[test]
+    fn an_approval_said_whole_stays_whole_in_a_push_message() {
+        // What a notification offers Allow for is what the push body holds, even in wide characters.
+        let mut a = askuser_core::approval::Approval::from_claude(
+            &serde_json::json!({"tool_name": "Bash", "input": {"command": "😀\"".repeat(280)}}),
+        )
+        .unwrap();
+        a.cwd = Some("/srv/app".into());
+        let (text, whole) = approval_text(&a);
+        assert!(whole && text.chars().count() <= WHOLE_APPROVAL, "{}", text.chars().count());
+        let links = (0..2).map(|i| LinkedOption { label: "Allow".into(), link: format!("https://h/a/{i:032}") }).collect();
+        let m = Message {
+            id: "q-1".into(),
+            agent: "a".repeat(100),
+            header: None,
+            question: text.clone(),
+            options: links,
+            more: true,
+            open: "https://h/#q=q-1".into(),
+        };
+        let v: serde_json::Value = serde_json::from_slice(&push_payload(&m)).unwrap();
+        assert_eq!(v["body"], text.as_str(), "not cut");
+        a.input.insert("command".into(), "x".repeat(WHOLE_APPROVAL).into());
+        assert!(!approval_text(&a).1, "longer: not whole, so no Allow");
     }
 
     #[test]

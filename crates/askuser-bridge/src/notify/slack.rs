@@ -35,7 +35,7 @@
 //! values are never trusted for anything: the index comes from the action id and is
 //! checked against the record.
 
-use askuser_core::approval::{self, ALLOW, DENY};
+use askuser_core::approval::{self, ALLOW, ALWAYS, DENY};
 use askuser_core::dialog::{DENY_SAYING, OTHER_LABEL};
 use askuser_core::inbox::agent_name;
 use askuser_core::protocol::QuestionRecord;
@@ -216,6 +216,44 @@ fn permission(record: &QuestionRecord) -> Option<approval::ApprovalView> {
     record.request.approval.as_ref().and_then(|a| a.view())
 }
 
+/// Whether `text` fits in `max` characters once escaped (as [`fit_with`] counts).
+fn fits(text: &str, max: usize, code: bool) -> bool {
+    fit_with(text, usize::MAX, code).chars().count() <= max
+}
+
+/// What a permission's message offers beside Deny: Allow only when it shows what would
+/// happen whole (its title in a section, its command or diff in a code block, neither
+/// cut), and "Always allow" only then and when the rule it keeps is shown whole too.
+/// Not a permission: both.
+fn offers(record: &QuestionRecord) -> (bool, bool) {
+    let Some(view) = permission(record) else { return (true, true) };
+    let code = view.shown.as_text().filter(|c| !c.trim().is_empty());
+    let allow = fits(&view.title, MAX_SECTION, false)
+        && code.is_none_or(|c| fits(c.trim_end_matches('\n'), MAX_SECTION - "```\n\n```".len(), true));
+    (allow, allow && always_line(record).is_some_and(|line| fits(&line, MAX_SECTION, false)))
+}
+
+/// "Always allow: Do not ask again for Bash(cargo test:*) in /srv/app", the rule named
+/// whole under a permission's buttons.
+fn always_line(record: &QuestionRecord) -> Option<String> {
+    let q = record.request.questions.first()?;
+    let always = q.options.iter().find(|o| o.label == ALWAYS)?;
+    Some(format!("{ALWAYS}: {}", always.description.as_deref().unwrap_or_default()))
+}
+
+/// Under a permission's buttons: the rule "Always allow" keeps, or why Allow is not here.
+fn permission_note(record: &QuestionRecord) -> Option<Value> {
+    match offers(record) {
+        (true, true) => always_line(record).map(|line| section(&line)),
+        (true, false) => None,
+        (false, _) => {
+            let note =
+                "Too long to show here whole: open askuser to see all of it and allow it. Deny it here, or say below what to do instead.";
+            Some(json!({"type": "context", "elements": [plain(note, MAX_SECTION)]}))
+        }
+    }
+}
+
 /// The header: who asks (and the chip of a lone question).
 fn header(record: &QuestionRecord) -> Value {
     let agent = agent_name(record);
@@ -305,10 +343,12 @@ fn options_block(record: &QuestionRecord, i: usize, mark: &str) -> Option<Value>
         Pick::Typed => return None,
         Pick::Buttons => {
             let is_permission = permission(record).is_some();
+            let (allow, always) = offers(record);
             let buttons: Vec<Value> = q
                 .options
                 .iter()
                 .enumerate()
+                .filter(|(_, choice)| !is_permission || offered(&choice.label, allow, always))
                 .map(|(j, choice)| {
                     let mut b = json!({
                         "type": "button", "action_id": format!("o{j}"),
@@ -335,6 +375,15 @@ fn options_block(record: &QuestionRecord, i: usize, mark: &str) -> Option<Value>
         }),
     };
     Some(json!({"type": "actions", "block_id": Part::Options(i).block_id(mark), "elements": [element]}))
+}
+
+/// Whether a permission's option `label` is offered, given [`offers`].
+fn offered(label: &str, allow: bool, always: bool) -> bool {
+    match label {
+        ALLOW => allow,
+        ALWAYS => always,
+        _ => true,
+    }
 }
 
 /// The options' descriptions, which buttons cannot show, as one section.
@@ -423,10 +472,10 @@ pub fn message(record: &QuestionRecord, open: Option<&str>) -> Value {
         .map(|i| Laid {
             text: question_text(record, i),
             short: question_text_short(record, i),
-            descriptions: if pick(&questions[i], alone) == Pick::Buttons && !(i == 0 && permission(record).is_some()) {
-                descriptions(&questions[i])
-            } else {
-                None
+            descriptions: match (i, permission(record), pick(&questions[i], alone)) {
+                (0, Some(_), _) => permission_note(record),
+                (_, _, Pick::Buttons) => descriptions(&questions[i]),
+                _ => None,
             },
             controls: options_block(record, i, &mark).into_iter().chain([typed_block(record, i, &mark)]).collect(),
         })
@@ -734,23 +783,15 @@ impl Interaction {
     }
 }
 
-/// `application/x-www-form-urlencoded` text decoded: `+` is a space, `%XX` a byte.
+/// `application/x-www-form-urlencoded` text decoded: `+` is a space, `%XX` a byte; none
+/// when a `%` is not followed by two hex digits.
 fn form_decode(text: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::with_capacity(text.len());
-    let mut i = 0;
-    while i < text.len() {
-        match text[i] {
-            b'+' => out.push(b' '),
-            b'%' => {
-                let pair = std::str::from_utf8(text.get(i + 1..i + 3)?).ok()?;
-                out.push(u8::from_str_radix(pair, 16).ok()?);
-                i += 2;
-            }
-            b => out.push(b),
-        }
-        i += 1;
+    let escaped = |i: usize| text.get(i + 1..i + 3).is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit));
+    if !(0..text.len()).filter(|&i| text[i] == b'%').all(escaped) {
+        return None;
     }
-    Some(out)
+    let spaced: Vec<u8> = text.iter().map(|&b| if b == b'+' { b' ' } else { b }).collect();
+    Some(percent_encoding::percent_decode(&spaced).collect())
 }
 
 /// One Socket Mode frame: `{"envelope_id", "type", "payload"}` (`hello` and `disconnect`
@@ -840,6 +881,10 @@ pub fn selections(interaction: &Interaction, record: &QuestionRecord) -> Result<
     match (pick(q, alone), action.action_id.as_str()) {
         (Pick::Buttons, id) if id.starts_with('o') => {
             let j = index(&id[1..], q.options.len(), "option")?;
+            let (allow, always) = offers(record);
+            if i == 0 && permission(record).is_some() && !offered(&q.options[j].label, allow, always) {
+                return Err("This message does not show it whole: open askuser to see all of it and allow it.".into());
+            }
             Ok(Some(Outcome::Answer(vec![Selection::option(q.options[j].label.clone())])))
         }
         (Pick::Menu, "one") if alone => match &action.selected {

@@ -253,11 +253,12 @@ impl Pieces {
 
 /// `head`, `body` and `tail` as one text of at most [`MAX_TEXT`]: `body` is cut (its
 /// first piece that does not fit ends with "…", the rest is left out) so that `head` and
-/// `tail` stay whole.
-fn compose(head: Vec<Piece>, body: Vec<Piece>, tail: Vec<Piece>) -> (String, Vec<Entity>) {
+/// `tail` stay whole. `true` when `body` was cut.
+fn compose(head: Vec<Piece>, body: Vec<Piece>, tail: Vec<Piece>) -> (String, Vec<Entity>, bool) {
     let fixed: usize = head.iter().chain(&tail).map(|p| len16(&p.text)).sum();
     let mut room = MAX_TEXT.saturating_sub(fixed);
     let mut kept = Vec::new();
+    let mut was_cut = false;
     for piece in body {
         let n = len16(&piece.text);
         if n <= room {
@@ -265,6 +266,7 @@ fn compose(head: Vec<Piece>, body: Vec<Piece>, tail: Vec<Piece>) -> (String, Vec
             kept.push(piece);
             continue;
         }
+        was_cut = true;
         if room >= 2 {
             kept.push(Piece { text: cut(&piece.text, room), entity: piece.entity });
         }
@@ -281,7 +283,7 @@ fn compose(head: Vec<Piece>, body: Vec<Piece>, tail: Vec<Piece>) -> (String, Vec
         text.push_str(&piece.text);
         at += n;
     }
-    (text, entities)
+    (text, entities, was_cut)
 }
 
 /// The permission an approval asks (not Claude Code's own `AskUserQuestion`, which is
@@ -383,9 +385,27 @@ fn option_lines(q: &Question) -> Vec<Piece> {
     lines(20, None)
 }
 
-/// What the person can do, in askuser's words.
-fn instructions(kind: Kind, n: usize) -> String {
+/// Room kept for the line that links the set in askuser when [`whole`] measures.
+const OPEN_LINE: usize = 600;
+
+/// Whether an approval's message shows what it would do whole (its title, command or
+/// diff and reason within [`MAX_TEXT`], with room for the link to askuser): only then
+/// does it offer Allow. Not an approval: `true`.
+fn whole(record: &QuestionRecord) -> bool {
+    let Some(view) = permission(record).filter(|_| matches!(kind(record), Kind::Approval { .. })) else { return true };
+    let mut body = Pieces::default();
+    approval_body(&view, &mut body);
+    let size = |pieces: &[Piece]| pieces.iter().map(|p| len16(&p.text)).sum::<usize>();
+    let tail = len16(&format!("\n\n{}", instructions(kind(record), 1, true)));
+    size(&header(record)) + size(&body.pieces) + tail + OPEN_LINE <= MAX_TEXT
+}
+
+/// What the person can do, in askuser's words; `whole`: the approval is shown whole.
+fn instructions(kind: Kind, n: usize, whole: bool) -> String {
     match kind {
+        Kind::Approval { .. } if !whole => {
+            "Too long to show here whole: open askuser to see all of it and allow it. Deny it here, or reply to this message to deny it and say what to do instead.".into()
+        }
         Kind::Approval { .. } => "Allow or Deny it, or reply to this message to deny it and say what to do instead.".into(),
         Kind::One => "Press an option, or reply to this message with its number or your own answer.".into(),
         Kind::Many => "Reply to this message with the numbers of your choices (like 1,3), or with your own answer.".into(),
@@ -431,14 +451,24 @@ pub fn message(record: &QuestionRecord, open: Option<&str>) -> Outgoing {
         }
         (_, None) => {}
     }
-    tail.push(Piece::own(format!("\n\n{}", instructions(kind, questions.len()))));
-    tail.extend(open_line(open));
-    let (text, entities) = compose(header(record), body.pieces, tail);
+    let compose_with = |whole: bool| {
+        let mut tail = tail.clone();
+        tail.push(Piece::own(format!("\n\n{}", instructions(kind, questions.len(), whole))));
+        tail.extend(open_line(open));
+        compose(header(record), body.pieces.clone(), tail)
+    };
+    // An approval cut to fit offers no Allow: the person allows what they saw whole.
+    let (mut text, mut entities, was_cut) = compose_with(whole(record));
+    let shown_whole = whole(record) && !(matches!(kind, Kind::Approval { .. }) && was_cut);
+    if !shown_whole {
+        (text, entities, _) = compose_with(false);
+    }
     let mut keyboard: Vec<Vec<Button>> = Vec::new();
     match (kind, questions.first()) {
-        (Kind::Approval { allow, deny }, _) => {
-            keyboard.push(vec![button(ALLOW, &mark, &format!("o{allow}")), button(DENY, &mark, &format!("o{deny}"))]);
-        }
+        (Kind::Approval { allow, deny }, _) => match shown_whole {
+            true => keyboard.push(vec![button(ALLOW, &mark, &format!("o{allow}")), button(DENY, &mark, &format!("o{deny}"))]),
+            false => keyboard.push(vec![button(DENY, &mark, &format!("o{deny}"))]),
+        },
         (Kind::One, Some(q)) if q.options.len() <= LABELLED_BUTTONS => {
             for (j, o) in q.options.iter().enumerate() {
                 keyboard.push(vec![button(&format!("{}. {}", j + 1, o.label.trim()), &mark, &format!("o{j}"))]);
@@ -524,7 +554,7 @@ pub fn answered(record: &QuestionRecord) -> Outgoing {
         Status::TimedOut => tail.push(Piece::own("Expired")),
         Status::Pending => tail.push(Piece::own("Not answered yet")),
     }
-    let (text, entities) = compose(header(record), body, tail);
+    let (text, entities, _) = compose(header(record), body, tail);
     Outgoing { text, entities, keyboard: vec![] }
 }
 
@@ -562,6 +592,7 @@ pub fn pressed(record: &QuestionRecord, data: &str) -> Result<Outcome, String> {
     if q.multi_select {
         return Err("This question takes several answers: reply to the message with their numbers (like 1,3).".into());
     }
+    allowable(record, &choice.label)?;
     let selections = vec![Selection::option(choice.label.clone())];
     resolve(questions, &selections).map_err(|e| defuse(&e.to_string()))?;
     Ok(Outcome::Answer(selections))
@@ -623,9 +654,25 @@ pub fn replied(record: &QuestionRecord, text: &str, open: Option<&str>) -> Resul
             Selection { selected: labels, ..Selection::default() }
         }
     };
+    if let Some(label) = selection.selected.first() {
+        allowable(record, label)?;
+    }
     let selections = vec![selection];
     resolve(questions, &selections).map_err(|e| defuse(&e.to_string()))?;
     Ok(selections)
+}
+
+/// Whether option `label` may be chosen from Telegram: on an approval, Deny, and Allow
+/// only when the message shows it whole ([`whole`]); "Always allow" needs askuser,
+/// which names its rule.
+fn allowable(record: &QuestionRecord, label: &str) -> Result<(), String> {
+    match kind(record) {
+        Kind::Approval { .. } if label == DENY => Ok(()),
+        Kind::Approval { .. } if label == ALLOW && whole(record) => Ok(()),
+        Kind::Approval { .. } if label == ALLOW => Err("Too long to show here whole: open askuser to see all of it and allow it.".into()),
+        Kind::Approval { .. } => Err("Allow or Deny here; Always allow is in askuser, which names the rule it keeps.".into()),
+        _ => Ok(()),
+    }
 }
 
 /// `id` as it may follow `#q=` in a link: characters other than letters, digits and

@@ -39,7 +39,7 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 const CHANNEL: &str = "askuser"; // also in `LISTEN` below
 /// A bridge says it is alive this often ...
 const HEARTBEAT: Duration = Duration::from_secs(5);
-/// How long `/v1/health` waits for the database's answer before it says 503.
+/// A heartbeat the database has not answered for this long makes `/v1/health` 503.
 const HEALTH_WITHIN: Duration = Duration::from_secs(2);
 /// ... and counts as gone (its waiting agents no longer keep questions) after this long.
 const ALIVE_MS: i64 = 15_000;
@@ -193,6 +193,10 @@ pub struct Postgres {
     events: broadcast::Sender<StoreEvent>,
     /// Why the last write failed, until one succeeds.
     write_failure: Mutex<Option<String>>,
+    /// What the heartbeat found last, which `/v1/health` answers from at once.
+    pulse: Mutex<Pulse>,
+    /// Asks the heartbeat for a beat now (a health check does).
+    beat_now: Arc<tokio::sync::Notify>,
     stop: tokio::sync::watch::Sender<bool>,
     /// Questions stored since the statistics were last refreshed ([`ANALYZE_AFTER`]).
     stored: AtomicUsize,
@@ -210,6 +214,16 @@ impl Drop for Postgres {
     }
 }
 
+/// The heartbeat's state.
+struct Pulse {
+    /// When a beat last succeeded (or the store connected).
+    ok_at: tokio::time::Instant,
+    /// When the beat under way started.
+    beating: Option<tokio::time::Instant>,
+    /// Why the last beat failed, until one succeeds.
+    failed: Option<String>,
+}
+
 /// Where the database is and how to reach it: a `postgres://` or `postgresql://` URL
 /// (or a libpq `key=value` string). `sslrootcert=FILE` names the CA that signed the
 /// server's certificate (PEM); without it the system's authorities are trusted. TLS is
@@ -221,7 +235,12 @@ pub fn parse_url(url: &str) -> Result<(tokio_postgres::Config, Option<std::path:
     let (base, query) = url.split_once('?').unwrap_or((url, ""));
     for pair in query.split('&').filter(|p| !p.is_empty()) {
         match pair.split_once('=') {
-            Some(("sslrootcert", file)) => ca = Some(std::path::PathBuf::from(percent_decode(file))),
+            Some(("sslrootcert", file)) => {
+                let decoded = percent_encoding::percent_decode_str(file)
+                    .decode_utf8()
+                    .map_err(|_| format!("sslrootcert: expected a file name whose %-escapes decode to UTF-8 text, got {file:?}"))?;
+                ca = Some(std::path::PathBuf::from(decoded.into_owned()));
+            }
             _ => kept.push(pair),
         }
     }
@@ -229,24 +248,6 @@ pub fn parse_url(url: &str) -> Result<(tokio_postgres::Config, Option<std::path:
     let config: tokio_postgres::Config =
         url.parse().map_err(|e: tokio_postgres::Error| format!("not a PostgreSQL connection URL: {}", explain(&e)))?;
     Ok((config, ca))
-}
-
-fn percent_decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%' && i + 2 < bytes.len() {
-            if let Ok(b) = u8::from_str_radix(&s[i + 1..i + 3], 16) {
-                out.push(b);
-                i += 3;
-                continue;
-            }
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 impl Postgres {
@@ -319,10 +320,13 @@ impl Postgres {
             shown: at.clone(),
             events: broadcast::channel(4096).0,
             write_failure: Mutex::new(None),
+            pulse: Mutex::new(Pulse { ok_at: tokio::time::Instant::now(), beating: None, failed: None }),
+            beat_now: Arc::new(tokio::sync::Notify::new()),
             stop: tokio::sync::watch::channel(false).0,
             stored: AtomicUsize::new(0),
         });
         store.within("cannot record that this bridge is alive", store.beat()).await.map_err(|e| fail(e.to_string()))?;
+        tokio::spawn(heartbeat(Arc::downgrade(&store), store.beat_now.clone(), store.stop.subscribe()));
         let (listening, heard) = tokio::sync::oneshot::channel();
         let listener = Listener { config, tls, store: Arc::downgrade(&store), stop: store.stop.subscribe(), listening: Some(listening) };
         tokio::spawn(listener.run());
@@ -528,7 +532,36 @@ async fn migrate(client: &mut deadpool_postgres::Object) -> Result<(), String> {
     tx.commit().await.map_err(fail)
 }
 
-/// The connection that listens for the other bridges, and the heartbeat.
+/// Says every [`HEARTBEAT`] (and when a health check asks) that this bridge is alive,
+/// over the pool, until the store stops; what it finds is what `/v1/health` says.
+async fn heartbeat(store: std::sync::Weak<Postgres>, now: Arc<tokio::sync::Notify>, mut stop: tokio::sync::watch::Receiver<bool>) {
+    let mut every = tokio::time::interval(HEARTBEAT);
+    every.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tokio::select! {
+            _ = every.tick() => {}
+            () = now.notified() => {}
+            _ = stop.changed() => return,
+        }
+        let Some(store) = store.upgrade() else { return };
+        lock(&store.pulse).beating = Some(tokio::time::Instant::now());
+        // A write like any other: it sets and clears what health reports.
+        let beat = store.within("cannot record that this bridge is alive", store.beat()).await;
+        {
+            let mut pulse = lock(&store.pulse);
+            pulse.beating = None;
+            match &beat {
+                Ok(()) => (pulse.ok_at, pulse.failed) = (tokio::time::Instant::now(), None),
+                Err(e) => pulse.failed = Some(e.to_string()),
+            }
+        }
+        if let Err(e) = store.noted(beat) {
+            tracing::warn!("{e}");
+        }
+    }
+}
+
+/// The connection that listens for the other bridges.
 struct Listener {
     config: tokio_postgres::Config,
     tls: MakeRustlsConnect,
@@ -610,7 +643,6 @@ impl Listener {
             let _ = listening.send(());
         }
         drop(store);
-        let mut beat = tokio::time::interval(HEARTBEAT);
         let mut resync = tokio::time::interval(RESYNC_EVERY);
         resync.reset();
         loop {
@@ -620,14 +652,6 @@ impl Listener {
                     let Some(store) = self.store.upgrade() else { return true };
                     if let Some(event) = parse_note(&payload, &store.me) {
                         let _ = store.events.send(event);
-                    }
-                }
-                _ = beat.tick() => {
-                    let Some(store) = self.store.upgrade() else { return true };
-                    // A write like any other: it sets and clears what health reports.
-                    let beat = store.within("cannot record that this bridge is alive", store.beat()).await;
-                    if let Err(e) = store.noted(beat) {
-                        tracing::warn!("{e}");
                     }
                 }
                 _ = resync.tick() => {
@@ -662,15 +686,28 @@ impl Store for Postgres {
         Some(self)
     }
 
-    /// The store as it is now: a write (this bridge's heartbeat) within [`HEALTH_WITHIN`].
-    /// A write is what a full disk or a read-only database refuses, and its success
-    /// clears an earlier write's failure: one blip must not keep a bridge out of its
-    /// balancer when nothing else would write again.
+    /// The store as the heartbeat (a write) last found it, at once: a database that has
+    /// not answered the beat under way for [`HEALTH_WITHIN`] is not healthy, nor one whose
+    /// last beat or write failed. Each check asks for a beat now, so a change is seen
+    /// within that bound while someone checks; a beat's success clears an earlier
+    /// failure: one blip must not keep a bridge out of its balancer.
     async fn health(&self) -> Result<(), String> {
-        match tokio::time::timeout(HEALTH_WITHIN, self.beat()).await {
-            Ok(outcome) => self.noted(outcome).map_err(|e| format!("the question store cannot take writes now: {e}")),
-            Err(_) => Err(format!("the database at {} did not answer within {} s", self.shown, HEALTH_WITHIN.as_secs())),
+        self.beat_now.notify_one();
+        let pulse = lock(&self.pulse);
+        if pulse.beating.is_some_and(|since| since.elapsed() >= HEALTH_WITHIN) {
+            return Err(format!("the database at {} did not answer within {} s", self.shown, HEALTH_WITHIN.as_secs()));
         }
+        if let Some(e) = &pulse.failed {
+            return Err(format!("the question store cannot take writes now: {e}"));
+        }
+        if let Some(e) = &*lock(&self.write_failure) {
+            return Err(format!("the question store cannot take writes now: {e}"));
+        }
+        let quiet = pulse.ok_at.elapsed();
+        if quiet > HEARTBEAT + QUERY_TIMEOUT + HEALTH_WITHIN {
+            return Err(format!("the database at {} has not answered this bridge's heartbeat for {} s", self.shown, quiet.as_secs()));
+        }
+        Ok(())
     }
 
     async fn close(&self) {
@@ -1574,6 +1611,14 @@ mod tests {
         assert_eq!(config.get_dbname(), Some("askuser"));
         let err = parse_url("postgres://u@db/askuser?sslmode=sometimes").unwrap_err();
         assert!(err.starts_with("not a PostgreSQL connection URL"), "{err}");
+        // A `%` before a multi-byte character is kept as it is (it panicked, slicing the
+        // character); escapes that make no UTF-8 are refused, naming the field.
+        let (_, ca) = parse_url("postgres://u@db/askuser?sslrootcert=/ca%aé.pem").unwrap();
+        assert_eq!(ca, Some(std::path::PathBuf::from("/ca%aé.pem")));
+        let (_, ca) = parse_url("postgres://u@db/askuser?sslrootcert=/%C3%A9t%C3%A9/ca%2Epem").unwrap();
+        assert_eq!(ca, Some(std::path::PathBuf::from("/été/ca.pem")));
+        let err = parse_url("postgres://u@db/askuser?sslrootcert=/ca%ff.pem").unwrap_err();
+        assert!(err.starts_with("sslrootcert: expected a file name whose %-escapes decode to UTF-8 text"), "{err}");
     }
 
     #[test]

@@ -140,6 +140,8 @@ pub struct Sqlite {
     conn: Mutex<Connection>,
     /// The directory holding the file (none in memory), for the free space it has.
     dir: Option<PathBuf>,
+    /// The file (none in memory).
+    file: Option<PathBuf>,
     /// Why the last write failed, until one succeeds (the bridge's health says it).
     write_failure: Mutex<Option<String>>,
 }
@@ -158,6 +160,26 @@ pub enum Durability {
     /// `synchronous=FULL`: every commit is fsynced, so it also survives power loss.
     /// Slower per write.
     Full,
+}
+
+impl Drop for Sqlite {
+    /// SQLite removes the log and its index when its last connection closes cleanly: from
+    /// then on the store is whole in its file, which `store.json` records (damage.rs), so
+    /// that a log gone after a stop that was not clean can be told apart.
+    fn drop(&mut self) {
+        let (Some(file), Some(dir)) = (self.file.take(), self.dir.take()) else { return };
+        let Ok(blank) = Connection::open_in_memory() else { return };
+        let conn = std::mem::replace(self.conn.get_mut().unwrap_or_else(std::sync::PoisonError::into_inner), blank);
+        match conn.close() {
+            Ok(()) => {
+                let log = file.with_file_name(format!("{}-wal", file.file_name().unwrap_or_default().to_string_lossy()));
+                if !log.exists() {
+                    crate::damage::closed(&dir);
+                }
+            }
+            Err((_, e)) => tracing::warn!("cannot close the question store {}: {e}", file.display()),
+        }
+    }
 }
 
 impl fmt::Debug for Sqlite {
@@ -201,7 +223,9 @@ impl Sqlite {
         };
         conn.pragma_update(None, "synchronous", synchronous).map_err(fail)?;
         migrate(&mut conn, path)?;
-        Ok(Sqlite::with(conn, path.parent().map(Path::to_path_buf)))
+        let mut store = Sqlite::with(conn, path.parent().map(Path::to_path_buf));
+        store.file = Some(path.to_owned());
+        Ok(store)
     }
 
     /// SQLite's own check of the store file at `path`, on a read-only connection of its
@@ -238,7 +262,7 @@ impl Sqlite {
 
     fn with(conn: Connection, dir: Option<PathBuf>) -> Sqlite {
         conn.set_prepared_statement_cache_capacity(32);
-        Sqlite { conn: Mutex::new(conn), dir, write_failure: Mutex::new(None) }
+        Sqlite { conn: Mutex::new(conn), dir, file: None, write_failure: Mutex::new(None) }
     }
 
     /// Remembers how a write went, for [`Store::health`].

@@ -193,7 +193,8 @@ pub fn output_schema() -> Value {
             "metadata": {"type": "object"},
             "chat": {"type": "boolean", "description": "The user chose to talk the questions over instead of answering."},
             "message": {"type": "string", "description": "What the result means and what to do next, in words (the same as the text content: hosts that show the model only structuredContent drop that)."},
-            "answeredAt": {"type": "integer", "description": "Milliseconds since the Unix epoch."}
+            "answeredAt": {"type": "integer", "description": "Milliseconds since the Unix epoch."},
+            "earlierSession": {"type": "boolean", "description": "The answer is to the same question an earlier session asked from this folder, which ended before it got it."}
         },
         "required": ["id", "status", "answered", "answers", "message"]
     })
@@ -221,6 +222,9 @@ pub struct McpOptions {
     pub tool_name: Option<String>,
     /// Where open calls are noted for a restarted host to resume (none: not at all).
     pub journal: Option<Journal>,
+    /// How recent an answer to an earlier run's same question must be for a new call
+    /// to get it (`--resume-window`).
+    pub resume_window: Duration,
     /// Also offer [`APPROVE_TOOL`].
     pub approvals: bool,
 }
@@ -310,11 +314,13 @@ struct Call {
     journal: Option<String>,
     /// Its id is new: no earlier call of the same questions was found in this process.
     fresh: bool,
+    /// It waits on the question an earlier run (an `askuser mcp` that is gone) asked.
+    earlier: bool,
 }
 
 impl Call {
     fn by_id(id: &str) -> Call {
-        Call { id: id.to_owned(), body: None, key: None, questions: vec![], journal: None, fresh: false }
+        Call { id: id.to_owned(), body: None, key: None, questions: vec![], journal: None, fresh: false, earlier: false }
     }
 }
 
@@ -668,7 +674,7 @@ impl Server {
                 if outcome.as_ref().is_ok_and(|r| r.status != Status::Pending) {
                     self.journal(&call, false);
                 }
-                Some(self.outcome(outcome))
+                Some(self.outcome_of(&call, outcome))
             }
             _ = self.progress(&cx.peer, token) => unreachable!("progress never ends"),
             _ = self.elicit(&call, &cx.peer, &caller, elicit, &dialog) => unreachable!("the host's dialog only answers through the bridge"),
@@ -796,30 +802,65 @@ impl Server {
         }
         args.insert("id".into(), id.clone().into());
         args.insert("agent".into(), agent);
-        Ok(Call { id, body: Some(Value::Object(args)), key: Some(key), questions: normalized.request.questions, journal, fresh })
+        Ok(Call {
+            id,
+            body: Some(Value::Object(args)),
+            key: Some(key),
+            questions: normalized.request.questions,
+            journal,
+            fresh,
+            earlier: false,
+        })
     }
 
     /// A new call whose questions a host that went away asked before, from the same folder,
-    /// without getting the result: waits on that question instead (its answer, if given
-    /// meanwhile, comes back at once). Not when the bridge ended it without the person
-    /// (timed out, withdrawn): then the person is asked again.
+    /// without getting the result: waits on that question instead, while nobody has
+    /// answered it. An answer is handed over only when it was given after that run ended,
+    /// within `--resume-window`, and to one run: else the person is asked again, as when
+    /// the bridge ended it without the person (timed out, withdrawn). Either way the result
+    /// says whose question it was.
     async fn adopt_orphan(&self, call: &mut Call) {
         let (Some(journal), Some(key), true) = (&self.opts.journal, &call.journal, call.fresh) else { return };
-        let Some(id) = journal.orphan(key, now_ms()) else { return };
-        match self.connected().get(&id).await {
-            Ok(record) if matches!(record.status, Status::Pending | Status::Answered | Status::Cancelled) => {
-                tracing::info!(
-                    %id,
-                    "an earlier session asked the same questions from this folder and went away before it got the result: \
-                     resuming that question ({}) instead of asking the person again",
-                    record.status.as_str()
-                );
-                call.id = id;
-                call.body = None;
+        let now = now_ms();
+        let Some(orphan) = journal.orphan(key, now) else { return };
+        let id = orphan.id;
+        let record = match self.connected().get(&id).await {
+            Ok(record) => record,
+            Err(e) => {
+                tracing::debug!(%id, "an earlier session's same questions are not in this bridge ({e}): asking again");
+                return;
             }
-            Ok(record) => tracing::debug!(%id, "an earlier session's same questions ended {}: asking again", record.status.as_str()),
-            Err(e) => tracing::debug!(%id, "an earlier session's same questions are not in this bridge ({e}): asking again"),
+        };
+        let refused = match record.status {
+            Status::Pending => None,
+            Status::Answered | Status::Cancelled => {
+                let answered = record.answered_at.unwrap_or(record.created_at);
+                let (age, window) = (now.saturating_sub(answered), self.opts.resume_window.as_millis() as u64);
+                if orphan.left.is_some_and(|left| answered < left) {
+                    Some("were answered before that session ended".to_owned())
+                } else if age > window {
+                    Some(format!("were answered {} s ago, longer ago than --resume-window ({} s)", age / 1000, window / 1000))
+                } else if !journal.take(key, &id, now) {
+                    Some("were answered, and another session took the answer first".to_owned())
+                } else {
+                    None
+                }
+            }
+            status => Some(format!("ended {}", status.as_str())),
+        };
+        if let Some(why) = refused {
+            tracing::info!(%id, "an earlier session's same questions from this folder {why}: asking again");
+            return;
         }
+        tracing::info!(
+            %id,
+            "an earlier session asked the same questions from this folder and went away before it got the result: \
+             resuming that question ({}) instead of asking the person again",
+            record.status.as_str()
+        );
+        call.id = id;
+        call.body = None;
+        call.earlier = true;
     }
 
     /// Notes in the [`Journal`] that `call` waits (`open`) or is done with its question.
@@ -838,6 +879,29 @@ impl Server {
             Some(body) => self.connected().ask(body, true, log).await,
             None => self.connected().resume(&call.id, log).await,
         }
+    }
+
+    /// The `tools/call` result for how `call`'s ask ended, saying so when it was an earlier
+    /// run's question.
+    fn outcome_of(&self, call: &Call, outcome: Result<AskResult, AskError>) -> Value {
+        let mut value = self.outcome(outcome);
+        if call.earlier && value["structuredContent"]["status"] != "pending" {
+            let note = format!(
+                "This answers question {}, the same question an earlier session asked from this folder: that session ended \
+                 before it got the result, so this session's call was not shown to the user.",
+                call.id
+            );
+            if let Some(words) = value["content"][0]["text"].as_str() {
+                value["content"][0]["text"] = format!("{note}\n\n{words}").into();
+            }
+            if let Some(structured) = value["structuredContent"].as_object_mut() {
+                structured.insert("earlierSession".into(), true.into());
+                if let Some(message) = structured.get("message").and_then(Value::as_str) {
+                    structured["message"] = format!("{note}\n\n{message}").into();
+                }
+            }
+        }
+        value
     }
 
     /// The `tools/call` result for how an ask ended.
@@ -989,6 +1053,9 @@ impl Server {
 
     /// Says honestly what happens to the questions still waiting when the host goes away.
     fn leave(&self, left: &Left) {
+        if let Some(journal) = &self.opts.journal {
+            journal.leave(now_ms());
+        }
         let how = match left {
             Left::Eof => "its end of stdin closed".to_owned(),
             Left::Signal(name) => (*name).to_owned(),

@@ -94,7 +94,7 @@ impl Server {
             if outcome.as_ref().is_ok_and(|r| r.status != Status::Pending) {
                 server.journal(&call, false);
             }
-            let value = serde_json::to_value(result(server.outcome(outcome))).expect("results serialize");
+            let value = serde_json::to_value(result(server.outcome_of(&call, outcome))).expect("results serialize");
             server.end_task(&id, End::Completed(value));
         });
         if let Some(entry) = lock(&self.state).tasks.all.get_mut(&task_id) {

@@ -522,26 +522,26 @@ fn approval_lines(lines: &mut Vec<Line<'static>>, approval: &ApprovalView, look:
             }
         }
     }
-    // Longer than the room: a window PgDn/PgUp move, and a line saying where it is. It
-    // cannot be allowed until its end has been on screen (App::body_shown).
-    let total = body.len();
+    // Indented, and a long line goes on under itself rather than off the edge: rows on
+    // the screen. More rows than the room: a window PgDn/PgUp move, and a line saying
+    // where it is. It cannot be allowed until its end has been on screen (App::body_shown).
+    let mut rows: Vec<Line<'static>> = body
+        .into_iter()
+        .flat_map(|mut line| {
+            line.spans.insert(0, Span::raw("  "));
+            wrap::wrap(&line, width, 4)
+        })
+        .collect();
+    let total = rows.len();
     let room = APPROVAL_LINES - 1;
     let top = if total > APPROVAL_LINES { top.min(total - room) } else { 0 };
     if total > APPROVAL_LINES {
-        body = body.drain(top..top + room).collect();
-        let at = format!("lines {}-{} of {total}", top + 1, top + room);
-        let keys = match (top > 0, top + room < total) {
-            (_, true) => "PgDn: more (read it all before allowing)",
-            (true, false) => "PgUp: back",
-            (false, false) => "",
-        };
-        body.push(Line::styled(format!("… {at} · {keys}"), look.dim()));
+        rows = rows.drain(top..top + room).collect();
+        let keys = if top + room < total { "PgDn: more (read it all before allowing)" } else { "PgUp: back" };
+        let at = format!("  … lines {}-{} of {total} · {keys}", top + 1, top + room);
+        rows.extend(wrap::wrap_text(&at, look.dim(), width, 4));
     }
-    for mut line in body {
-        // Indented, and a long line goes on under itself rather than off the edge.
-        line.spans.insert(0, Span::raw("  "));
-        lines.extend(wrap::wrap(&line, width, 4));
-    }
+    lines.extend(rows);
     if let Some(reason) = &approval.reason {
         lines.extend(wrap::wrap_text(&format!("Why: {}", safe(&crate::term::one_line(reason))), look.dim(), width, 5));
     }
