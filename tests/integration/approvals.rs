@@ -279,3 +279,37 @@ async fn the_audit_log_names_the_device_and_the_person_that_decided() {
     let by = log[0]["by"].as_str().unwrap();
     assert!(by.starts_with("c-") && by.ends_with(": alice's phone (alice)"), "{by}");
 }
+
+/// An answer over HTTP names its client and the token it came with, as a page's does
+/// (issue 45: it was `by: "http"`), and naming a page's connection as the client does
+/// not make it that page's.
+#[tokio::test]
+async fn an_http_decision_names_the_device_and_the_person_too() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let b = bridge().await;
+    let laptop = b.device_token("alice's laptop", Some("alice")).await;
+    let phone = b.device_token("bob's phone", Some("bob")).await;
+    let url = format!("{}/v1/ui?token={}", b.url.replacen("http", "ws", 1), phone["token"].as_str().unwrap());
+    let mut req = url.into_client_request().unwrap();
+    req.headers_mut().insert("origin", b.url.parse().unwrap());
+    let (mut page, _) = tokio_tungstenite::connect_async(req).await.unwrap();
+    let page_id = next_json(&mut page).await["client"].as_str().unwrap().to_owned();
+    for (call, client, bearer, want) in [
+        ("toolu_h1", None, laptop["token"].as_str().unwrap(), "http: alice's laptop (alice)".to_owned()),
+        ("toolu_h2", Some("cli"), TOKEN, "cli: the admin token".to_owned()),
+        ("toolu_h3", Some(page_id.as_str()), TOKEN, format!("{page_id}: the admin token")),
+    ] {
+        let waiting = approve(&b, bash("cargo build", call));
+        let q = pending(&b).await;
+        let mut sent = b.http.post(format!("{}/v1/questions/{}/answer", b.url, q["id"].as_str().unwrap())).bearer_auth(bearer);
+        if let Some(client) = client {
+            sent = sent.header("x-askuser-client", client);
+        }
+        let r = sent.json(&json!({"answers": [{"selected": ["Allow"]}]})).send().await.unwrap();
+        assert_eq!(r.status(), 200, "{}", r.text().await.unwrap());
+        assert_eq!(waiting.await.unwrap()["behavior"], "allow");
+        let log: Vec<Value> = b.get("/v1/decisions").send().await.unwrap().json().await.unwrap();
+        assert_eq!(log[0]["by"], want.as_str(), "{call}: not bob's phone, whose connection it named");
+        assert_eq!(b.record(q["id"].as_str().unwrap()).await["answeredBy"], want.as_str(), "{call}");
+    }
+}

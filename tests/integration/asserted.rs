@@ -232,7 +232,7 @@ async fn an_identical_resend_is_acknowledged_and_a_different_answer_is_a_conflic
     assert_eq!(response.status(), 200);
     let got: Value = response.json().await.unwrap();
     let stored = record(&b, "dup-2").await;
-    assert_eq!(stored["answeredBy"], "http");
+    assert_eq!(stored["answeredBy"], "http: the admin token");
     assert_eq!((&got, &stored["result"]), (&first, &first), "the agent got the stored answer");
     let second = post(json!({"answers": ["sqlite"]})).await.unwrap();
     assert_eq!(second.status(), 200);

@@ -316,7 +316,7 @@ async fn answered_elsewhere_steps_aside_and_keeps_what_was_typed() {
     browser.row("radio", "Yes").await; // the next question, at once
     let notice = browser.wait_css(".askuser-closed").await.text().await.unwrap();
     browser.close().await;
-    assert!(notice.contains("“Which region?” was answered via http: us."), "{notice}");
+    assert!(notice.contains("“Which region?” was answered via http: the admin token: us."), "{notice}");
     assert!(notice.contains("What you had typed here: ap-south, if allowed"), "{notice}");
 }
 

@@ -117,6 +117,87 @@ async fn a_known_device_gets_the_waiting_question_in_the_page_and_answers_it_by_
     assert!(!revoked.text().await.unwrap().contains("askuser-first"));
 }
 
+/// The page session's cookie reaches every server on 127.0.0.1 the browser visits
+/// (issue 45): it must be no token, open nothing of the API, and end when revoked.
+#[tokio::test]
+async fn the_session_cookie_is_no_token_and_opens_only_the_page() {
+    let b = bridge().await;
+    let device = b.device_token("phone", Some("alice")).await;
+    let (token, device_id) = (device["token"].as_str().unwrap(), device["credential"]["id"].as_str().unwrap());
+    let _asking = b.ask(database_question("cookie"), "canonical");
+    let id = wait_pending(&b, 1).await[0]["id"].as_str().unwrap().to_owned();
+    let port = b.url.rsplit(':').next().unwrap();
+    let bearer = |path: &str, value: &str| plain().get(format!("{}{path}", b.url)).bearer_auth(value).send();
+    let page = |cookie: &str| plain().get(format!("{}/", b.url)).header("cookie", cookie).send();
+
+    for (opener, secret) in [("the device", token), ("the admin token", crate::support::TOKEN)] {
+        let (cookie, set) = session(&b, secret).await;
+        let value = cookie.split_once('=').unwrap().1;
+        assert!(!set.contains(secret) && value != secret, "{opener}'s cookie holds no token: {set}");
+        assert_eq!(value.len(), 64, "a random value: {set}");
+        for path in ["/v1/questions", "/v1/tokens", "/v1/health"] {
+            assert_eq!(bearer(path, value).await.unwrap().status(), 401, "{opener}'s cookie value as a bearer token on {path}");
+            let with_cookie = plain().get(format!("{}{path}", b.url)).header("cookie", &cookie).send().await.unwrap();
+            assert_eq!(with_cookie.status(), 401, "{opener}'s cookie on {path}");
+        }
+        let create = plain().post(format!("{}/v1/tokens", b.url)).header("cookie", &cookie).json(&json!({"scope": "admin", "name": "x"}));
+        assert_eq!(create.send().await.unwrap().status(), 401, "{opener}'s cookie makes no token");
+        let html = page(&cookie).await.unwrap().text().await.unwrap();
+        assert!(html.contains(&format!("action=\"/answer/{id}\"")), "{opener}'s page session shows the waiting set: {html}");
+    }
+
+    // Listed with its device (and the admin token's), with no cookie in the list.
+    let sessions: Vec<Value> = b.get("/v1/sessions").send().await.unwrap().json().await.unwrap();
+    assert_eq!(sessions.len(), 2, "{sessions:?}");
+    assert_eq!(sessions[0]["credential"], device_id);
+    assert_eq!(sessions[1]["credential"], Value::Null, "the admin token's");
+    assert!(sessions.iter().all(|s| s["id"].as_str().unwrap().starts_with("session-") && s.get("hash").is_none()));
+    let url = b.url.clone();
+    let devices = tokio::task::spawn_blocking(move || {
+        std::process::Command::new(env!("CARGO_BIN_EXE_askuser"))
+            .env_remove("ASKUSER_URL")
+            .env_remove("ASKUSER_TOKEN")
+            .args(["devices", "--url", &url, "--token", crate::support::TOKEN])
+            .output()
+            .unwrap()
+    });
+    let devices = devices.await.unwrap();
+    let listed = String::from_utf8_lossy(&devices.stdout);
+    let device_session = sessions[0]["id"].as_str().unwrap();
+    assert!(listed.contains(&format!("phone  (paired, page session {device_session})")), "{listed}");
+
+    // The app opens a session on each start: the one its cookie held ends in its place.
+    let (first, _) = session(&b, token).await;
+    let again = plain().post(format!("{}/v1/session", b.url)).bearer_auth(token).header("cookie", &first).send().await.unwrap();
+    assert_eq!(again.status(), 204);
+    let second = again.headers()["set-cookie"].to_str().unwrap().split(';').next().unwrap().to_owned();
+    assert_ne!(first, second);
+    let old = page(&first).await.unwrap();
+    assert!(old.headers()["set-cookie"].to_str().unwrap().contains("Max-Age=0"), "the replaced session is gone");
+
+    // Ending a session by its id: its cookie opens nothing and is cleared.
+    let live: Vec<Value> = b.get("/v1/sessions").send().await.unwrap().json().await.unwrap();
+    let newest = live.iter().filter(|s| s["credential"] == device_id).map(|s| s["id"].as_str().unwrap()).next_back().unwrap().to_owned();
+    let ended = b.http.delete(format!("{}/v1/tokens/{newest}", b.url)).bearer_auth(crate::support::TOKEN).send().await.unwrap();
+    assert_eq!(ended.status(), 200);
+    let gone = page(&second).await.unwrap();
+    assert!(gone.headers()["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
+    assert!(!gone.text().await.unwrap().contains("askuser-first"));
+    let watch = plain().get(format!("{}/answer/{id}", b.url)).header("cookie", &second).send().await.unwrap();
+    assert_eq!(watch.status(), 401);
+
+    // A cookie holding a token, as bridges before page sessions set it, opens nothing and is cleared.
+    for old in [token, crate::support::TOKEN] {
+        let cookie = format!("askuser{port}={old}");
+        let r = page(&cookie).await.unwrap();
+        assert!(r.headers()["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
+        assert!(!r.text().await.unwrap().contains("askuser-first"), "a raw token in the cookie shows nothing");
+        let form = plain().post(format!("{}/answer/{id}", b.url)).header("cookie", &cookie).header("origin", &b.url);
+        assert_eq!(form.form(&[("q0", "0"), ("do", "answer")]).send().await.unwrap().status(), 401);
+    }
+    assert_eq!(b.record(&id).await["status"], "pending", "nothing was answered");
+}
+
 /// Opens the page once with `token` (the app opens the session) and waits for the cookie.
 async fn known(b: &TestBridge, browser: &Browser, token: &str) {
     browser.goto(&format!("{}/#token={token}", b.url)).await.unwrap();
@@ -358,4 +439,41 @@ async fn a_slow_phone_keeps_the_form_until_the_inbox_is_opened() {
     assert_eq!(value, "eu-west, half typ", "the text typed before the app loaded");
     let result: Value = result.unwrap().unwrap().json().await.unwrap();
     assert_eq!(result["answers"][0]["answer"], "eu-west, half typed");
+}
+
+/// A page session learns nothing of a question set that is not its person's: not that
+/// it exists, nor that it closed (issue 45: `GET /answer/ID` said 200 for anyone's
+/// closed set, and the form's post 409).
+#[tokio::test]
+async fn the_page_learns_nothing_of_a_set_that_is_not_its_persons() {
+    let b = bridge().await;
+    let alice = b.device_token("phone", Some("alice")).await;
+    let (cookie, _) = session(&b, alice["token"].as_str().unwrap()).await;
+    let watch = |id: String| plain().get(format!("{}/answer/{id}", b.url)).header("cookie", &cookie).send();
+    let post = |id: String| {
+        let form = plain().post(format!("{}/answer/{id}", b.url)).header("cookie", &cookie).header("origin", &b.url);
+        form.form(&[("q0", "1"), ("do", "answer")]).send()
+    };
+    let for_ = |to: &str| {
+        let mut q = database_question(to);
+        q["agent"]["assignee"] = to.into();
+        q
+    };
+    let _bobs = b.ask(for_("bob"), "canonical");
+    let bobs = wait_pending(&b, 1).await[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(watch(bobs.clone()).await.unwrap().status(), 404, "bob's, waiting");
+    assert_eq!(post(bobs.clone()).await.unwrap().status(), 404);
+    let answered = b.post(&format!("/v1/questions/{bobs}/answer")).json(&json!({"answers": ["SQLite"]})).send().await.unwrap();
+    assert!(answered.status().is_success(), "{}", answered.status());
+    assert_eq!(watch(bobs.clone()).await.unwrap().status(), 404, "bob's, closed: as unknown as one that never was");
+    assert_eq!(post(bobs.clone()).await.unwrap().status(), 404, "not 409, which says it closed");
+    assert_eq!(watch("no-such-set".into()).await.unwrap().status(), 404);
+
+    // Her own set, closed elsewhere, still says so.
+    let _hers = b.ask(for_("alice"), "canonical");
+    let hers = wait_pending(&b, 1).await[0]["id"].as_str().unwrap().to_owned();
+    let answered = b.post(&format!("/v1/questions/{hers}/answer")).json(&json!({"answers": ["SQLite"]})).send().await.unwrap();
+    assert!(answered.status().is_success(), "{}", answered.status());
+    assert_eq!(watch(hers.clone()).await.unwrap().status(), 200);
+    assert_eq!(post(hers).await.unwrap().status(), 409, "another answer than the one that won");
 }

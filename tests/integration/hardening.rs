@@ -1144,13 +1144,14 @@ fn serve_in(data: &Path, extra: &[&str], wrap: Option<&str>) -> (Option<i32>, St
 }
 
 /// `/v1/health` is not "ok" while the store cannot take writes (an outside test saw "ok"
-/// with the disk full): here no file may grow past ~100 KB, so asks start failing.
+/// with the disk full): here no file may grow past ~200 KB, so asks start failing (a
+/// new store's schema alone is 104 KB).
 #[tokio::test]
 async fn health_says_when_the_store_cannot_take_writes() {
     let dir = tempfile::tempdir().unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let script = format!(
-        "trap '' XFSZ; ulimit -f 200; exec {} serve --addr 127.0.0.1:{port} --data-dir {} --token {TOKEN}",
+        "trap '' XFSZ; ulimit -f 400; exec {} serve --addr 127.0.0.1:{port} --data-dir {} --token {TOKEN}",
         env!("CARGO_BIN_EXE_askuser"),
         dir.path().display()
     );

@@ -418,7 +418,7 @@ async fn ask_here_shows_the_dialog_inline_and_the_first_answer_wins() {
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["answers"][0]["answer"], "No", "{v}");
     let stored: Value = b.get("/v1/questions/t-here").send().await.unwrap().json().await.unwrap();
-    assert_eq!(stored["answeredBy"], "terminal", "{stored}");
+    assert_eq!(stored["answeredBy"], "terminal: the admin token", "{stored}");
     drop(t);
 
     // Answered in the inbox first: the inline dialog goes away.

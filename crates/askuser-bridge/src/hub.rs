@@ -168,7 +168,8 @@ pub struct Answerer<'a> {
     /// The person (None: no one, who sees every question set: the admin token, a device
     /// of no one, an answer link sent to whoever the set reached).
     pub viewer: Option<&'a Viewer>,
-    /// "page: alice's phone (alice)", "cli", a channel's name; None: not named.
+    /// "page: alice's phone (alice)", "cli: the admin token", a channel's name; None:
+    /// not named.
     pub by: Option<&'a str>,
 }
 
@@ -415,6 +416,16 @@ impl Bridge {
     pub async fn seen(&self, id: &str, viewer: Option<&Viewer>) -> Result<QuestionRecord, BridgeError> {
         let record = self.get(id).await?;
         match self.visible(&record, viewer) {
+            true => Ok(record),
+            false => Err(BridgeError::NotFound(id.to_owned())),
+        }
+    }
+
+    /// Question set `id`, if it is `viewer`'s own ([`inbox::own`]: it sees it waiting, or
+    /// saw it before it closed): anything else is "not found", as if it did not exist.
+    pub async fn mine(&self, id: &str, viewer: Option<&Viewer>) -> Result<QuestionRecord, BridgeError> {
+        let record = self.get(id).await?;
+        match inbox::own(&record, viewer, self.escalate_after(), self.now_ms()) {
             true => Ok(record),
             false => Err(BridgeError::NotFound(id.to_owned())),
         }

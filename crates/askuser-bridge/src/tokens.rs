@@ -8,8 +8,13 @@
 //!
 //! A token is shown once, when it is made; the store keeps only its SHA-256. Revoking
 //! one refuses its next request and closes its open sockets at once.
+//!
+//! A **page session** is not a token: the first-paint cookie of one browser
+//! (`http/first.rs`), opened with a token that is not an agent's and good for that
+//! token's person's question sets on `/` and `/answer/` only, never the API. Kept as its
+//! SHA-256 too; it ends when revoked, when it expires, or with its credential.
 
-pub use crate::store::{Credential, Paired, Scope};
+pub use crate::store::{Credential, Paired, Scope, StoredSession};
 use crate::store::{Store, StoreError};
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
@@ -210,16 +215,64 @@ impl Registry {
     }
 
     /// Revokes credential `id`: its next request is refused, its sockets close now, and
-    /// its push subscriptions are forgotten (its answer links stop working: see
-    /// [`Registry::in_force`]).
+    /// its push subscriptions and page sessions are forgotten (its answer links stop
+    /// working: see [`Registry::in_force`]).
     pub async fn revoke(&self, id: &str, now: u64) -> Result<bool, StoreError> {
         let revoked = self.store.revoke_credential(id, now).await?;
         self.store.remove_subscriptions_of(id).await?;
+        self.store.remove_sessions_of(id).await?;
         self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|_, c| c.id != id);
         if revoked {
             let _ = self.revoked.send(id.to_owned());
         }
         Ok(revoked)
+    }
+
+    /// Opens a page session for `caller` (not an agent) until `now + lasts` ms: the
+    /// session and the cookie's value, shown this once (a random value, no token).
+    pub async fn open_session(&self, caller: &Caller, now: u64, lasts: u64) -> Result<(StoredSession, String), StoreError> {
+        let cookie = crate::config::random_hex(32);
+        let session = StoredSession {
+            id: format!("session-{}", crate::config::random_hex(4)),
+            hash: hash(&cookie),
+            credential: caller.id.clone(),
+            created_at: now,
+            expires_at: now.saturating_add(lasts),
+        };
+        self.store.add_session(&session).await?;
+        Ok((session, cookie))
+    }
+
+    /// Who the page session with cookie `cookie` reads and answers for, at `now`: a
+    /// device page of its credential (`Scope::Device` whatever the credential's scope,
+    /// so a session the admin token opened is no admin), and the session's id. None:
+    /// no such session, expired, or its credential revoked.
+    pub async fn session(&self, cookie: &str, now: u64) -> Result<Option<(Caller, String)>, StoreError> {
+        let Some(session) = self.store.session(&hash(cookie)).await? else { return Ok(None) };
+        if session.expires_at <= now {
+            return Ok(None);
+        }
+        let in_force = |id: &str| self.in_force(id);
+        if let Some(id) = session.credential.as_deref().filter(|id| !in_force(id)) {
+            // Made at another bridge sharing the store a moment ago, or revoked.
+            self.reload().await?;
+            if !in_force(id) {
+                return Ok(None);
+            }
+        }
+        Ok(Some((Caller { scope: Scope::Device, id: session.credential }, session.id)))
+    }
+
+    /// The page sessions in force at `now`, oldest first.
+    pub async fn sessions(&self, now: u64) -> Result<Vec<StoredSession>, StoreError> {
+        let mut sessions = self.store.sessions().await?;
+        sessions.retain(|s| s.expires_at > now && s.credential.as_deref().is_none_or(|id| self.in_force(id)));
+        Ok(sessions)
+    }
+
+    /// Ends page session `id`; whether there was one.
+    pub async fn end_session(&self, id: &str) -> Result<bool, StoreError> {
+        self.store.remove_session(id).await
     }
 
     /// Resolves when credential `id` is revoked (never for the admin token).
@@ -489,6 +542,34 @@ mod tests {
         assert!(!can(Scope::Device, Method::POST, "/v1/tokens"));
 
         assert!(can(Scope::Admin, Method::POST, "/v1/tokens"));
+    }
+
+    #[tokio::test]
+    async fn a_page_session_is_no_token_no_admin_and_ends_with_its_credential() {
+        let store: Arc<dyn Store> = Arc::new(crate::store::Sqlite::open_in_memory().unwrap());
+        let registry = Registry::load(store.clone()).await.unwrap();
+        let (device, token) = registry.create(Scope::Device, "phone", Some("alice"), 1).await.unwrap();
+        let phone = Caller { scope: Scope::Device, id: Some(device.id.clone()) };
+        let (session, cookie) = registry.open_session(&phone, 10, 100).await.unwrap();
+        assert_ne!(cookie, token);
+        assert!(registry.find(&cookie).is_none(), "the cookie is no bearer token");
+        assert!(registry.session(&token, 20).await.unwrap().is_none(), "nor is a token a cookie");
+        assert_eq!(registry.session(&cookie, 20).await.unwrap(), Some((phone.clone(), session.id.clone())));
+        assert_eq!(registry.session(&cookie, 110).await.unwrap(), None, "expired");
+        // One the admin token opened is a device page of no one: never the admin.
+        let admin = Caller { scope: Scope::Admin, id: None };
+        let (_, admins) = registry.open_session(&admin, 10, 100).await.unwrap();
+        let (as_admin, _) = registry.session(&admins, 20).await.unwrap().unwrap();
+        assert_eq!(as_admin, Caller { scope: Scope::Device, id: None });
+        assert_eq!(registry.sessions(20).await.unwrap().len(), 2);
+        assert!(store.sessions().await.unwrap().iter().all(|s| s.hash != cookie && s.hash != admins), "kept hashed");
+        // Revoking the device ends its session; ending the admin's ends it.
+        assert!(registry.revoke(&device.id, 30).await.unwrap());
+        assert_eq!(registry.session(&cookie, 40).await.unwrap(), None);
+        let left = registry.sessions(40).await.unwrap();
+        assert_eq!(left.iter().map(|s| s.credential.clone()).collect::<Vec<_>>(), [None]);
+        assert!(registry.end_session(&left[0].id).await.unwrap());
+        assert_eq!(registry.session(&admins, 40).await.unwrap(), None);
     }
 
     #[tokio::test]

@@ -110,10 +110,16 @@ pub fn is_for(record: &QuestionRecord, viewer: &Viewer) -> bool {
 /// theirs from its start, and anyone else's once it escalates (`escalate_after` ms after
 /// it was asked; never without it). A closed set is history, which everyone sees.
 pub fn seen_from(record: &QuestionRecord, viewer: Option<&Viewer>, escalate_after: Option<u64>) -> Option<u64> {
+    match record.status {
+        Status::Pending => waiting_from(record, viewer, escalate_after),
+        _ => Some(record.created_at),
+    }
+}
+
+/// From when `viewer` sees `record` while it waits, whether it still does or not.
+fn waiting_from(record: &QuestionRecord, viewer: Option<&Viewer>, escalate_after: Option<u64>) -> Option<u64> {
     match viewer {
-        Some(viewer) if record.status == Status::Pending && !is_for(record, viewer) => {
-            escalate_after.map(|after| record.created_at.saturating_add(after))
-        }
+        Some(viewer) if !is_for(record, viewer) => escalate_after.map(|after| record.created_at.saturating_add(after)),
         _ => Some(record.created_at),
     }
 }
@@ -121,6 +127,18 @@ pub fn seen_from(record: &QuestionRecord, viewer: Option<&Viewer>, escalate_afte
 /// Whether `viewer` sees `record` at `now` (ms): see [`seen_from`].
 pub fn sees(record: &QuestionRecord, viewer: Option<&Viewer>, escalate_after: Option<u64>, now: u64) -> bool {
     seen_from(record, viewer, escalate_after).is_some_and(|at| at <= now)
+}
+
+/// Whether `record` is `viewer`'s own at `now`: waiting, it sees it ([`sees`]); closed,
+/// it saw it while it waited (from [`seen_from`]'s start until it closed). What a page
+/// session may read and answer (the first-paint page, http/first.rs): history aside,
+/// anyone else's closed set is as if it did not exist.
+pub fn own(record: &QuestionRecord, viewer: Option<&Viewer>, escalate_after: Option<u64>, now: u64) -> bool {
+    let until = match record.status {
+        Status::Pending => now,
+        _ => record.answered_at.unwrap_or(now).min(now),
+    };
+    waiting_from(record, viewer, escalate_after).is_some_and(|at| at <= until)
 }
 
 /// A question set in one line, for lists and notices: its first question's first
@@ -540,6 +558,19 @@ mod tests {
         assert!(sees(&bobs, Some(&alice), hour, 3_601_000));
         // Closed, it is history: everyone sees it.
         assert!(sees(&for_(Some("bob"), "answered"), Some(&alice), None, 1_000));
+        // But it is hers only if she saw it while it waited.
+        let closed = |to: Option<&str>, at: u64| {
+            let mut r = for_(to, "answered");
+            r.answered_at = Some(at);
+            r
+        };
+        assert!(own(&closed(None, 2_000), Some(&alice), None, 5_000));
+        assert!(own(&closed(Some("db"), 2_000), Some(&alice), None, 5_000));
+        assert!(!own(&closed(Some("bob"), 2_000), Some(&alice), None, 5_000), "bob's, never escalated");
+        assert!(!own(&closed(Some("bob"), 2_000), Some(&alice), hour, 4_000_000), "closed before it escalated to her");
+        assert!(own(&closed(Some("bob"), 3_700_000), Some(&alice), hour, 4_000_000), "closed after it escalated");
+        assert!(own(&closed(Some("bob"), 2_000), None, None, 5_000), "a viewer who is no one saw it");
+        assert!(own(&bobs, Some(&alice), hour, 3_601_000) && !own(&bobs, Some(&alice), hour, 3_600_999), "waiting: as `sees`");
     }
 
     fn snapshot() -> Inbox {

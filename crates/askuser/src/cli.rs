@@ -835,7 +835,8 @@ pub enum TokensAction {
         #[arg(long, value_name = "NAME")]
         person: Option<String>,
     },
-    /// Revoke a token by its id: refused from its next request, its sockets closed now.
+    /// Revoke a token by its id: refused from its next request, its sockets closed now,
+    /// its page sessions ended; or end one page session (`session-…`).
     Revoke { id: String },
 }
 
@@ -855,18 +856,28 @@ async fn pair(client: &Client, name: &str, person: Option<&str>, minutes: u64) -
     Ok(())
 }
 
+/// `, page session ID` for each page session credential `id` (None: the admin token) opened.
+fn sessions_of(sessions: &[askuser_bridge::tokens::StoredSession], id: Option<&str>) -> String {
+    sessions.iter().filter(|s| s.credential.as_deref() == id).map(|s| format!(", page session {}", s.id)).collect()
+}
+
 async fn devices(client: &Client) -> anyhow::Result<()> {
     let devices: Vec<_> = client.tokens().await?.into_iter().filter(|c| c.scope == Scope::Device).collect();
-    if devices.is_empty() {
+    let sessions = client.sessions().await?;
+    if devices.is_empty() && sessions.is_empty() {
         out!("No devices paired yet: `askuser pair --name phone` pairs one.");
         return Ok(());
     }
     for d in &devices {
         let state = if d.revoked_at.is_some() { "revoked" } else { "paired" };
-        out!("{}  {}  ({state})", d.id, crate::term::safe(&d.name));
+        out!("{}  {}  ({state}{})", d.id, crate::term::safe(&d.name), sessions_of(&sessions, Some(&d.id)));
     }
-    if devices.iter().any(|d| d.revoked_at.is_none()) {
-        err!("askuser: a lost device is cut off at once with `askuser tokens revoke ID`");
+    let admin = sessions_of(&sessions, None);
+    if !admin.is_empty() {
+        out!("the admin token  ({})", admin.trim_start_matches(", "));
+    }
+    if devices.iter().any(|d| d.revoked_at.is_none()) || !sessions.is_empty() {
+        err!("askuser: a lost device is cut off at once with `askuser tokens revoke ID` (a page session alone: its session-… id)");
     }
     Ok(())
 }
@@ -877,12 +888,19 @@ async fn tokens(client: &Client, action: TokensAction) -> anyhow::Result<()> {
             let all = client.tokens().await?;
             if json {
                 print_json(&all);
-            } else if all.is_empty() {
-                out!("No tokens made yet (the admin token is the data directory's `token`).");
             } else {
+                let sessions = client.sessions().await?;
+                if all.is_empty() {
+                    out!("No tokens made yet (the admin token is the data directory's `token`).");
+                }
                 for c in all {
                     let state = c.revoked_at.map_or("in force".to_owned(), |_| "revoked".to_owned());
-                    out!("{}  {:<6}  {}  ({state})", c.id, c.scope.as_str(), crate::term::safe(&c.name));
+                    let sessions = sessions_of(&sessions, Some(&c.id));
+                    out!("{}  {:<6}  {}  ({state}{sessions})", c.id, c.scope.as_str(), crate::term::safe(&c.name));
+                }
+                let admin = sessions_of(&sessions, None);
+                if !admin.is_empty() {
+                    out!("the admin token  ({})", admin.trim_start_matches(", "));
                 }
             }
         }

@@ -163,6 +163,11 @@ impl Client {
         self.json(self.request(Method::GET, &format!("/v1/decisions?limit={limit}"))).await
     }
 
+    /// The page sessions in force (each a browser's first-paint cookie).
+    pub async fn sessions(&self) -> anyhow::Result<Vec<askuser_bridge::tokens::StoredSession>> {
+        self.json(self.request(Method::GET, "/v1/sessions")).await
+    }
+
     pub async fn revoke_token(&self, id: &str) -> anyhow::Result<serde_json::Value> {
         self.json(self.request(Method::DELETE, &format!("/v1/tokens/{}", encode(id)))).await
     }

@@ -191,8 +191,24 @@ pub(super) async fn set_teams(State(app): State<App>, Path(person): Path<String>
     Ok(Json(serde_json::json!({"person": person, "teams": teams})).into_response())
 }
 
-/// Revokes a credential: refused from its next request, its sockets closed now.
+/// `GET /v1/sessions`: the page sessions in force (each a browser's first-paint
+/// cookie), oldest first: `[{id, credential, createdAt, expiresAt}]`, `credential` null
+/// for one the admin token opened. Never the cookie (only its hash is kept).
+pub(super) async fn list_sessions(State(app): State<App>) -> Reply {
+    Ok(Json(app.security.registry.sessions(app.bridge.now_ms()).await.map_err(BridgeError::from)?).into_response())
+}
+
+/// Revokes a credential (refused from its next request, its sockets closed now, its
+/// page sessions ended), or ends a page session (`session-…`).
 pub(super) async fn revoke_token(State(app): State<App>, Path(id): Path<String>) -> Reply {
+    if id.starts_with("session-") {
+        if app.security.registry.end_session(&id).await.map_err(BridgeError::from)? {
+            tracing::info!(%id, "page session ended");
+            return Ok(Json(serde_json::json!({"id": id, "revoked": true})).into_response());
+        }
+        let message = format!("no page session with id {id:?}");
+        return Err(Refusal(error(StatusCode::NOT_FOUND, ErrorBody::new(ErrorCode::NotFound, message))));
+    }
     if app.security.registry.revoke(&id, app.bridge.now_ms()).await.map_err(BridgeError::from)? {
         tracing::info!(%id, "credential revoked");
         return Ok(Json(serde_json::json!({"id": id, "revoked": true})).into_response());

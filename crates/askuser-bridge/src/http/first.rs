@@ -3,13 +3,20 @@
 //! network shows it (and can answer it) before the web app's wasm has arrived.
 //!
 //! How the bridge knows the device: `POST /v1/session` with the page's token (the web
-//! app does it once it has connected) sets a session cookie holding that token:
+//! app does it once it has connected) opens a page session (`tokens::Registry::
+//! open_session`) and sets a cookie holding its random value, never the token: a
+//! browser sends a cookie to every port of its host, so any other server on
+//! 127.0.0.1 it visits receives it. The session is the device page of the token's
+//! credential (one the admin token opened is no admin), kept as a hash, lasts
+//! [`MAX_AGE`] (each start of the app opens a new one in its place), and ends when
+//! revoked (`askuser tokens revoke session-…`) or with its credential. The cookie is
 //! `HttpOnly` (no script reads it), `SameSite=Strict` (no other site's page sends it),
 //! `Secure` over TLS, named by the bridge's port (two bridges on one machine keep
-//! theirs). The cookie is read here only: `GET /` (this page), `POST /answer/ID` (its
-//! form) and `GET /answer/ID` (whether that set still waits), never by the API, which
-//! still wants the bearer token.
-//! A revoked token's cookie is cleared when it comes back.
+//! theirs). It is read here only: `GET /` (this page), `POST /answer/ID` (its form)
+//! and `GET /answer/ID` (whether that set still waits), so it reads and answers that
+//! person's question sets and nothing else; the API never takes it. A cookie that opens
+//! nothing (ended, expired, revoked, or a token as older bridges set) is cleared when it
+//! comes back.
 //!
 //! The form answers through the same first-answer-wins path as every other answer.
 //! The page's script (`web/first.js`, instead of the app's loader) starts the app at
@@ -37,8 +44,8 @@ use axum::{Extension, Form};
 /// How long `GET /answer/ID` holds before saying the question set still waits.
 const WATCH: std::time::Duration = std::time::Duration::from_secs(25);
 
-/// A session lasts as long as its token: a year, renewed by every start of the app.
-const MAX_AGE: u64 = 365 * 24 * 3600;
+/// A page session lasts 90 days from the app's last start on that browser.
+const MAX_AGE: u64 = 90 * 24 * 3600;
 
 /// Where the rendered part goes: in place of the page's `<noscript>` (the form works
 /// without scripts).
@@ -73,31 +80,64 @@ fn presented(headers: &HeaderMap) -> Option<String> {
         .find_map(|pair| pair.trim().strip_prefix(name.as_str())?.strip_prefix('=').map(str::to_owned))
 }
 
-/// The person the session cookie speaks for: `Ok(None)` without a cookie, `Err` with
-/// one that no longer opens anything (revoked, or an agent's token).
-fn session(app: &App, headers: &HeaderMap) -> Result<Option<Caller>, ()> {
-    let Some(token) = presented(headers) else { return Ok(None) };
-    match app.security.caller(&token) {
-        Some(caller) if caller.scope != Scope::Agent => Ok(Some(caller)),
-        _ => Err(()),
+/// What a request's session cookie opens.
+enum Session {
+    /// No cookie.
+    None,
+    /// One that opens nothing (ended, expired, its credential revoked, or a raw token
+    /// as bridges before page sessions set): cleared in the response.
+    Gone,
+    /// A device page of this credential; the session's id.
+    Open(Caller, String),
+    /// The store did not answer.
+    Unknown,
+}
+
+async fn session(app: &App, headers: &HeaderMap) -> Session {
+    let Some(cookie) = presented(headers) else { return Session::None };
+    match app.security.registry.session(&cookie, app.bridge.now_ms()).await {
+        Ok(Some((caller, id))) => Session::Open(caller, id),
+        Ok(None) => Session::Gone,
+        Err(e) => {
+            tracing::warn!("a page session: {e}");
+            Session::Unknown
+        }
     }
 }
 
-/// `POST /v1/session`: remembers this device's token in a session cookie (204).
+/// `response` with the session cookie cleared.
+fn cleared(app: &App, headers: &HeaderMap, mut response: Response) -> Response {
+    response.headers_mut().insert(header::SET_COOKIE, set_cookie(app, headers, "", 0));
+    response
+}
+
+/// `POST /v1/session`: opens a page session for this device's token and sets its
+/// cookie (204). The one the request's cookie opened for the same credential ends.
 pub async fn open(State(app): State<App>, Extension(caller): Extension<Caller>, headers: HeaderMap) -> Response {
     if caller.scope == Scope::Agent {
         return (StatusCode::FORBIDDEN, "an agent token opens no page session").into_response();
     }
-    let token = headers.get(header::AUTHORIZATION).and_then(|v| v.to_str().ok()).and_then(|v| v.strip_prefix("Bearer ")).map(str::trim);
-    let Some(token) = token.filter(|t| !t.is_empty() && t.bytes().all(|b| b.is_ascii_graphic() && b != b';' && b != b',')) else {
-        return (StatusCode::BAD_REQUEST, "send the token as `Authorization: Bearer TOKEN`").into_response();
-    };
-    let cookie = set_cookie(&app, &headers, token, MAX_AGE);
-    (StatusCode::NO_CONTENT, [(header::SET_COOKIE, cookie)]).into_response()
+    let registry = &app.security.registry;
+    if let Session::Open(before, id) = session(&app, &headers).await {
+        if before.id == caller.id {
+            if let Err(e) = registry.end_session(&id).await {
+                return super::Refusal::from(BridgeError::from(e)).into_response();
+            }
+        }
+    }
+    match registry.open_session(&caller, app.bridge.now_ms(), MAX_AGE * 1000).await {
+        Ok((_, cookie)) => (StatusCode::NO_CONTENT, [(header::SET_COOKIE, set_cookie(&app, &headers, &cookie, MAX_AGE))]).into_response(),
+        Err(e) => super::Refusal::from(BridgeError::from(e)).into_response(),
+    }
 }
 
-/// `DELETE /v1/session`: forgets it.
+/// `DELETE /v1/session`: ends the page session the cookie opens, and forgets the cookie.
 pub async fn close(State(app): State<App>, headers: HeaderMap) -> Response {
+    if let Session::Open(_, id) = session(&app, &headers).await {
+        if let Err(e) = app.security.registry.end_session(&id).await {
+            return super::Refusal::from(BridgeError::from(e)).into_response();
+        }
+    }
     (StatusCode::NO_CONTENT, [(header::SET_COOKIE, set_cookie(&app, &headers, "", 0))]).into_response()
 }
 
@@ -112,14 +152,10 @@ pub struct Landing {
 /// `GET /`: the app's page, with the first waiting question set written in for a
 /// device the bridge knows.
 pub async fn index(State(app): State<App>, uri: Uri, headers: HeaderMap, query: Result<Query<Landing>, QueryRejection>) -> Response {
-    let caller = match session(&app, &headers) {
-        Ok(Some(caller)) => caller,
-        Ok(None) => return crate::assets::serve(uri, headers).await,
-        Err(()) => {
-            let mut page = crate::assets::serve(uri, headers.clone()).await;
-            page.headers_mut().insert(header::SET_COOKIE, set_cookie(&app, &headers, "", 0));
-            return page;
-        }
+    let caller = match session(&app, &headers).await {
+        Session::Open(caller, _) => caller,
+        Session::None | Session::Unknown => return crate::assets::serve(uri, headers).await,
+        Session::Gone => return cleared(&app, &headers, crate::assets::serve(uri, headers.clone()).await),
     };
     let Some(shell) = crate::assets::index_html() else { return crate::assets::serve(uri, headers).await };
     let landing = query.map(|Query(q)| q).unwrap_or_default();
@@ -194,7 +230,8 @@ fn follow_loader(page: &str) -> String {
 
 /// `GET /answer/ID`: holds until question set ID no longer waits (answered, declined,
 /// withdrawn or timed out, here or at another bridge), for at most [`WATCH`]: 200 then,
-/// 204 while it still waits, 404 for a set this device does not see. The page with the
+/// 204 while it still waits, 404 for a set that is not this person's (`Bridge::mine`:
+/// one closed before they saw it is as unknown as one that never was). The page with the
 /// form (`web/first.js`) asks, to show the next set when this one was answered elsewhere.
 pub async fn watch(
     State(app): State<App>,
@@ -202,7 +239,12 @@ pub async fn watch(
     standing: Option<Extension<crate::listen::Standing>>,
     headers: HeaderMap,
 ) -> Response {
-    let Ok(Some(caller)) = session(&app, &headers) else { return StatusCode::UNAUTHORIZED.into_response() };
+    let caller = match session(&app, &headers).await {
+        Session::Open(caller, _) => caller,
+        Session::None => return StatusCode::UNAUTHORIZED.into_response(),
+        Session::Gone => return cleared(&app, &headers, StatusCode::UNAUTHORIZED.into_response()),
+        Session::Unknown => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
+    };
     // The cookie proves the connection as a token would: a held request keeps its place.
     if let Some(Extension(standing)) = standing {
         standing.authenticated();
@@ -211,9 +253,8 @@ pub async fn watch(
     // Subscribe first, then look, so no answer falls between the two.
     let mut events = app.bridge.subscribe();
     let waits = |r: &QuestionRecord| r.status == Status::Pending;
-    match app.bridge.get(&id).await {
-        Ok(r) if waits(&r) && app.bridge.visible(&r, viewer.as_ref()) => {}
-        Ok(r) if waits(&r) => return StatusCode::NOT_FOUND.into_response(),
+    match app.bridge.mine(&id, viewer.as_ref()).await {
+        Ok(r) if waits(&r) => {}
         Ok(_) => return StatusCode::OK.into_response(),
         Err(BridgeError::NotFound(_)) => return StatusCode::NOT_FOUND.into_response(),
         Err(_) => return StatusCode::SERVICE_UNAVAILABLE.into_response(),
@@ -389,15 +430,22 @@ pub async fn answer(
     headers: HeaderMap,
     Form(fields): Form<Vec<(String, String)>>,
 ) -> Response {
-    let Ok(Some(caller)) = session(&app, &headers) else {
-        return page(
-            StatusCode::UNAUTHORIZED,
-            "Not signed in",
-            "This browser is not known to this bridge any more: open askuser with its link again.",
-        );
+    let caller = match session(&app, &headers).await {
+        Session::Open(caller, _) => caller,
+        Session::Unknown => {
+            return page(StatusCode::SERVICE_UNAVAILABLE, "Not sent", "The bridge cannot reach its store. Go back and try again.")
+        }
+        gone => {
+            let refused = page(
+                StatusCode::UNAUTHORIZED,
+                "Not signed in",
+                "This browser is not known to this bridge any more: open askuser with its link again.",
+            );
+            return if matches!(gone, Session::Gone) { cleared(&app, &headers, refused) } else { refused };
+        }
     };
     let viewer = app.security.registry.viewer(&caller);
-    let Ok(record) = app.bridge.seen(&id, viewer.as_ref()).await else {
+    let Ok(record) = app.bridge.mine(&id, viewer.as_ref()).await else {
         return page(StatusCode::NOT_FOUND, "Unknown question", "This question is not here (it may have been withdrawn).");
     };
     let by = format!("page: {}", app.security.registry.label(&caller));

@@ -146,6 +146,7 @@ pub fn router(app: App) -> Router {
         .route("/v1/ui", get(ui_socket))
         .route("/v1/tokens", get(list_tokens).post(create_token))
         .route("/v1/tokens/{id}", delete(revoke_token))
+        .route("/v1/sessions", get(list_sessions))
         .route("/v1/pairings", post(create_pairing))
         .route("/v1/people", get(list_people))
         .route("/v1/people/{person}", axum::routing::put(set_teams))

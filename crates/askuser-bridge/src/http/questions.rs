@@ -129,9 +129,12 @@ pub(super) async fn get_one(State(app): State<App>, Extension(caller): Extension
     Ok(Json(app.bridge.seen(&id, app.security.registry.viewer(&caller).as_ref()).await?).into_response())
 }
 
-/// Who answered over HTTP: `X-Askuser-Client` if given (the terminal sends `cli`).
-pub(super) fn client_name(headers: &HeaderMap) -> String {
-    headers.get("x-askuser-client").and_then(|v| v.to_str().ok()).filter(|v| !v.is_empty() && v.len() <= 64).unwrap_or("http").to_owned()
+/// Who answered over HTTP, for the record and the audit log: the client
+/// (`X-Askuser-Client` if given, the terminal sends `cli`; else `http`) and the token's
+/// credential as the page names it: "cli: alice's phone (alice)", "http: the admin token".
+pub(super) fn client_name(app: &App, caller: &Caller, headers: &HeaderMap) -> String {
+    let client = headers.get("x-askuser-client").and_then(|v| v.to_str().ok()).filter(|v| !v.is_empty() && v.len() <= 64).unwrap_or("http");
+    format!("{client}: {}", app.security.registry.label(caller))
 }
 
 pub(super) async fn answer(
@@ -151,7 +154,7 @@ pub(super) async fn answer(
         ))
     })?;
     let selections = body.answers.selections(&record.request.questions).map_err(BridgeError::Invalid)?;
-    let who = Answerer { viewer: viewer.as_ref(), by: Some(&client_name(&headers)) };
+    let who = Answerer { viewer: viewer.as_ref(), by: Some(&client_name(&app, &caller, &headers)) };
     Ok(Json(app.bridge.answer(&id, &selections, who).await?).into_response())
 }
 
@@ -175,7 +178,7 @@ pub(super) async fn cancel(
         }
     };
     let viewer = app.security.registry.viewer(&caller);
-    let who = Answerer { viewer: viewer.as_ref(), by: Some(&client_name(&headers)) };
+    let who = Answerer { viewer: viewer.as_ref(), by: Some(&client_name(&app, &caller, &headers)) };
     Ok(Json(app.bridge.decline(&id, chat, who).await?).into_response())
 }
 

@@ -478,3 +478,34 @@ async fn credentials_are_kept_hashed_revoked_once_and_people_have_teams() {
         assert_eq!(teams, [("alice".to_owned(), "db".to_owned()), ("bob".to_owned(), "db".to_owned())], "the last set replaces");
     }
 }
+
+#[tokio::test]
+async fn page_sessions_are_found_by_hash_removed_once_and_with_their_credential() {
+    for (backend, store) in stores().await {
+        eprintln!("checking the {backend} store");
+        let session = |id: &str, hash: &str, credential: Option<&str>, at: u64| StoredSession {
+            id: id.into(),
+            hash: hash.repeat(32),
+            credential: credential.map(str::to_owned),
+            created_at: at,
+            expires_at: at + 100,
+        };
+        store.add_session(&session("session-1", "ab", Some("device-1"), 1)).await.unwrap();
+        store.add_session(&session("session-2", "cd", Some("device-1"), 2)).await.unwrap();
+        store.add_session(&session("session-3", "ef", None, 3)).await.unwrap();
+        assert_eq!(store.session(&"cd".repeat(32)).await.unwrap(), Some(session("session-2", "cd", Some("device-1"), 2)));
+        assert_eq!(store.session("cd").await.unwrap(), None, "the whole hash or nothing");
+        let kept = store.sessions().await.unwrap();
+        assert_eq!(kept.iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["session-1", "session-2", "session-3"], "oldest first");
+        assert!(store.add_session(&session("session-4", "ab", None, 4)).await.is_err(), "a hash is kept once");
+        assert!(store.remove_session("session-3").await.unwrap());
+        assert!(!store.remove_session("session-3").await.unwrap(), "once");
+        assert_eq!(store.session(&"ef".repeat(32)).await.unwrap(), None);
+        assert_eq!(store.remove_sessions_of("device-1").await.unwrap(), 2, "a revoked device's sessions go with it");
+        assert_eq!(store.sessions().await.unwrap(), []);
+        // Expired sessions are forgotten as new ones come.
+        store.add_session(&session("session-5", "12", Some("device-2"), 10)).await.unwrap();
+        store.add_session(&session("session-6", "34", Some("device-2"), 110)).await.unwrap();
+        assert_eq!(store.sessions().await.unwrap().iter().map(|s| s.id.as_str()).collect::<Vec<_>>(), ["session-6"]);
+    }
+}

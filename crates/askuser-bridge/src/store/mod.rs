@@ -132,6 +132,22 @@ pub trait Credentials: Send + Sync {
 
     /// Makes `teams` the teams `person` is in (none: in no team).
     async fn set_teams(&self, person: &str, teams: &[String]) -> Result<(), StoreError>;
+
+    /// Keeps a new page session (its cookie only as a hash), and forgets those expired
+    /// by its `created_at`.
+    async fn add_session(&self, s: &StoredSession) -> Result<(), StoreError>;
+
+    /// The page session whose cookie hashes to `hash`, expired or not.
+    async fn session(&self, hash: &str) -> Result<Option<StoredSession>, StoreError>;
+
+    /// Every page session kept, oldest first.
+    async fn sessions(&self) -> Result<Vec<StoredSession>, StoreError>;
+
+    /// Forgets page session `id`; whether there was one.
+    async fn remove_session(&self, id: &str) -> Result<bool, StoreError>;
+
+    /// Forgets every page session credential `id` opened (it was revoked); how many.
+    async fn remove_sessions_of(&self, id: &str) -> Result<usize, StoreError>;
 }
 
 /// Where notifications went: push subscriptions, answer links, what reached whom: the
@@ -351,6 +367,23 @@ pub struct Credential {
     pub person: Option<String>,
 }
 
+/// A page session as kept: what the first-paint cookie of one browser opens (see
+/// `http/first.rs`), never a token. `hash` is the cookie's SHA-256 in hex; the cookie
+/// itself is never stored.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoredSession {
+    /// `session-` and 8 hex digits: what lists show and revoking names.
+    pub id: String,
+    #[serde(skip_serializing, default)]
+    pub hash: String,
+    /// The credential whose token opened it (`None`: the admin token): the session
+    /// reads and answers what that credential's page would, and ends with it.
+    pub credential: Option<String>,
+    pub created_at: u64,
+    pub expires_at: u64,
+}
+
 /// What a pairing code makes: a device credential with this name, for this person.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Paired {
@@ -378,6 +411,17 @@ pub(crate) const SHARED_MIGRATIONS: &[&str] = &[
     // once the question closes and to find the question a reply in the channel is about.
     "ALTER TABLE notified ADD COLUMN message TEXT;
      CREATE INDEX notified_message ON notified (target, message);",
+    // 7 -> 8: page sessions: what the first-paint cookie opens instead of carrying a
+    // token (a cookie reaches every port of its host). Each kept as its cookie's
+    // SHA-256, with the credential that opened it (NULL: the admin token).
+    "CREATE TABLE page_sessions (
+         id         TEXT   PRIMARY KEY,
+         hash       TEXT   NOT NULL UNIQUE,
+         credential TEXT,
+         created_at BIGINT NOT NULL,
+         expires_at BIGINT NOT NULL
+     );
+     CREATE INDEX page_sessions_credential ON page_sessions (credential);",
 ];
 
 /// The version both stores' own histories end at.

@@ -21,7 +21,7 @@
 use super::{
     like_pattern, parse_record, record_columns, to_json, to_sql_ms, Credential, Credentials, Deliveries, Filter, Finished, Inserted,
     LinkUse, Notified, Paired, Questions, RawRecord, Scope, Shared, Store, StoreError, StoreEvent, StoredDecision, StoredLink, StoredRule,
-    StoredSubscription,
+    StoredSession, StoredSubscription,
 };
 use crate::lock;
 use askuser_core::protocol::QuestionRecord;
@@ -1099,6 +1099,79 @@ impl Credentials for Postgres {
         };
         self.noted(self.within(&what, outcome).await)
     }
+
+    /// No event: every bridge reads a session from the table when its cookie comes.
+    async fn add_session(&self, s: &StoredSession) -> Result<(), StoreError> {
+        let what = format!("cannot store page session {:?}", s.id);
+        let outcome = async {
+            let created = to_sql_ms(s.created_at, "createdAt", &s.id)?;
+            let expires = to_sql_ms(s.expires_at, "expiresAt", &s.id)?;
+            let fail = |e| db_error(&what, e);
+            let mut client = self.client().await?;
+            let tx = client.transaction().await.map_err(fail)?;
+            tx.execute("DELETE FROM page_sessions WHERE expires_at <= $1", &[&created]).await.map_err(fail)?;
+            tx.execute(
+                "INSERT INTO page_sessions (id, hash, credential, created_at, expires_at) VALUES ($1, $2, $3, $4, $5)",
+                &[&s.id, &s.hash, &s.credential, &created, &expires],
+            )
+            .await
+            .map_err(fail)?;
+            tx.commit().await.map_err(fail)
+        };
+        self.noted(self.within(&what, outcome).await)
+    }
+
+    async fn session(&self, hash: &str) -> Result<Option<StoredSession>, StoreError> {
+        let what = "cannot read a page session";
+        let row = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query_opt("SELECT id, hash, credential, created_at, expires_at FROM page_sessions WHERE hash = $1", &[&hash])
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
+        Ok(row.as_ref().map(session_row))
+    }
+
+    async fn sessions(&self) -> Result<Vec<StoredSession>, StoreError> {
+        let what = "cannot read the page sessions";
+        let rows = self
+            .within(what, async {
+                let client = self.client().await?;
+                client
+                    .query("SELECT id, hash, credential, created_at, expires_at FROM page_sessions ORDER BY created_at, id", &[])
+                    .await
+                    .map_err(|e| db_error(what, e))
+            })
+            .await?;
+        Ok(rows.iter().map(session_row).collect())
+    }
+
+    async fn remove_session(&self, id: &str) -> Result<bool, StoreError> {
+        let what = format!("cannot remove page session {id:?}");
+        let outcome = async {
+            let client = self.client().await?;
+            let n = client.execute("DELETE FROM page_sessions WHERE id = $1", &[&id]).await.map_err(|e| db_error(&what, e))?;
+            Ok(n > 0)
+        };
+        self.noted(self.within(&what, outcome).await)
+    }
+
+    async fn remove_sessions_of(&self, id: &str) -> Result<usize, StoreError> {
+        let what = format!("cannot remove the page sessions of {id:?}");
+        let outcome = async {
+            let client = self.client().await?;
+            let n = client.execute("DELETE FROM page_sessions WHERE credential = $1", &[&id]).await.map_err(|e| db_error(&what, e))?;
+            Ok(usize::try_from(n).unwrap_or(usize::MAX))
+        };
+        self.noted(self.within(&what, outcome).await)
+    }
+}
+
+fn session_row(r: &tokio_postgres::Row) -> StoredSession {
+    StoredSession { id: r.get(0), hash: r.get(1), credential: r.get(2), created_at: ms(r.get(3)), expires_at: ms(r.get(4)) }
 }
 
 #[async_trait::async_trait]

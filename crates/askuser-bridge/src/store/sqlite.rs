@@ -9,7 +9,8 @@
 
 use super::{
     like_pattern, parse_record, record_columns, to_json, to_sql_ms, Credential, Credentials, Deliveries, Filter, Finished, Inserted,
-    LinkUse, Notified, Questions, RawRecord, Scope, Store, StoreError, StoredDecision, StoredLink, StoredRule, StoredSubscription,
+    LinkUse, Notified, Questions, RawRecord, Scope, Store, StoreError, StoredDecision, StoredLink, StoredRule, StoredSession,
+    StoredSubscription,
 };
 use crate::lock;
 use askuser_core::protocol::QuestionRecord;
@@ -780,6 +781,58 @@ impl Sqlite {
         self.noted(outcome.map_err(context))
     }
 
+    /// Keeps a new page session, and forgets those expired by its `created_at`.
+    pub fn add_session(&self, s: &StoredSession) -> Result<(), StoreError> {
+        let context = |e| db_error(format!("cannot store page session {:?}", s.id), e);
+        let created = to_sql_ms(s.created_at, "createdAt", &s.id)?;
+        let expires = to_sql_ms(s.expires_at, "expiresAt", &s.id)?;
+        let mut conn = self.lock();
+        let outcome = (|| {
+            let tx = conn.transaction()?;
+            tx.prepare_cached("DELETE FROM page_sessions WHERE expires_at <= ?1")?.execute([created])?;
+            tx.prepare_cached("INSERT INTO page_sessions (id, hash, credential, created_at, expires_at) VALUES (?1, ?2, ?3, ?4, ?5)")?
+                .execute(params![s.id, s.hash, s.credential, created, expires])?;
+            tx.commit()
+        })();
+        drop(conn);
+        self.noted(outcome.map_err(context))
+    }
+
+    /// The page session whose cookie hashes to `hash`, expired or not.
+    pub fn session(&self, hash: &str) -> Result<Option<StoredSession>, StoreError> {
+        let context = |e| db_error("cannot read a page session".into(), e);
+        self.lock()
+            .prepare_cached("SELECT id, hash, credential, created_at, expires_at FROM page_sessions WHERE hash = ?1")
+            .and_then(|mut s| s.query_row([hash], read_session).optional())
+            .map_err(context)
+    }
+
+    /// Every page session kept, oldest first.
+    pub fn sessions(&self) -> Result<Vec<StoredSession>, StoreError> {
+        let context = |e| db_error("cannot read the page sessions".into(), e);
+        let conn = self.lock();
+        let mut stmt = conn
+            .prepare_cached("SELECT id, hash, credential, created_at, expires_at FROM page_sessions ORDER BY created_at, id")
+            .map_err(context)?;
+        let rows = stmt.query_map([], read_session).map_err(context)?;
+        rows.collect::<Result<_, _>>().map_err(context)
+    }
+
+    /// Forgets page session `id`; whether there was one.
+    pub fn remove_session(&self, id: &str) -> Result<bool, StoreError> {
+        let context = |e| db_error(format!("cannot remove page session {id:?}"), e);
+        let sql = "DELETE FROM page_sessions WHERE id = ?1";
+        let removed = self.noted(self.lock().prepare_cached(sql).and_then(|mut s| s.execute([id])).map_err(context))?;
+        Ok(removed > 0)
+    }
+
+    /// Forgets every page session credential `id` opened.
+    pub fn remove_sessions_of(&self, id: &str) -> Result<usize, StoreError> {
+        let context = |e| db_error(format!("cannot remove the page sessions of {id:?}"), e);
+        let sql = "DELETE FROM page_sessions WHERE credential = ?1";
+        self.noted(self.lock().prepare_cached(sql).and_then(|mut s| s.execute([id])).map_err(context))
+    }
+
     /// Keeps approval rule `rule` (a new id: an id already kept is refused).
     pub fn add_rule(&self, rule: &StoredRule) -> Result<(), StoreError> {
         let context = |e| db_error(format!("cannot store approval rule {:?}", rule.id), e);
@@ -883,6 +936,11 @@ impl Sqlite {
     }
 }
 
+fn read_session(r: &Row<'_>) -> rusqlite::Result<StoredSession> {
+    let ms = |v: i64| u64::try_from(v).unwrap_or(0);
+    Ok(StoredSession { id: r.get(0)?, hash: r.get(1)?, credential: r.get(2)?, created_at: ms(r.get(3)?), expires_at: ms(r.get(4)?) })
+}
+
 /// The store's calls, run inline: each is the synchronous method of the same name.
 macro_rules! inline {
     ($trait:ident: $($name:ident($($arg:ident: $ty:ty),*) -> $ret:ty;)*) => {
@@ -917,6 +975,11 @@ inline! { Credentials:
     revoke_credential(id: &str, at: u64) -> Result<bool, StoreError>;
     teams() -> Result<Vec<(String, String)>, StoreError>;
     set_teams(person: &str, teams: &[String]) -> Result<(), StoreError>;
+    add_session(s: &StoredSession) -> Result<(), StoreError>;
+    session(hash: &str) -> Result<Option<StoredSession>, StoreError>;
+    sessions() -> Result<Vec<StoredSession>, StoreError>;
+    remove_session(id: &str) -> Result<bool, StoreError>;
+    remove_sessions_of(id: &str) -> Result<usize, StoreError>;
 }
 
 inline! { Deliveries:
