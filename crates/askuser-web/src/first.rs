@@ -69,8 +69,9 @@ pub fn present() -> bool {
     web_sys::window().and_then(|w| w.document()).and_then(|d| d.get_element_by_id(ID)).is_some()
 }
 
-/// Asks the bridge to remember this device (`POST /v1/session`: an `HttpOnly` cookie
-/// with its token), so its next load shows the waiting question at once.
+/// Asks the bridge to remember this device (`POST /v1/session` with its token: an
+/// `HttpOnly` cookie holding a page session, never the token), so its next load shows
+/// the waiting question at once.
 pub fn open_session(token: String) {
     wasm_bindgen_futures::spawn_local(async move {
         if let Err(e) = crate::pairing::request("POST", "/v1/session", Some(&token), None).await {
