@@ -410,7 +410,8 @@ async fn elicitation_races_the_inbox_and_the_first_answer_wins() {
             break by;
         }
     };
-    assert_eq!(by.as_deref(), Some(askuser::mcp::ELICITATION_CLIENT));
+    // The host's dialog, and the credential `askuser mcp` answered it with.
+    assert_eq!(by.as_deref(), Some(format!("{}: the admin token", askuser::mcp::ELICITATION_CLIENT).as_str()));
 
     // Answered in the inbox first: the host's dialog is withdrawn.
     host.call(2, json!({"question": "Deploy now?", "choices": ["Yes", "No"]})).await;
