@@ -257,6 +257,8 @@ pub struct Mcp {
     stdin: ChildStdin,
     lines: Lines<BufReader<ChildStdout>>,
     era: Era,
+    /// The client's capabilities (in `initialize`, or in each request's `_meta`).
+    capabilities: Value,
     next_id: u64,
     /// Just before the process was spawned.
     pub spawned: Instant,
@@ -267,6 +269,11 @@ impl Mcp {
     /// it and the time from spawn until the answer to the era's opening request (see
     /// [`Era::opening`]) was on stdout.
     pub async fn connect(bin: &Path, url: &str, data_dir: &Path, era: Era) -> anyhow::Result<(Mcp, Duration)> {
+        Mcp::connect_with(bin, url, data_dir, era, json!({})).await
+    }
+
+    /// [`Mcp::connect`] for a client declaring `capabilities`.
+    pub async fn connect_with(bin: &Path, url: &str, data_dir: &Path, era: Era, capabilities: Value) -> anyhow::Result<(Mcp, Duration)> {
         let t0 = Instant::now();
         let mut child = Command::new(bin)
             .args(["mcp", "--url", url, "--token", TOKEN])
@@ -281,10 +288,10 @@ impl Mcp {
             .with_context(|| format!("cannot run {}", bin.display()))?;
         let stdin = child.stdin.take().context("stdin")?;
         let lines = BufReader::new(child.stdout.take().context("stdout")?).lines();
-        let mut mcp = Mcp { child, stdin, lines, era, next_id: 1, spawned: t0 };
+        let mut mcp = Mcp { child, stdin, lines, era, capabilities, next_id: 1, spawned: t0 };
         match era {
             Era::Handshake => {
-                let params = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": client_info()});
+                let params = json!({"protocolVersion": "2025-11-25", "capabilities": mcp.capabilities, "clientInfo": client_info()});
                 mcp.request("initialize", params).await?;
                 let took = t0.elapsed();
                 mcp.send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"})).await?;
@@ -305,7 +312,7 @@ impl Mcp {
         if self.era == Era::Stateless {
             params["_meta"] = json!({
                 "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-                "io.modelcontextprotocol/clientCapabilities": {},
+                "io.modelcontextprotocol/clientCapabilities": self.capabilities,
                 "io.modelcontextprotocol/clientInfo": client_info(),
             });
         }

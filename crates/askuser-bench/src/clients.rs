@@ -36,7 +36,7 @@ pub fn request(id: &str, session: &str) -> Value {
     })
 }
 
-async fn next_text(ws: &mut Socket) -> anyhow::Result<Option<(String, Instant)>> {
+pub async fn next_text(ws: &mut Socket) -> anyhow::Result<Option<(String, Instant)>> {
     loop {
         let frame = tokio::time::timeout(MESSAGE_LIMIT, ws.next()).await.with_context(|| format!("no message within {MESSAGE_LIMIT:?}"))?;
         match frame {
@@ -48,7 +48,7 @@ async fn next_text(ws: &mut Socket) -> anyhow::Result<Option<(String, Instant)>>
     }
 }
 
-async fn connect(url: &str, origin: Option<&str>, bearer: bool) -> anyhow::Result<Socket> {
+pub async fn connect(url: &str, origin: Option<&str>, bearer: bool) -> anyhow::Result<Socket> {
     let mut req = url.into_client_request()?;
     if let Some(o) = origin {
         req.headers_mut().insert("origin", o.parse()?);

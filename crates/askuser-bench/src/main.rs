@@ -6,7 +6,7 @@
 //! ```sh
 //! scripts/bench            # release build, full run (figures in BENCHMARKS.md)
 //! scripts/bench --smoke    # seconds; keeps the harness working, asserts no timings
-//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,mcp,browser,terminal,tls,push,shared,sizes,phone] [--bridges 0,1,2] [--phone-loads N]
+//! askuser-bench [--smoke] [--bin target/release/askuser] [--only floor,sequential,concurrent,load,big,startup,mcp,live,browser,terminal,tls,push,shared,sizes,phone] [--bridges 0,1,2] [--phone-loads N]
 //! BENCH_TRACE=1 askuser-bench …   # every browser prints what it receives (debugging)
 //! ```
 //!
@@ -20,6 +20,8 @@
 //! - [`bridge`]: the bridge under test, in this process or as `askuser serve`; start-up timing;
 //!   `askuser mcp` spoken to in either MCP era.
 //! - [`clients`]: agents, browser tabs, the echo floor.
+//! - [`live`]: a live question through `askuser mcp` (per era, as a task) against
+//!   `POST /v1/ask`, quiet and with both cores busy.
 //! - [`browser`]: the served page in headless Chromium: message and key to paint.
 //! - [`phone`]: a phone on Slow 4G opening one waiting question, askuser against a peer.
 //! - [`terminal`]: the terminal dialog: key to frame.
@@ -32,6 +34,7 @@
 mod bridge;
 mod browser;
 mod clients;
+mod live;
 mod phone;
 mod push;
 mod shared;
@@ -69,6 +72,9 @@ struct Counts {
     startups: usize,
     /// `tools/call`s timed on one `askuser mcp` connection, per era.
     mcp_calls: usize,
+    /// Live questions (answered by a browser) per way of asking, quiet and loaded.
+    live_calls: usize,
+    live_warmup: usize,
     warmup: usize,
     browser: browser::Counts,
     /// Keys pressed in the terminal dialog.
@@ -102,6 +108,8 @@ const FULL: Counts = Counts {
     big_tabs: 5,
     startups: 20,
     mcp_calls: 1_000,
+    live_calls: 200,
+    live_warmup: 10,
     warmup: 50,
     browser: browser::Counts { asks: 30, keys: 5, pending: 1_000, agents: 100, loads: 10 },
     terminal_keys: 2_000,
@@ -129,6 +137,8 @@ const SMOKE: Counts = Counts {
     big_tabs: 2,
     startups: 2,
     mcp_calls: 5,
+    live_calls: 3,
+    live_warmup: 1,
     warmup: 2,
     browser: browser::Counts { asks: 2, keys: 2, pending: 20, agents: 4, loads: 2 },
     terminal_keys: 20,
@@ -181,7 +191,7 @@ fn parse_args() -> anyhow::Result<Args> {
                 phone_loads = Some(it.next().context("--phone-loads needs a number")?.parse().context("--phone-loads takes a number")?);
             }
             "-h" | "--help" => {
-                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,mcp,browser,terminal,tls,push,shared,sizes,phone] [--bridges 0,1,2] [--phone-loads N]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full\n  phone-loads: page loads per figure on the phone (default 5, smoke 1)");
+                println!("usage: askuser-bench [--smoke] [--bin PATH_TO_ASKUSER] [--only floor,sequential,concurrent,load,big,startup,mcp,live,browser,terminal,tls,push,shared,sizes,phone] [--bridges 0,1,2] [--phone-loads N]\n  bridges: 0 in-process, 1 binary, 2 binary with --durability full\n  phone-loads: page loads per figure on the phone (default 5, smoke 1)");
                 std::process::exit(0);
             }
             other => bail!("unknown argument {other:?}; see --help"),
@@ -926,6 +936,24 @@ async fn run(args: Args) -> anyhow::Result<()> {
         out.push_str(&mcp_table(&m));
         out.push('\n');
     }
+    if args.wants("live") {
+        let (bin, calls, warmup) = (args.bin.clone(), c.live_calls, c.live_warmup);
+        let l = tokio::time::timeout(c.limit, tokio::task::spawn_blocking(move || live::run(&bin, calls, warmup)))
+            .await
+            .map_err(limit("live"))???;
+        let _ = writeln!(
+            out,
+            "## A live question through askuser mcp
+
+A browser socket answers each question as it arrives; {} per row after {} warm-up, {:.0} a second.
+",
+            c.live_calls,
+            c.live_warmup,
+            bridge::PACE
+        );
+        out.push_str(&live::table(&l));
+        out.push('\n');
+    }
     if args.wants("browser") {
         let b = tokio::time::timeout(c.limit, browser::run(&args.bin, &c.browser)).await.map_err(limit("browser"))??;
         out.push_str(&browser_table(&b));
@@ -978,6 +1006,12 @@ async fn run(args: Args) -> anyhow::Result<()> {
 
 #[tokio::main]
 async fn main() -> std::process::ExitCode {
+    // The load for the live scenario's busy rows: this binary again, spinning.
+    let mut argv = std::env::args().skip(1);
+    if argv.next().as_deref() == Some("--burn") {
+        live::burn(argv.next().and_then(|s| s.parse().ok()).unwrap_or(1));
+        return std::process::ExitCode::SUCCESS;
+    }
     let outcome = match parse_args() {
         Ok(args) => run(args).await,
         Err(e) => Err(e),
