@@ -140,9 +140,10 @@ impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for Lines<R> {
 
     async fn receive(&mut self) -> Option<RxJsonRpcMessage<RoleServer>> {
         loop {
-            self.line.clear();
+            // The SDK's loop drops this future when its other work is ready first: what was
+            // read of a line by then stays in `self.line`, and this read goes on from there.
             match self.input.read_until(b'\n', &mut self.line).await {
-                Ok(0) => {
+                Ok(0) if self.line.is_empty() => {
                     self.gone.send_replace(Some(Ended::Eof));
                     return None;
                 }
@@ -154,6 +155,7 @@ impl<R: AsyncRead + Unpin + Send> Transport<RoleServer> for Lines<R> {
                     let line = std::mem::take(&mut self.line);
                     let read = self.read(&line);
                     self.line = line;
+                    self.line.clear();
                     match read {
                         Ok(Some(message)) => return Some(message),
                         Ok(None) => {}
@@ -284,6 +286,26 @@ mod tests {
             parse(r#"{"jsonrpc":"2.0","id":3,"error":{"code":-1}}"#).unwrap(),
             Incoming::Response { id: json!(3), outcome: Err(json!({"code": -1})) }
         );
+    }
+
+    /// rmcp's loop drops the read whenever other work is ready first (a reply, a
+    /// progress notification): a line read in part by then must not be lost.
+    #[tokio::test]
+    async fn a_line_read_in_part_when_the_read_is_dropped_is_kept() {
+        use tokio::io::AsyncWriteExt;
+        let (mut host, input) = tokio::io::duplex(1024);
+        let mut lines = Lines::new(input, tokio::io::sink(), Box::new(|_, _| {}));
+        let line = r#"{"jsonrpc":"2.0","id":7,"method":"tools/list","params":{}}"#;
+        let (first, rest) = line.split_at(25);
+        host.write_all(first.as_bytes()).await.unwrap();
+        let dropped = tokio::time::timeout(std::time::Duration::from_millis(50), Transport::receive(&mut lines)).await;
+        assert!(dropped.is_err(), "half a line is no message");
+        host.write_all(format!("{rest}\n").as_bytes()).await.unwrap();
+        let message = tokio::time::timeout(std::time::Duration::from_secs(5), Transport::receive(&mut lines))
+            .await
+            .expect("the rest of the line completes it")
+            .expect("a message");
+        assert!(matches!(&message, JsonRpcMessage::Request(r) if r.id == NumberOrString::Number(7)), "{message:?}");
     }
 
     #[test]
