@@ -365,7 +365,7 @@ async fn claude_interactive_shows_its_own_dialog_and_the_inbox_answer_closes_it(
     assert!(screen.contains("Called askuser"), "the transcript shows the call ended\n{}", tui.report(&screen));
     let question = &home.questions("all").await[0];
     assert_eq!(question["status"], "answered", "{question:#}");
-    assert_ne!(question["answeredBy"], askuser::mcp::ELICITATION_CLIENT, "answered in the inbox: {question:#}");
+    assert_ne!(question["answeredBy"], elicited(), "answered in the inbox: {question:#}");
 }
 
 /// The person answers in Claude Code's dialog: → opens the choice, ↓ Space picks SQLite,
@@ -382,8 +382,14 @@ async fn claude_interactive_answer_in_its_own_dialog_reaches_the_model_and_the_i
     assert_sqlite(&read, &tui, &screen);
     assert_eq!(home.statuses().await, [format!("{id}: answered")], "one question, answered\n{}", tui.report(&screen));
     let question = &home.questions("all").await[0];
-    assert_eq!(question["answeredBy"], askuser::mcp::ELICITATION_CLIENT, "the inbox says where the answer came from: {question:#}");
+    assert_eq!(question["answeredBy"], elicited(), "the inbox says where the answer came from: {question:#}");
     assert_eq!(question["result"]["answers"][0]["selectedOptions"], json!(["SQLite"]), "{question:#}");
+}
+
+/// Who answered in the host's own dialog, as the inbox names it: the dialog, and the
+/// credential `askuser mcp` answered with (bridge.json's).
+fn elicited() -> String {
+    format!("{}: the admin token", askuser::mcp::ELICITATION_CLIENT)
 }
 
 /// In Claude Code's dialog: → opens the choice, ↓ Space picks SQLite, ↓ ↓ Enter accepts.
@@ -452,7 +458,7 @@ async fn claude_tasks_the_inbox_answer_reaches_the_model_once_the_dialog_is_put_
         tui.until("the dialog gone and the task done", STEP, |s| !s.contains(DIALOG) && s.contains("(askuser/ask_user) completed")).await;
     assert_sqlite(&read, &tui, &screen);
     let question = &home.questions("all").await[0];
-    assert_ne!(question["answeredBy"], askuser::mcp::ELICITATION_CLIENT, "answered in the inbox: {question:#}");
+    assert_ne!(question["answeredBy"], elicited(), "answered in the inbox: {question:#}");
 }
 
 /// Claude Code 2.1.331: the person answers in Claude Code's dialog; it goes to askuser as
@@ -468,5 +474,5 @@ async fn claude_tasks_the_answer_in_its_own_dialog_reaches_the_model_and_the_inb
     assert_sqlite(&read, &tui, &screen);
     assert_eq!(home.statuses().await, [format!("{id}: answered")], "one question, answered\n{}", tui.report(&screen));
     let question = &home.questions("all").await[0];
-    assert_eq!(question["answeredBy"], askuser::mcp::ELICITATION_CLIENT, "the inbox says where the answer came from: {question:#}");
+    assert_eq!(question["answeredBy"], elicited(), "the inbox says where the answer came from: {question:#}");
 }
