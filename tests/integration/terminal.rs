@@ -432,6 +432,28 @@ async fn ask_here_shows_the_dialog_inline_and_the_first_answer_wins() {
     assert_eq!(v["answers"][0]["answer"], "Yes", "{v}");
 }
 
+#[tokio::test]
+async fn one_ctrl_c_quits_ask_here_and_the_question_still_waits() {
+    let b = bridge().await;
+    let out = b.dir.path().join("here.json");
+    let command = format!(
+        "env -u ASKUSER_URL -u ASKUSER_TOKEN {} ask --here --id t-quit --question 'Deploy now?' --option Yes --option No --url {} --token {TOKEN} > {}",
+        askuser(),
+        b.url,
+        out.display()
+    );
+    let t = Tmux::start(90, 30, &command);
+    t.wait_for(&["Deploy now?", "Ctrl+C quit"]).await;
+    t.keys(&["C-c"]);
+    // One press, as the header says: ask ends (130, as for an interrupted command).
+    let screen = t.ended().await;
+    assert!(screen.contains("exit=130") && restored(&screen), "{screen}");
+    assert!(screen.contains("askuser: not answered; it still waits in the inbox (`askuser result t-quit --wait`"), "{screen}");
+    assert!(!screen.contains("( ) Yes"), "the dialog is gone: {screen}");
+    let stored: Value = b.get("/v1/questions/t-quit").send().await.unwrap().json().await.unwrap();
+    assert_eq!(stored["status"], "pending", "{stored}");
+}
+
 /// Whether every line of `screen` fits `width` columns (CJK and emoji count two).
 fn fits(screen: &str, width: usize) -> bool {
     screen.lines().all(|l| ratatui::text::Line::raw(l).width() <= width)
