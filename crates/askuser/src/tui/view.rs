@@ -207,6 +207,10 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect, beside:
         } else {
             lines.push(Line::raw("No questions waiting."));
             lines.push(Line::styled("When an agent asks, its question appears here.", look.dim()));
+            lines.push(Line::styled(
+                "To let an agent ask, run `askuser setup claude-code` (or codex, gemini-cli, cursor) and start it again.",
+                look.dim(),
+            ));
         }
         if let Some(s) = status {
             lines.push(Line::raw(""));
@@ -411,7 +415,8 @@ fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look, width: 
     if view.tabs.len() >= 2 {
         let mut spans = Vec::new();
         for (i, t) in view.tabs.iter().enumerate() {
-            let label = format!(" {}{} ", if t.answered { "✓ " } else { "" }, safe(&t.label));
+            // Submit reviews and sends; it is never itself "answered".
+            let label = format!(" {}{} ", if t.answered && !t.is_submit { "✓ " } else { "" }, safe(&t.label));
             let style = if i == view.active_tab { look.style(Style::default().add_modifier(Modifier::REVERSED)) } else { look.dim() };
             spans.push(Span::styled(label, style));
             spans.push(Span::raw(" "));

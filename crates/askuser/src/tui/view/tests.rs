@@ -366,3 +366,19 @@ fn a_preview_longer_than_its_pane_is_read_to_its_end_with_pgdn() {
     let s = screen(&mut a, 80, 24);
     assert!(s.contains("PLAN-01") && s.contains("PgDn: more"), "{s}");
 }
+
+#[test]
+fn the_submit_tab_never_reads_as_answered_and_the_empty_screen_says_what_to_do() {
+    let two = json!({"questions": [
+        {"question": "Which database?", "header": "DB", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]},
+        {"question": "Go?", "header": "Go", "options": [{"label": "Yes"}, {"label": "No"}]}
+    ]});
+    let mut a = app(json!([two]));
+    a.on_key(KeyEvent::new(KeyCode::Char('1'), KeyModifiers::NONE));
+    a.on_key(KeyEvent::new(KeyCode::Char('1'), KeyModifiers::NONE));
+    let s = screen(&mut a, 100, 30);
+    assert!(s.contains("✓ DB") && s.contains("✓ Go") && s.contains(" Submit ") && !s.contains("✓ Submit"), "{s}");
+    let mut none = app(json!([]));
+    let s = screen(&mut none, 120, 24);
+    assert!(s.contains("No questions waiting.") && s.contains("askuser setup claude-code"), "a next step: {s}");
+}
