@@ -360,7 +360,16 @@ async fn an_answer_given_while_the_bridge_restarts_reaches_the_agent_once() {
     // Sent once: the store holds the one answer, and nothing is left to send.
     let stored: Value = b.get("/v1/questions/t-restart").send().await.unwrap().json().await.unwrap();
     assert_eq!(stored["result"]["answers"][0]["answer"], "No");
-    assert!(!b.dir.path().join("tui-outbox.json").exists(), "the outbox is empty once acknowledged");
+    // The screen shows the question gone once it is sent; the outbox file goes with the
+    // bridge's acknowledgement, a moment later.
+    let outbox = b.dir.path().join("tui-outbox.json");
+    for _ in 0..100 {
+        if !outbox.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!outbox.exists(), "the outbox is empty once acknowledged");
 }
 
 #[tokio::test]
