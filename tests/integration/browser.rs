@@ -746,12 +746,19 @@ async fn the_page_shows_a_qr_code_to_pair_another_device() {
     let b = bridge().await;
     let browser = browser(1000, 800).await;
     open(&b, &browser).await;
-    browser.wait_css(".askuser-empty").await;
+    // The first screen says how an agent comes to ask.
+    let empty = text_with(&browser, ".askuser-empty", "No questions waiting").await;
+    assert!(empty.contains("To let an agent ask, run askuser setup claude-code"), "{empty}");
     browser.find(Locator::XPath("//button[text()='Pair a device']")).await.unwrap().click().await.unwrap();
     let qr = browser.wait_css(".askuser-pair img.askuser-qr").await;
     assert!(qr.attr("src").await.unwrap().unwrap().starts_with("data:image/svg+xml"));
     let link = browser.wait_css(".askuser-pair-link").await.text().await.unwrap();
     let code = link.strip_prefix(&format!("{}/#pair=", b.url)).unwrap_or_else(|| panic!("a link on this origin: {link}"));
+    // The bridge listens on 127.0.0.1: the page says a phone cannot open it, and how to listen on the network.
+    let local = text_with(&browser, ".askuser-pair-local", "a phone cannot open it").await;
+    assert!(local.contains("127.0.0.1") && local.contains("askuser serve --tls --addr 0.0.0.0:7823"), "{local}");
+    let violations = axe(&browser).await;
+    assert!(violations.is_empty(), "axe-core found:\n{}", violations.join("\n"));
     browser.shot("pair-device").await;
     // The code in it works once, for a device.
     let r = b.http.post(format!("{}/v1/pair", b.url)).json(&json!({"code": code})).send().await.unwrap();
@@ -803,7 +810,7 @@ const PUSH_STUB: &str = r#"
     PushManager.prototype.getSubscription = async function () { return current; };
 "#;
 
-/// The "Push to this device" panel sends questions to this device with rules (a refusal from
+/// The "Push even when closed" panel sends questions to this device with rules (a refusal from
 /// the bridge is shown), and stops.
 #[tokio::test]
 async fn the_notifications_panel_subscribes_this_device_with_rules_and_stops() {
@@ -818,7 +825,9 @@ async fn the_notifications_panel_subscribes_this_device_with_rules_and_stops() {
     browser.wait_css(".askuser-empty").await;
     let p256dh = "BCVxsr7N_eNgVRqvHtD0zTZsEc6-VV-JvLexhqUzORcxaOzi6-AYWXvTBHm4bjyPjs7Vd8pZGH6SRpkNtoIAiw4";
     browser.execute(PUSH_STUB, vec![json!(p256dh)]).await.unwrap();
-    button(&browser, "Push to this device").await.click().await.unwrap();
+    // Named apart from "Notify while open" (the open page's notifications): push reaches a closed page.
+    button(&browser, "Push even when closed").await.click().await.unwrap();
+    assert!(text_with(&browser, ".askuser-push", "even when no askuser page is open").await.contains("Notify while open"));
     let start = button(&browser, "Send questions to this device").await;
     assert!(text_with(&browser, ".askuser-push", "gets no questions").await.contains("gets no questions"));
     let agents = browser.wait_css(".askuser-push input[name=agents]").await;
@@ -1225,4 +1234,118 @@ async fn a_long_preview_on_a_phone_keeps_submit_on_screen() {
     assert!(found["submit"].as_f64().unwrap() <= found["height"].as_f64().unwrap(), "Submit below the window: {found}");
     assert_eq!(found["scrolled"].as_f64(), Some(0.0), "{found}");
     assert_eq!((&found["scrolls"], &found["text"]), (&Value::Bool(true), &Value::Bool(true)), "the box scrolls its whole text: {found}");
+}
+
+/// History shows agent text as the dialog does: a fenced block as code, never its
+/// fences, and markup as text.
+#[tokio::test]
+async fn the_history_shows_code_as_code_without_its_fences() {
+    let b = bridge().await;
+    let question = "May I run this? <b>bold</b>\n```sh\nrm -rf build\n```";
+    let asked =
+        b.post("/v1/ask?wait=false").json(&json!({"id": "fenced", "question": question, "choices": ["Yes", "No"]})).send().await.unwrap();
+    assert_eq!(asked.status(), 202);
+    let answered =
+        b.post("/v1/questions/fenced/answer").json(&json!({"answers": ["Use `make clean`:\n```\nmake clean\n```"]})).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    let browser = browser(1000, 800).await;
+    open(&b, &browser).await;
+    history_button(&browser).await.click().await.unwrap();
+    let entry = browser.wait_css(".askuser-history li").await.text().await.unwrap();
+    let code: Vec<String> = {
+        let mut out = vec![];
+        for e in browser.find_all(Locator::Css(".askuser-history pre code")).await.unwrap() {
+            out.push(e.text().await.unwrap());
+        }
+        out
+    };
+    let inline = browser.find(Locator::Css(".askuser-history dd code")).await.unwrap().text().await.unwrap();
+    let bold = browser.find_all(Locator::Css(".askuser-history b")).await.unwrap().len();
+    let violations = axe(&browser).await;
+    browser.close().await;
+    assert!(!entry.contains("```"), "no fences: {entry}");
+    assert_eq!(code, ["rm -rf build", "make clean"], "{entry}");
+    assert_eq!(inline, "make clean", "an inline code span: {entry}");
+    assert!(entry.contains("<b>bold</b>") && bold == 0, "markup is text: {entry}");
+    assert!(violations.is_empty(), "axe-core found:\n{}", violations.join("\n"));
+}
+
+/// The Submit tab reviews and sends: it never reads as answered, whatever is. No key
+/// hint sits inside a text field (the footer says the keys).
+#[tokio::test]
+async fn the_submit_tab_is_not_answered_and_fields_hold_no_key_hints() {
+    let b = bridge().await;
+    let _asking = b.ask(
+        json!({"questions": [
+            {"question": "Which database?", "header": "DB", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]},
+            {"question": "What should we name it?", "header": "Name"}
+        ]}),
+        "canonical",
+    );
+    let browser = browser(1000, 800).await;
+    open(&b, &browser).await;
+    browser.row("radio", "SQLite").await;
+    browser.keys("1").await; // PostgreSQL, on to Name
+    let field = browser.wait_css("textarea.askuser-other").await;
+    let placeholder = field.attr("placeholder").await.unwrap().unwrap_or_default();
+    browser.keys("svc").await;
+    browser.keys(&enter()).await;
+    browser.wait_css("[data-submit]").await;
+    let mut tabs = vec![];
+    for t in browser.find_all(Locator::Css(".askuser-tab")).await.unwrap() {
+        tabs.push((t.text().await.unwrap(), t.attr("class").await.unwrap().unwrap_or_default()));
+    }
+    browser.close().await;
+    assert!(!placeholder.contains("Enter"), "{placeholder}");
+    assert_eq!(tabs.len(), 3, "{tabs:?}");
+    assert!(tabs[0].0.starts_with("✓ DB") && tabs[1].0.starts_with("✓ Name"), "{tabs:?}");
+    let (submit, class) = &tabs[2];
+    assert!(submit.trim() == "Submit" && !class.split(' ').any(|c| c == "answered"), "{tabs:?}");
+}
+
+/// A lost connection is announced once, and its return once, not every attempt between.
+#[tokio::test]
+async fn a_lost_connection_is_announced_once_and_its_return_once() {
+    let b = bridge().await;
+    let addr = b.running().addr.to_string();
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    browser.wait_css(".askuser-empty").await;
+    browser
+        .execute(
+            "window.said = [];
+             const live = '[role=alert],[role=status],[aria-live]';
+             new MutationObserver(ms => { for (const m of ms) {
+                 const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
+                 const region = el && el.closest(live);
+                 if (region && region.textContent) window.said.push(region.textContent);
+                 for (const n of m.addedNodes) if (n.nodeType === 1 && n.matches(live) && n.textContent) window.said.push(n.textContent);
+             } }).observe(document.body, {subtree: true, childList: true, characterData: true});",
+            vec![],
+        )
+        .await
+        .unwrap();
+    let dir = b.stop().await;
+    text_with(&browser, ".askuser-banner", "attempt 3").await;
+    let mut opts = askuser_bridge::serve::ServeOptions::new(dir.path().to_path_buf());
+    opts.addr = addr;
+    opts.token = Some(TOKEN.into());
+    let running = askuser_bridge::serve::start(opts).await.unwrap();
+    for _ in 0..200 {
+        if browser.find(Locator::Css(".askuser-conn.open")).await.is_ok() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let said: Vec<String> = serde_json::from_value(browser.execute("return window.said", vec![]).await.unwrap()).unwrap();
+    browser.close().await;
+    running.stop().await;
+    let mut heard: Vec<&String> = said.iter().filter(|t| t.to_lowercase().contains("connect")).collect();
+    heard.dedup();
+    assert_eq!(
+        heard,
+        ["Connection to the bridge lost. Answers you give now are kept and sent when it is back.", "Connected to the bridge again."],
+        "{said:?}"
+    );
 }

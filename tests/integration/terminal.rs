@@ -360,7 +360,16 @@ async fn an_answer_given_while_the_bridge_restarts_reaches_the_agent_once() {
     // Sent once: the store holds the one answer, and nothing is left to send.
     let stored: Value = b.get("/v1/questions/t-restart").send().await.unwrap().json().await.unwrap();
     assert_eq!(stored["result"]["answers"][0]["answer"], "No");
-    assert!(!b.dir.path().join("tui-outbox.json").exists(), "the outbox is empty once acknowledged");
+    // The screen shows the question gone once it is sent; the outbox file goes with the
+    // bridge's acknowledgement, a moment later.
+    let outbox = b.dir.path().join("tui-outbox.json");
+    for _ in 0..100 {
+        if !outbox.exists() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!outbox.exists(), "the outbox is empty once acknowledged");
 }
 
 #[tokio::test]
@@ -430,6 +439,28 @@ async fn ask_here_shows_the_dialog_inline_and_the_first_answer_wins() {
     assert!(screen.contains("askuser: answered in the inbox") && screen.contains("exit=0") && restored(&screen), "{screen}");
     let v: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
     assert_eq!(v["answers"][0]["answer"], "Yes", "{v}");
+}
+
+#[tokio::test]
+async fn one_ctrl_c_quits_ask_here_and_the_question_still_waits() {
+    let b = bridge().await;
+    let out = b.dir.path().join("here.json");
+    let command = format!(
+        "env -u ASKUSER_URL -u ASKUSER_TOKEN {} ask --here --id t-quit --question 'Deploy now?' --option Yes --option No --url {} --token {TOKEN} > {}",
+        askuser(),
+        b.url,
+        out.display()
+    );
+    let t = Tmux::start(90, 30, &command);
+    t.wait_for(&["Deploy now?", "Ctrl+C quit"]).await;
+    t.keys(&["C-c"]);
+    // One press, as the header says: ask ends (130, as for an interrupted command).
+    let screen = t.ended().await;
+    assert!(screen.contains("exit=130") && restored(&screen), "{screen}");
+    assert!(screen.contains("askuser: not answered; it still waits in the inbox (`askuser result t-quit --wait`"), "{screen}");
+    assert!(!screen.contains("( ) Yes"), "the dialog is gone: {screen}");
+    let stored: Value = b.get("/v1/questions/t-quit").send().await.unwrap().json().await.unwrap();
+    assert_eq!(stored["status"], "pending", "{stored}");
 }
 
 /// Whether every line of `screen` fits `width` columns (CJK and emoji count two).

@@ -49,7 +49,7 @@ struct Page {
     /// The page's token, for its own requests (pairing a device).
     token: StoredValue<Option<String>>,
     show_pair: RwSignal<bool>,
-    /// The "Push to this device" panel (Web Push to this device).
+    /// The "Push even when closed" panel (Web Push to this device).
     show_push: RwSignal<bool>,
     show_rules: RwSignal<bool>,
     /// The page's notification permission ("granted", ...: [`notify::permission`]).
@@ -261,6 +261,7 @@ pub fn App() -> impl IntoView {
         <div class="askuser-app">
             <Header page />
             <Banner page />
+            <Announce page />
             <div class="askuser-sr" aria-live="polite">{move || page.live.get()}</div>
             <div class="askuser-toast" role="status">{move || page.toast.get()}</div>
             <div class="askuser-layout" class:inbox-open=move || page.drawer.get()>
@@ -401,8 +402,10 @@ fn Header(page: Page) -> impl IntoView {
             </button>
             <div id="askuser-tools" class="askuser-tools" class:open=move || menu.get()>
             {move || (permission.get() == "default").then(|| view! {
+                // Notifications from this page while it is open (in another tab or behind a
+                // window); Web Push below reaches the device with no page open.
                 <button type="button" on:click=move |_| notify::request_permission(move |p| _ = permission.try_set(p))>
-                    "Enable notifications"
+                    "Notify while open"
                 </button>
             })}
             <button type="button" aria-pressed=move || pressed(page.sound.get())
@@ -427,7 +430,7 @@ fn Header(page: Page) -> impl IntoView {
             </button>
             <button type="button" aria-pressed=move || pressed(page.show_push.get())
                 on:click=move |_| page.show_push.update(|p| *p = !*p)>
-                "Push to this device"
+                "Push even when closed"
             </button>
             <button type="button" aria-pressed=move || pressed(page.show_rules.get())
                 on:click=move |_| page.show_rules.update(|r| *r = !*r)>
@@ -473,8 +476,34 @@ fn Banner(page: Page) -> impl IntoView {
                 State::Connecting | State::Open => return None,
             }
         };
-        Some(view! { <div class="askuser-banner" role="alert">{text}</div> })
+        // Reconnecting is announced once, by `Announce`; the banner, redrawn on every
+        // attempt, is read when visited. A refused token or a closed connection, once.
+        let reconnecting = state == State::Reconnecting && page.has_token;
+        Some(view! { <div class="askuser-banner" role=(!reconnecting).then_some("alert")>{text}</div> })
     }
+}
+
+/// What a screen reader hears of the connection: once when it is lost and once when
+/// it is back, not on every attempt in between.
+#[component]
+fn Announce(page: Page) -> impl IntoView {
+    let said = RwSignal::new(String::new());
+    let lost = StoredValue::new(false);
+    Effect::new(move |_| {
+        let state = page.connection.get().0;
+        match state {
+            State::Reconnecting if !lost.get_value() => {
+                lost.set_value(true);
+                said.set("Connection to the bridge lost. Answers you give now are kept and sent when it is back.".into());
+            }
+            State::Open if lost.get_value() => {
+                lost.set_value(false);
+                said.set("Connected to the bridge again.".into());
+            }
+            _ => {}
+        }
+    });
+    view! { <div class="askuser-sr askuser-announce" role="status">{move || said.get()}</div> }
 }
 
 /// A question that closed elsewhere while shown: said beside the next one, with the
@@ -506,6 +535,10 @@ fn ActiveQuestion(page: Page) -> impl IntoView {
                 <div class="askuser-empty">
                     <p>{move || if page.snapshot_seen.get() { "No questions waiting." } else { "Waiting for the bridge…" }}</p>
                     <p class="askuser-muted">"When an agent asks, its question appears here."</p>
+                    <p class="askuser-muted askuser-next">
+                        "To let an agent ask, run " <code>"askuser setup claude-code"</code>
+                        " (or " <code>"codex"</code> ", " <code>"gemini-cli"</code> ", " <code>"cursor"</code> ") and start it again."
+                    </p>
                 </div>
             }
             .into_any();

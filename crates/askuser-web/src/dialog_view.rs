@@ -417,15 +417,18 @@ fn TabBar(ctx: Ctx) -> impl IntoView {
                 .into_iter()
                 .enumerate()
                 .map(|(i, t)| {
-                    let mark = if t.answered { "✓ " } else { "" };
+                    // Submit is where the answers are reviewed and sent, never itself
+                    // "answered" (the core's flag there says every question is).
+                    let answered = t.answered && !t.is_submit;
+                    let mark = if answered { "✓ " } else { "" };
                     view! {
                         <button type="button" role="tab" id=ctx.tab_id(i) class="askuser-tab"
-                            class:submit=t.is_submit class:answered=t.answered
+                            class:submit=t.is_submit class:answered=answered
                             aria-selected=if i == active { "true" } else { "false" }
                             aria-controls=ctx.id("panel") tabindex=if i == active { "0" } else { "-1" }
                             on:click=move |_| ctx.apply(Event::GoTab { index: i })>
                             <span aria-hidden="true">{mark}</span>{t.label}
-                            {t.answered.then(|| view! { <span class="askuser-sr">" (answered)"</span> })}
+                            {answered.then(|| view! { <span class="askuser-sr">" (answered)"</span> })}
                         </button>
                     }
                 })
@@ -722,9 +725,10 @@ fn AnswerText(ctx: Ctx) -> impl IntoView {
     let free_text = Memo::new(move |_| view.with(|v| v.question.as_ref().is_some_and(|q| q.free_text)));
     let approval = view.with_untracked(|v| v.approval.is_some());
     let (label, placeholder) = if approval {
-        ("Why you deny it (the agent reads this)", "What should the agent do instead? Enter denies, with or without a word.")
+        ("Why you deny it (the agent reads this)", "What should the agent do instead? (optional)")
     } else {
-        ("", "Type your answer. Enter sends, Shift+Enter adds a line.")
+        // Keys are the footer's to say, not the field's: a placeholder is read as content.
+        ("", "Type your answer")
     };
     move || {
         shown.get().then(|| {

@@ -3,6 +3,7 @@
 //! reload and a restart. Pages come over the socket (`history` → `askuser:history`).
 
 use crate::bridge::Bridge;
+use crate::dialog_view::rich_text;
 use crate::events::{self, FromBridge};
 use askuser_core::protocol::{BrowserEvent, QuestionRecord};
 use askuser_core::Status;
@@ -101,7 +102,12 @@ pub fn HistoryPanel(bridge: StoredValue<Option<Bridge>, LocalStorage>, client: S
                     });
                     let pairs = pairs(r)
                         .into_iter()
-                        .map(|(q, a)| view! { <dt>{q}</dt><dd>{if a.is_empty() { "—".to_owned() } else { a }}</dd> })
+                        // As the dialog shows agent text: `code` and ```blocks``` as
+                        // elements of text nodes, never their fences, never HTML.
+                        .map(|(q, a)| {
+                            let a = if a.is_empty() { "—".to_owned() } else { a };
+                            view! { <dt>{rich_text(&q)}</dt><dd>{rich_text(&a)}</dd> }
+                        })
                         .collect_view();
                     view! {
                         <li>

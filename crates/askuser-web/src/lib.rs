@@ -20,7 +20,7 @@
 //!   chosen there becomes its draft), and the session that lets it write one.
 //! - [`kept`]: the inbox as last seen, shown while the bridge cannot be reached.
 //! - [`pairing`]: a device opened at `#pair=CODE` trades it for a token of its own.
-//! - [`push`]: Web Push to this device (the "Push to this device" panel); a tapped
+//! - [`push`]: Web Push to this device (the "Push even when closed" panel); a tapped
 //!   notification opens the page at `#q=ID`, on that question.
 //! - [`history`]: answered question sets kept in this browser.
 //!

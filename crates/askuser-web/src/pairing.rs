@@ -106,6 +106,27 @@ struct Reply {
     qr_svg: Option<String>,
 }
 
+/// The host of an `http(s)://host[:port]/…` link, as written (`[::1]` with its brackets).
+fn host(link: &str) -> &str {
+    let rest = link.split_once("://").map_or(link, |(_, r)| r);
+    let authority = rest.split(['/', '#', '?']).next().unwrap_or_default();
+    let authority = authority.rsplit_once('@').map_or(authority, |(_, a)| a);
+    match authority.strip_prefix('[') {
+        Some(v6) => v6.split_once(']').map_or(authority, |(h, _)| &authority[..h.len() + 2]),
+        None => authority.split(':').next().unwrap_or_default(),
+    }
+}
+
+/// Whether `link` points at this machine only (127.0.0.0/8, `[::1]`, localhost), which
+/// no other device can open.
+fn loopback(link: &str) -> bool {
+    let host = host(link).to_ascii_lowercase();
+    host == "localhost"
+        || host.ends_with(".localhost")
+        || host == "[::1]"
+        || host.parse::<std::net::Ipv4Addr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 /// A new pairing code for another device, as a QR code and a link (only the admin
 /// token, the one `askuser serve` printed, may make one).
 #[leptos::component]
@@ -136,12 +157,36 @@ pub fn PairPanel(token: Option<String>, on_close: leptos::prelude::Callback<()>)
                     view! {
                         <img class="askuser-qr" alt="QR code of the pairing link" src=src width="220" height="220" />
                         <p>"Scan it, or open this link on the device, within 5 minutes; it works once:"</p>
-                        <p><code class="askuser-pair-link">{link}</code></p>
+                        <p><code class="askuser-pair-link">{link.clone()}</code></p>
+                        {loopback(&link).then(|| view! {
+                            <p class="askuser-pair-local" role="note">
+                                "This link is for this computer only (" {host(&link).to_owned()} "): a phone cannot open it. \
+                                 To pair a phone, start the bridge on your network, e.g. "
+                                <code>"askuser serve --tls --addr 0.0.0.0:7823 --name THIS-COMPUTER.lan"</code>
+                                ", and open this page at that address (the README's \"From another machine\")."
+                            </p>
+                        })}
                     }
                     .into_any()
                 }
             }}
             <button type="button" on:click=move |_| on_close.run(())>"Done"</button>
         </section>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn a_link_to_this_machine_only_is_told_apart() {
+        for link in ["http://127.0.0.1:7823/#pair=x", "http://localhost:1/#pair=x", "http://[::1]:7823/#pair=x", "http://127.5.0.1/"] {
+            assert!(super::loopback(link), "{link}");
+        }
+        for link in
+            ["https://devbox.lan:7823/#pair=x", "https://192.168.1.5:7823/#pair=x", "https://[fe80::1]:1/", "https://localhost.example/"]
+        {
+            assert!(!super::loopback(link), "{link}");
+        }
+        assert_eq!(super::host("https://[::1]:7823/#pair=x"), "[::1]");
     }
 }

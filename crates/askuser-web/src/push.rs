@@ -1,4 +1,4 @@
-//! Web Push to this device: the "Push to this device" panel ([`PushPanel`]) subscribes this
+//! Web Push to this device: the "Push even when closed" panel ([`PushPanel`]) subscribes this
 //! browser with the bridge's key (`GET /v1/push`), hands the subscription and its rules
 //! to the bridge (`POST /v1/push/subscriptions`: which agents, only if unanswered after
 //! a while, not in quiet hours) and stops it (`DELETE`). The service worker
@@ -223,7 +223,7 @@ enum Shown {
     On(Rules),
 }
 
-/// The "Push to this device" panel: whether this device gets questions pushed, with which
+/// The "Push even when closed" panel: whether this device gets questions pushed, with which
 /// rules; start, change and stop it. `permission` is the page's notification permission.
 #[component]
 pub fn PushPanel(token: Option<String>, permission: RwSignal<&'static str>, on_close: Callback<()>) -> impl IntoView {
@@ -297,8 +297,12 @@ pub fn PushPanel(token: Option<String>, permission: RwSignal<&'static str>, on_c
         })
     };
     view! {
-        <section class="askuser-push" role="dialog" aria-label="Push to this device">
+        <section class="askuser-push" role="dialog" aria-label="Push even when closed">
             <h2>"Questions on this device"</h2>
+            <p class="askuser-muted">
+                "The bridge pushes questions to this device even when no askuser page is open. \
+                 (\"Notify while open\" notifies only while this page is open.)"
+            </p>
             {body}
             {move || error.get().map(|e| view! { <p class="askuser-error" role="alert">{e}</p> })}
             <button type="button" on:click=move |_| on_close.run(())>"Done"</button>

@@ -6,6 +6,7 @@ use crate::client::BridgeArgs;
 use crate::input::read_text;
 use crate::mcp::McpOptions;
 use crate::term::{err, fail, out, print_json};
+use crate::tui::inline::Here;
 use askuser_bridge::config::{self, Endpoint};
 use askuser_bridge::runtime;
 use askuser_core::dialect::normalize;
@@ -22,6 +23,8 @@ pub const EXIT_INVALID: u8 = 2;
 pub const EXIT_CANCELLED: u8 = 3;
 pub const EXIT_NOT_ANSWERED: u8 = 4;
 pub const EXIT_PENDING: u8 = 5;
+/// Ctrl+C in `ask --here`: 128 + SIGINT, what a shell reports for an interrupted command.
+pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Debug, Clone, Args)]
 pub struct AskArgs {
@@ -223,14 +226,18 @@ pub fn ask(args: AskArgs) -> ExitCode {
                     // once it is gone (dropping it clears its lines).
                     let sent_here = tokio::time::timeout(Duration::from_millis(300), &mut here).await;
                     drop(here);
-                    if !matches!(sent_here, Ok(Ok(true))) {
+                    if !matches!(sent_here, Ok(Ok(Here::Sent))) {
                         err!("askuser: answered in the inbox");
                     }
                     outcome
                 }
                 shown = &mut here => {
-                    if let Err(e) = shown {
-                        err!("askuser: the dialog here failed ({e:#}); the question still waits in the inbox");
+                    match shown {
+                        // Ctrl+C quits at once (the dialog said so in its place), as it
+                        // would interrupt an ask without --here.
+                        Ok(Here::Quit) => return ExitCode::from(EXIT_INTERRUPTED),
+                        Ok(_) => {}
+                        Err(e) => err!("askuser: the dialog here failed ({e:#}); the question still waits in the inbox"),
                     }
                     asking.await
                 }

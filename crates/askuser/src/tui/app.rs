@@ -61,10 +61,14 @@ pub struct App {
     /// How far an approval's command or diff is scrolled (PgUp/PgDn), and whether its
     /// end has been on screen: only then may it be allowed.
     pub body: BodyScroll,
+    /// How far the shown option's preview is scrolled (PgUp/PgDn, outside an approval).
+    pub preview: PreviewScroll,
 }
 
 /// Lines PgDn moves an approval's body.
 pub const BODY_PAGE: usize = 10;
+/// Lines PgDn moves an option's preview.
+pub const PREVIEW_PAGE: usize = 10;
 
 /// The scroll of the active approval's body, reset for each question set.
 #[derive(Debug, Default, Clone, PartialEq)]
@@ -72,6 +76,14 @@ pub struct BodyScroll {
     pub id: Option<String>,
     pub top: usize,
     pub seen_end: bool,
+}
+
+/// The scroll of the preview shown: which one (question set, question, option) and its
+/// first line shown; another preview starts at its top.
+#[derive(Debug, Default, Clone, PartialEq)]
+pub struct PreviewScroll {
+    pub of: Option<(String, usize, usize)>,
+    pub top: usize,
 }
 
 impl App {
@@ -86,6 +98,7 @@ impl App {
             bell,
             viewport: 7,
             body: BodyScroll::default(),
+            preview: PreviewScroll::default(),
         }
     }
 
@@ -200,6 +213,23 @@ impl App {
         }
     }
 
+    /// The first line to show of the preview of option `row` of question `tab` in the
+    /// active question set.
+    pub fn preview_top(&self, tab: usize, row: usize) -> usize {
+        let of = self.inbox.active.clone().map(|id| (id, tab, row));
+        if of.is_some() && self.preview.of == of {
+            self.preview.top
+        } else {
+            0
+        }
+    }
+
+    /// What the screen shows of that preview: its first line shown (clamped), which
+    /// PgUp/PgDn then move.
+    pub fn preview_shown(&mut self, tab: usize, row: usize, top: usize) {
+        self.preview = PreviewScroll { of: self.inbox.active.clone().map(|id| (id, tab, row)), top };
+    }
+
     /// The Other row has the focus, its field closed: typed letters start the answer.
     pub fn on_other_row(&mut self) -> bool {
         self.dialog().is_some_and(|(_, d)| d.on_other_row())
@@ -280,13 +310,12 @@ impl App {
         if self.dialog().is_none() {
             return vec![];
         }
-        // PgDn/PgUp scroll an approval's command or diff longer than the screen shows.
-        match key.code {
-            KeyCode::PageDown => self.body.top += BODY_PAGE,
-            KeyCode::PageUp => self.body.top = self.body.top.saturating_sub(BODY_PAGE),
-            _ => {}
-        }
+        // PgDn/PgUp scroll an approval's command or diff longer than the screen shows,
+        // and otherwise the option's preview (its pane says "… N more lines" until then).
         if matches!(key.code, KeyCode::PageDown | KeyCode::PageUp) {
+            let approval = self.dialog().is_some_and(|(_, d)| d.state().approval.is_some());
+            let (top, page) = if approval { (&mut self.body.top, BODY_PAGE) } else { (&mut self.preview.top, PREVIEW_PAGE) };
+            *top = if key.code == KeyCode::PageDown { top.saturating_add(page) } else { top.saturating_sub(page) };
             return vec![];
         }
         // Tab and Shift+Tab switch questions, as in Claude Code's terminal dialog.

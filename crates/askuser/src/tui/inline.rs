@@ -54,7 +54,7 @@ impl Drop for Restore {
 }
 
 /// What the person did here, as the lines left in the dialog's place.
-fn said(request: &Request, action: &Action) -> Vec<String> {
+fn said(id: &str, request: &Request, action: &Action) -> Vec<String> {
     let one_line = |text: &str| crate::term::one_line(text);
     match action {
         Action::Answer { answers, .. } => {
@@ -70,7 +70,7 @@ fn said(request: &Request, action: &Action) -> Vec<String> {
         }
         Action::Decline { chat: true, .. } => vec!["askuser: declined here, to chat about it with the agent".into()],
         Action::Decline { .. } => vec!["askuser: declined here".into()],
-        Action::Quit => vec!["askuser: not answered here; the question still waits in the inbox".into()],
+        Action::Quit => vec![format!("askuser: not answered; it still waits in the inbox (`askuser result {id} --wait` gets its answer)")],
         Action::Bell => vec![],
     }
 }
@@ -115,11 +115,21 @@ impl Drop for SavedStdout {
     }
 }
 
-/// Shows the dialog for question `id` until the person answers or declines here (the
-/// answer then goes to the bridge: `true`) or leaves it with Ctrl+C (`false`: the
-/// question still waits in the inbox). Dropping the future (the question was answered
-/// elsewhere) puts the terminal back.
-pub async fn dialog(id: String, request: Request, endpoint: Endpoint) -> anyhow::Result<bool> {
+/// How the dialog here ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Here {
+    /// Answered or declined here: the answer went to the bridge.
+    Sent,
+    /// Ctrl+C: the person quits `ask`; the question still waits in the inbox.
+    Quit,
+    /// No more keys come (standard input closed): the answer is awaited from elsewhere.
+    NoKeys,
+}
+
+/// Shows the dialog for question `id` until the person answers or declines here, or
+/// quits with Ctrl+C. Dropping the future (the question was answered elsewhere) puts the
+/// terminal back.
+pub async fn dialog(id: String, request: Request, endpoint: Endpoint) -> anyhow::Result<Here> {
     let mut app = App::new(false);
     app.connection = (State::Open, 0);
     let asked = request.clone();
@@ -161,7 +171,7 @@ pub async fn dialog(id: String, request: Request, endpoint: Endpoint) -> anyhow:
     loop {
         let look = Look { color: super::color(), now: super::now_ms() };
         restore.terminal.draw(|f| view::draw(f, &mut app, look))?;
-        let Some(ev) = rx.recv().await else { return Ok(false) };
+        let Some(ev) = rx.recv().await else { return Ok(Here::NoKeys) };
         let actions = match ev {
             TermEvent::Key(key) => app.on_key(key),
             TermEvent::Paste(text) => app.on_paste(&text),
@@ -170,22 +180,22 @@ pub async fn dialog(id: String, request: Request, endpoint: Endpoint) -> anyhow:
         for action in actions {
             // Said as soon as it is sent: an answer that reaches the agent before the
             // bridge's reply reaches this dialog (which is then dropped) still says so.
-            restore.said = said(&asked, &action);
+            restore.said = said(&id, &asked, &action);
             let sent = match action {
                 Action::Answer { id, answers } => {
                     let items = answers.into_iter().map(AnswerItem::Selection).collect();
                     client.answer(&id, &AnswerBody { answers: AnswerSet::InOrder(items) }).await
                 }
                 Action::Decline { id, chat } => client.decline(&id, chat).await,
-                // Ctrl+C: stop answering here; the question still waits in the inbox.
-                Action::Quit => return Ok(false),
+                // Ctrl+C: one press quits, as the header says; the question still waits.
+                Action::Quit => return Ok(Here::Quit),
                 Action::Bell => continue,
             };
             if let Err(e) = sent {
                 restore.said.clear();
                 return Err(e);
             }
-            return Ok(true);
+            return Ok(Here::Sent);
         }
     }
 }

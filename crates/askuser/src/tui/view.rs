@@ -207,6 +207,10 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect, beside:
         } else {
             lines.push(Line::raw("No questions waiting."));
             lines.push(Line::styled("When an agent asks, its question appears here.", look.dim()));
+            lines.push(Line::styled(
+                "To let an agent ask, run `askuser setup claude-code` (or codex, gemini-cli, cursor) and start it again.",
+                look.dim(),
+            ));
         }
         if let Some(s) = status {
             lines.push(Line::raw(""));
@@ -243,6 +247,7 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect, beside:
     };
     // The pane keeps its place; it shows the highlighted option's preview, or says it has none.
     let focused = view.rows.iter().find(|r| r.focused);
+    let mut preview_cut = false;
     if let (Some(row), Some(at)) = (focused.filter(|r| r.preview.is_some()).or(preview), preview_area) {
         let (inner, rows) = (at.width.saturating_sub(2) as usize, at.height.saturating_sub(2) as usize);
         let own = focused.is_none_or(|f| f.index == row.index);
@@ -250,11 +255,22 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect, beside:
             true => preview_lines(row.preview.as_deref().unwrap_or_default(), look, inner),
             false => vec![Line::styled("This option has no preview.", look.dim())],
         };
+        // Longer than the pane: a window PgDn/PgUp move, and a line saying where it is.
+        let mut top = 0;
         if text.len() > rows && rows > 0 {
-            let more = text.len() - (rows - 1);
-            text.truncate(rows - 1);
-            text.push(Line::styled(format!("… {more} more lines"), look.dim()));
+            let (total, room) = (text.len(), rows - 1);
+            top = app.preview_top(view.active_tab, row.index).min(total - room);
+            text = text.drain(top..top + room).collect();
+            let more = total - top - room;
+            let at = match (top, more) {
+                (0, _) => format!("… {more} more lines · PgDn: more"),
+                (_, 0) => format!("… lines {}-{total} of {total} · PgUp: back", top + 1),
+                _ => format!("… lines {}-{} of {total} · PgDn: more · PgUp: back", top + 1, top + room),
+            };
+            text.push(wrap::cut(&Line::styled(at, look.dim()), inner));
+            preview_cut = true;
         }
+        app.preview_shown(view.active_tab, if own { row.index } else { usize::MAX }, top);
         let label = focused.filter(|_| !own).map_or(&row.label, |f| &f.label);
         let title = wrap::cut(&Line::raw(format!(" Preview: {} ", safe(label))), inner);
         let block = Block::default().borders(Borders::ALL).border_style(look.dim()).title(title);
@@ -301,7 +317,11 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect, beside:
     if let Some(s) = &status {
         tail.extend(wrap::wrap_text(&safe(s), look.dim(), width, 0));
     }
-    tail.extend(keys_lines(&footer(&view, editing_note), width).into_iter().map(|l| Line::styled(l, look.dim())));
+    let mut keys = footer(&view, editing_note);
+    if preview_cut && !editing_note && view.prompt.is_none() {
+        keys.push_str(" • PgDn/PgUp preview");
+    }
+    tail.extend(keys_lines(&keys, width).into_iter().map(|l| Line::styled(l, look.dim())));
 
     // As many options as fit in what is left, each option with all its lines.
     let options = option_lines(&view, look, width);
@@ -395,7 +415,8 @@ fn dialog_lines(lines: &mut Vec<Line<'static>>, view: &View, look: Look, width: 
     if view.tabs.len() >= 2 {
         let mut spans = Vec::new();
         for (i, t) in view.tabs.iter().enumerate() {
-            let label = format!(" {}{} ", if t.answered { "✓ " } else { "" }, safe(&t.label));
+            // Submit reviews and sends; it is never itself "answered".
+            let label = format!(" {}{} ", if t.answered && !t.is_submit { "✓ " } else { "" }, safe(&t.label));
             let style = if i == view.active_tab { look.style(Style::default().add_modifier(Modifier::REVERSED)) } else { look.dim() };
             spans.push(Span::styled(label, style));
             spans.push(Span::raw(" "));

@@ -347,3 +347,45 @@ fn the_footer_and_header_name_only_the_keys_that_work_now() {
     let s = screen(&mut one, 120, 24);
     assert!(!s.contains("Tab next question") && !s.contains("[ ] other question") && s.contains("Ctrl+C quit"), "{s}");
 }
+
+#[test]
+fn a_preview_longer_than_its_pane_is_read_to_its_end_with_pgdn() {
+    let preview: Vec<String> = (1..=40).map(|i| format!("PLAN-{i:02}")).collect();
+    let mut a = app(json!([{"questions": [{"question": "Plan?", "options": [
+            {"label": "Long", "preview": preview.join("\n")}, {"label": "Short", "preview": "SHORT"}]}]}]));
+    let s = screen(&mut a, 80, 24);
+    assert!(s.contains("PLAN-01") && !s.contains("PLAN-40"), "{s}");
+    assert!(s.contains("more lines · PgDn: more") && s.contains("PgDn/PgUp preview"), "the key is said: {s}");
+    let page = |a: &mut App, code: KeyCode| assert_eq!(a.on_key(KeyEvent::new(code, KeyModifiers::NONE)), []);
+    for _ in 0..10 {
+        page(&mut a, KeyCode::PageDown);
+    }
+    let s = screen(&mut a, 80, 24);
+    assert!(s.contains("PLAN-40") && !s.contains("PLAN-01") && s.contains("of 40 · PgUp: back"), "its end: {s}");
+    page(&mut a, KeyCode::PageUp);
+    let s = screen(&mut a, 80, 24);
+    assert!(s.contains("PgDn: more · PgUp: back") && !s.contains("PLAN-40"), "back a page from the end: {s}");
+    // Another option's preview starts at its top; coming back does too.
+    a.on_key(KeyEvent::new(KeyCode::Down, KeyModifiers::NONE));
+    let s = screen(&mut a, 80, 24);
+    assert!(s.contains("SHORT") && !s.contains("PgDn/PgUp preview"), "a preview that fits: no key: {s}");
+    a.on_key(KeyEvent::new(KeyCode::Up, KeyModifiers::NONE));
+    let s = screen(&mut a, 80, 24);
+    assert!(s.contains("PLAN-01") && s.contains("PgDn: more"), "{s}");
+}
+
+#[test]
+fn the_submit_tab_never_reads_as_answered_and_the_empty_screen_says_what_to_do() {
+    let two = json!({"questions": [
+        {"question": "Which database?", "header": "DB", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]},
+        {"question": "Go?", "header": "Go", "options": [{"label": "Yes"}, {"label": "No"}]}
+    ]});
+    let mut a = app(json!([two]));
+    a.on_key(KeyEvent::new(KeyCode::Char('1'), KeyModifiers::NONE));
+    a.on_key(KeyEvent::new(KeyCode::Char('1'), KeyModifiers::NONE));
+    let s = screen(&mut a, 100, 30);
+    assert!(s.contains("✓ DB") && s.contains("✓ Go") && s.contains(" Submit ") && !s.contains("✓ Submit"), "{s}");
+    let mut none = app(json!([]));
+    let s = screen(&mut none, 120, 24);
+    assert!(s.contains("No questions waiting.") && s.contains("askuser setup claude-code"), "a next step: {s}");
+}
