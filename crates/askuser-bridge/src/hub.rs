@@ -20,7 +20,7 @@ use askuser_core::protocol::{
 };
 use askuser_core::{resolve, AskResult, Invalid, Limits, Request, Selection, Status, Warning};
 use serde_json::Value;
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -219,6 +219,10 @@ pub struct Bridge {
     clock: Clock,
     events: broadcast::Sender<BrowserEvent>,
     waiting: Mutex<HashMap<String, Waiting>>,
+    /// Questions another bridge finished while this one did not track them: mostly
+    /// never shown here, but one asked or adopted here may be between the store and
+    /// [`Bridge::track`], which looks here (taken after `waiting`, in that order).
+    finished_untracked: Mutex<VecDeque<String>>,
     sessions: Mutex<HashMap<String, Session>>,
     next: AtomicU64,
     shutdown: watch::Sender<bool>,
@@ -226,6 +230,9 @@ pub struct Bridge {
 
 /// How many events a browser may fall behind before it is resynced from a snapshot.
 const EVENT_BUFFER: usize = 1024;
+/// How many of the latest questions finished elsewhere and not tracked here are kept for
+/// [`Bridge::track`]: one on its way there is among the last few.
+const UNTRACKED_KEPT: usize = 256;
 
 impl Bridge {
     /// A bridge over `store`. Call [`Bridge::start_background`] inside a runtime to arm
@@ -245,6 +252,7 @@ impl Bridge {
             clock: Clock::new(),
             events,
             waiting: Mutex::new(HashMap::new()),
+            finished_untracked: Mutex::new(VecDeque::new()),
             sessions: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
             shutdown: watch::channel(false).0,
@@ -320,11 +328,18 @@ impl Bridge {
     /// Starts tracking a pending question: its waiter entry and its timeout.
     fn track(self: &Arc<Self>, record: &QuestionRecord, now: u64) {
         let session = record.request.agent.as_ref().and_then(|a| a.session_id.clone());
-        lock(&self.waiting).entry(record.id.clone()).or_insert_with(|| Waiting {
-            detached_since: Some(now),
-            session,
-            ..Waiting::default()
-        });
+        let finished = {
+            let mut waiting = lock(&self.waiting);
+            waiting.entry(record.id.clone()).or_insert_with(|| Waiting { detached_since: Some(now), session, ..Waiting::default() });
+            let mut untracked = lock(&self.finished_untracked);
+            untracked.iter().position(|id| *id == record.id).and_then(|at| untracked.remove(at)).is_some()
+        };
+        if finished {
+            // Another bridge finished it while it went from the store to here (a person
+            // answered it there within the ask): its note came too early to settle it.
+            let (me, id) = (self.clone(), record.id.clone());
+            tokio::spawn(async move { me.finished_elsewhere(&id).await });
+        }
         if let Some(agent) = &record.request.agent {
             if let Some(sid) = &agent.session_id {
                 lock(&self.sessions).entry(sid.clone()).or_insert_with(|| Session {
@@ -833,8 +848,17 @@ impl Bridge {
 
     /// A question finished at another bridge: its agents here get the result.
     async fn finished_elsewhere(&self, id: &str) {
-        if !lock(&self.waiting).contains_key(id) {
-            return; // never shown here, or settled already
+        {
+            let waiting = lock(&self.waiting);
+            if !waiting.contains_key(id) {
+                // Never shown here, or settled already, or on its way to `track`.
+                let mut untracked = lock(&self.finished_untracked);
+                if untracked.len() >= UNTRACKED_KEPT {
+                    untracked.pop_front();
+                }
+                untracked.push_back(id.to_owned());
+                return;
+            }
         }
         match self.store.get(id).await {
             Ok(Some(QuestionRecord { result: Some(result), answered_by, .. })) => {
@@ -1167,5 +1191,41 @@ mod tests {
         assert!(result.answered);
         // Answered, it is history, which bob sees.
         assert_eq!(bridge.seen("q", Some(&bob)).await.unwrap().status, Status::Answered);
+    }
+
+    /// On a shared store, a question asked here can be answered at another bridge, and
+    /// its note heard here, before this bridge tracks it (between the insert's commit and
+    /// `track`): the note must still settle it, else its agent waits for ever (seen
+    /// once in 500-1,000 cross-bridge round trips of `askuser-bench --only shared`).
+    #[tokio::test]
+    async fn a_question_finished_elsewhere_before_it_is_tracked_here_is_settled() {
+        let bridge = Bridge::new(Sqlite::open_in_memory().unwrap(), Settings::default());
+        let request: askuser_core::Request = serde_json::from_value(
+            serde_json::json!({"questions": [{"question": "Ship?", "options": [{"label": "Yes"}, {"label": "No"}]}]}),
+        )
+        .unwrap();
+        let record = QuestionRecord {
+            id: "q".into(),
+            request,
+            status: Status::Pending,
+            created_at: 1,
+            answered_at: None,
+            result: None,
+            answered_by: None,
+        };
+        bridge.store.insert(&record).await.unwrap();
+        let result = AskResult::answered("q", &record.request, vec![], 2);
+        bridge.store.finish("q", &result, Some("a tab at another bridge")).await.unwrap();
+        bridge.hear(StoreEvent::Final("q".into())).await;
+        assert!(!lock(&bridge.waiting).contains_key("q"), "not tracked yet");
+
+        bridge.track(&record, 2);
+        tokio::time::timeout(Duration::from_secs(5), async {
+            while lock(&bridge.waiting).contains_key("q") {
+                tokio::task::yield_now().await;
+            }
+        })
+        .await
+        .expect("settled by the note heard before it was tracked");
     }
 }
