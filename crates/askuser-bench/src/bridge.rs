@@ -161,7 +161,8 @@ pub async fn spawn_serve_pinned(
         .arg("--data-dir")
         .arg(dir)
         .args(extra)
-        .env("RUST_LOG", "warn")
+        // BENCH_TRACE=1 prints the bridges' log; BENCH_LOG sets its level (RUST_LOG's form).
+        .env("RUST_LOG", std::env::var("BENCH_LOG").unwrap_or_else(|_| "warn".into()))
         .env_remove("ASKUSER_STORE")
         .stdin(Stdio::null())
         .stdout(Stdio::null())

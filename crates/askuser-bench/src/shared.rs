@@ -128,6 +128,22 @@ pub async fn run(bin: &Path, c: Counts) -> anyhow::Result<Figures> {
     eprintln!("shared: SQLite, {} agents × {} pending", c.agents, c.per_agent);
     let sqlite = hold(std::slice::from_ref(&one), &[sqlite_idle], c, ticks, None).await?.0;
     one.stop().await;
+    {
+        // As durable as the PostgreSQL bridges (each commit waits for the disk), to tell
+        // what the shared store costs from what durability does.
+        eprintln!("shared: SQLite --durability full round trips × {}", c.round_trips);
+        let full = Running::spawn_with(bin, None, askuser_bridge::store::Durability::Full).await?;
+        let tab = Browsers::open(&full.url, &full.ws(), 1, None).await?;
+        let at = [full.url.clone()];
+        asks(&http, &at, 1_000_000, c.warmup, gap).await?;
+        let lat = asks(&http, &at, 0, c.round_trips, gap).await?;
+        check(tab.close().await?, "SQLite --durability full round trips")?;
+        round_trips.push((
+            "one SQLite bridge, `--durability full` (each commit synced, as on PostgreSQL); the tab on it".to_owned(),
+            Summary::of(lat),
+        ));
+        full.stop().await;
+    }
 
     // Three bridges on one PostgreSQL database.
     eprintln!("shared: PostgreSQL cluster");
@@ -437,9 +453,13 @@ struct Running {
 impl Running {
     /// `askuser serve --addr 127.0.0.1:0 [--store URL]`, once it listens.
     async fn spawn(bin: &Path, store: Option<&str>) -> anyhow::Result<Running> {
+        Running::spawn_with(bin, store, askuser_bridge::store::Durability::Normal).await
+    }
+
+    async fn spawn_with(bin: &Path, store: Option<&str>, durability: askuser_bridge::store::Durability) -> anyhow::Result<Running> {
         let dir = crate::bridge::fresh_dir()?;
         let extra = store.map(|url| vec!["--store", url]).unwrap_or_default();
-        let (child, url, _) = crate::bridge::spawn_serve(bin, dir.path(), askuser_bridge::store::Durability::Normal, &extra).await?;
+        let (child, url, _) = crate::bridge::spawn_serve(bin, dir.path(), durability, &extra).await?;
         let pid = child.id().context("the bridge exited at once")?;
         Ok(Running { url, pid, child, _dir: dir })
     }
