@@ -247,7 +247,8 @@ async fn a_phone_answers_by_taps_alone() {
     tap("details.askuser-notes summary").await;
     browser.wait_css("textarea[data-notes]").await.send_keys("10 can wait").await.unwrap();
     tap("[data-action=enter]").await; // Next
-    browser.row("radio", "SQLite").await.click().await.unwrap(); // on to the review
+    browser.row("radio", "SQLite").await.click().await.unwrap(); // chosen
+    tap("[data-action=enter]").await; // Next: on to the review
     browser.shot("phone-review").await;
     tap("[data-submit]").await;
     let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
@@ -501,7 +502,8 @@ async fn an_answer_given_offline_survives_the_tab_closing() {
     browser.row("radio", "No").await;
     let dir = b.stop().await;
     browser.wait_css(".askuser-banner").await; // reconnecting
-    browser.row("radio", "No").await.click().await.unwrap(); // answered offline: queued
+    browser.row("radio", "No").await.click().await.unwrap();
+    browser.wait_css("[data-action=enter]").await.click().await.unwrap(); // answered offline: queued
     tokio::time::sleep(Duration::from_millis(300)).await;
     // The tab closes; a new one opens the page once the bridge is back.
     let fresh = browser.new_window(true).await.unwrap();
@@ -579,6 +581,7 @@ async fn offline_the_page_shows_the_last_questions_their_drafts_and_queued_answe
     assert_eq!(checked.as_deref(), Some("true"), "the draft is back");
     browser.keys("[").await;
     browser.row("radio", "No").await.click().await.unwrap();
+    browser.wait_css("[data-action=enter]").await.click().await.unwrap();
     let text = banner.text().await.unwrap();
     assert!(text.contains("as they were") && text.contains("1 answer waits to be sent"), "{text}");
 
