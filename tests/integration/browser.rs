@@ -1172,3 +1172,80 @@ async fn a_long_preview_on_a_phone_keeps_submit_on_screen() {
     assert_eq!(found["scrolled"].as_f64(), Some(0.0), "{found}");
     assert_eq!((&found["scrolls"], &found["text"]), (&Value::Bool(true), &Value::Bool(true)), "the box scrolls its whole text: {found}");
 }
+
+/// The option list of `question` on a phone (360×740, touch), shown after the question
+/// before it was answered elsewhere and the notice saying so was dismissed: rows shown,
+/// the "more" markers, a row's pitch and where the list, the buttons and the dialog end.
+async fn phone_list(question: Value, shot: &str) -> Value {
+    let b = bridge().await;
+    let _first = b.ask(json!({"id": "first", "question": "Deploy now?", "choices": ["Yes", "No"]}), "canonical");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let _asking = b.ask(question, "canonical");
+    let browser = touch_browser(360, 740).await;
+    open(&b, &browser).await;
+    browser.row("radio", "Yes").await;
+    browser.keys("o").await;
+    browser.wait_css("textarea.askuser-other").await;
+    browser.keys("after the release").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let answered = b.post("/v1/questions/first/answer").json(&json!({"answers": ["No"]})).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    let ok = browser.wait_css(".askuser-closed button").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    ok.click().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let found = browser.execute(PHONE_LIST, vec![]).await.unwrap();
+    browser.shot(shot).await;
+    browser.close().await;
+    found
+}
+
+/// What [`phone_list`] measures.
+const PHONE_LIST: &str = r#"
+        const rows = [...document.querySelectorAll('.askuser-app .askuser-list .askuser-row')];
+        const box = css => document.querySelector(css).getBoundingClientRect();
+        return {
+            rows: rows.length,
+            more: [...document.querySelectorAll('.askuser-app .askuser-more')].map(m => m.textContent),
+            pitch: rows[1].getBoundingClientRect().top - rows[0].getBoundingClientRect().top,
+            listBottom: box('.askuser-app .askuser-list').bottom,
+            actionsBottom: box('.askuser-app .askuser-actions').bottom,
+            dialogBottom: box('.askuser-app .askuser-dialog').bottom,
+            height: innerHeight,
+            scrolled: scrollY,
+        };
+    "#;
+
+/// On a phone (360×740, touch) the option list uses the room it has (issue 50 D12:
+/// "↓ 1 more" hid the Other row with 130 px empty below, and 25 options showed 3 rows):
+/// a 4-option question shows every row and Other with no "more" marker; a 25-option
+/// list shows as many rows as fit above its buttons.
+#[tokio::test]
+async fn a_phone_list_uses_the_room_it_has() {
+    let four = phone_list(
+        json!({"questions": [{"question": "Which database should we use for the new service?", "header": "DB", "options": [
+            {"label": "PostgreSQL (Recommended)", "description": "Battle-tested relational DB"},
+            {"label": "SQLite", "description": "Lightweight, file-based"},
+            {"label": "MySQL", "description": "Widely hosted"},
+            {"label": "MongoDB", "description": "Documents, no fixed schema"}
+        ]}], "agent": {"name": "claude-code", "sessionId": "r-1"}}),
+        "phone-four-options",
+    )
+    .await;
+    let options: Vec<Value> = (1..=25).map(|i| json!({"label": format!("region-{i}")})).collect();
+    let many = phone_list(
+        json!({"questions": [{"question": "Which region?", "header": "Region", "options": options}],
+            "agent": {"name": "claude-code", "sessionId": "r-2"}}),
+        "phone-many-options",
+    )
+    .await;
+    assert_eq!((four["rows"].as_u64(), &four["more"]), (Some(5), &json!([])), "every row and Other, no more marker: {four}");
+    assert!(four["actionsBottom"].as_f64().unwrap() <= four["height"].as_f64().unwrap(), "the buttons on screen: {four}");
+    // As many rows as fit: under the dialog there is not room for two more (one is kept
+    // for "↑ N more", which shows once the list has moved). It showed 3, 194 px left empty.
+    let (height, pitch) = (many["height"].as_f64().unwrap(), many["pitch"].as_f64().unwrap());
+    assert_eq!(many["scrolled"].as_f64(), Some(0.0), "{many}");
+    assert!(many["actionsBottom"].as_f64().unwrap() <= height, "the buttons on screen: {many}");
+    assert!(height - many["dialogBottom"].as_f64().unwrap() < 2.0 * pitch + 16.0, "room for more rows left empty: {many}");
+    assert!(many["rows"].as_u64().unwrap() > 3, "{many}");
+}
