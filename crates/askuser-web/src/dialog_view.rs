@@ -269,8 +269,8 @@ const BOTTOM_MARGIN: f64 = 12.0;
 /// web/style.css's `max-height: 25vh` for `.askuser-preview` there.
 const NARROW_PREVIEW: f64 = 0.25;
 /// How tall a "↑/↓ N more" button is when none is drawn to measure: web/style.css's
-/// `min-height` for `.askuser-more` (a row's height, which stood in for it, is twice
-/// that with a description on a phone).
+/// `min-height` for `.askuser-more` (a row's height stood in for it: 66 to 130 px for
+/// an option with a description on a phone).
 const MORE_HEIGHT: f64 = 44.0;
 
 /// The list shows as many option rows as the room the dialog has on the screen holds
