@@ -92,6 +92,62 @@ async fn an_approval_waits_for_the_person_and_always_keeps_a_rule_that_answers_t
 }
 
 #[tokio::test]
+async fn always_allow_exactly_keeps_the_exact_command_and_asks_again_for_others() {
+    // Issue 45: the person "may narrow" the rule "Always allow" names.
+    let b = bridge().await;
+    let waiting = approve(&b, bash("git status --short", "toolu_1"));
+    let q = pending(&b).await;
+    let options = q["request"]["questions"][0]["options"].as_array().unwrap().clone();
+    let said: Vec<(&str, &str)> =
+        options.iter().map(|o| (o["label"].as_str().unwrap(), o["description"].as_str().unwrap_or_default())).collect();
+    assert_eq!(said[1], ("Always allow", "Do not ask again for Bash(git status:*) in /work/app"), "{said:?}");
+    assert_eq!(said[2], ("Always allow exactly", "Do not ask again for Bash(git status --short) in /work/app"), "{said:?}");
+    answer(&b, q["id"].as_str().unwrap(), json!({"selected": ["Always allow exactly"]})).await;
+    assert_eq!(waiting.await.unwrap()["behavior"], "allow");
+    let rules: Vec<Value> = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    let kept: Vec<&str> = rules.iter().map(|r| r["text"].as_str().unwrap()).collect();
+    assert_eq!(kept, ["Bash(git status --short) in /work/app"]);
+    assert!(rules[0]["wider"].is_null(), "nothing to review: {rules:?}");
+    let r = b.post("/v1/approve").json(&bash("git status --short", "toolu_2")).send().await.unwrap();
+    assert_eq!(r.json::<Value>().await.unwrap()["decidedBy"], "rule", "the exact command runs");
+    let r = b.post("/v1/approve?wait=false").json(&bash("git status --porcelain", "toolu_3")).send().await.unwrap();
+    assert_eq!(r.status(), 202, "another git status is asked again");
+    let log: Vec<Value> = b.get("/v1/decisions").send().await.unwrap().json().await.unwrap();
+    assert_eq!(log.last().unwrap()["decision"], "always");
+    assert_eq!(log.last().unwrap()["rule"], rules[0]["id"]);
+
+    // An exact command has nothing narrower: no such choice, and naming it keeps nothing.
+    let waiting = approve(&b, bash("rm -rf build", "toolu_4"));
+    let q = loop {
+        let list: Vec<Value> = b.get("/v1/questions").send().await.unwrap().json().await.unwrap();
+        if let Some(q) = list.into_iter().find(|q| q["id"] == "approve-toolu_4") {
+            break q;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let labels: Vec<&str> =
+        q["request"]["questions"][0]["options"].as_array().unwrap().iter().map(|o| o["label"].as_str().unwrap()).collect();
+    assert_eq!(labels, ["Allow", "Always allow", "Deny"]);
+    let r = b
+        .post("/v1/questions/approve-toolu_4/answer")
+        .json(&json!({"answers": [{"selected": ["Always allow exactly"]}]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 400, "not one of its options");
+    answer(&b, "approve-toolu_4", json!({"selected": ["Deny"]})).await;
+    assert_eq!(waiting.await.unwrap()["behavior"], "deny");
+
+    // A wide rule (as an earlier version kept from `rm -rf build`) is listed for review.
+    let r = b.post("/v1/rules").json(&json!({"rule": "Bash(rm:*)"})).send().await.unwrap();
+    assert_eq!(r.status(), 201);
+    let rules: Vec<Value> = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    assert_eq!(rules.len(), 2);
+    assert_eq!(rules[1]["text"], "Bash(rm:*)");
+    assert_eq!(rules[1]["wider"], "any command that begins `rm`; for every agent everywhere");
+}
+
+#[tokio::test]
 async fn always_on_one_command_keeps_that_command_and_never_its_program() {
     // Issue 45: "Always allow" on `rm -rf build` kept `Bash(rm:*)`; `rm -rf /` then ran unasked.
     let b = bridge().await;

@@ -993,6 +993,63 @@ async fn the_rules_panel_lists_rules_and_decisions_and_removes_a_rule() {
     browser.close().await;
 }
 
+/// Issue 45: where "Always allow" keeps a prefix, the page also offers "Always allow
+/// exactly", naming the exact command's rule, and keeps that; a wide rule (as an earlier
+/// version kept from `rm -rf build`) is shown in the Rules panel for review, and removed.
+#[tokio::test]
+async fn an_approval_can_be_narrowed_to_the_exact_command_and_wide_rules_are_shown_for_review() {
+    let b = bridge().await;
+    let call =
+        json!({"tool_name": "Bash", "cwd": "/srv/app", "agent": {"name": "claude-code"}, "input": {"command": "git status --short"}});
+    let request = b.post("/v1/approve").json(&call);
+    let waiting = tokio::spawn(async move { request.send().await.unwrap().json::<Value>().await.unwrap() });
+    let browser = browser(1000, 700).await;
+    open(&b, &browser).await;
+    let always = browser.row("radio", "Always allow").await.text().await.unwrap();
+    assert!(always.contains("Do not ask again for Bash(git status:*) in /srv/app"), "{always}");
+    let exactly = browser.row("radio", "Always allow exactly").await.text().await.unwrap();
+    assert_eq!(exactly.split_whitespace().next(), Some("e"), "{exactly}");
+    assert!(exactly.contains("Do not ask again for Bash(git status --short) in /srv/app"), "{exactly}");
+    let mut buttons = Vec::new();
+    for b in browser.find_all(Locator::Css(".askuser-actions button")).await.unwrap() {
+        buttons.push(b.text().await.unwrap());
+    }
+    assert_eq!(buttons, ["Allow", "Always allow", "Always allow exactly", "Deny"]);
+    let violations = axe(&browser).await;
+    assert!(violations.is_empty(), "axe-core found: {violations:?}");
+    browser.shot("approval-exactly").await;
+    button(&browser, "Always allow exactly").await.click().await.unwrap();
+    let decided = tokio::time::timeout(Duration::from_secs(10), waiting).await.unwrap().unwrap();
+    assert_eq!(decided["behavior"], "allow", "{decided}");
+    text_with(&browser, ".askuser-toast", "this exact call").await;
+    let rules: Vec<Value> = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    let kept: Vec<&str> = rules.iter().map(|r| r["text"].as_str().unwrap()).collect();
+    assert_eq!(kept, ["Bash(git status --short) in /srv/app"]);
+
+    let r = b.post("/v1/rules").json(&json!({"rule": "Bash(rm:*)"})).send().await.unwrap();
+    assert_eq!(r.status(), 201);
+    button(&browser, "Rules").await.click().await.unwrap();
+    let panel = text_with(&browser, ".askuser-rules-panel", "Bash(rm:*)").await;
+    assert!(
+        panel.contains("Review: wider than \"Always allow\" keeps now: any command that begins `rm`; for every agent everywhere"),
+        "{panel}"
+    );
+    assert_eq!(panel.matches("Review:").count(), 1, "the exact rule is not: {panel}");
+    let violations = axe(&browser).await;
+    assert!(violations.is_empty(), "axe-core found: {violations:?}");
+    browser.find(Locator::Css("button[aria-label='Remove Bash(rm:*)']")).await.unwrap().click().await.unwrap();
+    for _ in 0..100 {
+        if !browser.wait_css(".askuser-rules-panel").await.text().await.unwrap_or_default().contains("Bash(rm:*)") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let rules: Vec<Value> = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    let left: Vec<&str> = rules.iter().map(|r| r["text"].as_str().unwrap()).collect();
+    assert_eq!(left, ["Bash(git status --short) in /srv/app"]);
+    browser.close().await;
+}
+
 /// c is "Chat about this" in the page too (it took five keys: Tab to the button).
 #[tokio::test]
 async fn c_declines_to_talk_it_over() {

@@ -521,6 +521,14 @@ fn rules_are_read_added_and_removed_from_the_command_line() {
     assert_eq!((decided["behavior"].as_str(), decided["decidedBy"].as_str()), (Some("allow"), Some("rule")), "{decided}");
     let log = cmd(&["rules", "log"]).1;
     assert!(log.contains("allow  Bash: cargo test --all") && log.contains(&format!("by rule {id}")), "{log}");
+    // A wide rule (as an earlier version kept from `rm -rf build`) is listed for review.
+    let wide = cmd(&["rules", "add", "Bash(rm:*)"]).1;
+    let wide = wide.split_whitespace().next().unwrap().to_owned();
+    let listed = cmd(&["rules"]).1;
+    let review = "review: wider than \"Always allow\" keeps now: any command that begins `rm`; for every agent everywhere";
+    assert!(listed.contains(&format!("{wide}  Bash(rm:*)\n    {review}\n")), "{listed}");
+    assert_eq!(listed.matches("review:").count(), 1, "the project's cargo test:* is not: {listed}");
+    assert_eq!(cmd(&["rules", "remove", &wide]).0, Some(0));
     // A bad rule is named; nothing is kept.
     let (code, _, err) = cmd(&["rules", "add", "Bash(cargo test:*"]);
     assert_eq!(code, Some(2), "{err}");

@@ -242,6 +242,86 @@ async fn the_same_questions_again_while_the_first_call_waits_resume_it() {
     }
 }
 
+/// The journal's close of a call is written after its result went out (issue 51); a host
+/// that reads the result and leaves at once must still find that question closed, not
+/// resume it (answered, with the old answer) when it asks the same again.
+#[tokio::test]
+async fn a_result_read_just_before_the_host_leaves_is_never_resumed() {
+    let b = bridge().await;
+    let mut inbox = b.browser().await;
+    let ask = json!({"question": "Ship it?", "choices": ["Yes", "No"]});
+    let mut first = Host::start(&b, &[]).await;
+    first.call(1, ask.clone()).await;
+    let id = next_asked(&mut inbox).await;
+    b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["Yes"]})).send().await.unwrap();
+    assert_eq!(first.reply(1).await["result"]["structuredContent"]["status"], "answered");
+    drop(first.stdin.take());
+    let status = tokio::time::timeout(Duration::from_secs(10), first.child.wait()).await.expect("askuser mcp exits").unwrap();
+    assert!(status.success(), "{status}");
+
+    let mut again = Host::start(&b, &[]).await;
+    again.call(1, ask).await;
+    assert_ne!(next_asked(&mut inbox).await, id, "the same questions, asked after the answer was read, are asked anew");
+}
+
+/// The threads of an `askuser mcp` process (Linux).
+#[cfg(target_os = "linux")]
+fn threads(pid: u32) -> usize {
+    std::fs::read_dir(format!("/proc/{pid}/task")).unwrap().count()
+}
+
+/// stdin and stdout are read and written by the runtime's one thread, with no blocking
+/// thread between (each a hand-off that waits for a core on a busy machine: issue 51):
+/// pipes, as most hosts give them.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn stdio_pipes_are_served_on_one_thread() {
+    let b = bridge().await;
+    let mut host = Host::start(&b, &[]).await;
+    host.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"})).await;
+    assert_eq!(host.reply(1).await["result"]["tools"][0]["name"], "ask_user");
+    assert_eq!(threads(host.child.id().unwrap()), 1);
+}
+
+/// … and a socket pair, as Node.js hosts (Claude Code, Gemini CLI) give them.
+#[cfg(target_os = "linux")]
+#[tokio::test]
+async fn stdio_sockets_are_served_on_one_thread() {
+    use std::os::fd::OwnedFd;
+    let b = bridge().await;
+    let (host_in, child_in) = std::os::unix::net::UnixStream::pair().unwrap();
+    let (host_out, child_out) = std::os::unix::net::UnixStream::pair().unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_askuser"))
+        .args(["mcp", "--url", &b.url, "--token", TOKEN, "--data-dir"])
+        .arg(b.dir.path())
+        .stdin(Stdio::from(OwnedFd::from(child_in)))
+        .stdout(Stdio::from(OwnedFd::from(child_out)))
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("askuser mcp starts");
+    host_in.set_nonblocking(true).unwrap();
+    host_out.set_nonblocking(true).unwrap();
+    let mut to = tokio::net::UnixStream::from_std(host_in).unwrap();
+    let mut from = BufReader::new(tokio::net::UnixStream::from_std(host_out).unwrap()).lines();
+    let init = json!({"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "node-host", "version": "1"}});
+    for message in [
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": init}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"}),
+    ] {
+        to.write_all(format!("{message}\n").as_bytes()).await.unwrap();
+    }
+    for id in [0, 1] {
+        let line = tokio::time::timeout(Duration::from_secs(10), from.next_line()).await.expect("a reply").unwrap().expect("a line");
+        assert_eq!(serde_json::from_str::<Value>(&line).unwrap()["id"], id, "{line}");
+    }
+    assert_eq!(threads(child.id().unwrap()), 1);
+    drop(to);
+    let status = tokio::time::timeout(Duration::from_secs(10), child.wait()).await.expect("askuser mcp exits at EOF").unwrap();
+    assert!(status.success(), "{status}");
+}
+
 /// A line that is not UTF-8 gets a parse error (-32700), and the server reads on.
 #[tokio::test]
 async fn a_line_of_invalid_utf8_is_a_parse_error_and_the_server_goes_on() {

@@ -103,8 +103,21 @@ pub fn create_private(path: &Path) -> std::io::Result<fs::File> {
     options.open(path)
 }
 
-/// Writes a file readable and writable only by the user, replacing it atomically.
+/// Writes a file readable and writable only by the user, replacing it atomically, and
+/// synced to disk: it survives a power cut.
 pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    replace(path, contents, true)
+}
+
+/// As [`write_private`], but not synced: a process killed at any point leaves the old
+/// file or the new one (the kernel keeps what was written), and only a power cut may
+/// lose the change. For what is cheap to lose and written on a hot path (`fsync` takes
+/// milliseconds on a busy disk: issue 51).
+pub fn replace_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+    replace(path, contents, false)
+}
+
+fn replace(path: &Path, contents: &[u8], sync: bool) -> anyhow::Result<()> {
     let tmp = path.with_extension("tmp");
     // A leftover (or planted) temporary file goes first: removing a symlink removes the
     // link, not what it points to.
@@ -113,8 +126,23 @@ pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
         _ => {}
     }
     let mut file = create_private(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    file.write_all(contents).and_then(|()| file.sync_all()).with_context(|| format!("cannot write {}", tmp.display()))?;
+    file.write_all(contents)
+        .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
+        .with_context(|| format!("cannot write {}", tmp.display()))?;
     fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+}
+
+/// Opens a file readable and writable only by the user for appending, creating it if
+/// need be; a symlink in its place is refused.
+pub fn append_private(path: &Path) -> std::io::Result<fs::File> {
+    let mut options = fs::OpenOptions::new();
+    options.append(true).create(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
+    }
+    options.open(path)
 }
 
 /// A random hex string of `bytes` bytes of entropy.

@@ -571,8 +571,11 @@ impl Bridge {
         let decision = approval.decide(result);
         let agent = record.request.agent.as_ref();
         let mut rule_id = None;
-        // The rule the person was shown (none: "Always" allowed this time only).
-        if let (Decision::Allow { always: true, .. }, Some(rule)) = (&decision, approval.suggest(agent)) {
+        // The rule the person chose, as the question named it (none: "Always" allowed
+        // this time only, or the question named another rule than it would now).
+        if let (Decision::Allow { always: true, .. }, Some(rule)) =
+            (&decision, approval.kept(&record.request, result, agent, &self.settings.limits))
+        {
             let stored = StoredRule {
                 id: format!("r-{}", crate::config::random_hex(6)),
                 rule: serde_json::to_string(&rule).unwrap_or_default(),

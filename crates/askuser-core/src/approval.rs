@@ -5,9 +5,11 @@
 //! An approval travels as a question like any other, so every front end, store and
 //! notification shows it without knowing more: [`Approval::request`] makes the one
 //! question (what will happen, as a command or a diff, and the choices [`ALLOW`],
-//! [`ALWAYS`], [`DENY`]; the free-text row denies with the text as the message), and
-//! carries the approval in [`Request::approval`]. [`Approval::decide`] reads the result
-//! back as a [`Decision`], in each host's shape ([`Decision::claude`]).
+//! [`ALWAYS`], [`ALWAYS_EXACTLY`] where the rule is a prefix, [`DENY`]; the free-text
+//! row denies with the text as the message), and carries the approval in
+//! [`Request::approval`]. [`Approval::decide`] reads the result back as a [`Decision`],
+//! in each host's shape ([`Decision::claude`]), and [`Approval::kept`] the rule the
+//! person chose, only as the question named it.
 //!
 //! Claude Code also sends its own `AskUserQuestion` through the permission prompt tool
 //! when it runs headless: that approval is asked as its questions
@@ -24,6 +26,9 @@ use serde_json::{Map, Value};
 pub const ALLOW: &str = "Allow";
 /// The option that allows it and keeps the suggested rule.
 pub const ALWAYS: &str = "Always allow";
+/// Where the suggested rule is a prefix (`Bash(git status:*)`), the option that allows
+/// it and keeps the exact command instead (`Bash(git status --short)`).
+pub const ALWAYS_EXACTLY: &str = "Always allow exactly";
 /// The option that denies it.
 pub const DENY: &str = "Deny";
 
@@ -436,7 +441,8 @@ impl Approval {
 
     /// The question a person answers: what will happen and why, with [`ALLOW`],
     /// [`ALWAYS`] (naming `rule`, [`Approval::suggest`]'s, whole: the rule is what the
-    /// person sees; none: it says no rule is kept) and [`DENY`]; for `AskUserQuestion`,
+    /// person sees; none: it says no rule is kept), [`ALWAYS_EXACTLY`] where `rule` is a
+    /// prefix (naming the exact command's rule, [`Rule::exactly`]) and [`DENY`]; for `AskUserQuestion`,
     /// its own questions. `id` and `agent` are the ask's; the approval rides along in
     /// `approval`.
     pub fn request(&self, rule: &Option<Rule>, limits: &Limits) -> Result<Request, Invalid> {
@@ -450,11 +456,18 @@ impl Approval {
             question = format!("{question}\n\nWhy: {reason}");
         }
         let question = cut(&question, limits.max_question_chars);
-        let options = vec![
+        let mut options = vec![
             Choice { label: ALLOW.into(), description: Some("Only this time".into()), preview: None },
             Choice { label: ALWAYS.into(), description: Some(always(rule.as_ref(), limits)), preview: None },
-            Choice { label: DENY.into(), description: Some("Do not run it (or type below what to do instead)".into()), preview: None },
         ];
+        if let Some(exact) = rule.as_ref().and_then(|r| r.exactly(self)) {
+            options.push(Choice { label: ALWAYS_EXACTLY.into(), description: Some(always(Some(&exact), limits)), preview: None });
+        }
+        options.push(Choice {
+            label: DENY.into(),
+            description: Some("Do not run it (or type below what to do instead)".into()),
+            preview: None,
+        });
         let header = Some(cut(&self.tool, limits.max_header_chars));
         let question = Question { question, header, options, multi_select: false };
         Ok(Request { questions: vec![question], approval: Some(self.clone()), ..Request::default() })
@@ -503,13 +516,38 @@ impl Approval {
         let notes = answer.notes.as_deref().map(|n| format!(" They said: {n}")).unwrap_or_default();
         match answer.selected_options.first().map(String::as_str) {
             Some(ALLOW) => Decision::Allow { input: self.input.clone(), always: false },
-            Some(ALWAYS) => Decision::Allow { input: self.input.clone(), always: true },
+            Some(ALWAYS | ALWAYS_EXACTLY) => Decision::Allow { input: self.input.clone(), always: true },
             Some(_) => Decision::Deny { message: format!("The user denied this {} call.{notes} Do not run it.", self.tool) },
             None => {
                 let said = answer.custom.as_deref().unwrap_or_default();
                 Decision::Deny { message: format!("The user denied this {} call and said: {said}{notes}", self.tool) }
             }
         }
+    }
+
+    /// The rule the person chose to keep in answering `asked` (this approval's question,
+    /// as stored) with `result`: [`ALWAYS`]'s ([`Approval::suggest`]) or
+    /// [`ALWAYS_EXACTLY`]'s ([`Rule::exactly`]), and only when the question named that
+    /// very rule, as it would name it now: a question an older version asked (whose
+    /// "Always allow" named `Bash(rm:*)`), an option it did not offer, or any other
+    /// answer keeps none. `agent` and `limits` are those it was asked with.
+    pub fn kept(&self, asked: &Request, result: &AskResult, agent: Option<&Agent>, limits: &Limits) -> Option<Rule> {
+        if result.status != Status::Answered || !self.is_permission() {
+            return None;
+        }
+        let label = result.answers.first()?.selected_options.first()?.as_str();
+        let suggested = self.suggest(agent);
+        let rule = match label {
+            ALWAYS => suggested.clone()?,
+            ALWAYS_EXACTLY => suggested.as_ref()?.exactly(self)?,
+            _ => return None,
+        };
+        let named = |request: &Request| {
+            let [question] = request.questions.as_slice() else { return None };
+            question.options.iter().find(|o| o.label == label).map(|o| o.description.clone())
+        };
+        let now = self.request(&suggested, limits).ok()?;
+        (named(asked)? == named(&now)?).then_some(rule)
     }
 
     /// The rule an "always" keeps, never allowing more than the person saw: for `Bash`
@@ -544,6 +582,57 @@ impl Approval {
 }
 
 impl Rule {
+    /// For a prefix rule of `approval`'s command (`Bash(git status:*)`), the rule that
+    /// keeps that command exactly, in the same scope (`Bash(git status --short)`): what
+    /// [`ALWAYS_EXACTLY`] keeps. `None` for any other rule (already exact, or nothing
+    /// narrower to say).
+    pub fn exactly(&self, approval: &Approval) -> Option<Rule> {
+        let command = approval.text("command")?.trim();
+        let prefix = self.pattern.as_deref()?.strip_suffix(":*")?;
+        // A command ending in `:*` would read as a prefix: it has no exact rule.
+        let narrower = self.tool == "Bash" && approval.tool == "Bash" && !command.ends_with(":*") && prefix_allows(prefix, command);
+        narrower.then(|| Rule { pattern: Some(command.to_owned()), ..self.clone() })
+    }
+
+    /// What this rule allows beyond anything "Always allow" keeps now, for a person to
+    /// review (an earlier version kept `Bash(rm:*)` from `rm -rf build`): "any command
+    /// that begins `rm`", "every file below src", "for every agent everywhere", joined
+    /// with "; ". `None` when one answer could keep it today (an exact command, an
+    /// allowlisted `prog sub:*`, a file, a domain, a whole tool other than these).
+    pub fn wider(&self) -> Option<String> {
+        let mut said = Vec::new();
+        let edits = EDITS.contains(&self.tool.as_str());
+        match (self.tool.as_str(), self.pattern.as_deref()) {
+            ("Bash", None) => said.push("every command".to_owned()),
+            ("Bash", Some(p)) => {
+                if let Some(prefix) = p.strip_suffix(":*") {
+                    let mut words = prefix.split(' ');
+                    let kept = match (words.next(), words.next(), words.next()) {
+                        (Some(program), Some(sub), None) => {
+                            SUBCOMMANDS.iter().any(|(p, refused)| *p == program && is_subcommand(sub) && !refused.contains(&sub))
+                        }
+                        _ => false,
+                    };
+                    if !kept {
+                        said.push(format!("any command that begins `{}`", crate::text::visible(prefix)));
+                    }
+                }
+            }
+            (_, None) if edits => said.push("every file".to_owned()),
+            (_, Some(p)) if edits && p.ends_with("**") => {
+                said.push(format!("every file below {}", crate::text::visible(p.trim_end_matches('*').trim_end_matches('/'))))
+            }
+            ("WebFetch", None) => said.push("every fetch".to_owned()),
+            _ => {}
+        }
+        match &self.scope {
+            Scope::Everywhere => said.push("for every agent everywhere".to_owned()),
+            Scope::Agent(name) => said.push(format!("for every agent named {}, everywhere", crate::text::visible(name))),
+            Scope::Project(_) | Scope::Session(_) => {}
+        }
+        (!said.is_empty()).then(|| said.join("; "))
+    }
+
     /// Whether this rule allows `approval`, asked by `agent`. `AskUserQuestion` is never
     /// allowed by a rule: it is a question for the person.
     pub fn matches(&self, approval: &Approval, agent: Option<&Agent>) -> bool {
@@ -829,6 +918,7 @@ pub fn said(answer: &Selection) -> String {
     match (answer.selected.first().map(String::as_str), &answer.custom) {
         (Some(ALLOW), _) => "Allowed.".into(),
         (Some(ALWAYS), _) => "Allowed, and calls like it will be allowed without asking.".into(),
+        (Some(ALWAYS_EXACTLY), _) => "Allowed, and this exact call will be allowed without asking.".into(),
         (_, Some(said)) => format!("Denied: {said}"),
         _ => "Denied.".into(),
     }
@@ -1075,6 +1165,68 @@ mod tests {
         let r = a.request(&a.suggest(None), &Limits::default()).unwrap();
         let said = r.questions[0].options[1].description.clone().unwrap();
         assert_eq!(said, "Do not ask again for exactly this Bash call in /home/me/app", "never a rule cut short");
+    }
+
+    #[test]
+    fn a_prefix_rule_can_be_narrowed_to_the_exact_command_and_only_a_rule_shown_is_kept() {
+        // Issue 45: "the person sees the exact rule before choosing 'Always' … and may narrow it".
+        let limits = Limits::default();
+        let a = bash("git status --short");
+        let rule = a.suggest(None);
+        let request = a.request(&rule, &limits).unwrap();
+        let options = &request.questions[0].options;
+        let labels: Vec<&str> = options.iter().map(|o| o.label.as_str()).collect();
+        assert_eq!(labels, [ALLOW, ALWAYS, ALWAYS_EXACTLY, DENY]);
+        assert_eq!(options[1].description.as_deref(), Some("Do not ask again for Bash(git status:*) in /home/me/app"));
+        assert_eq!(options[2].description.as_deref(), Some("Do not ask again for Bash(git status --short) in /home/me/app"));
+        let kept = |request: &Request, label: &str| {
+            let answers = resolve(&request.questions, &[Selection::option(label)]).unwrap();
+            let result = AskResult::answered("q", request, answers, 1);
+            assert_eq!(a.decide(&result).kind(), if label == ALLOW { "allow" } else { "always" });
+            a.kept(request, &result, None, &limits)
+        };
+        let exact = kept(&request, ALWAYS_EXACTLY).unwrap();
+        assert_eq!(exact.to_string(), "Bash(git status --short) in /home/me/app");
+        assert!(exact.matches(&bash("git status --short"), None));
+        assert!(!exact.matches(&bash("git status --porcelain"), None), "the narrowed rule asks again");
+        assert!(!exact.matches(&bash("git status"), None));
+        assert_eq!(kept(&request, ALWAYS).unwrap().to_string(), "Bash(git status:*) in /home/me/app");
+        assert_eq!(kept(&request, ALLOW), None);
+        // An exact rule has nothing narrower: three choices, and "exactly" keeps nothing.
+        let rm = bash("rm -rf build");
+        let asked = rm.request(&rm.suggest(None), &limits).unwrap();
+        assert_eq!(asked.questions[0].options.len(), 3);
+        let mut answers = resolve(&asked.questions, &[Selection::option(ALWAYS)]).unwrap();
+        answers[0].selected_options = vec![ALWAYS_EXACTLY.into()];
+        let forged = AskResult::answered("q", &asked, answers, 1);
+        assert_eq!(rm.kept(&asked, &forged, None, &limits), None, "an option it did not offer");
+        // A question that named another rule (an older version's `Bash(git:*)`) keeps none.
+        let mut older = request.clone();
+        older.questions[0].options[1].description = Some("Do not ask again for Bash(git:*) in /home/me/app".into());
+        assert_eq!(kept(&older, ALWAYS), None, "a rule the person did not see is never kept");
+        assert!(kept(&older, ALWAYS_EXACTLY).is_some(), "the one it named is");
+        // A command a prefix does not cover (a chain) was never offered a prefix.
+        assert_eq!(
+            bash("git status; rm -rf ~").request(&bash("git status; rm -rf ~").suggest(None), &limits).unwrap().questions[0].options.len(),
+            3
+        );
+    }
+
+    #[test]
+    fn rules_wider_than_one_answer_keeps_are_named_for_review() {
+        let project = Scope::Project("/home/me/app".into());
+        let wider = |rule: &str, scope: &Scope| Rule::parse(rule, scope.clone()).unwrap().wider();
+        assert_eq!(wider("Bash(rm:*)", &project).as_deref(), Some("any command that begins `rm`"));
+        assert_eq!(wider("Bash(git:*)", &project).as_deref(), Some("any command that begins `git`"));
+        assert_eq!(wider("Bash(npm exec:*)", &project).as_deref(), Some("any command that begins `npm exec`"));
+        assert_eq!(wider("Bash(rm:*)", &Scope::Everywhere).as_deref(), Some("any command that begins `rm`; for every agent everywhere"));
+        assert_eq!(wider("Bash", &project).as_deref(), Some("every command"));
+        assert_eq!(wider("Edit(src/**)", &project).as_deref(), Some("every file below src"));
+        assert_eq!(wider("WebFetch", &Scope::Agent("ci".into())).as_deref(), Some("every fetch; for every agent named ci, everywhere"));
+        for narrow in ["Bash(cargo test:*)", "Bash(rm -rf build)", "Edit(src/a.rs)", "WebFetch(domain:docs.rs)", "mcp__db__query"] {
+            assert_eq!(wider(narrow, &project), None, "{narrow}");
+            assert_eq!(wider(narrow, &Scope::Session("s-1".into())), None, "{narrow}");
+        }
     }
 
     #[test]

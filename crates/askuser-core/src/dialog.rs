@@ -20,7 +20,7 @@
 //! in an option list clamps at both ends. Nothing here panics on any event sequence.
 
 use crate::answer::{resolve, Selection};
-use crate::approval::{ApprovalView, ALLOW, ALWAYS, DENY};
+use crate::approval::{ApprovalView, ALLOW, ALWAYS, ALWAYS_EXACTLY, DENY};
 use crate::model::{Question, Request};
 use serde::{Deserialize, Serialize};
 
@@ -307,7 +307,7 @@ pub struct RowView {
     /// The 1-based number shown before an option; `None` for Other.
     pub number: Option<usize>,
     /// The quick key: "1".."9" for the first nine options, "0" for Other; in an
-    /// approval "a", "A", "d" and none for the message row.
+    /// approval "a", "A", "e" (Always allow exactly), "d" and none for the message row.
     pub key: Option<String>,
     pub focused: bool,
     /// Chosen (single select) or checked (multi select).
@@ -508,7 +508,9 @@ impl Dialog {
                 vec![]
             }
             // An approval's Deny sends the message typed under it, if any.
-            (Event::Quick { number }, Some(q)) if self.approval.is_some() && number == DENY_INDEX + 1 && has_text(&self.slots[q].draft) => {
+            (Event::Quick { number }, Some(q))
+                if self.approval.is_some() && number == self.deny_index(q) + 1 && has_text(&self.slots[q].draft) =>
+            {
                 self.confirm(q, false)
             }
             (Event::Quick { number }, Some(q)) => {
@@ -593,6 +595,9 @@ impl Dialog {
             }
             "a" if self.approval.is_some() => Event::Quick { number: 1 },
             "A" if self.approval.is_some() => Event::Quick { number: 2 },
+            "e" if self.approval.is_some() && self.questions[0].options.iter().any(|o| o.label == ALWAYS_EXACTLY) => {
+                Event::Quick { number: 3 }
+            }
             "d" if self.approval.is_some() => Event::Other,
             // "Chat about this", as the terminal's c (the page's button says so).
             "c" => Event::Chat,
@@ -678,7 +683,7 @@ impl Dialog {
                     preview: c.preview.clone(),
                     number: Some(i + 1),
                     key: match &self.approval {
-                        Some(_) => ["a", "A", "d"].get(i).map(|k| k.to_string()),
+                        Some(_) => approval_key(&c.label).map(str::to_owned),
                         None => (i < 9).then(|| (i + 1).to_string()),
                     },
                     focused: slot.focus == i,
@@ -909,9 +914,14 @@ impl Dialog {
         }
     }
 
+    /// [`DENY`]'s row in an approval: the last option.
+    fn deny_index(&self, q: usize) -> usize {
+        self.questions[q].options.len().saturating_sub(1)
+    }
+
     /// Single select: answers with option `index` and moves on.
     fn choose(&mut self, q: usize, index: usize) -> Vec<Effect> {
-        if self.approval.is_some() && self.partly_shown && index != DENY_INDEX {
+        if self.approval.is_some() && self.partly_shown && index != self.deny_index(q) {
             self.hint = Some("Scroll to its end first: only what you have seen can be allowed".into());
             return vec![];
         }
@@ -934,7 +944,7 @@ impl Dialog {
         let has_text = !text.is_empty();
         if self.approval.is_some() && !has_text {
             // "d" then Enter: a denial with nothing to say.
-            return self.choose(q, DENY_INDEX);
+            return self.choose(q, self.deny_index(q));
         }
         let uses_text = if question.multi_select && !question.is_free_text() {
             if editing && has_text {
@@ -1104,8 +1114,10 @@ impl Dialog {
                 parts.push(format!("{} new line", self.opts.newline_key));
                 return finish(parts, if question.is_free_text() { "Esc cancel" } else { "Esc back" });
             }
-            Some(_) if self.approval.is_some() => {
-                return "a allow • A always allow • d deny (then say why, or Enter) • Esc decline".into();
+            Some(q) if self.approval.is_some() => {
+                let exactly = self.questions[q].options.iter().any(|o| o.label == ALWAYS_EXACTLY);
+                let exactly = if exactly { "e always allow exactly • " } else { "" };
+                return format!("a allow • A always allow • {exactly}d deny (then say why, or Enter) • Esc decline");
             }
             Some(q) => {
                 let options = self.questions[q].options.len();
@@ -1128,16 +1140,26 @@ impl Dialog {
 }
 
 /// The approval `request` carries, if it is asked as one question with the choices
-/// [`ALLOW`], [`ALWAYS`] and [`DENY`] (as [`crate::approval::Approval::request`] makes it).
+/// [`ALLOW`], [`ALWAYS`], [`ALWAYS_EXACTLY`] where the rule is a prefix, and [`DENY`]
+/// (as [`crate::approval::Approval::request`] makes it).
 fn approval_view(request: &Request) -> Option<ApprovalView> {
     let view = request.approval.as_ref()?.view()?;
     let [question] = request.questions.as_slice() else { return None };
     let labels: Vec<&str> = question.options.iter().map(|c| c.label.as_str()).collect();
-    (labels == [ALLOW, ALWAYS, DENY] && !question.multi_select).then_some(view)
+    let asked = labels == [ALLOW, ALWAYS, DENY] || labels == [ALLOW, ALWAYS, ALWAYS_EXACTLY, DENY];
+    (asked && !question.multi_select).then_some(view)
 }
 
-/// [`DENY`]'s row in an approval.
-const DENY_INDEX: usize = 2;
+/// An approval option's key: a, A, e (exactly), d.
+fn approval_key(label: &str) -> Option<&'static str> {
+    match label {
+        ALLOW => Some("a"),
+        ALWAYS => Some("A"),
+        ALWAYS_EXACTLY => Some("e"),
+        DENY => Some("d"),
+        _ => None,
+    }
+}
 
 fn finish(mut parts: Vec<String>, last: &str) -> String {
     parts.push(last.into());
@@ -1229,6 +1251,45 @@ mod tests {
             [Effect::Submitted { answers }] => answers[0].clone(),
             other => panic!("expected one submit, got {other:?}"),
         }
+    }
+
+    #[test]
+    fn a_prefix_rule_is_offered_narrowed_and_e_keeps_the_exact_command() {
+        let narrowable = || {
+            let mut a = crate::approval::Approval::from_claude(
+                &serde_json::json!({"tool_name": "Bash", "input": {"command": "git status --short"}}),
+            )
+            .unwrap();
+            a.cwd = Some("/srv/app".into());
+            Dialog::new(&a.request(&a.suggest(None), &crate::validate::Limits::default()).unwrap(), DialogOptions::default())
+        };
+        let mut d = narrowable();
+        let v = d.state();
+        assert!(v.approval.is_some());
+        let rows: Vec<(Option<&str>, &str, Option<&str>)> =
+            v.rows.iter().map(|r| (r.key.as_deref(), r.label.as_str(), r.description.as_deref())).collect();
+        assert_eq!(rows[1], (Some("A"), ALWAYS, Some("Do not ask again for Bash(git status:*) in /srv/app")));
+        assert_eq!(rows[2], (Some("e"), ALWAYS_EXACTLY, Some("Do not ask again for Bash(git status --short) in /srv/app")));
+        assert_eq!(rows[3].0, Some("d"));
+        assert!(v.footer.contains("e always allow exactly • d deny"), "{}", v.footer);
+        assert_eq!(sent(&keys(&mut d, &["e"])).selected, [ALWAYS_EXACTLY]);
+        assert_eq!(d.state().outcome.as_deref(), Some("Allowed, and this exact call will be allowed without asking."));
+        // Deny is the last option: d then Enter, or its number with a message typed.
+        let mut d = narrowable();
+        assert_eq!(sent(&keys(&mut d, &["d", "Enter"])).selected, [DENY]);
+        let mut d = narrowable();
+        keys(&mut d, &["d"]);
+        d.apply(Event::SetText { text: "not now".into() });
+        let s = sent(&d.apply(Event::Quick { number: 4 }));
+        assert_eq!((s.selected.len(), s.custom.as_deref()), (0, Some("not now")));
+        // Shown in part: neither Always is allowed, Deny is.
+        let mut d = narrowable();
+        d.apply(Event::Shown { whole: false });
+        assert!(keys(&mut d, &["e"]).is_empty());
+        assert!(keys(&mut d, &["A"]).is_empty());
+        // Without the narrower choice, e is no key.
+        let mut d = approval("rm -rf build");
+        assert!(!d.key("e").handled);
     }
 
     #[test]

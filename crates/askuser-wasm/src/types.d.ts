@@ -253,7 +253,7 @@ export interface RowView {
   preview: string | null;
   /** The 1-based number shown before an option; null for Other. */
   number: number | null;
-  /** The quick key: "1".."9", "0" for Other; an approval's "a", "A", "d" (none for the message row). */
+  /** The quick key: "1".."9", "0" for Other; an approval's "a", "A", "e" (Always allow exactly, where offered), "d" (none for the message row). */
   key: string | null;
   focused: boolean;
   /** Chosen (single select) or checked (multi select). */
@@ -312,7 +312,7 @@ export interface DialogState {
   done: "submitted" | "cancelled" | null;
   /** What was sent, once done: "Answer sent.", "Declined."; an approval's "Allowed.", "Denied: …". */
   outcome: string | null;
-  /** Set for an approval: show this instead of the question's text (keys a, A, d). */
+  /** Set for an approval: show this instead of the question's text (keys a, A, e where "Always allow exactly" is offered, d). */
   approval: ApprovalView | null;
   /** Key help for the current mode. */
   footer: string;

@@ -15,7 +15,7 @@
 //! markdown by `askuser_core::markdown` and drawn as elements of text nodes in a
 //! monospace box, as Claude Code shows it.
 
-use askuser_core::approval::{ApprovalView, Change, Shown};
+use askuser_core::approval::{self, ApprovalView, Change, Shown};
 use askuser_core::dialog::{Dialog, DialogOptions, Draft, Effect as DialogEffect, Event, PromptKind, RowView, View};
 use askuser_core::markdown::{self, Align, Block, Inline};
 use askuser_core::text::{segments, Segment};
@@ -837,23 +837,35 @@ fn focus_note(ev: web_sys::Event) {
 fn Actions(ctx: Ctx) -> impl IntoView {
     let actions = Memo::new(move |_| ctx.view.with(|v| (v.done.is_none() && v.prompt.is_none(), v.on_submit_tab, v.tabs.len() >= 2)));
     let approval = ctx.view.with_untracked(|v| v.approval.is_some());
+    // An approval's choices, as its rows have them: Allow, Always allow, Always allow
+    // exactly (where the rule is a prefix), Deny.
+    let choices: Vec<String> = ctx.view.with_untracked(|v| v.rows.iter().filter(|r| !r.is_other).map(|r| r.label.clone()).collect());
     move || {
         let (open, on_submit_tab, several) = actions.get();
         if approval {
             // An approval's buttons say what they do: one "no" (Deny, with what was typed
-            // under it), and "Always allow" beside the row that names its rule.
+            // under it), and each "Always" described by the row that names its rule.
+            let choices = choices.clone();
             return open
                 .then(|| {
-                    view! {
-                        <div class="askuser-actions">
-                            <button type="button" class="askuser-primary" data-action="allow"
-                                on:click=move |_| ctx.apply(Event::Quick { number: 1 })>"Allow"</button>
-                            <button type="button" data-action="always" aria-describedby=ctx.id("q0-r1-d")
-                                on:click=move |_| ctx.apply(Event::Quick { number: 2 })>"Always allow"</button>
-                            <button type="button" data-action="deny"
-                                on:click=move |_| ctx.apply(Event::Quick { number: 3 })>"Deny"</button>
-                        </div>
-                    }
+                    let buttons = choices
+                        .into_iter()
+                        .enumerate()
+                        .map(|(i, label)| {
+                            let action = match label.as_str() {
+                                approval::ALLOW => "allow",
+                                approval::ALWAYS => "always",
+                                approval::ALWAYS_EXACTLY => "always-exactly",
+                                _ => "deny",
+                            };
+                            let described = action.starts_with("always").then(|| ctx.id(&format!("q0-r{i}-d")));
+                            view! {
+                                <button type="button" class:askuser-primary=(action == "allow") data-action=action
+                                    aria-describedby=described on:click=move |_| ctx.apply(Event::Quick { number: i + 1 })>{label}</button>
+                            }
+                        })
+                        .collect_view();
+                    view! { <div class="askuser-actions">{buttons}</div> }
                 })
                 .into_any();
         }

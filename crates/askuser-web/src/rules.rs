@@ -17,6 +17,9 @@ struct Rule {
     id: String,
     /// `Bash(cargo test:*) in /srv/app`.
     text: String,
+    /// What it allows beyond anything "Always allow" keeps now (`Bash(rm:*)`, kept by
+    /// an earlier version), shown to review; empty when nothing.
+    wider: String,
 }
 
 /// One entry of the audit log, as it is shown: "allow", "Bash", "cargo test", who.
@@ -39,7 +42,7 @@ async fn list<T>(token: &str, path: &str, read: impl Fn(&JsValue) -> T) -> Resul
 
 /// The rules and the log, or what went wrong.
 async fn load(token: &str) -> Result<(Vec<Rule>, Vec<Decision>), String> {
-    let rules = list(token, "/v1/rules", |r| Rule { id: text(r, "id"), text: text(r, "text") }).await?;
+    let rules = list(token, "/v1/rules", |r| Rule { id: text(r, "id"), text: text(r, "text"), wider: text(r, "wider") }).await?;
     let log = list(token, &format!("/v1/decisions?limit={LOG}"), |d| {
         let who = match (get(d, "question").is_null(), text(d, "rule"), text(d, "by")) {
             (true, rule, _) if !rule.is_empty() => format!("by rule {rule}"),
@@ -98,11 +101,16 @@ pub fn RulesPanel(token: Option<String>, on_close: Callback<()>) -> impl IntoVie
                 .map(|r| {
                     let id = r.id.clone();
                     let label = format!("Remove {}", r.text);
+                    let wide = !r.wider.is_empty();
+                    let wider = wide.then(|| {
+                        view! { <p class="askuser-rule-wider">"Review: wider than \"Always allow\" keeps now: "{r.wider}</p> }
+                    });
                     view! {
-                        <li>
+                        <li class:askuser-wide=wide>
                             <code>{r.text}</code>
                             " "
                             <button type="button" aria-label=label on:click=move |_| remove(id.clone())>"Remove"</button>
+                            {wider}
                         </li>
                     }
                 })

@@ -375,7 +375,7 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
             Ok(Asker::new(endpoint, Some(dir)).with_host(host))
         })
     });
-    let left = crate::mcp::serve(connect, opts, tokio::io::stdin(), tokio::io::stdout()).await;
+    let left = crate::mcp::serve(connect, opts, crate::mcp::stdio::input(), crate::mcp::stdio::output()).await;
     tracing::debug!(?left, "MCP host went away");
     let outcome = match left {
         crate::mcp::Left::Error(e) => Err(anyhow::anyhow!("reading the MCP messages on stdin failed: {e}")),

@@ -208,6 +208,10 @@ async fn rules(client: &Client, action: Option<RulesAction>) -> anyhow::Result<(
             } else {
                 for r in rules.as_array().into_iter().flatten() {
                     out!("{}  {}", safe(&r["id"]), safe(&r["text"]));
+                    // Kept by an earlier version, or made wide on purpose: said, to review.
+                    if r["wider"].is_string() {
+                        out!("    review: wider than \"Always allow\" keeps now: {}", safe(&r["wider"]));
+                    }
                 }
                 err!("askuser: `askuser rules remove ID` asks such calls again");
             }

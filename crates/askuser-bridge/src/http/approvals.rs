@@ -8,7 +8,9 @@ pub(super) struct LimitParams {
     limit: Option<usize>,
 }
 
-/// `GET /v1/rules`: every approval rule, oldest first: `[{id, rule, text, createdAt, createdBy}]`.
+/// `GET /v1/rules`: every approval rule, oldest first: `[{id, rule, text, wider?,
+/// createdAt, createdBy}]`; `wider` says what it allows beyond anything "Always allow"
+/// keeps now (`Bash(rm:*)`, kept by an earlier version), for a person to review.
 pub(super) async fn list_rules(State(app): State<App>) -> Reply {
     let rules: Vec<Value> = app
         .bridge
@@ -17,8 +19,13 @@ pub(super) async fn list_rules(State(app): State<App>) -> Reply {
         .into_iter()
         .map(|r| {
             let rule: Value = serde_json::from_str(&r.rule).unwrap_or(Value::Null);
-            let text = serde_json::from_value::<Rule>(rule.clone()).map(|r| r.to_string()).unwrap_or_default();
-            json!({"id": r.id, "rule": rule, "text": text, "createdAt": r.created_at, "createdBy": r.created_by})
+            let read = serde_json::from_value::<Rule>(rule.clone()).ok();
+            let text = read.as_ref().map(Rule::to_string).unwrap_or_default();
+            let mut item = json!({"id": r.id, "rule": rule, "text": text, "createdAt": r.created_at, "createdBy": r.created_by});
+            if let Some(wider) = read.as_ref().and_then(Rule::wider) {
+                item["wider"] = wider.into();
+            }
+            item
         })
         .collect();
     Ok(Json(rules).into_response())

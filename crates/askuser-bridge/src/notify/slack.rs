@@ -35,7 +35,7 @@
 //! values are never trusted for anything: the index comes from the action id and is
 //! checked against the record.
 
-use askuser_core::approval::{self, ALLOW, ALWAYS, DENY};
+use askuser_core::approval::{self, ALLOW, ALWAYS, ALWAYS_EXACTLY, DENY};
 use askuser_core::dialog::{DENY_SAYING, OTHER_LABEL};
 use askuser_core::inbox::agent_name;
 use askuser_core::protocol::QuestionRecord;
@@ -223,28 +223,36 @@ fn fits(text: &str, max: usize, code: bool) -> bool {
 
 /// What a permission's message offers beside Deny: Allow only when it shows what would
 /// happen whole (its title in a section, its command or diff in a code block, neither
-/// cut), and "Always allow" only then and when the rule it keeps is shown whole too.
-/// Not a permission: both.
+/// cut), and "Always allow" (with "Always allow exactly" where the rule is a prefix: the
+/// person may narrow it here too, as in the page) only then and when the rules they keep
+/// are shown whole too; both or neither. Not a permission: all.
 fn offers(record: &QuestionRecord) -> (bool, bool) {
     let Some(view) = permission(record) else { return (true, true) };
     let code = view.shown.as_text().filter(|c| !c.trim().is_empty());
     let allow = fits(&view.title, MAX_SECTION, false)
         && code.is_none_or(|c| fits(c.trim_end_matches('\n'), MAX_SECTION - "```\n\n```".len(), true));
-    (allow, allow && always_line(record).is_some_and(|line| fits(&line, MAX_SECTION, false)))
+    (allow, allow && always_lines(record).is_some_and(|lines| fits(&lines, MAX_SECTION, false)))
 }
 
-/// "Always allow: Do not ask again for Bash(cargo test:*) in /srv/app", the rule named
-/// whole under a permission's buttons.
-fn always_line(record: &QuestionRecord) -> Option<String> {
+/// "Always allow: Do not ask again for Bash(git status:*) in /srv/app" and, where it is
+/// offered, "Always allow exactly: … Bash(git status --short) in /srv/app": the rules
+/// named whole under a permission's buttons, a line each.
+fn always_lines(record: &QuestionRecord) -> Option<String> {
     let q = record.request.questions.first()?;
-    let always = q.options.iter().find(|o| o.label == ALWAYS)?;
-    Some(format!("{ALWAYS}: {}", always.description.as_deref().unwrap_or_default()))
+    let line = |label: &str| {
+        q.options.iter().find(|o| o.label == label).map(|o| format!("{label}: {}", o.description.as_deref().unwrap_or_default()))
+    };
+    let mut lines = line(ALWAYS)?;
+    if let Some(exactly) = line(ALWAYS_EXACTLY) {
+        lines = format!("{lines}\n{exactly}");
+    }
+    Some(lines)
 }
 
 /// Under a permission's buttons: the rule "Always allow" keeps, or why Allow is not here.
 fn permission_note(record: &QuestionRecord) -> Option<Value> {
     match offers(record) {
-        (true, true) => always_line(record).map(|line| section(&line)),
+        (true, true) => always_lines(record).map(|lines| section(&lines)),
         (true, false) => None,
         (false, _) => {
             let note =
@@ -381,7 +389,7 @@ fn options_block(record: &QuestionRecord, i: usize, mark: &str) -> Option<Value>
 fn offered(label: &str, allow: bool, always: bool) -> bool {
     match label {
         ALLOW => allow,
-        ALWAYS => always,
+        ALWAYS | ALWAYS_EXACTLY => always,
         _ => true,
     }
 }

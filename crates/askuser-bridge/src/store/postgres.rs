@@ -1433,6 +1433,10 @@ impl Shared for Postgres {
             let fail = |e| db_error(&what, e);
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(fail)?;
+            // Presence, not a question or an answer: a database crash may lose it (the
+            // agent's next wait notes it again), so its commit does not wait for the
+            // disk, which it would on the round trip of every ask (issue 51).
+            tx.execute("SET LOCAL synchronous_commit = off", &[]).await.map_err(fail)?;
             if attached {
                 // Only while it waits: an answer may have landed meanwhile (its detach then
                 // ran first, and this row would stay).

@@ -13,8 +13,14 @@
 //! when (`left`), so that an answer given before then (while it could still have been
 //! read) is never handed to another run; an answer is handed over once ([`Journal::take`]).
 //!
-//! One small JSON file in the data directory, `mcp-calls.json`, changed under an
-//! advisory lock (`mcp-calls.lock`) and replaced atomically.
+//! One file in the data directory, `mcp-calls.jsonl`: each change is a line appended
+//! under an advisory lock (`mcp-calls.lock`), and the entries are what the lines add up
+//! to. Every call changes it twice on the way between host and person, so a change is
+//! cheap: no `fsync` (what it guards against is a host or `askuser mcp` killed, and the
+//! kernel keeps what a killed process wrote; a power cut may lose a line, which costs
+//! only a resume), and no file replaced (a rename over a file waits for the new one's
+//! data on ext4: 1.5-4 ms a change, issue 51), except when the lines outgrow
+//! [`COMPACT_BYTES`] and are rewritten as the entries they add up to.
 
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -52,6 +58,26 @@ pub struct Journal {
     file: PathBuf,
 }
 
+/// A line of the journal: one change.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+enum Change {
+    /// A call starts waiting on a question.
+    Open { key: String, id: String, pid: u32, at: u64 },
+    /// A question's result reached a host (or it was withdrawn).
+    Close { id: String },
+    /// A process ended on its own, at `at`.
+    Leave { pid: u32, at: u64 },
+    /// A run took an orphan up.
+    Take { key: String, id: String },
+    /// What the lines before added up to (the first line after a compaction).
+    All { entries: BTreeMap<String, Entry> },
+}
+
+/// Past this size the lines are rewritten as the entries they add up to (a few hundred
+/// calls' worth; reading them stays well under a millisecond).
+const COMPACT_BYTES: u64 = 32 * 1024;
+
 /// The key of a call: a digest of who asks, where, and what.
 pub fn key(agent: &str, cwd: &Path, questions: &str) -> String {
     let mut input = Vec::new();
@@ -64,35 +90,31 @@ pub fn key(agent: &str, cwd: &Path, questions: &str) -> String {
 
 impl Journal {
     pub fn new(dir: &Path) -> Journal {
-        Journal { file: dir.join("mcp-calls.json") }
+        Journal { file: dir.join("mcp-calls.jsonl") }
     }
 
     /// Notes that this process waits on question `id` for the call `key`.
     pub fn open(&self, key: &str, id: &str, now: u64) {
-        self.change(now, |entries| {
-            entries.insert(key.to_owned(), Entry { id: id.to_owned(), pid: std::process::id(), at: now, left: None });
-        });
+        let _lock = Lock::take(&self.file.with_extension("lock"));
+        self.append(&Change::Open { key: key.to_owned(), id: id.to_owned(), pid: std::process::id(), at: now }, now);
     }
 
     /// Question `id`'s result reached a host (or it was withdrawn): nobody needs it again,
     /// whichever call asked it.
     pub fn close(&self, id: &str, now: u64) {
-        self.change(now, |entries| entries.retain(|_, e| e.id != id));
+        let _lock = Lock::take(&self.file.with_extension("lock"));
+        self.append(&Change::Close { id: id.to_owned() }, now);
     }
 
     /// This process ends: its calls still open are left at `now`.
     pub fn leave(&self, now: u64) {
-        let me = std::process::id();
-        self.change(now, |entries| {
-            for entry in entries.values_mut().filter(|e| e.pid == me && e.left.is_none()) {
-                entry.left = Some(now);
-            }
-        });
+        let _lock = Lock::take(&self.file.with_extension("lock"));
+        self.append(&Change::Leave { pid: std::process::id(), at: now }, now);
     }
 
     /// The question an `askuser mcp` process that is gone was waiting on for `key`.
     pub fn orphan(&self, key: &str, now: u64) -> Option<Orphan> {
-        let entries = self.read();
+        let entries = self.read(now);
         let entry = entries.get(key)?;
         is_orphan(entry, now).then(|| Orphan { id: entry.id.clone(), left: entry.left })
     }
@@ -100,39 +122,71 @@ impl Journal {
     /// Takes the orphan `id` of `key` out, so that its answer goes to one run only: false
     /// when another run took it first (or a live process waits on it again).
     pub fn take(&self, key: &str, id: &str, now: u64) -> bool {
-        self.change(now, |entries| {
-            let taken = entries.get(key).is_some_and(|e| e.id == id && is_orphan(e, now));
-            if taken {
-                entries.remove(key);
-            }
-            taken
-        })
-    }
-
-    fn read(&self) -> BTreeMap<String, Entry> {
-        std::fs::read(&self.file).ok().and_then(|bytes| serde_json::from_slice(&bytes).ok()).unwrap_or_default()
-    }
-
-    /// Reads, changes and writes the file under the lock; a failure only loses the
-    /// chance to resume, so it is logged, never returned.
-    fn change<R>(&self, now: u64, f: impl FnOnce(&mut BTreeMap<String, Entry>) -> R) -> R {
         let _lock = Lock::take(&self.file.with_extension("lock"));
-        let before = self.read();
-        let mut entries = before.clone();
-        let r = f(&mut entries);
-        entries.retain(|_, e| now.saturating_sub(e.at) < KEEP_MS);
-        if entries == before {
-            return r;
+        let taken = self.read(now).get(key).is_some_and(|e| e.id == id && is_orphan(e, now));
+        if taken {
+            self.append(&Change::Take { key: key.to_owned(), id: id.to_owned() }, now);
         }
+        taken
+    }
+
+    /// The entries the lines add up to, younger than [`KEEP_MS`] at `now`. A line that
+    /// does not parse (a power cut mid-write) is skipped.
+    fn read(&self, now: u64) -> BTreeMap<String, Entry> {
+        let bytes = std::fs::read(&self.file).unwrap_or_default();
+        let mut entries = BTreeMap::new();
+        for line in bytes.split(|&b| b == b'\n') {
+            match serde_json::from_slice(line) {
+                Ok(Change::Open { key, id, pid, at }) => _ = entries.insert(key, Entry { id, pid, at, left: None }),
+                Ok(Change::Close { id }) => entries.retain(|_, e: &mut Entry| e.id != id),
+                Ok(Change::Leave { pid, at }) => {
+                    for e in entries.values_mut().filter(|e| e.pid == pid && e.left.is_none()) {
+                        e.left = Some(at);
+                    }
+                }
+                Ok(Change::Take { key, id }) => {
+                    if entries.get(&key).is_some_and(|e| e.id == id) {
+                        entries.remove(&key);
+                    }
+                }
+                Ok(Change::All { entries: all }) => entries = all,
+                Err(_) => {}
+            }
+        }
+        entries.retain(|_, e| now.saturating_sub(e.at) < KEEP_MS);
+        entries
+    }
+
+    /// Appends `change` (the caller holds the lock), then compacts the lines if they
+    /// outgrew [`COMPACT_BYTES`]. A failure only loses the chance to resume, so it is
+    /// logged, never returned.
+    fn append(&self, change: &Change, now: u64) {
+        use std::io::Write;
+        // The newline first: a line torn by a power cut ends there, not in this one.
+        let mut line = vec![b'\n'];
+        serde_json::to_writer(&mut line, change).expect("a change serializes");
+        let written = askuser_bridge::config::append_private(&self.file).and_then(|mut f| {
+            f.write_all(&line)?;
+            f.metadata()
+        });
+        match written {
+            Ok(meta) if meta.len() > COMPACT_BYTES => self.compact(now),
+            Ok(_) => {}
+            Err(e) => tracing::debug!("cannot note the open call for a restarted host to resume: {e:#}"),
+        }
+    }
+
+    /// Rewrites the lines as one, the entries they add up to (the newest [`MAX_ENTRIES`]).
+    fn compact(&self, now: u64) {
+        let mut entries = self.read(now);
         while entries.len() > MAX_ENTRIES {
             let oldest = entries.iter().min_by_key(|(_, e)| e.at).map(|(k, _)| k.clone()).expect("not empty");
             entries.remove(&oldest);
         }
-        let bytes = serde_json::to_vec(&entries).expect("entries serialize");
-        if let Err(e) = askuser_bridge::config::write_private(&self.file, &bytes) {
-            tracing::debug!("cannot note the open call for a restarted host to resume: {e:#}");
+        let line = serde_json::to_vec(&Change::All { entries }).expect("entries serialize");
+        if let Err(e) = askuser_bridge::config::replace_private(&self.file, &line) {
+            tracing::debug!("cannot compact the journal of open calls: {e:#}");
         }
-        r
     }
 }
 
@@ -160,6 +214,16 @@ impl Lock {
 mod tests {
     use super::*;
 
+    /// As a process that is gone (no process has this pid) left `id` open for `k`, and
+    /// said when it ended (`left`) or not (killed).
+    fn left_by_the_dead(journal: &Journal, k: &str, id: &str, left: Option<u64>) {
+        let dead = u32::MAX;
+        journal.append(&Change::Open { key: k.to_owned(), id: id.to_owned(), pid: dead, at: 1_000 }, 1_000);
+        if let Some(at) = left {
+            journal.append(&Change::Leave { pid: dead, at }, at);
+        }
+    }
+
     #[test]
     fn a_call_of_a_process_that_is_gone_is_found_again_until_it_is_closed() {
         let dir = tempfile::tempdir().unwrap();
@@ -168,10 +232,7 @@ mod tests {
         journal.open(&k, "q-1", 1_000);
         assert_eq!(journal.orphan(&k, 2_000), None, "this process still waits on it");
 
-        // As a process that is gone left it (no process has this pid).
-        let mut entries = journal.read();
-        entries.get_mut(&k).unwrap().pid = u32::MAX;
-        std::fs::write(&journal.file, serde_json::to_vec(&entries).unwrap()).unwrap();
+        left_by_the_dead(&journal, &k, "q-1", None);
         let orphan = |at| journal.orphan(&k, at).map(|o| o.id);
         assert_eq!(orphan(2_000).as_deref(), Some("q-1"));
         assert_eq!(orphan(1_000 + KEEP_MS), None, "too old");
@@ -184,15 +245,6 @@ mod tests {
         assert_eq!(orphan(3_000), None);
     }
 
-    /// As a process that is gone left `id` open for `k`.
-    fn left_by_the_dead(journal: &Journal, k: &str, id: &str, left: Option<u64>) {
-        journal.open(k, id, 1_000);
-        let mut entries = journal.read();
-        let entry = entries.get_mut(k).unwrap();
-        (entry.pid, entry.left) = (u32::MAX, left);
-        std::fs::write(&journal.file, serde_json::to_vec(&entries).unwrap()).unwrap();
-    }
-
     #[test]
     fn a_process_that_ends_notes_when_and_an_orphan_is_taken_once() {
         let dir = tempfile::tempdir().unwrap();
@@ -201,7 +253,7 @@ mod tests {
         journal.open(&k, "q-1", 1_000);
         left_by_the_dead(&journal, &other, "q-2", None);
         journal.leave(5_000);
-        let entries = journal.read();
+        let entries = journal.read(5_000);
         assert_eq!(entries[&k].left, Some(5_000), "this process's open call is left now");
         assert_eq!(entries[&other].left, None, "another process's is not");
         assert_eq!(journal.orphan(&other, 6_000), Some(Orphan { id: "q-2".into(), left: None }));
@@ -214,6 +266,38 @@ mod tests {
         assert_eq!(journal.orphan(&k, 6_000), None);
         journal.open(&k, "q-1", 7_000);
         assert!(!journal.take(&k, "q-1", 7_000), "a live process waits on it");
+    }
+
+    /// A change appends a line and replaces no file, until the lines outgrow
+    /// [`COMPACT_BYTES`]: then they are rewritten as what they add up to, which is kept.
+    #[test]
+    fn changes_are_appended_and_compacted_to_what_they_add_up_to() {
+        let dir = tempfile::tempdir().unwrap();
+        let journal = Journal::new(dir.path());
+        let inode = || std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(&journal.file).unwrap());
+        let k = key("a", Path::new("/p"), "kept");
+        left_by_the_dead(&journal, &k, "q-kept", None);
+        let first = inode();
+        journal.open("other", "q-0", 1_000);
+        journal.close("q-0", 1_000);
+        assert_eq!(inode(), first, "appended, not replaced");
+        assert_eq!(std::fs::read_to_string(&journal.file).unwrap().lines().filter(|l| !l.is_empty()).count(), 3);
+
+        let mut n = 0;
+        while inode() == first {
+            n += 1;
+            assert!(n < 1_000, "never compacted");
+            journal.open(&format!("k-{n}"), &format!("q-{n}"), 2_000);
+            journal.close(&format!("q-{n}"), 2_000);
+        }
+        let lines = std::fs::read_to_string(&journal.file).unwrap();
+        assert!(lines.lines().filter(|l| !l.is_empty()).count() <= 2, "compacted: {lines}");
+        assert_eq!(journal.orphan(&k, 3_000).map(|o| o.id).as_deref(), Some("q-kept"), "what was open is kept");
+        assert_eq!(journal.read(3_000).len(), 1, "what was closed is gone");
+
+        std::fs::write(&journal.file, [lines.as_bytes(), b"{\"open\":{\"key\":\"torn"].concat()).unwrap();
+        journal.close("q-none", 3_000);
+        assert_eq!(journal.orphan(&k, 3_000).map(|o| o.id).as_deref(), Some("q-kept"), "a torn line is skipped");
     }
 
     #[test]

@@ -28,6 +28,7 @@
 mod elicit;
 mod journal;
 mod rpc;
+pub mod stdio;
 mod tasks;
 
 pub use journal::Journal;

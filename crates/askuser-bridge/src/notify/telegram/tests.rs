@@ -192,6 +192,12 @@ fn a_command_too_long_to_show_whole_offers_no_allow() {
     // "Always allow" is never taken from Telegram, which cannot name its rule.
     let always = format!("{}:o1", mark(&fits.id));
     assert!(pressed(&fits, &always).is_err());
+    // Nor its narrower "Always allow exactly" (a prefix rule's fourth option).
+    let narrowable = approval("git status --short");
+    assert_eq!(narrowable.request.questions[0].options[2].label, approval::ALWAYS_EXACTLY);
+    assert_eq!(buttons(&message(&narrowable, None)), vec![vec![ALLOW, DENY]]);
+    assert!(pressed(&narrowable, &format!("{}:o2", mark(&narrowable.id))).is_err());
+    assert_eq!(pressed(&narrowable, &format!("{}:o3", mark(&narrowable.id))), Ok(Outcome::Answer(vec![Selection::option(DENY)])));
 }
 
 #[test]

@@ -68,10 +68,17 @@ fn an_approval_shows_the_command_or_the_diff_and_a_allows_it() {
     assert!(s.contains("  $ cargo test --all") && s.contains("Why: Run the tests"), "{s}");
     assert!(s.contains("› a  ( ) Allow") && s.contains("A  ( ) Always allow") && s.contains("d  ( ) Deny"), "{s}");
     assert!(s.contains("Do not ask again for Bash(cargo test:*) in /srv/app"), "the rule Always keeps, whole: {s}");
-    assert!(s.contains("a allow • A always allow • d deny"), "{s}");
+    // Issue 45: the prefix may be narrowed to the command shown, its rule named too.
+    assert!(s.contains("e  ( ) Always allow exactly"), "{s}");
+    assert!(s.contains("Do not ask again for Bash(cargo test --all) in /srv/app"), "{s}");
+    assert!(s.contains("a allow • A always allow • e always allow exactly") && s.contains("d deny"), "{s}");
     assert!(!s.contains("```"), "not markdown: {s}");
     let actions = a.on_key(KeyEvent::new(KeyCode::Char('A'), KeyModifiers::SHIFT));
     assert_eq!(actions, [Action::Answer { id: "q0".into(), answers: vec![Selection::option("Always allow")] }]);
+    let mut a = app(json!([bash.clone()]));
+    screen(&mut a, 80, 24);
+    let actions = a.on_key(KeyEvent::new(KeyCode::Char('e'), KeyModifiers::NONE));
+    assert_eq!(actions, [Action::Answer { id: "q0".into(), answers: vec![Selection::option("Always allow exactly")] }]);
 
     let edit = request(json!({"tool_name": "Edit", "input": {"file_path": "/srv/app/src/lib.rs",
             "old_string": "fn a() {}\nfn b() {}", "new_string": "fn a() {}\nfn c() {}"}}));
