@@ -2,6 +2,7 @@
 // package (target/embed-pkg, from scripts/build-embed) against a real bridge
 // (target/debug/askuser serve). An agent asks over HTTP; the page hears askuser:asked,
 // the dialog is answered by keyboard, and the agent's blocked request returns the answer.
+// A click in the panel chooses and only Submit sends.
 //
 //   node tests/embed/e2e.mjs      (prints "e2e: N passed, 0 failed")
 import { spawn } from "node:child_process";
@@ -139,6 +140,23 @@ try {
     const text = await page.textContent("#output");
     assert(text === 'Answered: [{"selected":["No"]}]', text);
     assert(await dialog.count() === 0, "the panel is cleared");
+  });
+
+  await check("a click in the panel chooses, another click changes it, and only Submit sends", async () => {
+    await page.fill("#request", JSON.stringify({ question: "Which API?", choices: ["v1", "v2", "v3"] }));
+    await page.click("#show");
+    await dialog.waitFor();
+    const row = (label) => dialog.locator("[role=radio]", { hasText: label });
+    await row("v2").click();
+    await row("v3").click();
+    await page.waitForTimeout(200);
+    assert(!(await page.textContent("#output")).startsWith("Answered"), "a click sent the answer");
+    assert(await row("v3").getAttribute("aria-checked") === "true", "v3 is shown as chosen");
+    assert(await row("v2").getAttribute("aria-checked") === "false", "v2 is no longer chosen");
+    await dialog.locator("[data-action=enter]").click();
+    await page.waitForFunction(() => document.querySelector("#output").textContent.startsWith("Answered"));
+    const text = await page.textContent("#output");
+    assert(text === 'Answered: [{"selected":["v3"]}]', text);
   });
 
   await check("the page connects to the bridge", async () => {

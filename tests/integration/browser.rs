@@ -247,7 +247,8 @@ async fn a_phone_answers_by_taps_alone() {
     tap("details.askuser-notes summary").await;
     browser.wait_css("textarea[data-notes]").await.send_keys("10 can wait").await.unwrap();
     tap("[data-action=enter]").await; // Next
-    browser.row("radio", "SQLite").await.click().await.unwrap(); // on to the review
+    browser.row("radio", "SQLite").await.click().await.unwrap(); // chosen
+    tap("[data-action=enter]").await; // Next: on to the review
     browser.shot("phone-review").await;
     tap("[data-submit]").await;
     let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
@@ -501,7 +502,8 @@ async fn an_answer_given_offline_survives_the_tab_closing() {
     browser.row("radio", "No").await;
     let dir = b.stop().await;
     browser.wait_css(".askuser-banner").await; // reconnecting
-    browser.row("radio", "No").await.click().await.unwrap(); // answered offline: queued
+    browser.row("radio", "No").await.click().await.unwrap();
+    browser.wait_css("[data-action=enter]").await.click().await.unwrap(); // answered offline: queued
     tokio::time::sleep(Duration::from_millis(300)).await;
     // The tab closes; a new one opens the page once the bridge is back.
     let fresh = browser.new_window(true).await.unwrap();
@@ -579,6 +581,7 @@ async fn offline_the_page_shows_the_last_questions_their_drafts_and_queued_answe
     assert_eq!(checked.as_deref(), Some("true"), "the draft is back");
     browser.keys("[").await;
     browser.row("radio", "No").await.click().await.unwrap();
+    browser.wait_css("[data-action=enter]").await.click().await.unwrap();
     let text = banner.text().await.unwrap();
     assert!(text.contains("as they were") && text.contains("1 answer waits to be sent"), "{text}");
 
@@ -1348,4 +1351,81 @@ async fn a_lost_connection_is_announced_once_and_its_return_once() {
         ["Connection to the bridge lost. Answers you give now are kept and sent when it is back.", "Connected to the bridge again."],
         "{said:?}"
     );
+}
+
+/// The option list of `question` on a phone (360×740, touch), shown after the question
+/// before it was answered elsewhere and the notice saying so was dismissed: rows shown,
+/// the "more" markers, a row's pitch and where the list, the buttons and the dialog end.
+async fn phone_list(question: Value, shot: &str) -> Value {
+    let b = bridge().await;
+    let _first = b.ask(json!({"id": "first", "question": "Deploy now?", "choices": ["Yes", "No"]}), "canonical");
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let _asking = b.ask(question, "canonical");
+    let browser = touch_browser(360, 740).await;
+    open(&b, &browser).await;
+    browser.row("radio", "Yes").await;
+    browser.keys("o").await;
+    browser.wait_css("textarea.askuser-other").await;
+    browser.keys("after the release").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let answered = b.post("/v1/questions/first/answer").json(&json!({"answers": ["No"]})).send().await.unwrap();
+    assert_eq!(answered.status(), 200);
+    let ok = browser.wait_css(".askuser-closed button").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    ok.click().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let found = browser.execute(PHONE_LIST, vec![]).await.unwrap();
+    browser.shot(shot).await;
+    browser.close().await;
+    found
+}
+
+/// What [`phone_list`] measures.
+const PHONE_LIST: &str = r#"
+        const rows = [...document.querySelectorAll('.askuser-app .askuser-list .askuser-row')];
+        const box = css => document.querySelector(css).getBoundingClientRect();
+        return {
+            rows: rows.length,
+            more: [...document.querySelectorAll('.askuser-app .askuser-more')].map(m => m.textContent),
+            pitch: rows[1].getBoundingClientRect().top - rows[0].getBoundingClientRect().top,
+            listBottom: box('.askuser-app .askuser-list').bottom,
+            actionsBottom: box('.askuser-app .askuser-actions').bottom,
+            dialogBottom: box('.askuser-app .askuser-dialog').bottom,
+            height: innerHeight,
+            scrolled: scrollY,
+        };
+    "#;
+
+/// On a phone (360×740, touch) the option list uses the room it has (issue 50 D12:
+/// "↓ 1 more" hid the Other row with 130 px empty below, and 25 options showed 3 rows):
+/// a 4-option question shows every row and Other with no "more" marker; a 25-option
+/// list shows as many rows as fit above its buttons.
+#[tokio::test]
+async fn a_phone_list_uses_the_room_it_has() {
+    let four = phone_list(
+        json!({"questions": [{"question": "Which database should we use for the new service?", "header": "DB", "options": [
+            {"label": "PostgreSQL (Recommended)", "description": "Battle-tested relational DB"},
+            {"label": "SQLite", "description": "Lightweight, file-based"},
+            {"label": "MySQL", "description": "Widely hosted"},
+            {"label": "MongoDB", "description": "Documents, no fixed schema"}
+        ]}], "agent": {"name": "claude-code", "sessionId": "r-1"}}),
+        "phone-four-options",
+    )
+    .await;
+    let options: Vec<Value> = (1..=25).map(|i| json!({"label": format!("region-{i}")})).collect();
+    let many = phone_list(
+        json!({"questions": [{"question": "Which region?", "header": "Region", "options": options}],
+            "agent": {"name": "claude-code", "sessionId": "r-2"}}),
+        "phone-many-options",
+    )
+    .await;
+    assert_eq!((four["rows"].as_u64(), &four["more"]), (Some(5), &json!([])), "every row and Other, no more marker: {four}");
+    assert!(four["actionsBottom"].as_f64().unwrap() <= four["height"].as_f64().unwrap(), "the buttons on screen: {four}");
+    // As many rows as fit: under the dialog there is not room for two more (one is kept
+    // for "↑ N more", which shows once the list has moved). It showed 3, 194 px left empty.
+    let (height, pitch) = (many["height"].as_f64().unwrap(), many["pitch"].as_f64().unwrap());
+    assert_eq!(many["scrolled"].as_f64(), Some(0.0), "{many}");
+    assert!(many["actionsBottom"].as_f64().unwrap() <= height, "the buttons on screen: {many}");
+    assert!(height - many["dialogBottom"].as_f64().unwrap() < 2.0 * pitch + 16.0, "room for more rows left empty: {many}");
+    assert!(many["rows"].as_u64().unwrap() > 3, "{many}");
 }

@@ -176,7 +176,8 @@ async fn answer_three(b: &Browser, input: Input) {
     point(b, input, &b.wait_css("details.askuser-notes summary").await).await;
     b.wait_css("textarea[data-notes]").await.send_keys("10 can wait").await.unwrap();
     point(b, input, &b.wait_css("[data-action=enter]").await).await; // Next
-    point(b, input, &b.row("radio", "SQLite").await).await; // picked: on to the name
+    point(b, input, &b.row("radio", "SQLite").await).await; // chosen
+    point(b, input, &b.wait_css("[data-action=enter]").await).await; // Next: on to the name
     let name = b.wait_css("textarea.askuser-other").await;
     point(b, input, &name).await;
     name.send_keys("billing").await.unwrap();
@@ -242,6 +243,7 @@ async fn a_note_opened_by_keyboard_takes_the_keys_typed_next() {
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert!(!asking.is_finished(), "typing the note sent nothing");
     point(&b, Input::Keyboard, &b.row("radio", "v3").await).await;
+    point(&b, Input::Keyboard, &b.wait_css("[data-action=enter]").await).await;
     let result = result_of(asking).await;
     assert_eq!(
         (result["answers"][0]["answer"].as_str(), result["answers"][0]["notes"].as_str()),
@@ -249,6 +251,47 @@ async fn a_note_opened_by_keyboard_takes_the_keys_typed_next() {
         "{result}"
     );
     b.close().await;
+}
+
+/// A click or a tap chooses an option and only Submit sends it (issue 50 D4: the click
+/// sent at once, so a misclick could not be undone, nor a note written after choosing):
+/// option 2, then option 3, then Submit answers option 3, with the note written between.
+async fn a_click_chooses_and_submit_sends(input: Input, width: u32) {
+    let bridge: TestBridge = bridge().await;
+    let b = person(input, width).await;
+    b.goto(&format!("{}/#token={TOKEN}", bridge.url)).await.unwrap();
+    let asking = bridge.ask(json!({"question": "Which API?", "choices": ["v1", "v2", "v3"]}), "canonical");
+    point(&b, input, &b.row("radio", "v2").await).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!asking.is_finished(), "{input:?}: the click on v2 sent it");
+    point(&b, input, &b.row("radio", "v3").await).await;
+    point(&b, input, &b.wait_css("details.askuser-notes summary").await).await;
+    b.wait_css("textarea[data-notes]").await.send_keys("v2 is deprecated").await.unwrap();
+    let mut chosen = vec![];
+    for name in ["v1", "v2", "v3"] {
+        chosen.push(b.row("radio", name).await.attr("aria-checked").await.unwrap().unwrap_or_default());
+    }
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!asking.is_finished(), "{input:?}: sent before Submit");
+    point(&b, input, &b.wait_css("[data-action=enter]").await).await;
+    let result = result_of(asking).await;
+    b.close().await;
+    assert_eq!(chosen, ["false", "false", "true"], "{input:?}: shown as chosen");
+    assert_eq!(
+        (result["answers"][0]["answer"].as_str(), result["answers"][0]["notes"].as_str()),
+        (Some("v3"), Some("v2 is deprecated")),
+        "{input:?}: {result}"
+    );
+}
+
+#[tokio::test]
+async fn a_click_chooses_and_submit_sends_at_1280_px() {
+    a_click_chooses_and_submit_sends(Input::Mouse, 1280).await;
+}
+
+#[tokio::test]
+async fn a_tap_chooses_and_submit_sends_at_360_px() {
+    a_click_chooses_and_submit_sends(Input::Touch, 360).await;
 }
 
 #[tokio::test]

@@ -63,7 +63,10 @@ pub enum Event {
     Focus {
         index: usize,
     },
-    /// Mouse click on a row: focus it, then choose it (single select) or toggle it (multi).
+    /// A click or tap on a row: focus it, then choose it (single select: shown as
+    /// chosen, sent by Enter or [`Event::Commit`], so a misclick is undone by another
+    /// click) or toggle it (multi). The Other row is chosen and its text field opened.
+    /// Never sends.
     Pick {
         index: usize,
     },
@@ -500,7 +503,10 @@ impl Dialog {
                 }
                 vec![]
             }
-            (Event::Pick { index }, Some(q)) => self.pick(q, index),
+            (Event::Pick { index }, Some(q)) => {
+                self.pick(q, index);
+                vec![]
+            }
             // An approval's Deny sends the message typed under it, if any.
             (Event::Quick { number }, Some(q))
                 if self.approval.is_some() && number == self.deny_index(q) + 1 && has_text(&self.slots[q].draft) =>
@@ -512,7 +518,7 @@ impl Dialog {
                     self.hint = Some(format!("There is no option {number}"));
                     vec![]
                 } else {
-                    self.pick(q, number - 1)
+                    self.quick(q, number - 1)
                 }
             }
             (Event::Other, Some(q)) => {
@@ -802,21 +808,36 @@ impl Dialog {
         vec![]
     }
 
-    fn pick(&mut self, q: usize, index: usize) -> Vec<Effect> {
+    /// A number key: answers with option `index` in single select (Claude Code's quick
+    /// select), toggles it in multi select.
+    fn quick(&mut self, q: usize, index: usize) -> Vec<Effect> {
+        self.navigate(q, index);
+        if self.questions[q].multi_select {
+            self.toggle(q, index);
+            vec![]
+        } else {
+            self.choose(q, index)
+        }
+    }
+
+    /// A click or tap on row `index` (see [`Event::Pick`]): chooses, never sends. A
+    /// question answered before stays answered, with what is chosen now.
+    fn pick(&mut self, q: usize, index: usize) {
         let question = &self.questions[q];
         if index > question.options.len() || question.is_free_text() {
-            return vec![];
+            return;
         }
         let multi = question.multi_select;
         self.navigate(q, index);
         if multi {
-            self.toggle(q, index);
-            vec![]
-        } else if index == self.other_index(q) {
+            return self.toggle(q, index);
+        }
+        let other = index == self.other_index(q);
+        let draft = &mut self.slots[q].draft;
+        draft.selected = if other { vec![] } else { vec![index] };
+        draft.other = other;
+        if other {
             self.start_editing(q);
-            vec![]
-        } else {
-            self.choose(q, index)
         }
     }
 
@@ -1496,7 +1517,10 @@ mod tests {
     fn pick_chooses_in_single_and_toggles_in_multi() {
         let mut d = dialog(vec![db(), features()]);
         assert_eq!(d.apply(Event::Pick { index: 2 }), vec![]);
-        assert_eq!(d.state().active_tab, 1, "answering moves on");
+        assert_eq!(d.state().active_tab, 0, "a click chooses and stays");
+        assert_eq!(d.slots[0].draft.selected, vec![2]);
+        assert_eq!(d.apply(Event::Commit), vec![]);
+        assert_eq!(d.state().active_tab, 1, "Next answers it and moves on");
         d.apply(Event::Pick { index: 0 });
         d.apply(Event::Pick { index: 2 });
         d.apply(Event::Pick { index: 0 });
@@ -1505,6 +1529,41 @@ mod tests {
         assert!(d.is_editing() && d.slots[1].draft.other);
         d.apply(Event::Pick { index: 3 });
         assert!(!d.is_editing() && !d.slots[1].draft.other);
+    }
+
+    /// Issue 50 D4: a click chooses, so a misclick is undone by the next click, and only
+    /// Submit (or Enter) sends.
+    #[test]
+    fn a_click_chooses_and_only_submit_sends() {
+        let mut d = dialog(vec![db()]);
+        assert_eq!(d.apply(Event::Pick { index: 1 }), vec![], "nothing is sent on a click");
+        assert_eq!(d.apply(Event::Pick { index: 2 }), vec![]);
+        let v = d.state();
+        assert_eq!(v.rows.iter().filter(|r| r.selected).map(|r| r.index).collect::<Vec<_>>(), [2]);
+        assert_eq!(v.done, None);
+        d.apply(Event::Notes { text: "for the cache".into() });
+        let want = Selection { notes: Some("for the cache".into()), ..Selection::option("MySQL") };
+        assert_eq!(d.apply(Event::Commit), submitted(vec![want]));
+
+        // Enter sends the row clicked; a click on Other chooses it and opens its text.
+        let mut d = dialog(vec![db()]);
+        d.apply(Event::Pick { index: 0 });
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![Selection::option("Postgres")]));
+        let mut d = dialog(vec![db()]);
+        d.apply(Event::Pick { index: 1 });
+        d.apply(Event::Pick { index: 3 });
+        let other = d.state();
+        assert!(other.editing && other.rows[3].selected && !other.rows[1].selected);
+        assert_eq!(d.apply(Event::Commit), vec![]);
+        assert_eq!(d.state().hint.as_deref(), Some("Type an answer first, or press Esc to go back"));
+        d.apply(Event::SetText { text: "Cassandra".into() });
+        d.apply(Event::Escape);
+        assert_eq!(d.apply(Event::Commit), submitted(vec![Selection::custom("Cassandra")]));
+
+        // A number key still answers at once, as in Claude Code.
+        let mut d = dialog(vec![db()]);
+        d.apply(Event::Pick { index: 0 });
+        assert_eq!(keys(&mut d, &["2"]), submitted(vec![Selection::option("SQLite")]));
     }
 
     #[test]
@@ -1694,6 +1753,7 @@ mod tests {
             assert!(d.state().hint.unwrap().starts_with("Scroll to its end first"));
         }
         assert_eq!(d.apply(Event::Pick { index: 0 }), []);
+        assert_eq!(keys(&mut d, &["Enter"]), []);
         assert_eq!(d.done(), None);
         // Denying needs nothing seen.
         let mut denied = d.clone();
@@ -2323,6 +2383,7 @@ mod tests {
                     expected.push(Selection { custom: text, ..Selection::default() });
                 } else {
                     effects.extend(d.apply(Event::Pick { index: picks[0] }));
+                    effects.extend(d.apply(Event::Commit));
                     expected.push(Selection::option(question.options[picks[0]].label.clone()));
                 }
             }

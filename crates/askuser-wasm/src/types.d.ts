@@ -203,7 +203,9 @@ export interface DialogOptions {
 export type DialogEvent =
   | { type: "next" } | { type: "prev" } | { type: "first" } | { type: "last" }
   | { type: "focus"; index: number }
+  /** A click or tap on a row: chooses it (single select) or toggles it (multi); sends nothing. */
   | { type: "pick"; index: number }
+  /** A number key: answers with that option at once (single select), as in Claude Code. */
   | { type: "quick"; number: number }
   | { type: "other" } | { type: "toggle" }
   | { type: "setText"; text: string }
@@ -211,6 +213,7 @@ export type DialogEvent =
   | { type: "backspace" }
   | { type: "nextTab" } | { type: "prevTab" }
   | { type: "goTab"; index: number }
+  /** `commit`: the Submit/Next button: sends what was chosen (nothing chosen: a hint). */
   | { type: "enter" } | { type: "commit" } | { type: "escape" }
   | { type: "confirm"; yes: boolean }
   | { type: "notes"; text: string }

@@ -375,6 +375,42 @@ async fn mounted_dialog_answers_by_keyboard_and_unmounts() {
     assert!(!el.class_list().contains("askuser-embed"));
 }
 
+/// A click chooses and Submit sends, in the embedded dialog as in the page (issue 50
+/// D4: a click sent at once); a host's own UI does the same with `pick` and `commit`.
+#[wasm_bindgen_test]
+async fn mounted_dialog_a_click_chooses_and_submit_sends() {
+    let el = container();
+    let (on_answer, answered) = recorder();
+    let mut handle = mount_dialog(el.clone().into(), js(databases()), with_callbacks(json!({}), &[("onAnswer", &on_answer)])).unwrap();
+    settle().await;
+    let click = |label: &str| {
+        let row = by_role(&el, "radio").into_iter().find(|r| r.text_content().unwrap().contains(label)).expect("the row");
+        row.unchecked_into::<HtmlElement>().click();
+    };
+    click("SQLite");
+    settle().await;
+    click("MySQL");
+    settle().await;
+    assert!(answered.borrow().is_empty(), "a click sends nothing");
+    let checked: Vec<String> = by_role(&el, "radio")
+        .iter()
+        .filter(|r| r.get_attribute("aria-checked").as_deref() == Some("true"))
+        .map(|r| r.text_content().unwrap())
+        .collect();
+    assert!(checked.len() == 1 && checked[0].contains("MySQL"), "{checked:?}");
+    let submit = el.query_selector("[data-action=enter]").unwrap().expect("a Submit button");
+    submit.unchecked_into::<HtmlElement>().click();
+    settle().await;
+    assert_eq!(*answered.borrow(), vec![json!([{"selected": ["MySQL"]}])]);
+    handle.unmount();
+
+    let d = JsDialog::new(js(databases()), None).unwrap();
+    assert_eq!(json(&d.event(js(json!({"type": "pick", "index": 1}))).unwrap()), json!([]));
+    assert_eq!(json(&d.event(js(json!({"type": "pick", "index": 2}))).unwrap()), json!([]));
+    let sent = json(&d.event(js(json!({"type": "commit"}))).unwrap());
+    assert_eq!(sent, json!([{"type": "submitted", "answers": [{"selected": ["MySQL"]}]}]));
+}
+
 #[wasm_bindgen_test]
 async fn mounted_dialog_cancels_and_renders_agent_text_as_text() {
     let el = container();

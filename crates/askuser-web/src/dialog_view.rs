@@ -268,18 +268,30 @@ const BOTTOM_MARGIN: f64 = 12.0;
 /// The preview box's tallest on a narrow screen, as a share of the window's height:
 /// web/style.css's `max-height: 25vh` for `.askuser-preview` there.
 const NARROW_PREVIEW: f64 = 0.25;
+/// How tall a "↑/↓ N more" button is when none is drawn to measure: web/style.css's
+/// `min-height` for `.askuser-more` (a row's height stood in for it: 66 to 130 px for
+/// an option with a description on a phone).
+const MORE_HEIGHT: f64 = 44.0;
 
 /// The list shows as many option rows as the room the dialog has on the screen holds
 /// (the terminal does the same with its lines): measured in the page once the dialog is
 /// drawn, again when the window changes size, the question or its answer box or preview
-/// changes, or the note opens or closes, and handed to the dialog as
-/// [`Event::Resize`]. Never fewer than [`MIN_ROWS`].
+/// changes, the note opens or closes, or anything else changes the page's height (a
+/// notice above the dialog dismissed, a banner gone: issue 50 D12, where the list kept
+/// the 3 rows it had been measured with and left the room they freed empty), and
+/// handed to the dialog as [`Event::Resize`]. Never fewer than [`MIN_ROWS`].
 fn fit_rows(ctx: Ctx, root: NodeRef<leptos::html::Div>) {
     let sent = StoredValue::new(0usize);
+    // Every row's height as last drawn, by (tab, row), so the list decides from the rows'
+    // own heights, also of rows it does not show now (a short Other row under options
+    // with a description). Forgotten when the window's size changes.
+    let known = StoredValue::new(std::collections::HashMap::<(usize, usize), f64>::new());
     let fit = move || {
         let Some(Some(root)) = root.try_get_untracked() else { return };
-        let Some((total, previews)) = ctx.view.try_with_untracked(|v| (v.rows.len(), has_previews(&v.rows))) else { return };
-        let Some(rows) = rows_that_fit(&root, total, previews) else { return };
+        let Some((tab, total, previews)) = ctx.view.try_with_untracked(|v| (v.active_tab, v.rows.len(), has_previews(&v.rows))) else {
+            return;
+        };
+        let Some(rows) = known.try_update_value(|k| rows_that_fit(&root, tab, total, previews, k)).flatten() else { return };
         if sent.try_get_value().is_some_and(|s| s != rows) {
             sent.try_set_value(rows);
             ctx.apply(Event::Resize { viewport: rows });
@@ -300,8 +312,22 @@ fn fit_rows(ctx: Ctx, root: NodeRef<leptos::html::Div>) {
         ctx.relayout.track();
         later();
     });
-    let resized = window_event_listener(leptos::ev::resize, move |_| later());
-    on_cleanup(move || resized.remove());
+    let resized = window_event_listener(leptos::ev::resize, move |_| {
+        known.update_value(|k| k.clear());
+        later();
+    });
+    // The page's height changes with anything above or below the list that grows or
+    // shrinks (and with the list itself: measured again, it sends nothing new).
+    let on_change = wasm_bindgen::closure::Closure::<dyn Fn()>::new(later);
+    let observer = web_sys::ResizeObserver::new(on_change.as_ref().unchecked_ref()).ok();
+    if let (Some(observer), Some(body)) = (&observer, document().body()) {
+        observer.observe(&body);
+    }
+    let observing = StoredValue::new_local((observer, on_change));
+    on_cleanup(move || {
+        resized.remove();
+        observing.with_value(|(observer, _)| observer.as_ref().map(web_sys::ResizeObserver::disconnect));
+    });
 }
 
 fn rect(e: &web_sys::Element) -> web_sys::DomRect {
@@ -320,28 +346,45 @@ fn computed_px(e: &web_sys::Element, property: &str) -> f64 {
     value.trim().trim_end_matches("px").parse().unwrap_or(0.0)
 }
 
-/// How many of the question's `total` rows the list can show with everything below it
-/// down to the buttons still inside the window (the page at the top), or `None` when
-/// there is no list to measure (free text, the review, a prompt, the dialog hidden).
+/// How many of the question's `total` rows (on tab `tab`) the list can show with
+/// everything below it down to the buttons still inside the window (the page at the
+/// top), or `None` when there is no list to measure (free text, the review, a prompt,
+/// the dialog hidden). `known` keeps the rows' heights as drawn (see [`fit_rows`]).
 ///
-/// Rows are as tall as the tallest shown. A windowed list keeps room for both "↑ N more"
-/// and "↓ N more", so moving through it never pushes the buttons down. A preview beside
-/// the options lets the list grow as tall as it; one below them (a narrow screen) is
-/// given the room of its box at its tallest, whichever option is highlighted.
-fn rows_that_fit(root: &web_sys::Element, total: usize, previews: bool) -> Option<usize> {
+/// Every row is shown when all of them, each as tall as it was drawn (one never drawn
+/// as the tallest), take no more room than the window, or than the rows a windowed list
+/// would show (no "↓ 1 more" in place of the one row it hides). A windowed list's rows
+/// are as tall as the tallest, and it keeps room for both "↑ N more" and "↓ N more", so
+/// moving through it never pushes the buttons down. A preview beside the options lets
+/// the list grow as tall as it; one below them (a narrow screen) is given the room of
+/// its box at its tallest, whichever option is highlighted.
+fn rows_that_fit(
+    root: &web_sys::Element,
+    tab: usize,
+    total: usize,
+    previews: bool,
+    known: &mut std::collections::HashMap<(usize, usize), f64>,
+) -> Option<usize> {
     let height = window().inner_height().ok()?.as_f64()?;
     let list = root.query_selector(".askuser-list").ok()??;
     let actions = root.query_selector(".askuser-actions").ok()??;
     let rows = elements(&list, ".askuser-row");
     let (first, last) = (rect(rows.first()?), rect(rows.last()?));
-    let tallest = rows.iter().map(|r| rect(r).height()).fold(0.0, f64::max);
+    for row in &rows {
+        let drawn = rect(row).height();
+        if let Some(index) = row.get_attribute("data-row").and_then(|i| i.parse().ok()).filter(|_| drawn >= 1.0) {
+            known.insert((tab, index), drawn);
+        }
+    }
+    let drawn = |i: usize| known.get(&(tab, i)).copied();
+    let tallest = (0..total).filter_map(drawn).fold(0.0, f64::max);
     if tallest < 1.0 {
         return None;
     }
     let gap = computed_px(&list, "row-gap");
     let pitch = tallest + gap;
     let more = elements(&list, ".askuser-more");
-    let more_pitch = more.first().map_or(pitch, |m| rect(m).height() + gap);
+    let more_pitch = more.first().map_or(MORE_HEIGHT, |m| rect(m).height()) + gap;
     let list_box = rect(&list);
     // The list's own padding and borders.
     let frame = (list_box.height() - (last.bottom() - first.top()) - more.len() as f64 * more_pitch).max(0.0);
@@ -361,10 +404,9 @@ fn rows_that_fit(root: &web_sys::Element, total: usize, previews: bool) -> Optio
     let top = list_box.top() + window().scroll_y().unwrap_or(0.0);
     let room = height - BOTTOM_MARGIN - top - below - frame;
     let fit = (((room - 2.0 * more_pitch + gap) / pitch).floor().max(0.0) as usize).max(MIN_ROWS);
-    // Every row, when they take no more room than the window and its buttons would (no
-    // "↓ 1 more" in place of the one row it hides).
     let windowed = fit as f64 * pitch + 2.0 * more_pitch - gap;
-    Some(if total as f64 * pitch - gap <= room.max(windowed) { total } else { fit })
+    let every: f64 = (0..total).map(|i| drawn(i).unwrap_or(tallest) + gap).sum::<f64>() - gap;
+    Some(if every <= room.max(windowed) { total } else { fit })
 }
 
 fn has_previews(rows: &[RowView]) -> bool {

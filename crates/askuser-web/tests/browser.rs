@@ -139,13 +139,31 @@ async fn single_select_with_arrow_keys_and_enter() {
     assert_eq!(*submitted.borrow(), vec![vec![Selection::option("SQLite")]]);
 }
 
+/// A click chooses (issue 50 D4: it sent at once): a misclick is undone by the next
+/// click, the note is still there to write, and only Submit sends.
 #[wasm_bindgen_test]
-async fn click_picks_a_row() {
+async fn a_click_chooses_and_submit_sends() {
     let (el, submitted, _, _h) = mount(databases());
+    settle().await;
+    find(&el, "radio", "SQLite").unchecked_into::<HtmlElement>().click();
     settle().await;
     find(&el, "radio", "DynamoDB").unchecked_into::<HtmlElement>().click();
     settle().await;
-    assert_eq!(*submitted.borrow(), vec![vec![Selection::option("DynamoDB")]]);
+    assert!(submitted.borrow().is_empty(), "a click sends nothing");
+    let chosen: Vec<String> = by_role(&el, "radio").iter().filter(|r| checked(r)).map(name).collect();
+    assert_eq!(chosen.len(), 1, "{chosen:?}");
+    assert!(chosen[0].contains("DynamoDB"), "{chosen:?}");
+    let notes = el.query_selector("textarea[data-notes]").unwrap().expect("the note is still there");
+    notes.unchecked_ref::<web_sys::HtmlTextAreaElement>().set_value("for the cache");
+    let input = web_sys::EventInit::new();
+    input.set_bubbles(true);
+    notes.dispatch_event(&web_sys::Event::new_with_event_init_dict("input", &input).unwrap()).unwrap();
+    settle().await;
+    assert!(submitted.borrow().is_empty());
+    buttons(&el, "Submit").unchecked_into::<HtmlElement>().click();
+    settle().await;
+    let want = Selection { notes: Some("for the cache".into()), ..Selection::option("DynamoDB") };
+    assert_eq!(*submitted.borrow(), vec![vec![want]]);
 }
 
 #[wasm_bindgen_test]
@@ -697,10 +715,8 @@ async fn decline_and_chat_about_this_are_buttons_and_ask_first_when_something_is
     settle().await;
     assert_eq!(*declined.borrow(), [false]);
 
-    // (A lone single-select question is sent by its click, so choose in a two-question set.)
     let (el, _, declined2, _h2) = mount_recording(request(json!({"questions": [
-        {"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]},
-        {"question": "Name?"}
+        {"question": "Which database?", "options": [{"label": "PostgreSQL"}, {"label": "SQLite"}]}
     ]})));
     settle().await;
     click(&find(&el, "radio", "SQLite"));

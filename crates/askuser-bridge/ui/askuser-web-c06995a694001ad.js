@@ -314,6 +314,9 @@ function __wbg_get_imports() {
             const ret = arg0.destination;
             return ret;
         },
+        __wbg_disconnect_cfb0d06aca1c1b50: function(arg0) {
+            arg0.disconnect();
+        },
         __wbg_document_3b5c3071b43e97ee: function(arg0) {
             const ret = arg0.document;
             return isLikeNone(ret) ? 0 : addToExternrefTable0(ret);
@@ -600,6 +603,10 @@ function __wbg_get_imports() {
             const ret = new Error(getStringFromWasm0(arg0, arg1));
             return ret;
         },
+        __wbg_new_bdf613c6b0b3d702: function() { return handleError(function (arg0) {
+            const ret = new ResizeObserver(arg0);
+            return ret;
+        }, arguments); },
         __wbg_new_cd4348290afae586: function() {
             const ret = new Object();
             return ret;
@@ -641,6 +648,9 @@ function __wbg_get_imports() {
         __wbg_now_463ac581d2fc7ea3: function() {
             const ret = Date.now();
             return ret;
+        },
+        __wbg_observe_0bd2cd721b4e32da: function(arg0, arg1) {
+            arg0.observe(arg1);
         },
         __wbg_ok_670a05555db5f713: function(arg0) {
             const ret = arg0.ok;
@@ -974,36 +984,46 @@ function __wbg_get_imports() {
             console.warn(arg0);
         },
         __wbindgen_generic_0000000000000001: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 283, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h1cf184e92f25b5c6);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 285, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h5bfc6f374cbd379f);
             return ret;
         },
         __wbindgen_generic_0000000000000002: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 372, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 374, ret: Result(Unit), inner_ret: Some(Result(Unit)) }, mutable: true }) -> Externref`.
             const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h40a7b3091017dec5);
             return ret;
         },
         __wbindgen_generic_0000000000000003: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 283, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h1cf184e92f25b5c6_13);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [Externref], shim_idx: 423, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h8a4acc77da84126b);
             return ret;
         },
         __wbindgen_generic_0000000000000004: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("PointerEvent")], shim_idx: 196, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
-            const ret = makeClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h3f4f7dd3fa978b76);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("Event")], shim_idx: 423, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h8a4acc77da84126b_14);
             return ret;
         },
         __wbindgen_generic_0000000000000005: function(arg0, arg1) {
-            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 211, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
-            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h1719081ca0304b70);
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [NamedExternref("PointerEvent")], shim_idx: 205, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
+            const ret = makeClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__hdfba9002c8342f87);
             return ret;
         },
-        __wbindgen_generic_0000000000000006: function(arg0) {
+        __wbindgen_generic_0000000000000006: function(arg0, arg1) {
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 210, ret: Unit, inner_ret: Some(Unit) }, mutable: true }) -> Externref`.
+            const ret = makeMutClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h35d53f97570971d1);
+            return ret;
+        },
+        __wbindgen_generic_0000000000000007: function(arg0, arg1) {
+            // Cast intrinsic for `Closure(Closure { owned: true, function: Function { arguments: [], shim_idx: 244, ret: Unit, inner_ret: Some(Unit) }, mutable: false }) -> Externref`.
+            const ret = makeClosure(arg0, arg1, wasm_bindgen__convert__closures_____invoke__h090c947878d39c37);
+            return ret;
+        },
+        __wbindgen_generic_0000000000000008: function(arg0) {
             // Cast intrinsic for `F64 -> Externref`.
             const ret = arg0;
             return ret;
         },
-        __wbindgen_generic_0000000000000007: function(arg0, arg1) {
+        __wbindgen_generic_0000000000000009: function(arg0, arg1) {
             // Cast intrinsic for `Ref(String) -> Externref`.
             const ret = getStringFromWasm0(arg0, arg1);
             return ret;
@@ -1024,20 +1044,28 @@ function __wbg_get_imports() {
 }
 
 const lAudioContext = (typeof AudioContext !== 'undefined' ? AudioContext : (typeof webkitAudioContext !== 'undefined' ? webkitAudioContext : undefined));
-function wasm_bindgen__convert__closures_____invoke__h1719081ca0304b70(arg0, arg1) {
-    wasm.wasm_bindgen__convert__closures_____invoke__h1719081ca0304b70(arg0, arg1);
+function wasm_bindgen__convert__closures_____invoke__h35d53f97570971d1(arg0, arg1) {
+    wasm.wasm_bindgen__convert__closures_____invoke__h35d53f97570971d1(arg0, arg1);
 }
 
-function wasm_bindgen__convert__closures_____invoke__h1cf184e92f25b5c6(arg0, arg1, arg2) {
-    wasm.wasm_bindgen__convert__closures_____invoke__h1cf184e92f25b5c6(arg0, arg1, arg2);
+function wasm_bindgen__convert__closures_____invoke__h090c947878d39c37(arg0, arg1) {
+    wasm.wasm_bindgen__convert__closures_____invoke__h090c947878d39c37(arg0, arg1);
 }
 
-function wasm_bindgen__convert__closures_____invoke__h1cf184e92f25b5c6_13(arg0, arg1, arg2) {
-    wasm.wasm_bindgen__convert__closures_____invoke__h1cf184e92f25b5c6_13(arg0, arg1, arg2);
+function wasm_bindgen__convert__closures_____invoke__h5bfc6f374cbd379f(arg0, arg1, arg2) {
+    wasm.wasm_bindgen__convert__closures_____invoke__h5bfc6f374cbd379f(arg0, arg1, arg2);
 }
 
-function wasm_bindgen__convert__closures_____invoke__h3f4f7dd3fa978b76(arg0, arg1, arg2) {
-    wasm.wasm_bindgen__convert__closures_____invoke__h3f4f7dd3fa978b76(arg0, arg1, arg2);
+function wasm_bindgen__convert__closures_____invoke__h8a4acc77da84126b(arg0, arg1, arg2) {
+    wasm.wasm_bindgen__convert__closures_____invoke__h8a4acc77da84126b(arg0, arg1, arg2);
+}
+
+function wasm_bindgen__convert__closures_____invoke__h8a4acc77da84126b_14(arg0, arg1, arg2) {
+    wasm.wasm_bindgen__convert__closures_____invoke__h8a4acc77da84126b_14(arg0, arg1, arg2);
+}
+
+function wasm_bindgen__convert__closures_____invoke__hdfba9002c8342f87(arg0, arg1, arg2) {
+    wasm.wasm_bindgen__convert__closures_____invoke__hdfba9002c8342f87(arg0, arg1, arg2);
 }
 
 function wasm_bindgen__convert__closures_____invoke__h40a7b3091017dec5(arg0, arg1, arg2) {
