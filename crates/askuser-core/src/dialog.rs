@@ -339,6 +339,9 @@ pub struct ReviewItem {
 struct Slot {
     draft: QuestionDraft,
     focus: usize,
+    /// The highlight was last moved by the pointer ([`Event::Focus`]), not a key: Enter
+    /// then sends the option clicked, if one is, not the row the pointer passed over.
+    pointed: bool,
     scroll: usize,
 }
 
@@ -377,7 +380,7 @@ impl Dialog {
             let d = sanitize(q, saved.next().unwrap_or_default());
             let chosen = d.selected.first().copied().unwrap_or(if d.other { q.options.len() } else { 0 });
             let focus = d.focus.filter(|&f| f <= q.options.len()).unwrap_or(chosen);
-            slots.push(Slot { draft: d, focus, scroll: 0 });
+            slots.push(Slot { draft: d, focus, pointed: false, scroll: 0 });
         }
         let mut dialog = Dialog {
             questions,
@@ -500,6 +503,7 @@ impl Dialog {
             (Event::Focus { index }, Some(q)) => {
                 if !self.is_editing() && index <= self.other_index(q) {
                     self.navigate(q, index);
+                    self.slots[q].pointed = true;
                 }
                 vec![]
             }
@@ -775,6 +779,7 @@ impl Dialog {
     fn navigate(&mut self, q: usize, index: usize) -> Vec<Effect> {
         let other = self.other_index(q);
         self.slots[q].focus = index.min(other);
+        self.slots[q].pointed = false;
         if self.slots[q].focus != other {
             self.editing = false;
         }
@@ -878,6 +883,12 @@ impl Dialog {
             return self.confirm(q, false);
         }
         let focus = self.slots[q].focus;
+        let chosen = !self.slots[q].draft.selected.is_empty() || self.slots[q].draft.other;
+        if self.slots[q].pointed && chosen && !multi {
+            // Clicked, then the pointer moved on (towards Submit, say): Enter sends what
+            // was clicked, not the row under the pointer.
+            return self.commit(q);
+        }
         if focus == self.other_index(q) {
             // Enter on the Other row opens the text field (and checks Other in multi select).
             self.slots[q].draft.other |= multi;
@@ -1564,6 +1575,21 @@ mod tests {
         let mut d = dialog(vec![db()]);
         d.apply(Event::Pick { index: 0 });
         assert_eq!(keys(&mut d, &["2"]), submitted(vec![Selection::option("SQLite")]));
+
+        // Clicked, then the pointer passes over another row: Enter sends the one clicked.
+        let mut d = dialog(vec![db()]);
+        d.apply(Event::Pick { index: 2 });
+        d.apply(Event::Focus { index: 0 });
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![Selection::option("MySQL")]));
+        // ... but a key that moves the highlight means the row it lands on.
+        let mut d = dialog(vec![db()]);
+        d.apply(Event::Pick { index: 2 });
+        d.apply(Event::Focus { index: 0 });
+        assert_eq!(keys(&mut d, &["ArrowDown", "Enter"]), submitted(vec![Selection::option("SQLite")]));
+        // With nothing clicked, Enter takes the row the pointer is on, as before.
+        let mut d = dialog(vec![db()]);
+        d.apply(Event::Focus { index: 1 });
+        assert_eq!(keys(&mut d, &["Enter"]), submitted(vec![Selection::option("SQLite")]));
     }
 
     #[test]
