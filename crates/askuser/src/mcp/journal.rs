@@ -295,7 +295,8 @@ mod tests {
         assert_eq!(journal.orphan(&k, 3_000).map(|o| o.id).as_deref(), Some("q-kept"), "what was open is kept");
         assert_eq!(journal.read(3_000).len(), 1, "what was closed is gone");
 
-        std::fs::write(&journal.file, [lines.as_bytes(), b"{\"open\":{\"key\":\"torn"].concat()).unwrap();
+        // An append cut short (a power cut): its newline, then part of its line.
+        std::fs::write(&journal.file, [lines.as_bytes(), b"\n{\"open\":{\"key\":\"torn"].concat()).unwrap();
         journal.close("q-none", 3_000);
         assert_eq!(journal.orphan(&k, 3_000).map(|o| o.id).as_deref(), Some("q-kept"), "a torn line is skipped");
     }
