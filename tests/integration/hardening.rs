@@ -1500,6 +1500,11 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
                 };
                 told += &format!("\n{id} in the store: {record}");
             }
+            for (b, served) in served.iter().enumerate() {
+                let log = std::fs::read_to_string(&served.log).unwrap_or_default();
+                let tail: Vec<&str> = log.lines().rev().take(40).collect();
+                told += &format!("\n--- bridge {b}'s log, last lines:\n{}", tail.into_iter().rev().collect::<Vec<_>>().join("\n"));
+            }
             panic!("an agent got no result within 30 s of the last kill (seed {seed:#x}):{told}");
         }
     }

@@ -37,10 +37,6 @@ use tokio_postgres_rustls::MakeRustlsConnect;
 
 /// The channel every bridge listens on.
 const CHANNEL: &str = "askuser"; // also in `LISTEN` below
-/// Sends a note to the other bridges ([`CHANNEL`], the note): each connection prepares it
-/// once (deadpool's statement cache), as the other statements on an ask's way, so that
-/// each costs one round trip to the server, not two (issue 51).
-const NOTIFY: &str = "SELECT pg_notify($1, $2)";
 /// A bridge says it is alive this often ...
 const HEARTBEAT: Duration = Duration::from_secs(5);
 /// A heartbeat the database has not answered for this long makes `/v1/health` 503.
@@ -395,7 +391,7 @@ impl Postgres {
             let client = self.client().await?;
             let _ = client.execute("DELETE FROM attached WHERE bridge = $1", &[&self.me]).await;
             let _ = client.execute("DELETE FROM bridges WHERE id = $1", &[&self.me]).await;
-            let _ = client.execute(NOTIFY, &[&CHANNEL, &self.note("presence", "")]).await;
+            let _ = client.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("presence", "")]).await;
             Ok(())
         };
         if let Err(e) = self.within("cannot say this bridge is gone", gone).await {
@@ -412,8 +408,7 @@ impl Postgres {
         let rows = self
             .within(what, async {
                 let client = self.client().await?;
-                let statement = client.prepare_cached(sql).await.map_err(|e| db_error(what, e))?;
-                client.query(&statement, params).await.map_err(|e| db_error(what, e))
+                client.query(sql, params).await.map_err(|e| db_error(what, e))
             })
             .await?;
         rows.iter().map(|r| parse_record(raw(r, 0))).collect()
@@ -732,23 +727,18 @@ impl Questions for Postgres {
             let answered_at = record.answered_at.map(|ms| to_sql_ms(ms, "answeredAt", &record.id)).transpose()?;
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(fail)?;
-            let insert = tx
-                .prepare_cached(
+            let added = tx
+                .execute(
                     "INSERT INTO questions (id, status, created_at, answered_at, answered_by, request, result, final_seq)
                      VALUES ($1, $2::text, $3, $4, $5, $6, $7,
                              CASE WHEN $2::text = 'pending' THEN NULL ELSE nextval('questions_final_seq') END)
                      ON CONFLICT (id) DO NOTHING",
+                    &[&record.id, &record.status.as_str(), &created_at, &answered_at, &record.answered_by, &request, &result],
                 )
                 .await
                 .map_err(fail)?;
-            let added = tx
-                .execute(&insert, &[&record.id, &record.status.as_str(), &created_at, &answered_at, &record.answered_by, &request, &result])
-                .await
-                .map_err(fail)?;
             if added == 1 {
-                tx.execute(&tx.prepare_cached(NOTIFY).await.map_err(fail)?, &[&CHANNEL, &self.note("asked", &record.id)])
-                    .await
-                    .map_err(fail)?;
+                tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("asked", &record.id)]).await.map_err(fail)?;
                 tx.commit().await.map_err(fail)?;
                 self.grew();
                 return Ok(Inserted::New);
@@ -782,19 +772,21 @@ impl Questions for Postgres {
             let answered_at = to_sql_ms(result.answered_at, "answeredAt", id)?;
             let mut client = self.client().await?;
             let tx = client.transaction().await.map_err(fail)?;
-            let update = tx
-                .prepare_cached(concat!(
-                    "UPDATE questions
-                     SET status = $2, answered_at = $3, answered_by = $4, result = $5, final_seq = nextval('questions_final_seq')
-                     WHERE id = $1 AND status = 'pending'
-                     RETURNING ",
-                    record_columns!()
-                ))
+            let done = tx
+                .query_opt(
+                    concat!(
+                        "UPDATE questions
+                         SET status = $2, answered_at = $3, answered_by = $4, result = $5, final_seq = nextval('questions_final_seq')
+                         WHERE id = $1 AND status = 'pending'
+                         RETURNING ",
+                        record_columns!()
+                    ),
+                    &[&id, &result.status.as_str(), &answered_at, &by, &json],
+                )
                 .await
                 .map_err(fail)?;
-            let done = tx.query_opt(&update, &[&id, &result.status.as_str(), &answered_at, &by, &json]).await.map_err(fail)?;
             if let Some(row) = done {
-                tx.execute(&tx.prepare_cached(NOTIFY).await.map_err(fail)?, &[&CHANNEL, &self.note("final", id)]).await.map_err(fail)?;
+                tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("final", id)]).await.map_err(fail)?;
                 tx.commit().await.map_err(fail)?;
                 return Ok(Finished::Done(parse_record(raw(&row, 0))?));
             }
@@ -1030,9 +1022,7 @@ impl Credentials for Postgres {
             )
             .await
             .map_err(fail)?;
-            tx.execute(&tx.prepare_cached(NOTIFY).await.map_err(fail)?, &[&CHANNEL, &self.note("credentials", &c.id)])
-                .await
-                .map_err(fail)?;
+            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("credentials", &c.id)]).await.map_err(fail)?;
             tx.commit().await.map_err(fail)
         };
         self.noted(self.within(&what, outcome).await)
@@ -1074,7 +1064,7 @@ impl Credentials for Postgres {
                 .execute("UPDATE credentials SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL", &[&id, &at])
                 .await
                 .map_err(fail)?;
-            tx.execute(&tx.prepare_cached(NOTIFY).await.map_err(fail)?, &[&CHANNEL, &self.note("credentials", id)]).await.map_err(fail)?;
+            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("credentials", id)]).await.map_err(fail)?;
             tx.commit().await.map_err(fail)?;
             Ok(n == 1)
         };
@@ -1104,9 +1094,7 @@ impl Credentials for Postgres {
                     .await
                     .map_err(fail)?;
             }
-            tx.execute(&tx.prepare_cached(NOTIFY).await.map_err(fail)?, &[&CHANNEL, &self.note("credentials", person)])
-                .await
-                .map_err(fail)?;
+            tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("credentials", person)]).await.map_err(fail)?;
             tx.commit().await.map_err(fail)
         };
         self.noted(self.within(&what, outcome).await)
@@ -1448,25 +1436,23 @@ impl Shared for Postgres {
             // Presence, not a question or an answer: a database crash may lose it (the
             // agent's next wait notes it again), so its commit does not wait for the
             // disk, which it would on the round trip of every ask (issue 51).
-            tx.batch_execute("SET LOCAL synchronous_commit = off").await.map_err(fail)?;
+            tx.execute("SET LOCAL synchronous_commit = off", &[]).await.map_err(fail)?;
             if attached {
                 // Only while it waits: an answer may have landed meanwhile (its detach then
                 // ran first, and this row would stay).
-                let attach = tx
-                    .prepare_cached(
-                        "INSERT INTO attached (bridge, question_id, session_id)
-                         SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM questions WHERE id = $2 AND status = 'pending')
-                         ON CONFLICT DO NOTHING",
-                    )
-                    .await
-                    .map_err(fail)?;
-                tx.execute(&attach, &[&self.me, &id, &session]).await.map_err(fail)?;
+                tx.execute(
+                    "INSERT INTO attached (bridge, question_id, session_id)
+                     SELECT $1, $2, $3 WHERE EXISTS (SELECT 1 FROM questions WHERE id = $2 AND status = 'pending')
+                     ON CONFLICT DO NOTHING",
+                    &[&self.me, &id, &session],
+                )
+                .await
+                .map_err(fail)?;
             } else {
-                let detach = tx.prepare_cached("DELETE FROM attached WHERE bridge = $1 AND question_id = $2").await.map_err(fail)?;
-                tx.execute(&detach, &[&self.me, &id]).await.map_err(fail)?;
+                tx.execute("DELETE FROM attached WHERE bridge = $1 AND question_id = $2", &[&self.me, &id]).await.map_err(fail)?;
             }
             if session.is_some() {
-                tx.execute(&tx.prepare_cached(NOTIFY).await.map_err(fail)?, &[&CHANNEL, &self.note("presence", id)]).await.map_err(fail)?;
+                tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("presence", id)]).await.map_err(fail)?;
             }
             tx.commit().await.map_err(fail)
         })
