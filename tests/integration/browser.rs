@@ -441,6 +441,198 @@ async fn every_state_of_the_page_passes_an_axe_audit() {
     assert!(found.is_empty(), "axe-core found:\n{}", found.join("\n"));
 }
 
+/// The looks every state is audited in: name, page size, touch (`pointer: coarse`), scheme.
+const LOOKS: [(&str, u32, u32, bool, &str); 4] = [
+    ("desktop light", 1280, 800, false, "light"),
+    ("desktop dark", 1280, 800, false, "dark"),
+    ("phone light", 360, 740, true, "light"),
+    ("phone dark", 360, 740, true, "dark"),
+];
+
+/// Gives the page one of [`LOOKS`] through DevTools' emulation (the same page, so a state
+/// need not be walked to again), and checks that the page sees it.
+async fn look(browser: &Browser, (name, width, height, touch, scheme): (&str, u32, u32, bool, &str)) {
+    let metrics = json!({"width": width, "height": height, "deviceScaleFactor": 1, "mobile": touch});
+    browser.cdp("Emulation.setDeviceMetricsOverride", metrics).await;
+    browser.cdp("Emulation.setTouchEmulationEnabled", json!({"enabled": touch, "maxTouchPoints": 5})).await;
+    browser.cdp("Emulation.setEmulatedMedia", json!({"features": [{"name": "prefers-color-scheme", "value": scheme}]})).await;
+    let seen = browser
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             requestAnimationFrame(() => requestAnimationFrame(() => done({width: innerWidth,
+                 coarse: matchMedia('(pointer: coarse)').matches, dark: matchMedia('(prefers-color-scheme: dark)').matches})));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    assert_eq!(seen, json!({"width": width, "coarse": touch, "dark": scheme == "dark"}), "{name}");
+}
+
+/// axe-core's violations, as `id (impact): target (why)` per node.
+async fn axe_violations(browser: &Browser) -> Vec<String> {
+    if browser.execute("return typeof axe", vec![]).await.unwrap() != json!("object") {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/axe/node_modules/axe-core/axe.min.js");
+        let source = std::fs::read_to_string(path).expect("axe-core (scripts/setup installs it into .tools/axe)");
+        browser.execute(&source, vec![]).await.unwrap();
+    }
+    let found = browser
+        .execute_async(
+            "const done = arguments[arguments.length - 1];
+             axe.run(document, {resultTypes: ['violations']})
+                .then(r => done(r.violations.flatMap(v => v.nodes.map(n =>
+                    v.id + ' (' + (n.impact || v.impact) + '): ' + n.target.join(' ') + ' ('
+                        + [...n.any, ...n.all, ...n.none].map(c => c.message).join('; ') + ')'))))
+                .catch(e => done(['axe failed (critical): ' + e]));",
+            vec![],
+        )
+        .await
+        .unwrap();
+    serde_json::from_value(found).unwrap()
+}
+
+/// Audits the page as it is in each of `looks`, then gives it the first look back.
+async fn audit_in(browser: &Browser, state: &str, looks: &[(&str, u32, u32, bool, &str)], found: &mut Vec<String>) {
+    for &l in looks {
+        look(browser, l).await;
+        found.extend(axe_violations(browser).await.into_iter().map(|v| format!("{state}, {}: {v}", l.0)));
+    }
+    look(browser, LOOKS[0]).await;
+}
+
+/// Clicks the header's button named `text`, shown or behind "⋯".
+async fn click_tool(browser: &Browser, text: &str) {
+    let click = "const b = [...document.querySelectorAll('header button')].find(b => b.textContent === arguments[0]);
+                 if (b) b.click(); return !!b;";
+    assert_eq!(browser.execute(click, vec![json!(text)]).await.unwrap(), json!(true), "no header button {text:?}");
+}
+
+/// Issue 50: axe-core finds nothing (serious, critical nor lesser) in any of the page's main states
+/// (the empty inbox, each panel, each kind of question and approval, Other being typed,
+/// a markdown preview, the review, the decline prompt, the phone's drawer and menu, the
+/// reconnecting banner), each at 1280×800 and at 360×740 with touch, light and dark.
+#[tokio::test]
+async fn axe_finds_nothing_in_any_state_light_or_dark_desktop_or_phone() {
+    let b = crate::support::bridge_configured(tempfile::tempdir().unwrap(), |opts| {
+        opts.notify.push_services = askuser_bridge::notify::push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+    })
+    .await;
+    // Something in History and in Rules.
+    let r = b.post("/v1/rules").json(&json!({"rule": "Bash(cargo test:*)", "project": "/srv/app"})).send().await.unwrap();
+    assert_eq!(r.status(), 201);
+    let call = json!({"tool_name": "Bash", "input": {"command": "cargo test --all"}, "cwd": "/srv/app"});
+    let decided: Value = b.post("/v1/approve").json(&call).send().await.unwrap().json().await.unwrap();
+    assert_eq!(decided["decidedBy"], "rule");
+    let done = b
+        .post("/v1/ask?wait=false")
+        .json(&json!({"id": "old", "question": "Ship **it**?\n```\nmake ship\n```", "choices": ["Yes", "No"]}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(done.status(), 202);
+    b.post("/v1/questions/old/answer").json(&json!({"answers": ["Yes"]})).send().await.unwrap();
+
+    let browser = browser(1280, 800).await;
+    look(&browser, LOOKS[0]).await;
+    open(&b, &browser).await;
+    let mut found = vec![];
+    text_with(&browser, ".askuser-empty", "No questions waiting").await;
+    audit_in(&browser, "the empty inbox", &LOOKS, &mut found).await;
+    for (tool, shown, wanted) in [
+        ("Pair a device", ".askuser-pair", "a phone cannot open it"),
+        ("Push even when closed", ".askuser-push", "Send questions to this device"),
+        ("Rules", ".askuser-rules-panel", "Bash(cargo test:*) in /srv/app"),
+        ("History", ".askuser-history", "Ship"),
+    ] {
+        click_tool(&browser, tool).await;
+        text_with(&browser, shown, wanted).await;
+        audit_in(&browser, &format!("the {tool} panel"), &LOOKS, &mut found).await;
+        click_tool(&browser, tool).await;
+    }
+
+    // A question set: single-select, a markdown preview, multi-select.
+    let sidebar = "## Sidebar\n\nSections on the **left**, the page on the right:\n\n- General\n- Account\n\n\
+        ```\n+---------+------------------------------------------------------------------------------+\n\
+        | General | Theme: [dark v]   Font: [14]   Density: [comfortable v]   Language: [English v]  |\n\
+        +---------+------------------------------------------------------------------------------+\n```\n\n\
+        | Key | Value |\n|---|---|\n| Theme | dark |\n\n> Quoted `code` and a [link](https://example.com).";
+    let asking = b.ask(
+        json!({"questions": [
+            {"question": "Which database should we use?", "header": "Database",
+             "options": [{"label": "PostgreSQL (Recommended)", "description": "Battle-tested relational DB"}, {"label": "SQLite", "description": "Lightweight, file-based"}]},
+            {"question": "Which layout for the settings page?", "header": "Layout",
+             "options": [{"label": "Sidebar", "description": "Sections on the left", "preview": sidebar}, {"label": "Tabs"}]},
+            {"question": "Which features should we include?", "header": "Features", "multiSelect": true,
+             "options": [{"label": "Authentication", "description": "OAuth2 + JWT"}, {"label": "REST API"}, {"label": "Admin Dashboard"}]}
+        ], "agent": {"name": "claude-code", "sessionId": "s-axe-all"}}),
+        "canonical",
+    );
+    browser.row("radio", "SQLite").await;
+    audit_in(&browser, "a single-select question", &LOOKS, &mut found).await;
+    browser.keys(&Key::End.to_string()).await;
+    browser.keys("cassandra").await;
+    browser.wait_css("textarea.askuser-other").await;
+    audit_in(&browser, "Other being typed", &LOOKS, &mut found).await;
+    browser.keys(&enter()).await;
+    browser.row("radio", "Sidebar").await;
+    text_with(&browser, "pre.askuser-preview", "Sections on the").await;
+    audit_in(&browser, "a markdown preview", &LOOKS, &mut found).await;
+    browser.keys(&enter()).await;
+    browser.row("checkbox", "Authentication").await;
+    audit_in(&browser, "a multi-select question", &LOOKS, &mut found).await;
+    browser.keys(" ").await;
+    browser.wait_css("[data-action=enter]").await.click().await.unwrap();
+    browser.wait_css("[data-submit]").await;
+    audit_in(&browser, "the review", &LOOKS, &mut found).await;
+    browser.wait_css("[data-action=decline]").await.click().await.unwrap();
+    browser.wait_css("[role=alertdialog]").await;
+    audit_in(&browser, "the decline prompt", &LOOKS, &mut found).await;
+    browser.wait_css("[role=alertdialog] [data-answer=yes]").await.click().await.unwrap();
+    tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap();
+
+    // Approvals: a command too long for a phone's line, then an edit.
+    let approve = |call: Value| {
+        let request = b.post("/v1/approve").json(&call);
+        tokio::spawn(async move { request.send().await.ok()?.json::<Value>().await.ok() })
+    };
+    let command = "rm -rf build && cargo build --release --workspace --all-features && ./scripts/deploy --region eu-west-1";
+    let bash = approve(json!({"tool_name": "Bash", "cwd": "/srv/app", "agent": {"name": "claude-code"},
+        "input": {"command": command, "description": "Rebuild and deploy"}}));
+    text_with(&browser, ".askuser-command", "eu-west-1").await;
+    audit_in(&browser, "an approval with a command", &LOOKS, &mut found).await;
+    browser.keys("d").await;
+    browser.wait_css("textarea.askuser-other").await;
+    browser.keys("not now").await;
+    audit_in(&browser, "a deny message being typed", &LOOKS, &mut found).await;
+    browser.keys(&enter()).await;
+    let denied = tokio::time::timeout(Duration::from_secs(10), bash).await.unwrap().unwrap().expect("decided");
+    assert_eq!(denied["behavior"], "deny", "{denied}");
+    let _edit = approve(json!({"tool_name": "Edit", "cwd": "/srv/app", "agent": {"name": "claude-code"},
+        "input": {"file_path": "/srv/app/src/db.rs",
+            "old_string": "fn open() {\n    sqlite(\"/var/lib/app/data.db\", Options { journal: Wal, busy_timeout: 5000, foreign_keys: true });\n}",
+            "new_string": "fn open() {\n    postgres(\"postgres://app@db.internal:5432/app\", Options { pool: 16, statement_timeout: 30000 });\n}"}}));
+    text_with(&browser, ".askuser-diff", "postgres(").await;
+    audit_in(&browser, "an approval with a diff", &LOOKS, &mut found).await;
+
+    // The phone's inbox drawer and tools menu.
+    let phone = &LOOKS[2..];
+    for (toggle, state) in [(".askuser-drawer-toggle", "the phone's inbox drawer"), (".askuser-menu-toggle", "the phone's tools menu")] {
+        let click = format!("document.querySelector('{toggle}').click()");
+        browser.execute(&click, vec![]).await.unwrap();
+        assert_eq!(browser.wait_css(toggle).await.attr("aria-expanded").await.unwrap().as_deref(), Some("true"), "{state}");
+        audit_in(&browser, &format!("{state} open"), phone, &mut found).await;
+        browser.execute(&click, vec![]).await.unwrap();
+    }
+
+    // The bridge goes away: the reconnecting banner.
+    let _dir = b.stop().await;
+    browser.wait_css(".askuser-banner").await;
+    audit_in(&browser, "the reconnecting banner", &LOOKS, &mut found).await;
+    browser.close().await;
+    // The serious and critical first.
+    found.sort_by_key(|v| !(v.contains(" (serious): ") || v.contains(" (critical): ")));
+    assert!(found.is_empty(), "axe-core found {}:\n{}", found.len(), found.join("\n"));
+}
+
 /// Dark mode is dark everywhere, the preview box too (it was a white frame), and the
 /// preview sits beside the options on a wide screen.
 #[tokio::test]

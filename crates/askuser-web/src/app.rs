@@ -478,8 +478,11 @@ fn Banner(page: Page) -> impl IntoView {
         };
         // Reconnecting is announced once, by `Announce`; the banner, redrawn on every
         // attempt, is read when visited. A refused token or a closed connection, once.
+        // A named section, so the banner is in a landmark as the rest of the page is.
         let reconnecting = state == State::Reconnecting && page.has_token;
-        Some(view! { <div class="askuser-banner" role=(!reconnecting).then_some("alert")>{text}</div> })
+        Some(view! {
+            <section class="askuser-banner" aria-label="Connection" role=(!reconnecting).then_some("alert")>{text}</section>
+        })
     }
 }
 
