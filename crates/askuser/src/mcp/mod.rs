@@ -302,6 +302,10 @@ const ENDED: usize = 64;
 /// A decline (or cancel) of the host's dialog sooner than this after it was sent came from
 /// the host, not a person: nobody reads a question and answers it in under a second.
 const HOST_REFUSAL: Duration = Duration::from_secs(1);
+/// A dialog's answer for a question not stored yet is sent again after [`STORED_PAUSE`],
+/// up to this many times in all (2 s).
+const STORED_TRIES: u32 = 40;
+const STORED_PAUSE: Duration = Duration::from_millis(50);
 
 /// What a `tools/call` waits for: a new question (`body`) or one asked before.
 #[derive(Clone)]
@@ -1019,23 +1023,42 @@ impl Server {
             return;
         }
         let Ok(asker) = self.asker().await else { return };
+        // The dialog went to the host as the question went to the bridge: a host that
+        // answers at once (a scripted one) may be back before the question is stored, which
+        // the bridge calls "not found" until it is (at most a moment).
+        let not_yet = |r: &Result<AskResult, AskError>| matches!(r, Err(AskError::Refused(e)) if e.status == 404);
+        let mut tries = 0;
         match action {
             Some("accept") => {
                 let content = result.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
                 match elicit::selections(&call.questions, &content) {
-                    Ok(answers) => {
-                        if let Err(e) = asker.answer(id, &json!({"answers": answers}), ELICITATION_CLIENT).await {
+                    Ok(answers) => loop {
+                        let taken = asker.answer(id, &json!({"answers": answers}), ELICITATION_CLIENT).await;
+                        tries += 1;
+                        if not_yet(&taken) && tries < STORED_TRIES {
+                            tokio::time::sleep(STORED_PAUSE).await;
+                            continue;
+                        }
+                        if let Err(e) = taken {
                             tracing::warn!(%id, "the answer from the host's dialog was not taken ({e}); the question stays open in the inbox");
                         }
-                    }
+                        break;
+                    },
                     Err(e) => tracing::warn!(%id, "the host's dialog came back incomplete ({e}); the question stays open in the inbox"),
                 }
             }
-            Some("decline") => {
-                if let Err(e) = asker.decline(id, ELICITATION_CLIENT).await {
+            Some("decline") => loop {
+                let taken = asker.decline(id, ELICITATION_CLIENT).await;
+                tries += 1;
+                if not_yet(&taken) && tries < STORED_TRIES {
+                    tokio::time::sleep(STORED_PAUSE).await;
+                    continue;
+                }
+                if let Err(e) = taken {
                     tracing::warn!(%id, "declining in the host's dialog was not taken ({e})");
                 }
-            }
+                break;
+            },
             _ => tracing::info!(%id, "the host's dialog was dismissed; the question stays open in the inbox"),
         }
     }
