@@ -93,14 +93,18 @@ fn check_owned(_: &Path, _: &fs::Metadata) -> anyhow::Result<()> {
 /// Creates `path` as a new file readable and writable only by the user, never through a
 /// symlink and never over an existing file.
 pub fn create_private(path: &Path) -> std::io::Result<fs::File> {
+    private().write(true).create_new(true).open(path)
+}
+
+/// Options for a file only the user may read and write, never through a symlink.
+fn private() -> fs::OpenOptions {
     let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
     #[cfg(unix)]
     {
         use std::os::unix::fs::OpenOptionsExt;
         options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
     }
-    options.open(path)
+    options
 }
 
 /// Writes a file readable and writable only by the user, replacing it atomically, and
@@ -135,14 +139,7 @@ fn replace(path: &Path, contents: &[u8], sync: bool) -> anyhow::Result<()> {
 /// Opens a file readable and writable only by the user for appending, creating it if
 /// need be; a symlink in its place is refused.
 pub fn append_private(path: &Path) -> std::io::Result<fs::File> {
-    let mut options = fs::OpenOptions::new();
-    options.append(true).create(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600).custom_flags(libc::O_NOFOLLOW);
-    }
-    options.open(path)
+    private().append(true).create(true).open(path)
 }
 
 /// A random hex string of `bytes` bytes of entropy.

@@ -95,20 +95,20 @@ impl Journal {
 
     /// Notes that this process waits on question `id` for the call `key`.
     pub fn open(&self, key: &str, id: &str, now: u64) {
-        let _lock = Lock::take(&self.file.with_extension("lock"));
+        let _lock = self.lock();
         self.append(&Change::Open { key: key.to_owned(), id: id.to_owned(), pid: std::process::id(), at: now }, now);
     }
 
     /// Question `id`'s result reached a host (or it was withdrawn): nobody needs it again,
     /// whichever call asked it.
     pub fn close(&self, id: &str, now: u64) {
-        let _lock = Lock::take(&self.file.with_extension("lock"));
+        let _lock = self.lock();
         self.append(&Change::Close { id: id.to_owned() }, now);
     }
 
     /// This process ends: its calls still open are left at `now`.
     pub fn leave(&self, now: u64) {
-        let _lock = Lock::take(&self.file.with_extension("lock"));
+        let _lock = self.lock();
         self.append(&Change::Leave { pid: std::process::id(), at: now }, now);
     }
 
@@ -122,12 +122,17 @@ impl Journal {
     /// Takes the orphan `id` of `key` out, so that its answer goes to one run only: false
     /// when another run took it first (or a live process waits on it again).
     pub fn take(&self, key: &str, id: &str, now: u64) -> bool {
-        let _lock = Lock::take(&self.file.with_extension("lock"));
+        let _lock = self.lock();
         let taken = self.read(now).get(key).is_some_and(|e| e.id == id && is_orphan(e, now));
         if taken {
             self.append(&Change::Take { key: key.to_owned(), id: id.to_owned() }, now);
         }
         taken
+    }
+
+    /// The journal's advisory lock, held until dropped: changes are made one at a time.
+    fn lock(&self) -> Lock {
+        Lock::take(&self.file.with_extension("lock"))
     }
 
     /// The entries the lines add up to, younger than [`KEEP_MS`] at `now`. A line that

@@ -307,6 +307,20 @@ const HOST_REFUSAL: Duration = Duration::from_secs(1);
 const STORED_TRIES: u32 = 40;
 const STORED_PAUSE: Duration = Duration::from_millis(50);
 
+/// `send` (a dialog's answer or decline) until the bridge has the question: the dialog went
+/// to the host as the question went to the bridge, and a host that answers at once (a
+/// scripted one) can be back before it is stored, which the bridge calls "not found".
+async fn once_stored<F: std::future::Future<Output = Result<AskResult, AskError>>>(send: impl Fn() -> F) -> Result<AskResult, AskError> {
+    let mut tries = 1;
+    loop {
+        match send().await {
+            Err(AskError::Refused(e)) if e.status == 404 && tries < STORED_TRIES => tries += 1,
+            taken => return taken,
+        }
+        tokio::time::sleep(STORED_PAUSE).await;
+    }
+}
+
 /// What a `tools/call` waits for: a new question (`body`) or one asked before.
 #[derive(Clone)]
 struct Call {
@@ -1023,42 +1037,24 @@ impl Server {
             return;
         }
         let Ok(asker) = self.asker().await else { return };
-        // The dialog went to the host as the question went to the bridge: a host that
-        // answers at once (a scripted one) may be back before the question is stored, which
-        // the bridge calls "not found" until it is (at most a moment).
-        let not_yet = |r: &Result<AskResult, AskError>| matches!(r, Err(AskError::Refused(e)) if e.status == 404);
-        let mut tries = 0;
         match action {
             Some("accept") => {
                 let content = result.get("content").and_then(Value::as_object).cloned().unwrap_or_default();
                 match elicit::selections(&call.questions, &content) {
-                    Ok(answers) => loop {
-                        let taken = asker.answer(id, &json!({"answers": answers}), ELICITATION_CLIENT).await;
-                        tries += 1;
-                        if not_yet(&taken) && tries < STORED_TRIES {
-                            tokio::time::sleep(STORED_PAUSE).await;
-                            continue;
-                        }
-                        if let Err(e) = taken {
+                    Ok(answers) => {
+                        let body = json!({"answers": answers});
+                        if let Err(e) = once_stored(|| asker.answer(id, &body, ELICITATION_CLIENT)).await {
                             tracing::warn!(%id, "the answer from the host's dialog was not taken ({e}); the question stays open in the inbox");
                         }
-                        break;
-                    },
+                    }
                     Err(e) => tracing::warn!(%id, "the host's dialog came back incomplete ({e}); the question stays open in the inbox"),
                 }
             }
-            Some("decline") => loop {
-                let taken = asker.decline(id, ELICITATION_CLIENT).await;
-                tries += 1;
-                if not_yet(&taken) && tries < STORED_TRIES {
-                    tokio::time::sleep(STORED_PAUSE).await;
-                    continue;
-                }
-                if let Err(e) = taken {
+            Some("decline") => {
+                if let Err(e) = once_stored(|| asker.decline(id, ELICITATION_CLIENT)).await {
                     tracing::warn!(%id, "declining in the host's dialog was not taken ({e})");
                 }
-                break;
-            },
+            }
             _ => tracing::info!(%id, "the host's dialog was dismissed; the question stays open in the inbox"),
         }
     }

@@ -39,36 +39,41 @@ pub fn output() -> Output {
 mod linux {
     use super::*;
     use rustix::fs::{FileType, Mode, OFlags};
-    use std::os::fd::BorrowedFd;
+    use std::os::fd::{BorrowedFd, OwnedFd};
     use tokio::net::unix::pipe;
     use tokio::net::UnixStream;
 
     pub fn input() -> Option<Input> {
-        let stdin = rustix::stdio::stdin();
-        match kind(stdin)? {
-            FileType::Fifo => {
-                let own = rustix::fs::open("/proc/self/fd/0", OFlags::RDONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty()).ok()?;
-                Some(Box::pin(pipe::Receiver::from_owned_fd(own).ok()?))
-            }
-            FileType::Socket => Some(Box::pin(socket(stdin)?)),
-            _ => None,
-        }
+        Some(match own(rustix::stdio::stdin(), 0, OFlags::RDONLY)? {
+            Own::Pipe(fd) => Box::pin(pipe::Receiver::from_owned_fd(fd).ok()?),
+            Own::Socket(socket) => Box::pin(socket),
+        })
     }
 
     pub fn output() -> Option<Output> {
-        let stdout = rustix::stdio::stdout();
-        match kind(stdout)? {
-            FileType::Fifo => {
-                let own = rustix::fs::open("/proc/self/fd/1", OFlags::WRONLY | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty()).ok()?;
-                Some(Box::pin(pipe::Sender::from_owned_fd(own).ok()?))
-            }
-            FileType::Socket => Some(Box::pin(socket(stdout)?)),
-            _ => None,
-        }
+        Some(match own(rustix::stdio::stdout(), 1, OFlags::WRONLY)? {
+            Own::Pipe(fd) => Box::pin(pipe::Sender::from_owned_fd(fd).ok()?),
+            Own::Socket(socket) => Box::pin(socket),
+        })
     }
 
-    fn kind(fd: BorrowedFd<'_>) -> Option<FileType> {
-        rustix::fs::fstat(fd).ok().map(|s| FileType::from_raw_mode(s.st_mode))
+    /// This process's own non-blocking handle on its stdio descriptor `n`.
+    enum Own {
+        Pipe(OwnedFd),
+        Socket(UnixStream),
+    }
+
+    /// For stdio descriptor `fd` (number `n`): a pipe opened again through
+    /// `/proc/self/fd/N` for `access`, or a socket set non-blocking; none for anything else.
+    fn own(fd: BorrowedFd<'_>, n: u8, access: OFlags) -> Option<Own> {
+        match FileType::from_raw_mode(rustix::fs::fstat(fd).ok()?.st_mode) {
+            FileType::Fifo => {
+                let path = format!("/proc/self/fd/{n}");
+                Some(Own::Pipe(rustix::fs::open(path.as_str(), access | OFlags::NONBLOCK | OFlags::CLOEXEC, Mode::empty()).ok()?))
+            }
+            FileType::Socket => Some(Own::Socket(socket(fd)?)),
+            _ => None,
+        }
     }
 
     /// The socket of `fd`, non-blocking: that flag is on the socket's description, which
