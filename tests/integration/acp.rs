@@ -88,6 +88,7 @@ fn results(out: &Output) -> HashMap<String, Value> {
 
 #[tokio::test]
 async fn an_acp_agents_permissions_and_questions_are_answered_in_the_inbox() {
+    needs!(AcpSdk);
     let b = bridge().await;
     let (work, data) = (project(), tempfile::tempdir().unwrap());
     let run = acp(&b.url, work.path(), data.path(), "Make the tests pass", &[]);
@@ -161,6 +162,7 @@ async fn an_acp_agents_permissions_and_questions_are_answered_in_the_inbox() {
 
 #[tokio::test]
 async fn an_agent_that_dies_mid_turn_is_an_error_named_clearly() {
+    needs!(AcpSdk);
     let b = bridge().await;
     let (work, data) = (project(), tempfile::tempdir().unwrap());
     let out = tokio::time::timeout(Duration::from_secs(30), acp(&b.url, work.path(), data.path(), "hi", &["die"])).await.unwrap().unwrap();
@@ -171,6 +173,7 @@ async fn an_agent_that_dies_mid_turn_is_an_error_named_clearly() {
 
 #[tokio::test]
 async fn no_bridge_no_agent_and_a_bridge_gone_mid_wait_refuses_the_call() {
+    needs!(AcpSdk);
     let (work, data) = (project(), tempfile::tempdir().unwrap());
     let out = acp("http://127.0.0.1:9", work.path(), data.path(), "hi", &[]).await.unwrap();
     let stderr = text(&out.stderr);

@@ -435,6 +435,7 @@ async fn a_snapshot_is_read_part_by_part() {
 /// binary changes) and small files always as they are. Each form decodes to the file.
 #[tokio::test]
 async fn the_apps_files_are_served_precompressed_by_accept_encoding() {
+    needs!(Node);
     let b = bridge().await;
     let ui = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../askuser-bridge/ui");
     let names: Vec<String> = std::fs::read_dir(&ui).unwrap().flatten().map(|e| e.file_name().into_string().unwrap()).collect();

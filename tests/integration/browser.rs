@@ -39,6 +39,7 @@ fn enter() -> String {
 
 #[tokio::test]
 async fn an_agent_asks_and_a_person_answers_by_keyboard() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let asking = b.ask(
         json!({"questions": [
@@ -84,6 +85,7 @@ async fn an_agent_asks_and_a_person_answers_by_keyboard() {
 
 #[tokio::test]
 async fn a_reload_mid_answer_loses_nothing() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let asking = b.ask(
         json!({"questions": [{"question": "Which features?", "multiSelect": true, "options": [{"label": "Auth"}, {"label": "API"}, {"label": "UI"}]}]}),
@@ -114,6 +116,7 @@ async fn a_reload_mid_answer_loses_nothing() {
 
 #[tokio::test]
 async fn the_inbox_shows_every_agent_and_a_long_list() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let options: Vec<Value> = (1..=12).map(|i| json!({"label": format!("Framework {i}")})).collect();
     let _long = b.ask(
@@ -142,6 +145,7 @@ async fn the_inbox_shows_every_agent_and_a_long_list() {
 
 #[tokio::test]
 async fn a_snapshot_in_parts_reaches_the_page_whole() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     // 250 pending: the bridge sends the snapshot as three parts of at most 100.
     for i in 0..250 {
@@ -171,6 +175,7 @@ async fn a_snapshot_in_parts_reaches_the_page_whole() {
 
 #[tokio::test]
 async fn a_wrong_token_is_named_not_retried_forever() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let browser = browser(900, 600).await;
     browser.goto(&format!("{}/#token=not-the-token", b.url)).await.unwrap();
@@ -203,6 +208,7 @@ async fn a_wrong_token_is_named_not_retried_forever() {
 /// When the asking agent goes away, the dialog says that nobody waits for the answer.
 #[tokio::test]
 async fn the_dialog_says_when_nobody_waits_for_the_answer() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let asking =
         b.ask(json!({"question": "Deploy now?", "choices": ["Yes", "No"], "agent": {"name": "ci", "sessionId": "s-gone"}}), "canonical");
@@ -220,6 +226,7 @@ async fn the_dialog_says_when_nobody_waits_for_the_answer() {
 /// long list scrolls by tapping "↓ more", and Next, Submit and a note need no key.
 #[tokio::test]
 async fn a_phone_answers_by_taps_alone() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let options: Vec<Value> = (1..=10).map(|i| json!({"label": format!("Feature {i}")})).collect();
     let asking = b.ask(
@@ -265,6 +272,7 @@ async fn a_phone_answers_by_taps_alone() {
 /// every control a finger can hit is at least 44 px high.
 #[tokio::test]
 async fn a_phone_shows_the_question_near_the_top_with_finger_sized_controls() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let _asking = b.ask(
         json!({"questions": [
@@ -301,6 +309,7 @@ async fn a_phone_shows_the_question_near_the_top_with_finger_sized_controls() {
 /// says what was answered, and keeps what was typed here.
 #[tokio::test]
 async fn answered_elsewhere_steps_aside_and_keeps_what_was_typed() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let _first = b.ask(json!({"id": "first", "question": "Which region?", "choices": ["eu", "us"]}), "canonical");
     tokio::time::sleep(Duration::from_millis(50)).await;
@@ -325,6 +334,7 @@ async fn answered_elsewhere_steps_aside_and_keeps_what_was_typed() {
 /// there after a reload.
 #[tokio::test]
 async fn the_history_comes_from_the_bridge_and_survives_a_reload() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     for i in 0..25 {
         let q = if i == 7 { "Which database?".to_owned() } else { format!("Question number {i}?") };
@@ -395,6 +405,7 @@ pub(crate) async fn axe(browser: &crate::support::Browser) -> Vec<String> {
 /// note, the review, the decline prompt, the history, and the phone layout with the drawer.
 #[tokio::test]
 async fn every_state_of_the_page_passes_an_axe_audit() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let _asking = b.ask(
         json!({"questions": [
@@ -512,6 +523,7 @@ async fn click_tool(browser: &Browser, text: &str) {
 /// reconnecting banner), each at 1280×800 and at 360×740 with touch, light and dark.
 #[tokio::test]
 async fn axe_finds_nothing_in_any_state_light_or_dark_desktop_or_phone() {
+    needs!(Chromium, Axe);
     let b = crate::support::bridge_configured(tempfile::tempdir().unwrap(), |opts| {
         opts.notify.push_services = askuser_bridge::notify::push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
     })
@@ -637,6 +649,7 @@ async fn axe_finds_nothing_in_any_state_light_or_dark_desktop_or_phone() {
 /// preview sits beside the options on a wide screen.
 #[tokio::test]
 async fn dark_mode_keeps_the_preview_dark_and_beside_the_options() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let _asking = b.ask(
         json!({"questions": [{"question": "Which layout for the settings page?", "header": "Layout", "options": [
@@ -683,6 +696,7 @@ async fn dark_mode_keeps_the_preview_dark_and_beside_the_options() {
 /// tab of the page sends it.
 #[tokio::test]
 async fn an_answer_given_offline_survives_the_tab_closing() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let asked =
         b.post("/v1/ask?wait=false").json(&json!({"id": "off-1", "question": "Ship it?", "choices": ["Yes", "No"]})).send().await.unwrap();
@@ -739,6 +753,7 @@ async fn wait_for_service_worker(browser: &Browser) {
 /// reaches the agent once the bridge is back.
 #[tokio::test]
 async fn offline_the_page_shows_the_last_questions_their_drafts_and_queued_answers() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let addr = b.url.trim_start_matches("http://").to_owned();
     let ship = json!({"id": "k-1", "question": "Ship it?", "choices": ["Yes", "No"]});
@@ -807,6 +822,7 @@ async fn offline_the_page_shows_the_last_questions_their_drafts_and_queued_answe
 /// a device token, keeps it, forgets the code, and answers like any tab.
 #[tokio::test]
 async fn a_device_pairs_with_a_one_time_link_and_answers() {
+    needs!(Chromium);
     let b = bridge().await;
     let r = b.post("/v1/pairings").json(&json!({"name": "phone"})).send().await.unwrap();
     let code = r.json::<Value>().await.unwrap()["code"].as_str().unwrap().to_owned();
@@ -887,6 +903,7 @@ async fn a_device_pairs_with_a_one_time_link_and_answers() {
 /// keeps the shell, so it opens with the bridge down and reconnects when it is back.
 #[tokio::test]
 async fn the_page_is_an_installable_app_that_opens_offline() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let addr = b.url.trim_start_matches("http://").to_owned();
     // The manifest, as an install prompt checks it.
@@ -938,6 +955,7 @@ async fn the_page_is_an_installable_app_that_opens_offline() {
 /// The page opened with the bridge's own link shows a QR code to pair another device.
 #[tokio::test]
 async fn the_page_shows_a_qr_code_to_pair_another_device() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let browser = browser(1000, 800).await;
     open(&b, &browser).await;
@@ -1009,6 +1027,7 @@ const PUSH_STUB: &str = r#"
 /// the bridge is shown), and stops.
 #[tokio::test]
 async fn the_notifications_panel_subscribes_this_device_with_rules_and_stops() {
+    needs!(Chromium, Axe);
     let b = crate::support::bridge_configured(tempfile::tempdir().unwrap(), |opts| {
         opts.notify.push_services = askuser_bridge::notify::push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
     })
@@ -1088,6 +1107,7 @@ async fn the_notifications_panel_subscribes_this_device_with_rules_and_stops() {
 /// open): that question is the one shown, also when it arrives only later.
 #[tokio::test]
 async fn a_question_named_in_the_address_is_the_one_shown() {
+    needs!(Chromium);
     let b = bridge().await;
     let ask = async |id: &str, question: &str| {
         let body = json!({"id": id, "question": question, "choices": ["Yes", "No"]});
@@ -1124,6 +1144,7 @@ async fn a_question_named_in_the_address_is_the_one_shown() {
 /// rows name their keys, a keystroke decides it, and the page says the decision aloud.
 #[tokio::test]
 async fn an_approval_shows_the_diff_and_a_keystroke_decides_it() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let approve = |call: Value| {
         let request = b.post("/v1/approve").json(&call);
@@ -1174,6 +1195,7 @@ async fn an_approval_shows_the_diff_and_a_keystroke_decides_it() {
 /// a rule.
 #[tokio::test]
 async fn the_rules_panel_lists_rules_and_decisions_and_removes_a_rule() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let r = b.post("/v1/rules").json(&json!({"rule": "Bash(cargo test:*)", "project": "/srv/app"})).send().await.unwrap();
     assert_eq!(r.status(), 201);
@@ -1199,6 +1221,7 @@ async fn the_rules_panel_lists_rules_and_decisions_and_removes_a_rule() {
 /// version kept from `rm -rf build`) is shown in the Rules panel for review, and removed.
 #[tokio::test]
 async fn an_approval_can_be_narrowed_to_the_exact_command_and_wide_rules_are_shown_for_review() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let call =
         json!({"tool_name": "Bash", "cwd": "/srv/app", "agent": {"name": "claude-code"}, "input": {"command": "git status --short"}});
@@ -1254,6 +1277,7 @@ async fn an_approval_can_be_narrowed_to_the_exact_command_and_wide_rules_are_sho
 /// c is "Chat about this" in the page too (it took five keys: Tab to the button).
 #[tokio::test]
 async fn c_declines_to_talk_it_over() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let asking = b.ask(json!({"questions": [{"question": "Which one?", "options": [{"label": "A"}, {"label": "B"}]}]}), "canonical");
     let browser = browser(1000, 700).await;
@@ -1275,6 +1299,7 @@ async fn c_declines_to_talk_it_over() {
 /// do; Submit with nothing chosen asks for a choice; typing on the Other row types.
 #[tokio::test]
 async fn the_dialog_never_answers_for_the_person() {
+    needs!(Chromium, Axe);
     use fantoccini::actions::{InputSource, MouseActions, PointerAction};
     let b = bridge().await;
     let approve = |command: &str| {
@@ -1353,6 +1378,7 @@ async fn the_dialog_never_answers_for_the_person() {
 /// a narrow one the box goes away.
 #[tokio::test]
 async fn the_preview_is_the_highlighted_options_or_none() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let _asking = b.ask(
         json!({"questions": [{"question": "Which plan?", "header": "Plan", "options": [
@@ -1401,6 +1427,7 @@ async fn the_preview_is_the_highlighted_options_or_none() {
 /// the screen (the box pushed it far below).
 #[tokio::test]
 async fn a_long_preview_on_a_phone_keeps_submit_on_screen() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let long: String = (1..=60).map(|i| format!("line {i} of the plan\n")).collect();
     let _asking = b.ask(
@@ -1435,6 +1462,7 @@ async fn a_long_preview_on_a_phone_keeps_submit_on_screen() {
 /// fences, and markup as text.
 #[tokio::test]
 async fn the_history_shows_code_as_code_without_its_fences() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let question = "May I run this? <b>bold</b>\n```sh\nrm -rf build\n```";
     let asked =
@@ -1469,6 +1497,7 @@ async fn the_history_shows_code_as_code_without_its_fences() {
 /// hint sits inside a text field (the footer says the keys).
 #[tokio::test]
 async fn the_submit_tab_is_not_answered_and_fields_hold_no_key_hints() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let _asking = b.ask(
         json!({"questions": [
@@ -1501,6 +1530,7 @@ async fn the_submit_tab_is_not_answered_and_fields_hold_no_key_hints() {
 /// A lost connection is announced once, and its return once, not every attempt between.
 #[tokio::test]
 async fn a_lost_connection_is_announced_once_and_its_return_once() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let addr = b.running().addr.to_string();
     let browser = browser(1000, 700).await;
@@ -1594,6 +1624,7 @@ const PHONE_LIST: &str = r#"
 /// list shows as many rows as fit above its buttons.
 #[tokio::test]
 async fn a_phone_list_uses_the_room_it_has() {
+    needs!(Chromium, Axe);
     let four = phone_list(
         json!({"questions": [{"question": "Which database should we use for the new service?", "header": "DB", "options": [
             {"label": "PostgreSQL (Recommended)", "description": "Battle-tested relational DB"},

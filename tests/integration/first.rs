@@ -238,6 +238,7 @@ async fn tap(browser: &Browser, element: &fantoccini::elements::Element) {
 
 #[tokio::test]
 async fn a_phone_with_scripts_off_answers_the_question_written_into_the_page() {
+    needs!(Chromium);
     let b = bridge().await;
     let device = b.device_token("phone", None).await;
     let browser = touch_browser(360, 740).await;
@@ -264,6 +265,7 @@ async fn a_phone_with_scripts_off_answers_the_question_written_into_the_page() {
 
 #[tokio::test]
 async fn the_app_takes_over_the_form_and_keeps_what_was_chosen_and_typed() {
+    needs!(Chromium);
     let b = bridge().await;
     let device = b.device_token("phone", None).await;
     let browser = touch_browser(360, 740).await;
@@ -299,6 +301,7 @@ async fn the_app_takes_over_the_form_and_keeps_what_was_chosen_and_typed() {
 /// being replaced).
 #[tokio::test]
 async fn the_app_waits_for_a_finger_on_the_form_before_taking_it_over() {
+    needs!(Chromium);
     let b = bridge().await;
     let device = b.device_token("phone", None).await;
     let browser = touch_browser(360, 740).await;
@@ -373,6 +376,7 @@ async fn fetched(browser: &Browser) -> Vec<String> {
 
 #[tokio::test]
 async fn a_slow_phone_keeps_the_form_until_the_inbox_is_opened() {
+    needs!(Chromium);
     let b = bridge().await;
     let device = b.device_token("phone", None).await;
     let browser = touch_browser(360, 740).await;

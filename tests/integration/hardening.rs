@@ -1281,6 +1281,7 @@ async fn sigkill_at_random_moments_loses_and_duplicates_nothing() {
 /// tabs answer at any, and a random one of them is killed each time.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn sigkill_one_of_three_shared_bridges_at_random_moments_loses_and_duplicates_nothing() {
+    needs!(Postgres);
     let db = crate::pg::Cluster::start();
     let url = db.database("team");
     let dir = tempfile::tempdir().unwrap();
@@ -1600,6 +1601,7 @@ const PREVIEW: &str = r#"<h1 id=pv>preview</h1><script>parent.__pwned('preview-s
 
 #[tokio::test]
 async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
+    needs!(Chromium);
     let b = bridge().await;
     // Every agent-supplied field carries payloads; each option's preview tries to escape.
     let questions: Vec<Value> = XSS

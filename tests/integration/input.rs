@@ -242,6 +242,7 @@ async fn every_flow(input: Input, width: u32) {
 /// (issue 29: it did, with no note); the answer then goes with the note.
 #[tokio::test]
 async fn a_note_opened_by_keyboard_takes_the_keys_typed_next() {
+    needs!(Chromium);
     let bridge: TestBridge = bridge().await;
     let b = person(Input::Keyboard, 1280).await;
     b.goto(&format!("{}/#token={TOKEN}", bridge.url)).await.unwrap();
@@ -299,41 +300,49 @@ async fn a_click_chooses_and_submit_sends(input: Input, width: u32) {
 
 #[tokio::test]
 async fn a_click_chooses_and_submit_sends_at_1280_px() {
+    needs!(Chromium);
     a_click_chooses_and_submit_sends(Input::Mouse, 1280).await;
 }
 
 #[tokio::test]
 async fn a_tap_chooses_and_submit_sends_at_360_px() {
+    needs!(Chromium);
     a_click_chooses_and_submit_sends(Input::Touch, 360).await;
 }
 
 #[tokio::test]
 async fn every_flow_by_keyboard_alone_at_1280_px() {
+    needs!(Chromium);
     every_flow(Input::Keyboard, 1280).await;
 }
 
 #[tokio::test]
 async fn every_flow_by_keyboard_alone_at_360_px() {
+    needs!(Chromium);
     every_flow(Input::Keyboard, 360).await;
 }
 
 #[tokio::test]
 async fn every_flow_by_mouse_alone_at_1280_px() {
+    needs!(Chromium);
     every_flow(Input::Mouse, 1280).await;
 }
 
 #[tokio::test]
 async fn every_flow_by_mouse_alone_at_360_px() {
+    needs!(Chromium);
     every_flow(Input::Mouse, 360).await;
 }
 
 #[tokio::test]
 async fn every_flow_by_touch_alone_at_1280_px() {
+    needs!(Chromium);
     every_flow(Input::Touch, 1280).await;
 }
 
 #[tokio::test]
 async fn every_flow_by_touch_alone_at_360_px() {
+    needs!(Chromium);
     every_flow(Input::Touch, 360).await;
 }
 
@@ -415,6 +424,7 @@ async fn page_size(b: &Browser, width: u32, height: u32) {
 /// "↓ N more" moves a page, as Page Down does, not one row.
 #[tokio::test]
 async fn a_long_list_shows_the_rows_that_fit_and_more_moves_a_page_at_1280_px() {
+    needs!(Chromium);
     let bridge: TestBridge = bridge().await;
     let b = person(Input::Mouse, 1280).await;
     page_size(&b, 1280, 800).await;
@@ -449,6 +459,7 @@ async fn a_long_list_shows_the_rows_that_fit_and_more_moves_a_page_at_1280_px() 
 /// above the rows; a tap on "↓ N more" moves a page.
 #[tokio::test]
 async fn a_long_list_on_a_phone_shows_the_rows_that_fit_with_submit_on_screen() {
+    needs!(Chromium);
     let bridge: TestBridge = bridge().await;
     let b = person(Input::Touch, 360).await;
     b.goto(&format!("{}/#token={TOKEN}", bridge.url)).await.unwrap();

@@ -1,6 +1,10 @@
 //! askuser's one integration test binary: the command line and a real bridge, over
 //! real HTTP and WebSockets on 127.0.0.1 with a real store on disk.
 
+// First, so that every module below has its `needs!`.
+#[macro_use]
+mod needs;
+
 mod acp;
 mod approvals;
 mod asserted;

@@ -288,6 +288,7 @@ async fn a_question_is_pushed_answered_by_its_action_and_closed_everywhere() {
 /// once, whichever bridge it was asked at, signed with the one key they share.
 #[tokio::test]
 async fn bridges_sharing_a_store_push_each_question_once_with_one_key() {
+    needs!(Postgres);
     let db = crate::pg::Cluster::start();
     let url = db.database("team");
     let device = Arc::new(Device::new());
@@ -870,6 +871,7 @@ impl DevTools {
 /// (The one step not exercised is the desktop's own click on the action.)
 #[tokio::test]
 async fn the_service_worker_shows_a_pushed_question_and_its_action_answers() {
+    needs!(Chromium);
     let device = Arc::new(Device::new());
     let (service, pushed) = push_service(device.clone()).await;
     let b = notifying_bridge(|_| {}).await;

@@ -216,6 +216,7 @@ async fn rows(browser: &crate::support::Browser, n: usize) -> Vec<String> {
 /// says and marks whom each question is for; the admin's page has no such filter.
 #[tokio::test]
 async fn a_persons_page_filters_mine_team_and_all() {
+    needs!(Chromium);
     use fantoccini::Locator;
     let b = bridge().await;
     let alice = device(&b, "alice").await;

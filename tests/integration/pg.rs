@@ -33,6 +33,17 @@ fn bin_dir() -> PathBuf {
     })
 }
 
+/// Whether PostgreSQL's server programs are installed where [`bin_dir`] looks.
+pub fn installed() -> bool {
+    let debian =
+        std::fs::read_dir("/usr/lib/postgresql").is_ok_and(|d| d.filter_map(|e| e.ok()).any(|e| e.path().join("bin/initdb").exists()));
+    debian
+        || Command::new("pg_config")
+            .arg("--bindir")
+            .output()
+            .is_ok_and(|o| Path::new(String::from_utf8_lossy(&o.stdout).trim()).join("initdb").exists())
+}
+
 fn is_root() -> bool {
     std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
 }

@@ -20,6 +20,7 @@ fn question(id: &str) -> Value {
 
 #[tokio::test]
 async fn the_page_renders_a_markdown_preview_as_text_nodes() {
+    needs!(Chromium, Axe);
     let b = bridge().await;
     let _asking = b.ask(question("p-web"), "canonical");
     let browser = browser(1280, 800).await;
@@ -86,6 +87,7 @@ fn column(line: &str, needle: &str) -> Option<usize> {
 
 #[tokio::test]
 async fn the_terminal_renders_a_markdown_preview_with_aligned_table_columns() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = Tmux::start(160, 40, &tui(&b));
     t.wait_for(&["No questions waiting."]).await;
@@ -110,6 +112,7 @@ async fn the_terminal_renders_a_markdown_preview_with_aligned_table_columns() {
 
 #[tokio::test]
 async fn at_120_by_40_the_terminal_shows_the_preview_beside_the_options_and_the_inbox() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = Tmux::start(120, 40, &tui(&b));
     t.wait_for(&["No questions waiting."]).await;

@@ -201,6 +201,7 @@ fn serve_refuses_plain_http_beyond_loopback_and_a_broken_certificate() {
 
 #[tokio::test]
 async fn the_terminal_dialog_connects_over_tls() {
+    needs!(Tmux);
     let dir = tempfile::tempdir().unwrap();
     let server = TlsServer::start(dir.path(), "127.0.0.1:0");
     let t = Tmux::start(100, 30, &format!("{} tui --data-dir {}", env!("CARGO_BIN_EXE_askuser"), dir.path().display()));
@@ -322,6 +323,7 @@ fn base64(bytes: &[u8]) -> String {
 /// and answers over wss.
 #[tokio::test]
 async fn a_browser_answers_over_tls_trusting_the_pinned_key() {
+    needs!(Chromium);
     let dir = tempfile::tempdir().unwrap();
     let mut opts = askuser_bridge::serve::ServeOptions::new(dir.path().to_path_buf());
     opts.addr = "127.0.0.1:0".into();

@@ -45,6 +45,7 @@ async fn until(ws: &mut Socket, mut done: impl FnMut(&BrowserEvent) -> bool) {
 
 #[tokio::test]
 async fn three_bridges_one_inbox_each_question_answered_once_from_another_bridge() {
+    needs!(Postgres);
     let db = Cluster::start();
     let url = db.database("team");
     let b = bridges(&url, 3).await;
@@ -111,6 +112,7 @@ async fn three_bridges_one_inbox_each_question_answered_once_from_another_bridge
 
 #[tokio::test]
 async fn an_agent_resumes_at_another_bridge_and_its_presence_shows_everywhere() {
+    needs!(Postgres);
     let db = Cluster::start();
     let url = db.database("team");
     let b = bridges(&url, 3).await;
@@ -150,6 +152,7 @@ async fn an_agent_resumes_at_another_bridge_and_its_presence_shows_everywhere() 
 
 #[tokio::test]
 async fn a_timeout_fires_once_though_its_bridge_is_gone() {
+    needs!(Postgres);
     let db = Cluster::start();
     let url = db.database("team");
     let mut b = bridges(&url, 3).await;
@@ -179,6 +182,7 @@ async fn a_timeout_fires_once_though_its_bridge_is_gone() {
 
 #[tokio::test]
 async fn the_late_answer_hook_runs_once_across_bridges() {
+    needs!(Postgres);
     let db = Cluster::start();
     let url = db.database("team");
     let out = tempfile::tempdir().unwrap();
@@ -208,6 +212,7 @@ async fn the_late_answer_hook_runs_once_across_bridges() {
 
 #[tokio::test]
 async fn a_database_restart_loses_nothing_and_the_bridges_resync() {
+    needs!(Postgres);
     let db = Cluster::start();
     let url = db.database("team");
     let b = bridges(&url, 2).await;
@@ -272,6 +277,7 @@ async fn a_database_restart_loses_nothing_and_the_bridges_resync() {
 /// within seconds instead of hanging with it, and all is well again once it answers.
 #[tokio::test]
 async fn a_paused_database_makes_health_and_asks_503_at_once_and_200_after() {
+    needs!(Postgres);
     let db = Cluster::start();
     let url = db.database("team");
     let b = bridges(&url, 1).await;
@@ -344,6 +350,7 @@ impl Drop for Thaw<'_> {
 /// an answer link's page too) instead of hanging with it, and work once it answers.
 #[tokio::test]
 async fn a_paused_database_fails_every_store_call_in_time_and_they_work_after() {
+    needs!(Postgres);
     let db = Cluster::start();
     let url = db.database("team");
     let b = bridges_with(&url, 1, |o| {
@@ -441,6 +448,7 @@ async fn a_paused_database_fails_every_store_call_in_time_and_they_work_after() 
 /// timeout) are not handed to the next ask: each ask right after is stored, not a 500.
 #[tokio::test]
 async fn asks_right_after_the_server_closed_the_pools_connections_are_stored() {
+    needs!(Postgres);
     let db = Cluster::start();
     let url = db.database("team");
     let b = bridges(&url, 1).await;
@@ -462,6 +470,7 @@ async fn asks_right_after_the_server_closed_the_pools_connections_are_stored() {
 /// it the certificate does not verify and the bridge says so; without TLS it is refused.
 #[tokio::test]
 async fn tls_to_the_database_is_verified_against_the_given_ca() {
+    needs!(Postgres);
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let certs = tempfile::tempdir().unwrap();
     let ca_key = rcgen::KeyPair::generate().unwrap();
@@ -523,6 +532,7 @@ async fn tls_to_the_database_is_verified_against_the_given_ca() {
 /// once, 50 times: exactly one wins each time, and every loser reads the winner's result.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn of_many_concurrent_finishes_exactly_one_wins() {
+    needs!(Postgres);
     use askuser_bridge::store::{Finished, Postgres, Questions};
     use askuser_core::protocol::QuestionRecord;
     use askuser_core::{AskResult, Request, Selection};
@@ -573,6 +583,7 @@ async fn of_many_concurrent_finishes_exactly_one_wins() {
 /// maker's again replaces keys and rules.
 #[tokio::test]
 async fn a_push_endpoint_is_replaced_only_by_the_credential_that_made_it() {
+    needs!(Postgres);
     use askuser_bridge::store::{Deliveries, Postgres, StoredSubscription};
     let db = Cluster::start();
     let url = db.database("push");
@@ -603,6 +614,7 @@ async fn a_push_endpoint_is_replaced_only_by_the_credential_that_made_it() {
 /// snapshot's parts are read by index at once, not after autovacuum's next look.
 #[tokio::test]
 async fn a_bridge_refreshes_the_statistics_after_many_new_questions() {
+    needs!(Postgres);
     use askuser_bridge::store::{Postgres, Questions};
     use askuser_core::protocol::QuestionRecord;
     let db = Cluster::start_with(&["autovacuum=off"]);
@@ -639,6 +651,7 @@ async fn a_bridge_refreshes_the_statistics_after_many_new_questions() {
 /// device it makes belongs to its person at every bridge.
 #[tokio::test]
 async fn a_pairing_code_made_at_one_bridge_is_claimed_once_at_another() {
+    needs!(Postgres);
     let db = Cluster::start();
     let url = db.database("team");
     let b = bridges(&url, 3).await;
@@ -672,6 +685,7 @@ async fn a_pairing_code_made_at_one_bridge_is_claimed_once_at_another() {
 /// starts next.
 #[tokio::test]
 async fn approval_rules_and_decisions_are_shared_by_every_bridge() {
+    needs!(Postgres);
     use askuser_bridge::store::{Postgres, Questions, Store, StoredDecision, StoredRule};
     let db = Cluster::start();
     let url = db.database("approvals");

@@ -213,6 +213,7 @@ pub async fn touch_browser(width: u32, height: u32) -> Browser {
 
 /// [`browser_with`] with more `goog:chromeOptions`.
 async fn browser_options(width: u32, height: u32, flags: &[&str], options: serde_json::Value) -> Browser {
+    crate::needs::Tool::Chromium.declared();
     assert!(askuser_bridge::assets::has_ui(), "this build has no web UI: run scripts/build-ui (scripts/test does) before the tests");
     let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();

@@ -629,6 +629,7 @@ async fn a_set_for_a_person_goes_to_their_chat_and_to_the_shared_one_only_when_i
 
 #[tokio::test]
 async fn bridges_sharing_a_store_take_turns_polling_and_one_takes_over_when_the_other_stops() {
+    needs!(Postgres);
     let db = crate::pg::Cluster::start();
     let url = db.database("telegram");
     let (tg, api) = FakeTelegram::start().await;

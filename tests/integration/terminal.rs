@@ -17,6 +17,7 @@ pub(crate) struct Tmux {
 
 impl Tmux {
     pub(crate) fn start(width: u16, height: u16, command: &str) -> Tmux {
+        crate::needs::Tool::Tmux.declared();
         static NEXT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
         let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmux = Tmux { socket: format!("askuser-test-{}-{n}", std::process::id()) };
@@ -149,6 +150,7 @@ async fn result(asking: tokio::task::JoinHandle<Value>) -> Value {
 
 #[tokio::test]
 async fn a_single_choice_is_picked_with_the_arrows_and_the_agent_gets_it() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = tui(&b, 100, 30, "");
     t.wait_for(&["No questions waiting."]).await;
@@ -168,6 +170,7 @@ async fn a_single_choice_is_picked_with_the_arrows_and_the_agent_gets_it() {
 
 #[tokio::test]
 async fn multi_select_tabs_and_the_review_send_every_answer() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = tui(&b, 100, 30, "");
     let asking = ask(
@@ -199,6 +202,7 @@ async fn multi_select_tabs_and_the_review_send_every_answer() {
 
 #[tokio::test]
 async fn other_is_typed_with_a_real_line_editor() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = tui(&b, 100, 30, "");
     let asking = ask(&b, db("t-other", "claude-code", "s-1"));
@@ -222,6 +226,7 @@ async fn other_is_typed_with_a_real_line_editor() {
 
 #[tokio::test]
 async fn escape_asks_first_and_a_declined_question_tells_the_agent() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = tui(&b, 100, 30, "");
     let mut two = db("t-esc", "claude-code", "s-1");
@@ -250,6 +255,7 @@ async fn escape_asks_first_and_a_declined_question_tells_the_agent() {
 
 #[tokio::test]
 async fn a_30_option_list_scrolls_and_says_how_many_more() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = tui(&b, 80, 24, "");
     let options: Vec<Value> = (1..=30).map(|i| json!({"label": format!("Region {i:02}")})).collect();
@@ -270,6 +276,7 @@ async fn a_30_option_list_scrolls_and_says_how_many_more() {
 
 #[tokio::test]
 async fn two_agents_share_the_inbox_and_each_gets_its_own_answer() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = tui(&b, 120, 30, "");
     let first = ask(&b, db("t-a", "claude-code", "s-a"));
@@ -292,6 +299,7 @@ async fn two_agents_share_the_inbox_and_each_gets_its_own_answer() {
 
 #[tokio::test]
 async fn an_answer_given_elsewhere_closes_the_question_here_and_says_so() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = tui(&b, 100, 30, "");
     let asking = ask(&b, db("t-elsewhere", "claude-code", "s-1"));
@@ -308,6 +316,7 @@ async fn an_answer_given_elsewhere_closes_the_question_here_and_says_so() {
 
 #[tokio::test]
 async fn resizing_to_80_by_24_keeps_the_dialog_usable() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = tui(&b, 140, 40, "");
     let mut q = db("t-resize", "claude-code", "s-1");
@@ -329,6 +338,7 @@ async fn resizing_to_80_by_24_keeps_the_dialog_usable() {
 
 #[tokio::test]
 async fn an_answer_given_while_the_bridge_restarts_reaches_the_agent_once() {
+    needs!(Tmux);
     let b = bridge().await;
     let (url, addr) = (b.url.clone(), b.url.trim_start_matches("http://").to_owned());
     let t = tui(&b, 100, 30, "");
@@ -374,6 +384,7 @@ async fn an_answer_given_while_the_bridge_restarts_reaches_the_agent_once() {
 
 #[tokio::test]
 async fn sigterm_and_no_color_leave_the_terminal_clean() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = tui(&b, 100, 30, "");
     t.wait_for(&["No questions waiting."]).await;
@@ -404,6 +415,7 @@ async fn sigterm_and_no_color_leave_the_terminal_clean() {
 
 #[tokio::test]
 async fn ask_here_shows_the_dialog_inline_and_the_first_answer_wins() {
+    needs!(Tmux);
     let b = bridge().await;
     let here = |id: &str, out: &Path| {
         format!(
@@ -443,6 +455,7 @@ async fn ask_here_shows_the_dialog_inline_and_the_first_answer_wins() {
 
 #[tokio::test]
 async fn one_ctrl_c_quits_ask_here_and_the_question_still_waits() {
+    needs!(Tmux);
     let b = bridge().await;
     let out = b.dir.path().join("here.json");
     let command = format!(
@@ -470,6 +483,7 @@ fn fits(screen: &str, width: usize) -> bool {
 
 #[tokio::test]
 async fn long_questions_labels_and_descriptions_wrap_instead_of_being_cut() {
+    needs!(Tmux);
     let b = bridge().await;
     for (width, height) in [(80, 24), (120, 40)] {
         let t = tui(&b, width, height, "");
@@ -496,6 +510,7 @@ async fn long_questions_labels_and_descriptions_wrap_instead_of_being_cut() {
 
 #[tokio::test]
 async fn a_status_line_goes_with_its_question() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = tui(&b, 100, 30, "");
     let first = ask(&b, db("t-status-1", "claude-code", "s-1"));
@@ -515,6 +530,7 @@ async fn a_status_line_goes_with_its_question() {
 
 #[tokio::test]
 async fn the_key_hints_say_what_the_keys_do_now() {
+    needs!(Tmux);
     let b = bridge().await;
     let t = tui(&b, 100, 30, "");
     let mut two = db("t-hints", "claude-code", "s-1");
@@ -547,6 +563,7 @@ fn lines_between<'s>(screen: &'s str, from: &str) -> Vec<&'s str> {
 
 #[tokio::test]
 async fn ask_here_leaves_the_answer_and_the_prompt_on_a_fresh_line() {
+    needs!(Tmux);
     let b = bridge().await;
     let out = b.dir.path().join("here.json");
     let here = |id: &str| {
