@@ -353,18 +353,3 @@ impl Mcp {
 fn client_info() -> Value {
     json!({"name": "askuser-bench", "version": "0"})
 }
-
-/// Stores question `id` on the bridge at `url` and answers it (`Yes`), as a person would.
-pub async fn answered_question(url: &str, id: &str) -> anyhow::Result<()> {
-    let http = askuser_bridge::tls::http_client(None);
-    let stored =
-        http.post(format!("{url}/v1/ask?wait=false")).bearer_auth(TOKEN).json(&crate::clients::request(id, "mcp-bench")).send().await?;
-    if stored.status() != 202 {
-        bail!("storing {id}: {}", stored.status());
-    }
-    let answer = http.post(format!("{url}/v1/questions/{id}/answer")).bearer_auth(TOKEN).json(&json!({"answers": ["Yes"]})).send().await?;
-    if !answer.status().is_success() {
-        bail!("answering {id}: {}", answer.status());
-    }
-    Ok(())
-}

@@ -572,7 +572,7 @@ struct McpFigure {
 async fn mcp_eras(args: &Args, c: &Counts) -> anyhow::Result<Vec<McpFigure>> {
     const ANSWERED: &str = "mcp-answered";
     let running = Bridge::start(Mode::Binary, &args.bin, Durability::Normal).await?;
-    bridge::answered_question(&running.url, ANSWERED).await?;
+    clients::answered_question(&running.url, ANSWERED).await?;
     let dir = bridge::fresh_dir()?;
     let call = serde_json::json!({"name": askuser::mcp::TOOL, "arguments": {"id": ANSWERED}});
     let mut out = Vec::new();

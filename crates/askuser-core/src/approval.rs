@@ -17,6 +17,7 @@
 
 use crate::answer::{AskResult, Selection, Status};
 use crate::error::{describe, Invalid};
+pub use crate::model::Approval;
 use crate::model::{Agent, Choice, Question, Request};
 use crate::validate::Limits;
 use serde::{Deserialize, Serialize};
@@ -37,27 +38,6 @@ pub const ASK_USER_QUESTION: &str = "AskUserQuestion";
 
 /// The tools whose calls change files; an `Edit` rule covers them all (as in Claude Code).
 const EDITS: [&str; 4] = ["Edit", "MultiEdit", "Write", "NotebookEdit"];
-
-/// What an agent asks leave to do.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct Approval {
-    /// The tool (`Bash`, `Edit`, `mcp__github__create_issue`, …).
-    pub tool: String,
-    /// Its arguments, as the agent would call it.
-    #[serde(default)]
-    pub input: Map<String, Value>,
-    /// Why the agent wants to (shown with it).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub reason: Option<String>,
-    /// The folder the agent works in: where a command runs, what relative paths mean,
-    /// and the project a rule is kept for.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cwd: Option<String>,
-    /// The host's id of the call (Claude Code's `tool_use_id`).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub tool_use_id: Option<String>,
-}
 
 /// Where a rule applies.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]

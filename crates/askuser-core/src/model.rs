@@ -29,7 +29,29 @@ pub struct Request {
     /// Set when this asks leave to use a tool ([`crate::approval`]); made by the bridge
     /// from an approval, never read from an agent's question.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub approval: Option<crate::approval::Approval>,
+    pub approval: Option<Approval>,
+}
+
+/// What an agent asks leave to do: the data. What it means (the dialects it comes in,
+/// how it is shown and asked, the rules that allow it) is in [`crate::approval`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Approval {
+    /// The tool (`Bash`, `Edit`, `mcp__github__create_issue`, …).
+    pub tool: String,
+    /// Its arguments, as the agent would call it.
+    #[serde(default)]
+    pub input: Map<String, Value>,
+    /// Why the agent wants to (shown with it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    /// The folder the agent works in: where a command runs, what relative paths mean,
+    /// and the project a rule is kept for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    /// The host's id of the call (Claude Code's `tool_use_id`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tool_use_id: Option<String>,
 }
 
 /// Who is asking. A sub-agent names the session of the agent it works for.

@@ -6,7 +6,7 @@
 //! reported as warnings beside the request, never silently.
 
 use crate::error::{FieldError, Invalid};
-use crate::model::Request;
+use crate::model::{Agent, Question, Request};
 
 /// A change made to a request so it could be used, or a field that was ignored.
 pub type Warning = FieldError;
@@ -163,131 +163,151 @@ pub(crate) fn apply_rules(
     errors: &mut Vec<FieldError>,
     warnings: &mut Vec<Warning>,
 ) -> Request {
+    let mut check = Check { limits, errors, warnings };
     if let Some(id) = &request.id {
-        // "." and ".." would name another path in a URL (/v1/questions/..).
-        let dots = id == "." || id == "..";
-        if dots || id.is_empty() || chars(id) > limits.max_id_chars || !id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c))
-        {
-            errors.push(FieldError::new(
-                "id",
-                format!(
-                    "expected 1 to {} characters from A-Z a-z 0-9 - _ . : (not \".\" or \"..\"), got {:?}",
-                    limits.max_id_chars,
-                    id.chars().take(60).collect::<String>()
-                ),
-            ));
-        }
+        check.id(id);
     }
     if let Some(metadata) = &request.metadata {
-        let value = serde_json::Value::Object(metadata.clone());
-        let depth = depth(&value);
-        if depth > limits.max_metadata_depth {
-            errors.push(FieldError::new("metadata", format!("nests {depth} levels deep; expected at most {}", limits.max_metadata_depth)));
-        }
-        let bytes = value.to_string().len();
-        if bytes > limits.max_metadata_bytes {
-            errors.push(FieldError::new("metadata", format!("is {bytes} bytes of JSON; expected at most {}", limits.max_metadata_bytes)));
-        }
+        check.metadata(metadata);
     }
     if request.timeout_seconds == Some(0) {
-        errors.push(FieldError::new("timeoutSeconds", "expected at least 1 second (leave it out to wait without limit), got 0"));
+        check.error("timeoutSeconds", "expected at least 1 second (leave it out to wait without limit), got 0");
     }
     if let Some(agent) = &request.agent {
-        if agent.name.trim().is_empty() {
-            errors.push(FieldError::new("agent.name", "must not be empty"));
-        } else if chars(&agent.name) > MAX_AGENT_NAME_CHARS || agent.name.chars().any(char::is_control) {
-            errors.push(FieldError::new(
-                "agent.name",
-                format!(
-                    "expected at most {MAX_AGENT_NAME_CHARS} characters without control characters, got {} characters",
-                    chars(&agent.name)
-                ),
-            ));
+        check.agent(agent);
+    }
+    let n = request.questions.len();
+    if n == 0 {
+        check.error(&paths.questions, "expected at least 1 question, got none");
+    } else if n > limits.max_questions {
+        check.error(&paths.questions, format!("expected at most {} questions, got {n}", limits.max_questions));
+    }
+    let mut seen_texts: Vec<String> = Vec::new();
+    for (i, q) in request.questions.iter_mut().enumerate() {
+        let p = &paths.items[i];
+        check.text(q, p, &mut seen_texts);
+        check.header(q, p);
+        check.options(q, p);
+    }
+    request
+}
+
+/// One pass of the rules: the limits it checks against and what it found.
+struct Check<'a> {
+    limits: &'a Limits,
+    errors: &'a mut Vec<FieldError>,
+    warnings: &'a mut Vec<Warning>,
+}
+
+impl Check<'_> {
+    fn error(&mut self, path: &str, message: impl Into<String>) {
+        self.errors.push(FieldError::new(path, message));
+    }
+
+    fn warning(&mut self, path: &str, message: impl Into<String>) {
+        self.warnings.push(Warning::new(path, message));
+    }
+
+    fn id(&mut self, id: &str) {
+        // "." and ".." would name another path in a URL (/v1/questions/..).
+        let dots = id == "." || id == "..";
+        let max = self.limits.max_id_chars;
+        if dots || id.is_empty() || chars(id) > max || !id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c)) {
+            let got = id.chars().take(60).collect::<String>();
+            self.error("id", format!("expected 1 to {max} characters from A-Z a-z 0-9 - _ . : (not \".\" or \"..\"), got {got:?}"));
         }
-        if let Some(to) = &agent.assignee {
-            if !is_name(to) {
-                errors.push(FieldError::new(
-                    "agent.assignee",
-                    format!(
-                        "expected a person or team name: 1 to {MAX_NAME_CHARS} characters from a-z A-Z 0-9 - _ . @, got {:?}",
-                        to.chars().take(60).collect::<String>()
-                    ),
-                ));
-            }
+    }
+
+    fn metadata(&mut self, metadata: &serde_json::Map<String, serde_json::Value>) {
+        let value = serde_json::Value::Object(metadata.clone());
+        let depth = depth(&value);
+        if depth > self.limits.max_metadata_depth {
+            self.error("metadata", format!("nests {depth} levels deep; expected at most {}", self.limits.max_metadata_depth));
+        }
+        let bytes = value.to_string().len();
+        if bytes > self.limits.max_metadata_bytes {
+            self.error("metadata", format!("is {bytes} bytes of JSON; expected at most {}", self.limits.max_metadata_bytes));
+        }
+    }
+
+    fn agent(&mut self, agent: &Agent) {
+        if agent.name.trim().is_empty() {
+            self.error("agent.name", "must not be empty");
+        } else if chars(&agent.name) > MAX_AGENT_NAME_CHARS || agent.name.chars().any(char::is_control) {
+            let n = chars(&agent.name);
+            self.error(
+                "agent.name",
+                format!("expected at most {MAX_AGENT_NAME_CHARS} characters without control characters, got {n} characters"),
+            );
+        }
+        if let Some(to) = agent.assignee.as_deref().filter(|to| !is_name(to)) {
+            let got = to.chars().take(60).collect::<String>();
+            self.error(
+                "agent.assignee",
+                format!("expected a person or team name: 1 to {MAX_NAME_CHARS} characters from a-z A-Z 0-9 - _ . @, got {got:?}"),
+            );
         }
         // Session ids reach a late-answer hook's environment and command line.
         for (path, value) in [("agent.sessionId", &agent.session_id), ("agent.parentSessionId", &agent.parent_session_id)] {
             let Some(v) = value else { continue };
+            let max = self.limits.max_id_chars;
             let ok = !v.is_empty()
-                && chars(v) <= limits.max_id_chars
+                && chars(v) <= max
                 && !v.starts_with('-')
                 && v.chars().all(|c| c.is_ascii_alphanumeric() || "-_.:".contains(c));
             if !ok {
-                errors.push(FieldError::new(
-                    path,
-                    format!(
-                        "expected 1 to {} characters from A-Z a-z 0-9 - _ . :, not starting with \"-\", got {:?}",
-                        limits.max_id_chars,
-                        v.chars().take(60).collect::<String>()
-                    ),
-                ));
+                let got = v.chars().take(60).collect::<String>();
+                self.error(path, format!("expected 1 to {max} characters from A-Z a-z 0-9 - _ . :, not starting with \"-\", got {got:?}"));
             }
         }
     }
 
-    let n = request.questions.len();
-    if n == 0 {
-        errors.push(FieldError::new(&paths.questions, "expected at least 1 question, got none"));
-    } else if n > limits.max_questions {
-        errors.push(FieldError::new(&paths.questions, format!("expected at most {} questions, got {n}", limits.max_questions)));
-    }
-
-    let mut seen_texts: Vec<String> = Vec::new();
-    for (i, q) in request.questions.iter_mut().enumerate() {
-        let p = &paths.items[i];
+    /// The question's text: there, within its limit, and unlike the ones before it
+    /// (`seen`, lowercased), since answers are keyed by it.
+    fn text(&mut self, q: &Question, p: &QuestionPaths, seen: &mut Vec<String>) {
         let text = q.question.trim();
         if text.is_empty() {
-            errors.push(FieldError::new(&p.text, "must not be empty"));
-        } else {
-            too_long(&p.text, "the question", chars(&q.question), limits.max_question_chars, errors);
-            let key = text.to_lowercase();
-            if let Some(first) = seen_texts.iter().position(|t| *t == key) {
-                errors.push(FieldError::new(
-                    &p.text,
-                    format!(
-                        "repeats the text of question {} (answers are keyed by question text); expected each question to be different",
-                        first + 1
-                    ),
-                ));
-            }
-            seen_texts.push(key);
+            return self.error(&p.text, "must not be empty");
         }
+        too_long(&p.text, "the question", chars(&q.question), self.limits.max_question_chars, self.errors);
+        let key = text.to_lowercase();
+        if let Some(first) = seen.iter().position(|t| *t == key) {
+            self.error(
+                &p.text,
+                format!(
+                    "repeats the text of question {} (answers are keyed by question text); expected each question to be different",
+                    first + 1
+                ),
+            );
+        }
+        seen.push(key);
+    }
 
+    /// An empty header is dropped, a long one cut to the display limit (warnings both).
+    fn header(&mut self, q: &mut Question, p: &QuestionPaths) {
+        let max = self.limits.max_header_chars;
         match q.header.as_deref().map(str::trim) {
             Some("") => {
-                warnings.push(Warning::new(&p.header, "is empty; ignored"));
+                self.warning(&p.header, "is empty; ignored");
                 q.header = None;
             }
-            Some(h) if chars(h) > limits.max_header_chars => {
-                let cut: String = h.chars().take(limits.max_header_chars.saturating_sub(1)).collect::<String>().trim_end().to_owned() + "…";
-                warnings.push(Warning::new(
-                    &p.header,
-                    format!("is {} chars long, over the {}-char display limit; shown as {cut:?}", chars(h), limits.max_header_chars),
-                ));
+            Some(h) if chars(h) > max => {
+                let cut: String = h.chars().take(max.saturating_sub(1)).collect::<String>().trim_end().to_owned() + "…";
+                self.warning(&p.header, format!("is {} chars long, over the {max}-char display limit; shown as {cut:?}", chars(h)));
                 q.header = Some(cut);
             }
             _ => {}
         }
+    }
 
-        // Drop "Other" options first: every front end adds its own.
+    /// The options: an agent's own "Other" dropped (every front end adds one), then
+    /// each label, description and preview, and how many there are.
+    fn options(&mut self, q: &mut Question, p: &QuestionPaths) {
         let mut kept = Vec::with_capacity(q.options.len());
         let mut kept_paths = Vec::with_capacity(q.options.len());
         for (j, option) in std::mem::take(&mut q.options).into_iter().enumerate() {
             if is_other_label(&option.label) {
-                warnings.push(Warning::new(
-                    &p.option[j].1,
-                    format!("{:?} dropped: askuser always adds its own \"Other\" answer", option.label),
-                ));
+                self.warning(&p.option[j].1, format!("{:?} dropped: askuser always adds its own \"Other\" answer", option.label));
             } else {
                 kept.push(option);
                 kept_paths.push(&p.option[j]);
@@ -295,55 +315,47 @@ pub(crate) fn apply_rules(
         }
         q.options = kept;
 
+        let limits = self.limits;
         let mut seen_labels: Vec<String> = Vec::new();
         for (option, (base, label_path)) in q.options.iter().zip(&kept_paths) {
             let label = option.label.trim();
             if label.is_empty() {
-                errors.push(FieldError::new(label_path, "must not be empty"));
+                self.error(label_path, "must not be empty");
             } else {
-                too_long(label_path, "the label", chars(&option.label), limits.max_label_chars, errors);
+                too_long(label_path, "the label", chars(&option.label), limits.max_label_chars, self.errors);
                 let key = label.to_lowercase();
                 if seen_labels.contains(&key) {
-                    errors.push(FieldError::new(
+                    self.error(
                         label_path,
                         format!("repeats the label {label:?} (labels are compared ignoring case); expected each option to be different"),
-                    ));
+                    );
                 }
                 seen_labels.push(key);
             }
             if let Some(d) = &option.description {
-                too_long(&format!("{base}.description"), "the description", chars(d), limits.max_description_chars, errors);
+                too_long(&format!("{base}.description"), "the description", chars(d), limits.max_description_chars, self.errors);
             }
             if let Some(pv) = &option.preview {
-                too_long(&format!("{base}.preview"), "the preview", chars(pv), limits.max_preview_chars, errors);
+                too_long(&format!("{base}.preview"), "the preview", chars(pv), limits.max_preview_chars, self.errors);
             }
         }
 
         let count = q.options.len();
         if count == 0 {
             if limits.require_options {
-                errors.push(FieldError::new(
-                    &p.options,
-                    format!(
-                        "expected {} to {} options, got none (this profile has no free-text questions)",
-                        limits.min_options, limits.max_options
-                    ),
-                ));
+                let (lo, hi) = (limits.min_options, limits.max_options);
+                self.error(&p.options, format!("expected {lo} to {hi} options, got none (this profile has no free-text questions)"));
             }
             if q.multi_select {
-                warnings.push(Warning::new(&p.multi_select, "has no effect on a free-text question; ignored"));
+                self.warning(&p.multi_select, "has no effect on a free-text question; ignored");
                 q.multi_select = false;
             }
         } else if count < limits.min_options {
-            errors.push(FieldError::new(
-                &p.options,
-                format!("expected at least {} options besides \"Other\", got {count}", limits.min_options),
-            ));
+            self.error(&p.options, format!("expected at least {} options besides \"Other\", got {count}", limits.min_options));
         } else if count > limits.max_options {
-            errors.push(FieldError::new(&p.options, format!("expected at most {} options, got {count}", limits.max_options)));
+            self.error(&p.options, format!("expected at most {} options, got {count}", limits.max_options));
         }
     }
-    request
 }
 
 #[cfg(test)]
