@@ -1,18 +1,59 @@
 // The page with a waiting question set written in by the bridge (its first.rs) loads
-// this instead of the app's loader. The app (askuser-init.js and its wasm, ~300 KB)
-// starts at once and takes over the form, unless the connection is slow or saving data
-// and this device has not kept the app: then the form is the page. "Open the inbox"
-// starts the app, and the page follows its question set: answered elsewhere, it shows
-// the next one. Nothing here reads agent text.
-const first = document.getElementById("askuser-first");
-const form = first && first.querySelector("form[data-id]");
-const open = first && first.querySelector(".askuser-first-open");
+// this instead of the app's loader, and so does the page a device the bridge does not
+// know yet opens (the link `askuser serve` prints, `/#token=…`): that one has no form,
+// so on a slow connection this sends the token once (POST /v1/session?form), which
+// makes the device known and answers with the form, drawn at once. The app (askuser-init.js and its wasm,
+// ~300 KB) starts at once and takes over the form, unless the connection is slow or
+// saving data and this device has not kept the app: then the form is the page. "Open
+// the inbox" starts the app, and the page follows its question set: answered
+// elsewhere, it shows the next one. Nothing here reads agent text: the form is the
+// bridge's markup, its agent text escaped there, as in a page it writes.
 const start = () => import("/askuser-init.js");
+
+// The token as the app finds it (its bridge.rs, take_token): `#token=` in the address
+// (kept in sessionStorage and taken out of the address bar, as the app does; the rest
+// of the fragment stays), else the tab's or a paired device's.
+function token() {
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  const given = fragment.get("token");
+  if (given) {
+    try {
+      sessionStorage.setItem("askuser:token", given);
+      fragment.delete("token");
+      const rest = fragment.toString();
+      history.replaceState(null, "", location.pathname + location.search + (rest ? `#${rest}` : ""));
+    } catch (storageOff) {}
+    return given;
+  }
+  try {
+    return sessionStorage.getItem("askuser:token") || localStorage.getItem("askuser:device-token");
+  } catch (storageOff) {
+    return null;
+  }
+}
+
+// The form of the first waiting set, from the bridge, for a page that has none; null
+// when nothing waits or the bridge cannot be asked (the app then says why).
+async function fetched() {
+  const key = token();
+  if (!key) return null;
+  try {
+    const response = await fetch("/v1/session?form", { method: "POST", headers: { authorization: `Bearer ${key}` } });
+    if (response.status !== 200) return null;
+    const part = await response.text();
+    document.querySelector("body > noscript")?.remove();
+    document.body.insertAdjacentHTML("afterbegin", part);
+    return document.getElementById("askuser-first");
+  } catch (offline) {
+    return null;
+  }
+}
 
 // While the person presses or types in the form, it carries data-busy: the app waits
 // before it takes the form over (its first.rs), so a tap never lands on a form that is
 // being replaced.
-if (first) {
+function watchBusy(first) {
+  if (!first) return;
   let idle;
   const busy = (ms) => {
     first.setAttribute("data-busy", "");
@@ -52,15 +93,19 @@ async function kept() {
   }
 }
 
+// Whether this page's form has been sent: its own answer then closes the set, which is
+// no news to follow (the bridge's reply to the form says "Sent.").
+let sending = false;
+
 // Waits (GET /answer/ID holds up to 25 s) until the set is no longer waiting, then
-// shows what waits next; stops once the app has taken the form over.
+// shows what waits next; stops once the app has taken the form over or the form is sent.
 async function follow(id) {
   for (let pause = 1000; document.getElementById("askuser-first"); ) {
     let status = 0;
     try {
       status = (await fetch(`/answer/${encodeURIComponent(id)}`, { cache: "no-store" })).status;
     } catch (offline) {}
-    if (!document.getElementById("askuser-first") || status === 401) return;
+    if (sending || !document.getElementById("askuser-first") || status === 401) return;
     if (status === 200 || status === 404) {
       location.replace(`/?closed=${encodeURIComponent(id)}`);
       return;
@@ -72,7 +117,17 @@ async function follow(id) {
   }
 }
 
-if (!form || !open || !slow() || (await kept())) {
+// A page the bridge wrote nothing into (a device it does not know yet), on a slow
+// connection with no app kept here, asks for the form; elsewhere the app loads as fast
+// as the form would. A question named in the address (`#q=ID`) is the app's to show.
+const named = new URLSearchParams(location.hash.slice(1)).has("q");
+const fast = !slow() || (await kept());
+const first = document.getElementById("askuser-first") || (fast || named ? null : await fetched());
+const form = first && first.querySelector("form[data-id]");
+const open = first && first.querySelector(".askuser-first-open");
+watchBusy(first);
+
+if (!form || !open || fast) {
   start();
 } else {
   open.hidden = false;
@@ -81,5 +136,6 @@ if (!form || !open || !slow() || (await kept())) {
     open.textContent = "Opening…";
     start();
   }, { once: true });
+  form.addEventListener("submit", () => (sending = true));
   follow(form.dataset.id);
 }

@@ -70,7 +70,7 @@ async fn a_known_device_gets_the_waiting_question_in_the_page_and_answers_it_by_
     assert_eq!(api.status(), 401, "the API wants the bearer token, not the cookie");
 
     let bare = plain().get(format!("{}/", b.url)).send().await.unwrap().text().await.unwrap();
-    assert!(!bare.contains("askuser-first"), "no cookie, no question in the page");
+    assert!(!bare.contains("id=\"askuser-first\""), "no cookie, no question in the page");
     let page = plain().get(format!("{}/", b.url)).header("cookie", &cookie).send().await.unwrap();
     assert_eq!(page.headers()["cache-control"], "no-store");
     let html = page.text().await.unwrap();
@@ -114,7 +114,7 @@ async fn a_known_device_gets_the_waiting_question_in_the_page_and_answers_it_by_
         .is_success());
     let revoked = plain().get(format!("{}/", b.url)).header("cookie", &cookie).send().await.unwrap();
     assert!(revoked.headers()["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
-    assert!(!revoked.text().await.unwrap().contains("askuser-first"));
+    assert!(!revoked.text().await.unwrap().contains("id=\"askuser-first\""));
 }
 
 /// The page session's cookie reaches every server on 127.0.0.1 the browser visits
@@ -182,7 +182,7 @@ async fn the_session_cookie_is_no_token_and_opens_only_the_page() {
     assert_eq!(ended.status(), 200);
     let gone = page(&second).await.unwrap();
     assert!(gone.headers()["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
-    assert!(!gone.text().await.unwrap().contains("askuser-first"));
+    assert!(!gone.text().await.unwrap().contains("id=\"askuser-first\""));
     let watch = plain().get(format!("{}/answer/{id}", b.url)).header("cookie", &second).send().await.unwrap();
     assert_eq!(watch.status(), 401);
 
@@ -191,7 +191,7 @@ async fn the_session_cookie_is_no_token_and_opens_only_the_page() {
         let cookie = format!("askuser{port}={old}");
         let r = page(&cookie).await.unwrap();
         assert!(r.headers()["set-cookie"].to_str().unwrap().contains("Max-Age=0"));
-        assert!(!r.text().await.unwrap().contains("askuser-first"), "a raw token in the cookie shows nothing");
+        assert!(!r.text().await.unwrap().contains("id=\"askuser-first\""), "a raw token in the cookie shows nothing");
         let form = plain().post(format!("{}/answer/{id}", b.url)).header("cookie", &cookie).header("origin", &b.url);
         assert_eq!(form.form(&[("q0", "0"), ("do", "answer")]).send().await.unwrap().status(), 401);
     }
@@ -448,6 +448,105 @@ async fn a_slow_phone_keeps_the_form_until_the_inbox_is_opened() {
 /// A page session learns nothing of a question set that is not its person's: not that
 /// it exists, nor that it closed (issue 45: `GET /answer/ID` said 200 for anyone's
 /// closed set, and the form's post 409).
+/// A phone that has never opened the bridge, on a slow connection, opening the link
+/// `askuser serve` prints (`/#token=…`): the page's script sends the token once and
+/// draws the form it gets back, with no app loaded; the token leaves the address bar;
+/// the form answers; and the bridge now knows the device (the next load has the form
+/// written in).
+#[tokio::test]
+async fn a_new_phone_opening_the_printed_link_gets_the_form_one_request_after_the_page() {
+    needs!(Chromium);
+    let b = bridge().await;
+    let device = b.device_token("new phone", None).await;
+    let token = device["token"].as_str().unwrap();
+    let asking = b.ask(database_question("new-phone"), "canonical");
+    wait_pending(&b, 1).await;
+    let browser = touch_browser(360, 740).await;
+    browser.cdp("Network.enable", json!({})).await;
+    browser.cdp("Network.setCacheDisabled", json!({"cacheDisabled": true})).await;
+    browser.cdp("Network.setBypassServiceWorker", json!({"bypass": true})).await;
+    let slow = json!({"offline": false, "latency": 1000, "downloadThroughput": 180_000, "uploadThroughput": 84_000});
+    browser.cdp("Network.emulateNetworkConditions", slow).await;
+
+    browser.goto(&format!("{}/#token={token}", b.url)).await.unwrap();
+    let text = browser.wait_css("#askuser-first .askuser-text").await.text().await.unwrap();
+    let address = browser.current_url().await.unwrap().to_string();
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let wasm: Vec<String> = fetched(&browser).await.into_iter().filter(|u| u.contains("askuser-web-")).collect();
+    let app = browser.find_all(Locator::Css(".askuser-app")).await.unwrap().len();
+    let layout_shift: f64 = browser
+        .execute("return performance.getEntriesByType('layout-shift').reduce((sum, e) => sum + e.value, 0)", vec![])
+        .await
+        .unwrap()
+        .as_f64()
+        .unwrap_or(-1.0);
+    tap(&browser, &browser.find(Locator::XPath("//label[contains(., 'PostgreSQL')]")).await.unwrap()).await;
+    tap(&browser, &browser.find(Locator::Css("#askuser-first button[value=answer]")).await.unwrap()).await;
+    let sent = browser.wait_css(".askuser-first-sent").await.text().await.unwrap();
+    let result: Value = tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap().json().await.unwrap();
+
+    // Known now: the next question is in the page as it loads, with no token sent.
+    let _next = b.ask(json!({"question": "Which region?", "agent": {"name": "new-phone", "sessionId": "new-phone"}}), "canonical");
+    wait_pending(&b, 1).await;
+    browser.cdp("Emulation.setScriptExecutionDisabled", json!({"value": true})).await;
+    browser.goto(&format!("{}/", b.url)).await.unwrap();
+    let next = browser.wait_css("#askuser-first .askuser-text").await.text().await.unwrap();
+    browser.close().await;
+
+    assert_eq!(text, "Which <b>database</b>?", "agent text as text");
+    assert!(!address.contains(token), "the token is taken out of the address bar: {address}");
+    assert!(wasm.is_empty(), "the app is not loaded on a slow connection: {wasm:?}");
+    assert_eq!(app, 0, "the app has not started");
+    assert_eq!(layout_shift, 0.0, "nothing on the page moved");
+    assert!(sent.starts_with("Sent."), "{sent}");
+    assert_eq!(result["answers"][0]["answer"], "PostgreSQL");
+    assert_eq!(next, "Which region?");
+}
+
+/// What `POST /v1/session?form` answers: the first waiting set's form (and the cookie),
+/// nothing for an agent's token, and 204 when nothing waits.
+#[tokio::test]
+async fn a_session_opened_with_form_answers_with_the_waiting_sets_form() {
+    let b = bridge().await;
+    let device = b.device_token("phone", None).await;
+    let token = device["token"].as_str().unwrap();
+    let open = || plain().post(format!("{}/v1/session?form", b.url)).bearer_auth(token).send();
+    let none = open().await.unwrap();
+    assert_eq!(none.status(), 204, "nothing waits");
+    assert!(none.headers().contains_key("set-cookie"), "the session opens all the same");
+
+    let _asking = b.ask(database_question("form-part"), "canonical");
+    wait_pending(&b, 1).await;
+    let r = open().await.unwrap();
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.headers()["cache-control"], "no-store");
+    assert!(r.headers()["set-cookie"].to_str().unwrap().contains("HttpOnly"));
+    let part = r.text().await.unwrap();
+    assert!(part.starts_with("<div id=\"askuser-first\""), "{part}");
+    assert!(part.contains("Which &lt;b&gt;database&lt;/b&gt;?"), "agent text escaped: {part}");
+
+    let agent = b.post("/v1/tokens").json(&json!({"scope": "agent", "name": "ci"})).send().await.unwrap();
+    let agent: Value = agent.json().await.unwrap();
+    let refused = plain().post(format!("{}/v1/session?form", b.url)).bearer_auth(agent["token"].as_str().unwrap()).send().await.unwrap();
+    assert_eq!(refused.status(), 403, "an agent's token opens no page and reads no form");
+}
+
+/// `GET /` for a device the bridge does not know is the page as built with `first.js`
+/// for its loader, and no cache keeps it; `/index.html` is the page as built, which the
+/// service worker keeps.
+#[tokio::test]
+async fn a_stranger_gets_the_loader_that_asks_for_the_form() {
+    let b = bridge().await;
+    let page = plain().get(format!("{}/", b.url)).send().await.unwrap();
+    assert_eq!(page.headers()["cache-control"], "no-store");
+    let page = page.text().await.unwrap();
+    assert!(page.contains("src=\"/first.js\""), "{page}");
+    assert!(!page.contains("askuser-init.js"), "the app's loader waits for first.js: {page}");
+    assert!(page.contains("<style>"), "the style is written in");
+    let built = plain().get(format!("{}/index.html", b.url)).send().await.unwrap().text().await.unwrap();
+    assert!(built.contains("askuser-init.js"), "the shell loads the app: {built}");
+}
+
 #[tokio::test]
 async fn the_page_learns_nothing_of_a_set_that_is_not_its_persons() {
     let b = bridge().await;

@@ -112,6 +112,8 @@ pub struct Sample {
     pub ws_first: Option<f64>,
     /// Whether the page's HTML carried the question (`#askuser-first`) when its text showed.
     pub first_form: bool,
+    /// Cumulative layout shift until the network was quiet (shifts after no input).
+    pub cls: f64,
 }
 
 pub struct Column {
@@ -202,6 +204,12 @@ fn page_script(spec: &Spec) -> String {
         if (e.identifier === 'askuser-bench-question' && m.painted === undefined) m.painted = e.renderTime || e.loadTime;
       }}
     }}).observe({{ type: 'element', buffered: true }});
+  }} catch (e) {{}}
+  m.cls = 0;
+  try {{
+    new PerformanceObserver((list) => {{
+      for (const e of list.getEntries()) if (!e.hadRecentInput) m.cls += e.value;
+    }}).observe({{ type: 'layout-shift', buffered: true }});
   }} catch (e) {{}}
   const started = performance.now();
   const check = () => {{
@@ -590,9 +598,11 @@ impl Phone {
     async fn load(&self, url: &str) -> anyhow::Result<Sample> {
         self.reset();
         self.navigate(url).await?;
+        // The page may take a token out of its address (`#token=…`).
+        let page = url.split('#').next().unwrap_or(url);
         let v = self
             .wait(LOAD_LIMIT, &format!("{url}: the question, the answer controls and the first paint"), |v| {
-                v["href"].as_str().is_some_and(|h| h.starts_with(url))
+                v["href"].as_str().is_some_and(|h| h.starts_with(page))
                     && v["text"].is_number()
                     && v["ready"].is_number()
                     && v["fcp"].is_number()
@@ -617,6 +627,7 @@ impl Phone {
             }
         }
         s.first_form = v["first"] == true;
+        s.cls = v["cls"].as_f64().unwrap_or(f64::NAN);
         if let Some(ws) = v["ws"].get(0) {
             let (created, open, message) = (ws["created"].as_f64(), ws["open"].as_f64(), ws["message"].as_f64());
             s.ws_open = created.zip(open).map(|(c, o)| o - c);
@@ -779,7 +790,8 @@ async fn askuser_loads(phone: &Phone, served: &Served, loads: usize, name: &str)
     for _ in 0..loads {
         phone.page_call("Network.clearBrowserCookies", json!({})).await?;
         phone.cold(true).await?;
-        unknown.push(phone.load(&format!("{url}/")).await?);
+        // The link `askuser serve` prints, opened for the first time.
+        unknown.push(phone.load(&format!("{url}/#token={TOKEN}")).await?);
     }
 
     // Repeat visits: once unthrottled to fill both caches as a visit does, then measured.
@@ -1058,6 +1070,10 @@ pub fn table(r: &Report) -> String {
         |f: fn(&Sample) -> f64| move |c: &Column| c.unknown.as_ref().map_or("n/a".into(), |us| ms(median(us.iter().map(f).collect())));
     row("cold, no session cookie: question on screen", &unknown(|s| s.text));
     row("cold, no session cookie: can take an answer", &unknown(|s| s.ready));
+    row("layout shift (CLS), cold", &|c| format!("{:.3}", median(c.cold.iter().map(|s| s.cls).collect())));
+    row("layout shift (CLS), cold, no session cookie", &|c| {
+        c.unknown.as_ref().map_or("n/a".into(), |us| format!("{:.3}", median(us.iter().map(|s| s.cls).collect())))
+    });
     row("repeat visit (PWA cache): question on screen", &|c| {
         c.repeat.as_ref().map_or("n/a".into(), |rs| ms(median(rs.iter().map(|s| s.text).collect())))
     });

@@ -6,8 +6,9 @@ const CACHE = "askuser-shell-2";
 self.addEventListener("install", (event) => {
   event.waitUntil((async () => {
     const cache = await caches.open(CACHE);
-    // The shell without the session cookie: the page as built, no question in it.
-    const index = await fetch("/", { cache: "no-cache", credentials: "omit" });
+    // The shell: the page as built (/index.html; "/" may have a question written in,
+    // or a loader for a device the bridge does not know yet), kept as "/".
+    const index = await fetch("/index.html", { cache: "no-cache", credentials: "omit" });
     const html = await index.clone().text();
     // Every file the page names (style, icons, the init script, the app's JS and wasm).
     const named = [...html.matchAll(/(?:href|src)="(\/[^"#?]*)"/g)].map((m) => m[1]);

@@ -113,7 +113,10 @@ fn cleared(app: &App, headers: &HeaderMap, mut response: Response) -> Response {
 
 /// `POST /v1/session`: opens a page session for this device's token and sets its
 /// cookie (204). The one the request's cookie opened for the same credential ends.
-pub async fn open(State(app): State<App>, Extension(caller): Extension<Caller>, headers: HeaderMap) -> Response {
+/// `POST /v1/session?form` (`web/first.js` on a page opened with its token, [`stranger`])
+/// also answers with the first waiting set's form (200, HTML the page draws as it is),
+/// or 204 when none waits.
+pub async fn open(State(app): State<App>, Extension(caller): Extension<Caller>, uri: Uri, headers: HeaderMap) -> Response {
     if caller.scope == Scope::Agent {
         return (StatusCode::FORBIDDEN, "an agent token opens no page session").into_response();
     }
@@ -125,9 +128,19 @@ pub async fn open(State(app): State<App>, Extension(caller): Extension<Caller>, 
             }
         }
     }
-    match registry.open_session(&caller, app.bridge.now_ms(), MAX_AGE * 1000).await {
-        Ok((_, cookie)) => (StatusCode::NO_CONTENT, [(header::SET_COOKIE, set_cookie(&app, &headers, &cookie, MAX_AGE))]).into_response(),
-        Err(e) => super::Refusal::from(BridgeError::from(e)).into_response(),
+    let cookie = match registry.open_session(&caller, app.bridge.now_ms(), MAX_AGE * 1000).await {
+        Ok((_, cookie)) => set_cookie(&app, &headers, &cookie, MAX_AGE),
+        Err(e) => return super::Refusal::from(BridgeError::from(e)).into_response(),
+    };
+    let form = match uri.query() {
+        Some("form") => waiting(&app, &caller).await.ok().filter(|w| !w.is_empty()).map(|w| render(w.first(), w.len() - 1, None)),
+        _ => None,
+    };
+    match form {
+        Some(part) => {
+            ([(header::SET_COOKIE, cookie), (header::CACHE_CONTROL, HeaderValue::from_static("no-store"))], Html(part)).into_response()
+        }
+        None => (StatusCode::NO_CONTENT, [(header::SET_COOKIE, cookie)]).into_response(),
     }
 }
 
@@ -150,14 +163,17 @@ pub struct Landing {
 }
 
 /// `GET /`: the app's page, with the first waiting question set written in for a
-/// device the bridge knows.
+/// device the bridge knows. A device it does not know gets the page its script can fill
+/// in with one request ([`stranger`]); `/index.html` is the page as built for it (the
+/// service worker keeps that one as the shell).
 pub async fn index(State(app): State<App>, uri: Uri, headers: HeaderMap, query: Result<Query<Landing>, QueryRejection>) -> Response {
     let caller = match session(&app, &headers).await {
         Session::Open(caller, _) => caller,
+        Session::None if uri.path() == "/" => return stranger(uri, headers).await,
+        Session::Gone if uri.path() == "/" => return cleared(&app, &headers, stranger(uri, headers.clone()).await),
         Session::None | Session::Unknown => return crate::assets::serve(uri, headers).await,
         Session::Gone => return cleared(&app, &headers, crate::assets::serve(uri, headers.clone()).await),
     };
-    let Some(shell) = crate::assets::index_html() else { return crate::assets::serve(uri, headers).await };
     let landing = query.map(|Query(q)| q).unwrap_or_default();
     let said = match (landing.sent, landing.closed) {
         (Some(_), _) => Some("Sent. The agent has your answer."),
@@ -171,6 +187,30 @@ pub async fn index(State(app): State<App>, uri: Uri, headers: HeaderMap, query: 
             return crate::assets::serve(uri, headers).await;
         }
     };
+    match filled(&part, form) {
+        Some(page) => html(page, &headers),
+        None => crate::assets::serve(uri, headers).await,
+    }
+}
+
+/// `GET /` for a device the bridge does not know (yet): the page as built, its style
+/// written in and `web/first.js` for its loader, with nothing written in. Opened from
+/// the link `askuser serve` prints (`/#token=…`: a fragment, which no request carries),
+/// the script sends the token once (`POST /v1/session?form`, [`open`]), which opens this
+/// device's page session and answers with the waiting set's form, drawn at once: one
+/// round trip after the page, not the app's wasm, before a phone shows the question.
+async fn stranger(uri: Uri, headers: HeaderMap) -> Response {
+    match filled("<noscript>askuser needs JavaScript to show your agents' questions.</noscript>", true) {
+        Some(page) => html(page, &headers),
+        None => crate::assets::serve(uri, headers).await,
+    }
+}
+
+/// The built page with `part` in its slot and its style written in; with `form`, it
+/// loads `web/first.js` instead of the app's loader ([`follow_loader`]). None when this
+/// build has no UI.
+fn filled(part: &str, form: bool) -> Option<String> {
+    let shell = crate::assets::index_html()?;
     // The form posts with this page's origin (under `no-referrer`, `Origin: null`).
     let shell =
         shell.replacen("<meta name=\"referrer\" content=\"no-referrer\" />", "<meta name=\"referrer\" content=\"same-origin\" />", 1);
@@ -179,7 +219,12 @@ pub async fn index(State(app): State<App>, uri: Uri, headers: HeaderMap, query: 
         _ => shell.replacen("<body>", &format!("<body>{part}"), 1),
     };
     let page = inline_style(&page);
-    let page = if form { follow_loader(&page) } else { page };
+    Some(if form { follow_loader(&page) } else { page })
+}
+
+/// `page` as the response to a page load: gzipped where the browser takes it, kept by
+/// no cache (it may hold agent text; the service worker neither).
+fn html(page: String, headers: &HeaderMap) -> Response {
     let accepted = headers.get(header::ACCEPT_ENCODING).and_then(|v| v.to_str().ok()).unwrap_or_default();
     let mut r = match crate::assets::accepts(accepted, "gzip") {
         true => ([(header::CONTENT_TYPE, "text/html; charset=utf-8"), (header::CONTENT_ENCODING, "gzip")], gzip(page.as_bytes()))
@@ -187,7 +232,6 @@ pub async fn index(State(app): State<App>, uri: Uri, headers: HeaderMap, query: 
         false => Html(page).into_response(),
     };
     let h = r.headers_mut();
-    // The page holds agent text: no cache keeps it (the service worker neither).
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(header::VARY, HeaderValue::from_static("cookie"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
