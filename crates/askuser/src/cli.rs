@@ -500,17 +500,17 @@ impl NotifyArgs {
                 Some(s) => s.clone(),
                 None => askuser_bridge::notify::channels::webhook_secret(data_dir)?,
             };
-            opts.webhook = Some(channels::Webhook { url, secret, rules: rules("webhook")? });
+            opts.add(channels::Webhook { url, secret, rules: rules("webhook")? });
         }
         if let Some(url) = &self.notify_ntfy {
             let ntfy = channels::Ntfy::parse(url, self.notify_ntfy_token.clone()).map_err(anyhow::Error::msg)?;
-            opts.ntfy = Some(channels::Ntfy { rules: rules("ntfy")?, ..ntfy });
+            opts.add(channels::Ntfy { rules: rules("ntfy")?, ..ntfy });
         }
         if !self.notify_slack.is_empty() {
-            opts.slack = Some(self.slack_app(rules("slack")?)?);
+            opts.add(self.slack_app(rules("slack")?)?);
         }
         if !self.notify_telegram.is_empty() {
-            opts.telegram = Some(self.telegram_bot(rules("telegram")?)?);
+            opts.add(self.telegram_bot(rules("telegram")?)?);
         }
         Ok(opts)
     }
@@ -1016,6 +1016,10 @@ mod tests {
     use super::*;
     use clap::Parser;
 
+    use askuser_bridge::notify::channels::{Ntfy, Webhook};
+    use askuser_bridge::notify::slack_app::SlackApp;
+    use askuser_bridge::notify::telegram_bot::TelegramBot;
+
     fn notify(args: &[&str]) -> anyhow::Result<askuser_bridge::notify::NotifyOptions> {
         let dir = tempfile::tempdir()?;
         let cli = Cli::try_parse_from(["askuser", "serve"].iter().chain(args))?;
@@ -1035,7 +1039,7 @@ mod tests {
             "--notify-quiet=ntfy:22:00-07:00",
         ])
         .unwrap();
-        let (webhook, ntfy) = (opts.webhook.unwrap().rules, opts.ntfy.unwrap().rules);
+        let (webhook, ntfy) = (opts.channel::<Webhook>().unwrap().rules.clone(), opts.channel::<Ntfy>().unwrap().rules.clone());
         assert_eq!((webhook.delay_seconds, webhook.agents.as_slice(), webhook.quiet.is_none()), (30, &["ci".to_owned()][..], true));
         assert_eq!((ntfy.delay_seconds, ntfy.agents.len()), (0, 0));
         let quiet = ntfy.quiet.unwrap();
@@ -1062,7 +1066,8 @@ mod tests {
         assert_eq!(commands.len(), 2, "{commands:?}");
         for command in commands {
             let args: Vec<&str> = command.split_whitespace().skip(2).chain([token.as_str(), signing.as_str()]).collect();
-            let slack = notify(&args).unwrap().slack.expect("a Slack app");
+            let opts = notify(&args).unwrap();
+            let slack = opts.channel::<SlackApp>().expect("a Slack app");
             assert_eq!(slack.channel.as_deref(), Some("C0123ABCD"), "{command}");
             assert_eq!((slack.token.as_str(), slack.api.as_str()), ("xoxb-your-token", "https://slack.com/api/"));
             if command.contains("alice=") {
@@ -1090,11 +1095,11 @@ mod tests {
         for command in commands {
             let args: Vec<&str> = command.split_whitespace().skip(2).chain([token_flag.as_str(), "--notify-delay=telegram:30"]).collect();
             let opts = notify(&args).unwrap();
-            let bot = opts.telegram.expect("a Telegram bot");
+            let bot = opts.channel::<TelegramBot>().expect("a Telegram bot");
             assert_eq!(bot.chat, Some(-1001234567890), "{command}");
             assert_eq!((bot.token.as_str(), bot.api.as_str(), bot.bot_id()), (token, "https://api.telegram.org/", "123456789"));
             assert_eq!(bot.rules.delay_seconds, 30, "telegram: rules are the bot's");
-            assert!(opts.slack.is_none() && opts.webhook.is_none());
+            assert!(opts.channel::<SlackApp>().is_none() && opts.channel::<Webhook>().is_none());
             if command.contains("alice=") {
                 assert_eq!(bot.routes.get("alice"), Some(&111111111));
                 assert_eq!(bot.routes.get("db-team"), Some(&-1009876543210));
@@ -1109,7 +1114,8 @@ mod tests {
         assert!(bad.contains("--telegram-bot-token") && bad.contains("ASKUSER_TELEGRAM_BOT_TOKEN"), "{bad}");
         let bad = notify(&["--notify-telegram=-100123", "--telegram-bot-token=not a token at all"]).unwrap_err().to_string();
         assert!(bad.contains("--telegram-bot-token: expected the token") && !bad.contains("not a token at all"), "{bad}");
-        let api = notify(&["--notify-telegram=5", &token_flag, "--telegram-api=http://127.0.0.1:9/tg"]).unwrap().telegram.unwrap().api;
+        let opts = notify(&["--notify-telegram=5", &token_flag, "--telegram-api=http://127.0.0.1:9/tg"]).unwrap();
+        let api = &opts.channel::<TelegramBot>().unwrap().api;
         assert_eq!(api.as_str(), "http://127.0.0.1:9/tg/", "the API's path ends with / so methods join under it");
     }
 
@@ -1125,10 +1131,9 @@ mod tests {
             let secrets = ["--slack-bot-token=xoxb-1", "--slack-signing-secret=s", "--telegram-bot-token=123456789:AAbc"];
             let args: Vec<&str> = command.split_whitespace().skip(2).chain(secrets).collect();
             let opts = notify(&args).unwrap_or_else(|e| panic!("{line}: {e}"));
-            let set_up = [opts.slack.is_some(), opts.telegram.is_some(), opts.webhook.is_some(), opts.ntfy.is_some()];
-            assert_eq!(set_up.iter().filter(|s| **s).count(), 1, "{line}: one channel each");
+            assert_eq!(opts.channels.len(), 1, "{line}: one channel each");
             if line.contains("--notify-delay 60") {
-                assert_eq!(opts.ntfy.unwrap().rules.delay_seconds, 60, "{line}");
+                assert_eq!(opts.channel::<Ntfy>().unwrap().rules.delay_seconds, 60, "{line}");
             }
         }
     }

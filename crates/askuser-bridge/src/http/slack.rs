@@ -1,10 +1,11 @@
 //! `POST /slack/actions`: Slack's "Interactivity" request URL for the Slack app
-//! (`notify/slack_app.rs`).
+//! (`notify/slack_app.rs`); what a person chose is taken by
+//! [`crate::notify::Notifier::answer_from_chat`], as from every chat.
 
 use super::App;
-use crate::hub::{Answerer, BridgeError};
 use crate::notify::push::Sent;
-use crate::notify::slack::{self, Interaction, Outcome};
+use crate::notify::slack::{self, Interaction};
+use crate::notify::slack_app::SlackApp;
 use axum::body::Bytes;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
@@ -16,7 +17,7 @@ use axum::response::{IntoResponse, Response};
 /// message is about is answered or declined as `slack:USER`, or the person alone is
 /// told why not.
 pub async fn actions(State(app): State<App>, headers: HeaderMap, body: Bytes) -> Response {
-    let Some(slack) = app.notifier.options().slack.as_ref() else {
+    let Some(slack) = app.notifier.options().channel::<SlackApp>().cloned() else {
         return (StatusCode::NOT_FOUND, "this bridge has no Slack app (askuser serve --notify-slack)").into_response();
     };
     let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
@@ -33,44 +34,20 @@ pub async fn actions(State(app): State<App>, headers: HeaderMap, body: Bytes) ->
     if interaction.kind != "block_actions" {
         return StatusCode::OK.into_response();
     }
-    tokio::spawn(async move { act(&app, &interaction).await });
+    tokio::spawn(async move { act(&app, &slack, &interaction).await });
     StatusCode::OK.into_response()
 }
 
 /// Carries out one interaction (see [`actions`]).
-async fn act(app: &App, interaction: &Interaction) {
+async fn act(app: &App, slack: &SlackApp, interaction: &Interaction) {
     let (Some(channel), Some(ts)) = (interaction.channel_id(), interaction.message_ts()) else { return };
-    let user = interaction.user.id.as_str();
-    let tell = |text: String| async move {
-        if let Sent::Refused(e) | Sent::Retry { why: e, .. } = app.notifier.tell_in_slack(channel, user, &text).await {
+    let by = interaction.answered_by().unwrap_or_else(|| "slack".into());
+    let taken = app.notifier.answer_from_chat(&format!("slack:{channel}"), ts, &by, |record| slack::selections(interaction, record)).await;
+    if let Err(not) = taken {
+        // Slack escapes the whole text as it tells it.
+        let told = not.told(str::to_owned);
+        if let Sent::Refused(e) | Sent::Retry { why: e, .. } = slack.tell(app.notifier.http(), channel, &interaction.user.id, &told).await {
             tracing::warn!("cannot tell a Slack user why their answer was not taken: {e}");
         }
-    };
-    let id = match app.notifier.question_of(&format!("slack:{channel}"), ts).await {
-        Ok(Some(id)) => id,
-        Ok(None) => return tell("This question set is not waiting any more.".into()).await,
-        Err(e) => return tell(format!("The answer was not taken: {e}. Try again.")).await,
-    };
-    let record = match app.bridge.get(&id).await {
-        Ok(r) => r,
-        Err(e) => return tell(format!("The answer was not taken: {e}")).await,
-    };
-    if record.status != askuser_core::Status::Pending {
-        return tell("This question set is not waiting any more.".into()).await;
-    }
-    let by = interaction.answered_by().unwrap_or_else(|| "slack".into());
-    let who = Answerer { viewer: None, by: Some(&by) };
-    let done = match slack::selections(interaction, &record) {
-        Ok(None) => return, // a box ticked, not sent yet
-        Ok(Some(Outcome::Answer(selections))) => app.bridge.answer(&id, &selections, who).await,
-        Ok(Some(Outcome::Decline)) => app.bridge.decline(&id, false, who).await,
-        Err(problem) => return tell(problem).await,
-    };
-    match done {
-        Ok(_) => tracing::info!(%id, "answered in Slack by {by}"),
-        Err(BridgeError::Conflict(_) | BridgeError::Store(crate::store::StoreError::Conflict { .. })) => {
-            tell("This question set was answered or closed elsewhere already.".into()).await
-        }
-        Err(e) => tell(format!("The answer was not taken: {e}")).await,
     }
 }

@@ -836,13 +836,7 @@ impl Envelope {
 }
 
 /// What an interaction does to its question set.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// One selection per question, in order (checked with [`resolve`]).
-    Answer(Vec<Selection>),
-    /// The person declined the set.
-    Decline,
-}
+pub use super::channel::Outcome;
 
 /// What the person chose in `interaction` on `record`'s message: `Some` when it answers
 /// (a button of a one-question set, a choice in its menu, or Submit, which reads every

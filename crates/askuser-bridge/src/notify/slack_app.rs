@@ -45,25 +45,7 @@ impl std::fmt::Debug for SlackApp {
     }
 }
 
-/// Where a question set goes in Slack.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Route {
-    pub channel: String,
-    /// The channel is its person's or team's own: it goes there at once. Otherwise it
-    /// goes to the shared channel, once everyone may see it (when it escalates).
-    pub own: bool,
-}
-
 impl SlackApp {
-    /// Where `record` goes: its person's or team's channel, else the shared one.
-    pub fn route(&self, record: &QuestionRecord) -> Option<Route> {
-        let own = askuser_core::inbox::assignee(record).and_then(|to| self.routes.get(to));
-        match own {
-            Some(channel) => Some(Route { channel: channel.clone(), own: true }),
-            None => self.channel.clone().map(|channel| Route { channel, own: false }),
-        }
-    }
-
     /// Calls Web API method `method` with `body`: its answer when Slack says `ok`.
     async fn call(&self, http: &reqwest::Client, method: &str, body: &Value) -> Result<Value, Sent> {
         let url = self.api.join(method).map_err(|e| Sent::Refused(format!("Slack's API address: {e}")))?;
@@ -125,6 +107,33 @@ impl SlackApp {
         match self.call(http, "chat.postEphemeral", &body).await {
             Ok(_) => Sent::Delivered,
             Err(failed) => failed,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl super::Channel for SlackApp {
+    fn name(&self) -> &'static str {
+        "slack"
+    }
+
+    async fn routes(&self, _: &super::Notifier, record: &QuestionRecord) -> Vec<super::Route> {
+        super::channel::route(self.channel.as_ref(), &self.routes, record, &self.rules).into_iter().collect()
+    }
+
+    /// Its buttons answer: no answer links.
+    async fn post(&self, notifier: &super::Notifier, route: &super::Route, notice: &super::Notice) -> Sent {
+        self.post(notifier.http(), &route.to, &slack::message(&notice.record, Some(&notice.message.open))).await
+    }
+
+    fn closes(&self) -> bool {
+        true
+    }
+
+    async fn close(&self, notifier: &super::Notifier, to: &str, message: Option<&str>, record: &QuestionRecord) -> Sent {
+        match message {
+            Some(ts) => self.update(notifier.http(), to, ts, &slack::answered(record)).await,
+            None => Sent::Delivered,
         }
     }
 }

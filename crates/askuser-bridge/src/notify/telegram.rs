@@ -559,13 +559,7 @@ pub fn answered(record: &QuestionRecord) -> Outgoing {
 }
 
 /// What a press or a reply does to its question set.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// One selection per question, checked with [`resolve`].
-    Answer(Vec<Selection>),
-    /// The person declined the set.
-    Decline,
-}
+pub use super::channel::Outcome;
 
 /// What a button press with `data` chose on `record`'s message. A button of another set's
 /// message, an option the record does not have, or anything not askuser's is an error that

@@ -16,7 +16,6 @@
 use super::push::Sent;
 use super::telegram::{self, Event, Lease, Outcome, Press, Said, Step, Update};
 use super::{Notifier, Rules};
-use crate::hub::{Answerer, BridgeError};
 use askuser_core::protocol::QuestionRecord;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -61,15 +60,6 @@ impl std::fmt::Debug for TelegramBot {
     }
 }
 
-/// Where a question set goes in Telegram.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Route {
-    pub chat: i64,
-    /// The chat is its person's or team's own: it goes there at once. Otherwise it goes to
-    /// the shared chat, once everyone may see it (when it escalates).
-    pub own: bool,
-}
-
 /// A failed call: what it means for the message, and whether Telegram said another poller
 /// holds the bot (409).
 #[derive(Debug)]
@@ -79,15 +69,6 @@ enum Failed {
 }
 
 impl TelegramBot {
-    /// Where `record` goes: its person's or team's chat, else the shared one.
-    pub fn route(&self, record: &QuestionRecord) -> Option<Route> {
-        let own = askuser_core::inbox::assignee(record).and_then(|to| self.routes.get(to));
-        match own {
-            Some(chat) => Some(Route { chat: *chat, own: true }),
-            None => self.chat.map(|chat| Route { chat, own: false }),
-        }
-    }
-
     /// Whether `chat` is one the bot sends to (and so may answer).
     pub fn allows(&self, chat: i64) -> bool {
         self.chat == Some(chat) || self.routes.values().any(|c| *c == chat)
@@ -339,8 +320,9 @@ async fn handle(notifier: &Arc<Notifier>, bot: &TelegramBot, event: Event) {
     }
 }
 
-/// The set at message `message_id` of `chat`, answered as `decide` says, by `from`: what
-/// to tell them if it was not (ready to send: agent text in it defused).
+/// The set at message `message_id` of `chat`, answered as `decide` says, by `from`
+/// ([`Notifier::answer_from_chat`]): what to tell them if it was not (ready to send:
+/// agent text in it defused).
 async fn act(
     notifier: &Arc<Notifier>,
     chat: i64,
@@ -348,32 +330,9 @@ async fn act(
     from: &telegram::User,
     decide: impl FnOnce(&QuestionRecord) -> Result<Outcome, String>,
 ) -> Result<(), String> {
-    let gone = || "This question set is not waiting any more.".to_owned();
-    let id = match notifier.question_of(&format!("telegram:{chat}"), &message_id.to_string()).await {
-        Ok(Some(id)) => id,
-        Ok(None) => return Err(gone()),
-        Err(e) => return Err(format!("The answer was not taken: {}. Try again.", telegram::defuse(&e.to_string()))),
-    };
-    let record = notifier.bridge.get(&id).await.map_err(|e| format!("The answer was not taken: {}", telegram::defuse(&e.to_string())))?;
-    if record.status != askuser_core::Status::Pending {
-        return Err(gone());
-    }
-    let by = from.answered_by();
-    let who = Answerer { viewer: None, by: Some(&by) };
-    let done = match decide(&record)? {
-        Outcome::Answer(selections) => notifier.bridge.answer(&id, &selections, who).await,
-        Outcome::Decline => notifier.bridge.decline(&id, false, who).await,
-    };
-    match done {
-        Ok(_) => {
-            tracing::info!(%id, "answered in Telegram by {by}");
-            Ok(())
-        }
-        Err(BridgeError::Conflict(_) | BridgeError::Store(crate::store::StoreError::Conflict { .. })) => {
-            Err("This question set was answered or closed elsewhere already.".into())
-        }
-        Err(e) => Err(format!("The answer was not taken: {}", telegram::defuse(&e.to_string()))),
-    }
+    let key = format!("telegram:{chat}");
+    let taken = notifier.answer_from_chat(&key, &message_id.to_string(), &from.answered_by(), |record| decide(record).map(Some)).await;
+    taken.map(drop).map_err(|not| not.told(telegram::defuse))
 }
 
 /// A button pressed: the set answered or declined, and the press answered (with why not).
@@ -432,5 +391,39 @@ async fn replied(notifier: &Arc<Notifier>, bot: &TelegramBot, said: Said) {
     .await;
     if let Err(why) = decided {
         tell(why).await;
+    }
+}
+
+#[async_trait::async_trait]
+impl super::Channel for TelegramBot {
+    fn name(&self) -> &'static str {
+        "telegram"
+    }
+
+    async fn routes(&self, _: &Notifier, record: &QuestionRecord) -> Vec<super::Route> {
+        super::channel::route(self.chat.as_ref(), &self.routes, record, &self.rules).into_iter().collect()
+    }
+
+    /// Its buttons and replies answer: no answer links.
+    async fn post(&self, notifier: &Notifier, route: &super::Route, notice: &super::Notice) -> Sent {
+        let Ok(chat) = route.to.parse::<i64>() else { return Sent::Refused(format!("{:?} is not a Telegram chat id", route.to)) };
+        let open = telegram::open_link(notifier.base(), &notice.record.id);
+        self.post(notifier.http(), chat, &telegram::message(&notice.record, Some(&open))).await
+    }
+
+    fn closes(&self) -> bool {
+        true
+    }
+
+    async fn close(&self, notifier: &Notifier, to: &str, message: Option<&str>, record: &QuestionRecord) -> Sent {
+        match (to.parse::<i64>(), message.map(str::parse::<i64>)) {
+            (Ok(chat), Some(Ok(message_id))) => self.edit(notifier.http(), chat, message_id, &telegram::answered(record)).await,
+            _ => Sent::Delivered,
+        }
+    }
+
+    /// Polls for presses and replies.
+    fn start(self: Arc<Self>, notifier: Arc<Notifier>) {
+        tokio::spawn(poll(notifier, (*self).clone()));
     }
 }

@@ -1,0 +1,253 @@
+//! What a notification channel is: a [`Channel`] says where a question set goes in it
+//! ([`Channel::routes`]), sends it there ([`Channel::post`]) from one model of what a
+//! notification says ([`Notice`]), changes what it sent once the set closes
+//! ([`Channel::close`]) and runs what it needs beside the notifier ([`Channel::start`]: a
+//! poll, a gateway connection). A chat whose messages answer hands what a person chose to
+//! [`super::Notifier::answer_from_chat`]. The notifier does the rest for every channel
+//! alike: rules, when a set is due, sending each once among bridges sharing a store,
+//! retries with backoff, closing everywhere it went.
+//!
+//! A channel is added by one implementation and one registration
+//! ([`super::NotifyOptions::add`]).
+
+use super::push::Sent;
+use super::{Message, Notifier, Rules};
+use askuser_core::protocol::{QuestionRecord, Viewer};
+use std::sync::Arc;
+
+/// Where one notification of a question set goes within its channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The place within the channel (a Slack channel's id, a Telegram chat's id, a
+    /// device's push endpoint); empty for a channel with one place (a webhook).
+    pub to: String,
+    /// From when the set is for this place.
+    pub reach: Reach,
+    /// Which sets it hears of, and when.
+    pub rules: Rules,
+    /// The credential whose answer links these are (a device's), if any.
+    pub credential: Option<String>,
+}
+
+impl Route {
+    /// The channel's one place, reached at once.
+    pub fn one(rules: &Rules) -> Route {
+        Route { to: String::new(), reach: Reach::Asked, rules: rules.clone(), credential: None }
+    }
+
+    /// Place `to`: `own` when it is the set's person's or team's own (reached at once),
+    /// else a shared place, reached when everyone may see the set (when it escalates).
+    pub fn to(to: impl Into<String>, own: bool, rules: &Rules) -> Route {
+        let reach = if own { Reach::Asked } else { Reach::Everyone };
+        Route { to: to.into(), reach, rules: rules.clone(), credential: None }
+    }
+
+    /// How the store records it: `NAME` or `NAME:PLACE` (`slack:C0123`, `push:https://…`).
+    pub fn key(&self, channel: &str) -> String {
+        key(channel, &self.to)
+    }
+}
+
+/// `NAME` or `NAME:PLACE`, as the store records where a set went.
+pub fn key(channel: &str, to: &str) -> String {
+    if to.is_empty() {
+        channel.to_owned()
+    } else {
+        format!("{channel}:{to}")
+    }
+}
+
+/// From when a set is for a place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// As soon as it is asked (a place that hears of every set, or the set's person's own).
+    Asked,
+    /// When everyone may see it: a shared place hears of a set for someone when it escalates.
+    Everyone,
+    /// When this person may (None: no one's, who sees every set).
+    Viewer(Option<Viewer>),
+}
+
+/// What a notification of a question set says, for every channel to render its way.
+#[derive(Debug, Clone)]
+pub struct Notice {
+    pub record: QuestionRecord,
+    /// The set as a notification with answer links says it: the links only for a channel
+    /// that takes them ([`Channel::links`]).
+    pub message: Message,
+}
+
+impl Notice {
+    /// Who asks, and the chip of a lone question.
+    pub fn headline(&self) -> Headline {
+        Headline::of(&self.record)
+    }
+}
+
+/// "{agent} asks · {chip}": who asks and, for one question, its chip.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Headline {
+    pub agent: String,
+    pub chip: Option<String>,
+}
+
+impl Headline {
+    /// `record`'s: its agent, and the chip of a lone question (not blank).
+    pub fn of(record: &QuestionRecord) -> Headline {
+        let questions = &record.request.questions;
+        let chip = match questions.as_slice() {
+            [q] => q.header.clone().filter(|c| !c.trim().is_empty()),
+            _ => None,
+        };
+        Headline { agent: askuser_core::inbox::agent_name(record), chip }
+    }
+
+    /// The line, agent text through `fit` (a channel's escaping and cutting) at most
+    /// `agent_max` and `chip_max` long.
+    pub fn line(&self, agent_max: usize, chip_max: usize, fit: impl Fn(&str, usize) -> String) -> String {
+        match &self.chip {
+            Some(chip) => format!("{} asks · {}", fit(&self.agent, agent_max), fit(chip, chip_max)),
+            None => format!("{} asks", fit(&self.agent, agent_max)),
+        }
+    }
+}
+
+/// A way to reach people: push, the webhook, ntfy, Slack, Telegram.
+#[async_trait::async_trait]
+pub trait Channel: std::any::Any + Send + Sync {
+    /// Its name: in the store's records of where a set went (`slack:C0123`), in
+    /// `--notify-delay slack:60` and in the log.
+    fn name(&self) -> &'static str;
+
+    /// Where set `record` goes (none: not here).
+    async fn routes(&self, notifier: &Notifier, record: &QuestionRecord) -> Vec<Route>;
+
+    /// Whether its notices carry answer links (its messages cannot answer by themselves).
+    fn links(&self) -> bool {
+        false
+    }
+
+    /// Sends `notice` to `route`: [`Sent::Posted`] with its message's id when it changes
+    /// it once the set closes; [`Sent::Gone`] when the place is gone for good.
+    async fn post(&self, notifier: &Notifier, route: &Route, notice: &Notice) -> Sent;
+
+    /// Whether it changes what it sent once the set closes ([`Channel::close`]).
+    fn closes(&self) -> bool {
+        false
+    }
+
+    /// Says at place `to` (in its message `message`, when it kept one) what became of
+    /// set `record`: an edit without buttons, a notification taken away.
+    async fn close(&self, _notifier: &Notifier, _to: &str, _message: Option<&str>, _record: &QuestionRecord) -> Sent {
+        Sent::Delivered
+    }
+
+    /// What `askuser serve` says of it as it starts (secrets redacted), given the data
+    /// directory `data_dir`.
+    fn describe(&self, _data_dir: &std::path::Path) -> Option<String> {
+        None
+    }
+
+    /// Starts what it runs beside the notifier while the bridge runs (a poll for
+    /// answers, a gateway connection).
+    fn start(self: Arc<Self>, _notifier: Arc<Notifier>) {}
+}
+
+/// Where `record` goes in a chat with a `shared` place and people's or teams' `own`
+/// places: its person's or team's own, else the shared one (once it escalates).
+pub fn route<T: ToString>(
+    shared: Option<&T>,
+    own: &std::collections::BTreeMap<String, T>,
+    record: &QuestionRecord,
+    rules: &Rules,
+) -> Option<Route> {
+    match askuser_core::inbox::assignee(record).and_then(|to| own.get(to)) {
+        Some(place) => Some(Route::to(place.to_string(), true, rules)),
+        None => shared.map(|place| Route::to(place.to_string(), false, rules)),
+    }
+}
+
+/// What a person in a chat chose for the set its message shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// One selection per question, in order (checked with [`askuser_core::resolve`]).
+    Answer(Vec<askuser_core::Selection>),
+    /// The person declined the set.
+    Decline,
+}
+
+/// Why a chat's answer was not taken: what the person who gave it is told.
+#[derive(Debug, thiserror::Error)]
+pub enum NotTaken {
+    /// Answered, declined or withdrawn before (a late press), or a message the store
+    /// no longer knows.
+    #[error("This question set is not waiting any more.")]
+    Gone,
+    /// Another answer came first.
+    #[error("This question set was answered or closed elsewhere already.")]
+    Elsewhere,
+    /// The store could not say which set the message shows.
+    #[error("The answer was not taken: {0}. Try again.")]
+    Unread(crate::store::StoreError),
+    /// The bridge refused it.
+    #[error("The answer was not taken: {0}")]
+    Refused(crate::hub::BridgeError),
+    /// What the chat read of the answer says is wrong with it (in askuser's words,
+    /// ready to send).
+    #[error("{0}")]
+    Unclear(String),
+}
+
+impl NotTaken {
+    /// What to tell the person, the bridge's own error text (which may quote agent text)
+    /// through `safe`, the chat's way of showing text as typed.
+    pub fn told(&self, safe: impl Fn(&str) -> String) -> String {
+        match self {
+            NotTaken::Unread(e) => format!("The answer was not taken: {}. Try again.", safe(&e.to_string())),
+            NotTaken::Refused(e) => format!("The answer was not taken: {}", safe(&e.to_string())),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl Notifier {
+    /// A person's answer from a chat: the set that message `message` at place `key`
+    /// (`slack:C0123`, as the store keys it) shows, answered as `decide` reads it from
+    /// the set, by `by` (as a record's `answered_by` keeps it). The first answer wins; a
+    /// later one, or one for a set no longer waiting, is [`NotTaken`] with what to tell
+    /// them. `Ok(false)`: nothing to do yet (`decide` said a box was ticked, not sent).
+    pub async fn answer_from_chat(
+        &self,
+        key: &str,
+        message: &str,
+        by: &str,
+        decide: impl FnOnce(&QuestionRecord) -> Result<Option<Outcome>, String>,
+    ) -> Result<bool, NotTaken> {
+        let id = match self.question_of(key, message).await {
+            Ok(Some(id)) => id,
+            Ok(None) => return Err(NotTaken::Gone),
+            Err(e) => return Err(NotTaken::Unread(e)),
+        };
+        let record = self.bridge.get(&id).await.map_err(NotTaken::Refused)?;
+        if record.status != askuser_core::Status::Pending {
+            return Err(NotTaken::Gone);
+        }
+        let who = crate::hub::Answerer { viewer: None, by: Some(by) };
+        let done = match decide(&record).map_err(NotTaken::Unclear)? {
+            None => return Ok(false),
+            Some(Outcome::Answer(selections)) => self.bridge.answer(&id, &selections, who).await,
+            Some(Outcome::Decline) => self.bridge.decline(&id, false, who).await,
+        };
+        let channel = key.split_once(':').map_or(key, |(name, _)| name);
+        match done {
+            Ok(_) => {
+                tracing::info!(%id, "answered in {channel} by {by}");
+                Ok(true)
+            }
+            Err(crate::hub::BridgeError::Conflict(_) | crate::hub::BridgeError::Store(crate::store::StoreError::Conflict { .. })) => {
+                Err(NotTaken::Elsewhere)
+            }
+            Err(e) => Err(NotTaken::Refused(e)),
+        }
+    }
+}
