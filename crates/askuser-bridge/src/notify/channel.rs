@@ -251,3 +251,22 @@ impl Notifier {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notify::fixtures::{record, single};
+
+    #[test]
+    fn a_headline_names_the_chip_of_a_lone_question_only() {
+        let one = record(vec![single(&["A"])]);
+        assert_eq!(Headline::of(&one).line(100, 60, |s, _| s.to_owned()), "claude-code asks · DB");
+        let cut = |s: &str, max: usize| s.chars().take(max).collect::<String>();
+        assert_eq!(Headline::of(&one).line(6, 1, cut), "claude asks · D", "each part fitted its own way");
+        let two = record(vec![single(&["A"]), single(&["B"])]);
+        assert_eq!(Headline::of(&two).line(100, 60, |s, _| s.to_owned()), "claude-code asks", "no one chip for several");
+        let mut blank = one.clone();
+        blank.request.questions[0].header = Some("  ".into());
+        assert_eq!(Headline::of(&blank).chip, None);
+    }
+}

@@ -264,12 +264,7 @@ fn permission_note(record: &QuestionRecord) -> Option<Value> {
 
 /// The header: who asks (and the chip of a lone question).
 fn header(record: &QuestionRecord) -> Value {
-    let agent = agent_name(record);
-    let questions = &record.request.questions;
-    let text = match (questions.len(), questions.first().and_then(|q| q.header.as_deref())) {
-        (1, Some(chip)) if !chip.trim().is_empty() => format!("{agent} asks · {chip}"),
-        _ => format!("{agent} asks"),
-    };
+    let text = super::Headline::of(record).line(usize::MAX, usize::MAX, |s, _| s.to_owned());
     json!({"type": "header", "text": plain(&text, MAX_HEADER)})
 }
 
