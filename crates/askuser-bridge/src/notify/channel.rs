@@ -252,6 +252,68 @@ impl Notifier {
     }
 }
 
+/// Why a channel's settings are refused: names the flag, what it expects and what came
+/// (never a secret's value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("--{flag}: expected {expected}, got {got}")]
+    Invalid { flag: &'static str, expected: String, got: String },
+    #[error("--{channel} needs {what}: pass --{flag} or set {var} (docs/notify.md)")]
+    Missing { channel: &'static str, what: &'static str, flag: &'static str, var: &'static str },
+}
+
+impl SettingsError {
+    /// `--{flag}: expected {expected}, got {got:?}`.
+    pub fn invalid(flag: &'static str, expected: impl Into<String>, got: &str) -> SettingsError {
+        SettingsError::Invalid { flag, expected: expected.into(), got: format!("{got:?}") }
+    }
+}
+
+/// A chat's places as its `[NAME=]ID` flags give them: one shared place (`C0123`), and
+/// people's or teams' own (`alice=D0ALICE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Places<T> {
+    pub shared: Option<T>,
+    pub own: std::collections::BTreeMap<String, T>,
+}
+
+impl<T> Places<T> {
+    /// The values of `--{flag}`, each `ID` (the shared `place`, once) or `NAME=ID`
+    /// (`form`: how the flag's help writes an id, `CHANNEL`), each id read by `id`.
+    pub fn parse(
+        flag: &'static str,
+        form: &str,
+        place: &str,
+        values: &[String],
+        id: impl Fn(&str) -> Result<T, SettingsError>,
+    ) -> Result<Places<T>, SettingsError> {
+        let mut places = Places { shared: None, own: std::collections::BTreeMap::new() };
+        for value in values {
+            match value.split_once('=') {
+                Some((name, to)) if !name.trim().is_empty() => {
+                    places.own.insert(name.trim().to_owned(), id(to.trim())?);
+                }
+                Some(_) => return Err(SettingsError::invalid(flag, format!("NAME={form} with a person or team name"), value)),
+                None if places.shared.is_some() => {
+                    return Err(SettingsError::invalid(flag, format!("one shared {place} at most"), value));
+                }
+                None => places.shared = Some(id(value.trim())?),
+            }
+        }
+        Ok(places)
+    }
+}
+
+/// An API's base URL from flag `--{flag}`, ending with `/` so methods join under it.
+pub fn api_url(flag: &'static str, text: &str) -> Result<reqwest::Url, SettingsError> {
+    let mut api: reqwest::Url =
+        text.parse().map_err(|e| SettingsError::Invalid { flag, expected: "a URL".into(), got: format!("{text:?} ({e})") })?;
+    if !api.path().ends_with('/') {
+        api.set_path(&format!("{}/", api.path()));
+    }
+    Ok(api)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -268,5 +330,19 @@ mod tests {
         let mut blank = one.clone();
         blank.request.questions[0].header = Some("  ".into());
         assert_eq!(Headline::of(&blank).chip, None);
+    }
+
+    #[test]
+    fn places_are_one_shared_and_each_ones_own() {
+        let id = |t: &str| t.parse::<i64>().map_err(|_| SettingsError::invalid("notify-x", "a number", t));
+        let values = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let places = Places::parse("notify-x", "ID", "chat", &values(&["-100", "alice=5", " db-team = 6 "]), id).unwrap();
+        assert_eq!((places.shared, places.own.get("alice"), places.own.get("db-team")), (Some(-100), Some(&5), Some(&6)));
+        let e = Places::parse("notify-x", "ID", "chat", &values(&["1", "2"]), id).unwrap_err().to_string();
+        assert_eq!(e, "--notify-x: expected one shared chat at most, got \"2\"");
+        let e = Places::parse("notify-x", "ID", "chat", &values(&["=1"]), id).unwrap_err().to_string();
+        assert_eq!(e, "--notify-x: expected NAME=ID with a person or team name, got \"=1\"");
+        let e = Places::parse("notify-x", "ID", "chat", &values(&["@ops"]), id).unwrap_err().to_string();
+        assert_eq!(e, "--notify-x: expected a number, got \"@ops\"");
     }
 }

@@ -10,6 +10,7 @@
 //! (`channel_not_found`, `invalid_auth`, ...) is not tried again; a rate limit (429) or an
 //! outage is, with the notifier's backoff or Slack's `Retry-After`.
 
+use super::channel::{Places, SettingsError};
 use super::push::{outcome, Sent};
 use super::slack;
 use super::Rules;
@@ -46,6 +47,42 @@ impl std::fmt::Debug for SlackApp {
 }
 
 impl SlackApp {
+    /// The app `--notify-slack [NAME=]CHANNEL` (`places`), `--slack-bot-token`,
+    /// `--slack-signing-secret` and `--slack-api` set up, hearing of sets as `rules` say.
+    pub fn configure(
+        places: &[String],
+        bot_token: Option<&str>,
+        signing_secret: Option<&str>,
+        api: &str,
+        rules: Rules,
+    ) -> Result<SlackApp, SettingsError> {
+        let channel_id = |c: &str| {
+            let ok = c.len() >= 3 && c.starts_with(['C', 'G', 'D']) && c.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+            match ok {
+                true => Ok(c.to_owned()),
+                false => Err(SettingsError::invalid("notify-slack", "a channel id (C…, G… or D…, as Slack's channel details show it)", c)),
+            }
+        };
+        let places = Places::parse("notify-slack", "CHANNEL", "channel", places, channel_id)?;
+        let given = |value: Option<&str>, what, flag, var| match value.map(str::trim) {
+            Some(v) if !v.is_empty() => Ok(v.to_owned()),
+            _ => Err(SettingsError::Missing { channel: "notify-slack", what, flag, var }),
+        };
+        Ok(SlackApp {
+            token: given(bot_token, "the Slack app's slack-bot-token", "slack-bot-token", "ASKUSER_SLACK_BOT_TOKEN")?,
+            signing_secret: given(
+                signing_secret,
+                "the Slack app's slack-signing-secret",
+                "slack-signing-secret",
+                "ASKUSER_SLACK_SIGNING_SECRET",
+            )?,
+            api: super::channel::api_url("slack-api", api)?,
+            channel: places.shared,
+            routes: places.own,
+            rules,
+        })
+    }
+
     /// Calls Web API method `method` with `body`: its answer when Slack says `ok`.
     async fn call(&self, http: &reqwest::Client, method: &str, body: &Value) -> Result<Value, Sent> {
         let url = self.api.join(method).map_err(|e| Sent::Refused(format!("Slack's API address: {e}")))?;

@@ -13,6 +13,7 @@
 //! backoff or Telegram's `retry_after`. Only the configured chats are listened to: an
 //! update from any other chat answers nothing and is logged without its text.
 
+use super::channel::{Places, SettingsError};
 use super::push::Sent;
 use super::telegram::{self, Event, Lease, Outcome, Press, Said, Step, Update};
 use super::{Notifier, Rules};
@@ -69,6 +70,47 @@ enum Failed {
 }
 
 impl TelegramBot {
+    /// The bot `--notify-telegram [NAME=]CHAT_ID` (`places`), `--telegram-bot-token` and
+    /// `--telegram-api` set up, hearing of sets as `rules` say.
+    pub fn configure(places: &[String], token: Option<&str>, api: &str, rules: Rules) -> Result<TelegramBot, SettingsError> {
+        let chat_id = |c: &str| match c.parse::<i64>() {
+            Ok(id) if id != 0 => Ok(id),
+            _ => Err(SettingsError::invalid(
+                "notify-telegram",
+                "a chat id (a number: a person's, or -100… for a group, as docs/notify.md finds it)",
+                c,
+            )),
+        };
+        let places = Places::parse("notify-telegram", "CHAT_ID", "chat", places, chat_id)?;
+        let token = match token.map(str::trim) {
+            Some(t) if !t.is_empty() => t.to_owned(),
+            _ => {
+                return Err(SettingsError::Missing {
+                    channel: "notify-telegram",
+                    what: "the bot's token",
+                    flag: "telegram-bot-token",
+                    var: "ASKUSER_TELEGRAM_BOT_TOKEN",
+                })
+            }
+        };
+        // Checked without showing it: it is a password.
+        let well_formed = token.split_once(':').is_some_and(|(id, key)| {
+            !id.is_empty()
+                && id.bytes().all(|b| b.is_ascii_digit())
+                && !key.is_empty()
+                && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        });
+        if !well_formed {
+            return Err(SettingsError::Invalid {
+                flag: "telegram-bot-token",
+                expected: "the token @BotFather gave (digits, ':', then letters, digits, - and _)".into(),
+                got: format!("{} characters that are not one", token.chars().count()),
+            });
+        }
+        let api = super::channel::api_url("telegram-api", api)?;
+        Ok(TelegramBot { token, api, chat: places.shared, routes: places.own, rules, poll: POLL, lease: LEASE })
+    }
+
     /// Whether `chat` is one the bot sends to (and so may answer).
     pub fn allows(&self, chat: i64) -> bool {
         self.chat == Some(chat) || self.routes.values().any(|c| *c == chat)
