@@ -6,6 +6,7 @@ mod approvals;
 mod asserted;
 mod bridge;
 mod browser;
+mod channel;
 mod cli;
 mod clients;
 mod first;

@@ -10,6 +10,10 @@
 //! A channel is added by one implementation and one registration
 //! ([`super::NotifyOptions::add`]).
 
+/// The attribute a [`Channel`] is implemented under (`#[channel::async_trait]`), so an
+/// implementation elsewhere needs no dependency of its own.
+pub use async_trait::async_trait;
+
 use super::push::Sent;
 use super::{Message, Notifier, Rules};
 use askuser_core::protocol::{QuestionRecord, Viewer};
