@@ -17,6 +17,8 @@ pub use async_trait::async_trait;
 use super::push::Sent;
 use super::{Message, Notifier, Rules};
 use askuser_core::protocol::{QuestionRecord, Viewer};
+use reqwest::header::HeaderMap;
+use reqwest::StatusCode;
 use std::sync::Arc;
 
 /// Where one notification of a question set goes within its channel.
@@ -150,6 +152,19 @@ pub trait Channel: std::any::Any + Send + Sync {
     /// directory `data_dir`.
     fn describe(&self, _data_dir: &std::path::Path) -> Option<String> {
         None
+    }
+
+    /// The path its service posts to on this bridge (Slack's interactivity URL; a
+    /// webhook WhatsApp or Discord calls), if any: [`Channel::receive`] takes it.
+    fn inbound(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// A request its service sent to [`Channel::inbound`], as it came (headers, the raw
+    /// body a signature covers): checked, and answered at once with the status and body
+    /// to send; what it asks is carried out after, in its own task.
+    async fn receive(&self, _notifier: &Arc<Notifier>, _headers: &HeaderMap, _body: &[u8]) -> (StatusCode, String) {
+        (StatusCode::NOT_FOUND, String::new())
     }
 
     /// Starts what it runs beside the notifier while the bridge runs (a poll for

@@ -306,6 +306,11 @@ impl Notifier {
         &self.options
     }
 
+    /// Push, then the channels added.
+    pub fn channels(&self) -> &[Arc<dyn Channel>] {
+        &self.channels
+    }
+
     /// The client every channel sends with (no redirects, the bridge's TLS).
     pub fn http(&self) -> &reqwest::Client {
         &self.http

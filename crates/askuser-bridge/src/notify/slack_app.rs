@@ -1,8 +1,9 @@
 //! The Slack app (`--notify-slack`): posts each question set to a channel as the
 //! message [`super::slack::message`] builds, edits it to what became of the set once it
 //! closes, and tells a person alone why a press did not count. Its buttons answer at
-//! `POST /slack/actions` (`http/slack.rs`), each request checked against the app's
-//! signing secret.
+//! `POST /slack/actions` ([`ACTIONS`], its [`super::Channel::receive`]), each request
+//! checked against the app's signing secret, what it chose taken by
+//! [`super::Notifier::answer_from_chat`].
 //!
 //! Calls go to Slack's Web API with the bridge's notification client (no redirects, the
 //! bridge's TLS): `chat.postMessage`, `chat.update` and `chat.postEphemeral` (to tell
@@ -12,15 +13,20 @@
 
 use super::channel::{Places, SettingsError};
 use super::push::{outcome, Sent};
-use super::slack;
+use super::slack::{self, Interaction};
 use super::Rules;
 use askuser_core::protocol::QuestionRecord;
+use reqwest::header::HeaderMap;
+use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Slack's Web API.
 pub const API: &str = "https://slack.com/api/";
+/// Where Slack posts what a person did in a message (the app's "Interactivity" request URL).
+pub const ACTIONS: &str = "/slack/actions";
 
 /// How one Slack app is set up (`askuser serve --notify-slack`, docs/notify.md).
 #[derive(Clone)]
@@ -138,6 +144,20 @@ impl SlackApp {
         }
     }
 
+    /// Carries out one interaction ([`super::Channel::receive`]).
+    async fn act(&self, notifier: &super::Notifier, interaction: &Interaction) {
+        let (Some(channel), Some(ts)) = (interaction.channel_id(), interaction.message_ts()) else { return };
+        let by = interaction.answered_by().unwrap_or_else(|| "slack".into());
+        let key = format!("slack:{channel}");
+        let Err(not) = notifier.answer_from_chat(&key, ts, &by, |record| slack::selections(interaction, record)).await else { return };
+        // `tell` escapes the whole text.
+        if let Sent::Refused(e) | Sent::Retry { why: e, .. } =
+            self.tell(notifier.http(), channel, &interaction.user.id, &not.told(str::to_owned)).await
+        {
+            tracing::warn!("cannot tell a Slack user why their answer was not taken: {e}");
+        }
+    }
+
     /// Tells `user` alone, in `channel`, `text` (askuser's own words, escaped).
     pub async fn tell(&self, http: &reqwest::Client, channel: &str, user: &str, text: &str) -> Sent {
         let body = json!({"channel": channel, "user": user, "text": slack::escape(text)});
@@ -165,6 +185,34 @@ impl super::Channel for SlackApp {
 
     fn closes(&self) -> bool {
         true
+    }
+
+    /// Slack's "Interactivity" request URL: a button pressed (or a box ticked, a menu
+    /// chosen) in one of the app's messages.
+    fn inbound(&self) -> Option<&'static str> {
+        Some(ACTIONS)
+    }
+
+    /// Checked against the signing secret first; then acknowledged at once (Slack wants
+    /// an answer within 3 s) and carried out: the question set the message is about is
+    /// answered or declined as `slack:USER`, or the person alone is told why not.
+    async fn receive(&self, notifier: &Arc<super::Notifier>, headers: &HeaderMap, body: &[u8]) -> (StatusCode, String) {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        let now_s = notifier.now_ms() / 1000;
+        let (timestamp, signature) = (header("x-slack-request-timestamp"), header("x-slack-signature"));
+        if let Err(e) = slack::verify(self.signing_secret.as_bytes(), timestamp, signature, body, now_s) {
+            tracing::warn!("refused a request to {ACTIONS}: {e}");
+            return (StatusCode::UNAUTHORIZED, format!("not from Slack: {e}"));
+        }
+        let interaction = match Interaction::from_form(body) {
+            Ok(i) => i,
+            Err(e) => return (StatusCode::BAD_REQUEST, e),
+        };
+        if interaction.kind == "block_actions" {
+            let (app, notifier) = (self.clone(), notifier.clone());
+            tokio::spawn(async move { app.act(&notifier, &interaction).await });
+        }
+        (StatusCode::OK, String::new())
     }
 
     async fn close(&self, notifier: &super::Notifier, to: &str, message: Option<&str>, record: &QuestionRecord) -> Sent {
