@@ -154,6 +154,13 @@ pub trait Channel: std::any::Any + Send + Sync {
         None
     }
 
+    /// The values it holds that must never be shown (a token, a signing secret, a
+    /// webhook's path): the notifier takes them out of whatever it logs of this channel
+    /// ([`scrub`]), should a service ever echo one.
+    fn secrets(&self) -> Vec<&str> {
+        vec![]
+    }
+
     /// The path its service posts to on this bridge (Slack's interactivity URL; a
     /// webhook WhatsApp or Discord calls), if any: [`Channel::receive`] takes it.
     fn inbound(&self) -> Option<&'static str> {
@@ -333,6 +340,12 @@ pub fn api_url(flag: &'static str, text: &str) -> Result<reqwest::Url, SettingsE
     Ok(api)
 }
 
+/// `text` with each of `secrets` (those of 6 characters or more: shorter ones are no
+/// secret worth the name, and would blot out ordinary words) as `…`.
+pub fn scrub(text: &str, secrets: &[&str]) -> String {
+    secrets.iter().filter(|s| s.len() >= 6).fold(text.to_owned(), |text, secret| text.replace(secret, "…"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -349,6 +362,12 @@ mod tests {
         let mut blank = one.clone();
         blank.request.questions[0].header = Some("  ".into());
         assert_eq!(Headline::of(&blank).chip, None);
+    }
+
+    #[test]
+    fn what_is_logged_of_a_channel_holds_none_of_its_secrets() {
+        let said = "Telegram refused sendMessage: 401 Unauthorized (bot 123456:AAsecret-x) for /";
+        assert_eq!(scrub(said, &["123456:AAsecret-x", "/"]), "Telegram refused sendMessage: 401 Unauthorized (bot …) for /");
     }
 
     #[test]

@@ -134,6 +134,11 @@ impl super::Channel for Webhook {
         "webhook"
     }
 
+    /// Its signing secret, and its URL's path (Slack's and Discord's hold the credential).
+    fn secrets(&self) -> Vec<&str> {
+        vec![self.secret.as_str(), self.url.path()]
+    }
+
     async fn routes(&self, _: &super::Notifier, _: &QuestionRecord) -> Vec<super::Route> {
         vec![super::Route::one(&self.rules)]
     }
@@ -161,6 +166,11 @@ impl super::Channel for Webhook {
 impl super::Channel for Ntfy {
     fn name(&self) -> &'static str {
         "ntfy"
+    }
+
+    /// Its topic (whoever knows it reads and posts to it) and access token.
+    fn secrets(&self) -> Vec<&str> {
+        [Some(self.topic.as_str()), self.token.as_deref()].into_iter().flatten().collect()
     }
 
     async fn routes(&self, _: &super::Notifier, _: &QuestionRecord) -> Vec<super::Route> {

@@ -488,8 +488,12 @@ impl Notifier {
                     return;
                 }
                 Sent::Gone => return, // the channel forgot the place
-                Sent::Refused(why) => return tracing::warn!(%id, "{name} refused the notification: {why}"),
+                Sent::Refused(why) => {
+                    let why = channel::scrub(&why, &channel.secrets());
+                    return tracing::warn!(%id, "{name} refused the notification: {why}");
+                }
                 Sent::Retry { why, after } => {
+                    let why = channel::scrub(&why, &channel.secrets());
                     if attempt == ATTEMPTS {
                         return tracing::warn!(%id, "gave up notifying {name} after {ATTEMPTS} tries: {why}");
                     }
@@ -588,6 +592,7 @@ impl Notifier {
             };
             match closed {
                 Sent::Retry { why, after } if attempt < ATTEMPTS => {
+                    let why = channel::scrub(&why, &channel.secrets());
                     tracing::info!(%id, "closing it in {name} failed ({why}); trying again");
                     let mut stop = self.bridge.shutdown_signal();
                     tokio::select! {
@@ -596,7 +601,10 @@ impl Notifier {
                     }
                     backoff *= 2;
                 }
-                Sent::Retry { why, .. } | Sent::Refused(why) => return tracing::warn!(%id, "cannot close it in {name}: {why}"),
+                Sent::Retry { why, .. } | Sent::Refused(why) => {
+                    let why = channel::scrub(&why, &channel.secrets());
+                    return tracing::warn!(%id, "cannot close it in {name}: {why}");
+                }
                 _ => return,
             }
         }

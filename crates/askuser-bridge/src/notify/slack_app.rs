@@ -174,6 +174,10 @@ impl super::Channel for SlackApp {
         "slack"
     }
 
+    fn secrets(&self) -> Vec<&str> {
+        vec![self.token.as_str(), self.signing_secret.as_str()]
+    }
+
     async fn routes(&self, _: &super::Notifier, record: &QuestionRecord) -> Vec<super::Route> {
         super::channel::route(self.channel.as_ref(), &self.routes, record, &self.rules).into_iter().collect()
     }

@@ -340,6 +340,7 @@ pub(super) async fn poll(notifier: Arc<Notifier>, bot: TelegramBot) {
             Err(Failed::Sent(other)) => (format!("{other:?}"), backoff),
         };
         let (why, after) = pause;
+        let why = super::channel::scrub(&why, &[&bot.token]);
         // Said once while it lasts, not every try.
         if told.as_deref() != Some(why.as_str()) {
             tracing::warn!("cannot fetch the Telegram bot's updates: {why}; trying again");
@@ -440,6 +441,11 @@ async fn replied(notifier: &Arc<Notifier>, bot: &TelegramBot, said: Said) {
 impl super::Channel for TelegramBot {
     fn name(&self) -> &'static str {
         "telegram"
+    }
+
+    /// Its token (in every Bot API path).
+    fn secrets(&self) -> Vec<&str> {
+        vec![self.token.as_str()]
     }
 
     async fn routes(&self, _: &Notifier, record: &QuestionRecord) -> Vec<super::Route> {
