@@ -8,7 +8,20 @@
 //! retries with backoff, closing everywhere it went.
 //!
 //! A channel is added by one implementation and one registration
-//! ([`super::NotifyOptions::add`]).
+//! ([`super::NotifyOptions::add`]; `tests/integration/channel.rs` adds one from outside).
+//!
+//! # What the next chats need of it
+//! Answers that arrive over a gateway connection (Slack's Socket Mode, Discord's gateway)
+//! come from the channel's own task ([`Channel::start`], handed the notifier); bridges
+//! sharing a store run one such connection at a time with a lease, as Telegram's poller
+//! does (`telegram::Lease`, to move here with its second user). Answers a service posts
+//! to the bridge (a WhatsApp or Discord interactions webhook, Slack's actions) come to
+//! [`Channel::receive`] at the path [`Channel::inbound`] names, the raw body kept for the
+//! signature. Either way [`super::Notifier::answer_from_chat`] takes them. A channel that
+//! may only write within a window (WhatsApp: 24 hours after the person last wrote) keeps
+//! when it last heard from each place and leaves a place out of [`Channel::routes`], or
+//! sends a template from [`Channel::post`], once the window closed. Email, which cannot
+//! answer by itself, takes answer links ([`Channel::links`]).
 
 /// The attribute a [`Channel`] is implemented under (`#[channel::async_trait]`), so an
 /// implementation elsewhere needs no dependency of its own.
