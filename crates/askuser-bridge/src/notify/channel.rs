@@ -131,6 +131,28 @@ impl Headline {
     }
 }
 
+/// The permission an approval asks (not Claude Code's own `AskUserQuestion`, which is
+/// shown as its questions).
+pub fn permission(record: &QuestionRecord) -> Option<askuser_core::approval::ApprovalView> {
+    record.request.approval.as_ref().and_then(|a| a.view())
+}
+
+/// What was answered to each question of a closed set, as a closed message says it (an
+/// approval's as "Allowed", "Denied: …"); none when it was not answered.
+pub fn said(record: &QuestionRecord) -> Vec<String> {
+    let answers = record.result.as_ref().filter(|r| r.status == askuser_core::Status::Answered).map(|r| r.answers.as_slice());
+    let is_permission = permission(record).is_some();
+    let say = |a: &askuser_core::Answer| match is_permission {
+        true => askuser_core::approval::said(&askuser_core::Selection {
+            selected: a.selected_options.clone(),
+            custom: a.custom.clone(),
+            notes: None,
+        }),
+        false => a.answer.joined(),
+    };
+    answers.unwrap_or_default().iter().map(say).collect()
+}
+
 /// A way to reach people: push, the webhook, ntfy, Slack, Telegram.
 #[async_trait::async_trait]
 pub trait Channel: std::any::Any + Send + Sync {

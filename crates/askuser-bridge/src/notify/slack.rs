@@ -35,7 +35,8 @@
 //! values are never trusted for anything: the index comes from the action id and is
 //! checked against the record.
 
-use askuser_core::approval::{self, ALLOW, ALWAYS, ALWAYS_EXACTLY, DENY};
+use super::channel::permission;
+use askuser_core::approval::{ALLOW, ALWAYS, ALWAYS_EXACTLY, DENY};
 use askuser_core::dialog::{DENY_SAYING, OTHER_LABEL};
 use askuser_core::inbox::agent_name;
 use askuser_core::protocol::QuestionRecord;
@@ -208,12 +209,6 @@ fn pick(q: &Question, alone: bool) -> Pick {
         (n, false, false) if n <= MAX_CHECKBOXES => Pick::Radio,
         _ => Pick::Menu,
     }
-}
-
-/// The permission an approval asks, when the set is one (not Claude Code's own
-/// `AskUserQuestion`, which is shown as its questions).
-fn permission(record: &QuestionRecord) -> Option<approval::ApprovalView> {
-    record.request.approval.as_ref().and_then(|a| a.view())
 }
 
 /// Whether `text` fits in `max` characters once escaped (as [`fit_with`] counts).
@@ -537,18 +532,7 @@ fn is_user_id(id: &str) -> bool {
 /// controls. Same shape as [`message`].
 pub fn answered(record: &QuestionRecord) -> Value {
     let questions = &record.request.questions;
-    let answers = record.result.as_ref().filter(|r| r.status == Status::Answered).map(|r| r.answers.as_slice()).unwrap_or_default();
-    let is_permission = permission(record).is_some();
-    let said: Vec<String> = answers
-        .iter()
-        .map(|a| {
-            if is_permission {
-                approval::said(&Selection { selected: a.selected_options.clone(), custom: a.custom.clone(), notes: None })
-            } else {
-                a.answer.joined()
-            }
-        })
-        .collect();
+    let said = super::channel::said(record);
     let (by, by_plain) = who(record.answered_by.as_deref());
     let chat = record.result.as_ref().is_some_and(|r| r.chat);
     let (ended, ended_plain) = match record.status {

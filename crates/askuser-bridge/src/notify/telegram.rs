@@ -44,6 +44,7 @@
 //! only for the set its message shows; `ACTION` is `o{j}` (option `j`, checked against the
 //! question's options) or `no` (Decline).
 
+use super::channel::permission;
 use askuser_core::approval::{self, ALLOW, DENY};
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::text::{segments, summary, Segment};
@@ -285,12 +286,6 @@ fn compose(head: Vec<Piece>, body: Vec<Piece>, tail: Vec<Piece>) -> (String, Vec
     (text, entities, was_cut)
 }
 
-/// The permission an approval asks (not Claude Code's own `AskUserQuestion`, which is
-/// shown as its questions).
-fn permission(record: &QuestionRecord) -> Option<approval::ApprovalView> {
-    record.request.approval.as_ref().and_then(|a| a.view())
-}
-
 /// The first line: who asks (and the chip of a lone question).
 fn header(record: &QuestionRecord) -> Vec<Piece> {
     let line = super::Headline::of(record).line(100, 60, |text, max| cut(&defuse(text), max));
@@ -501,7 +496,7 @@ fn is_username(name: &str) -> bool {
 /// buttons.
 pub fn answered(record: &QuestionRecord) -> Outgoing {
     let questions = &record.request.questions;
-    let answers = record.result.as_ref().filter(|r| r.status == Status::Answered).map(|r| r.answers.as_slice()).unwrap_or_default();
+    let said = super::channel::said(record);
     let view = permission(record);
     let mut body = Vec::new();
     for (i, q) in questions.iter().enumerate() {
@@ -517,13 +512,9 @@ pub fn answered(record: &QuestionRecord) -> Outgoing {
                 body.push(Piece::agent_cut(&summary(&q.question), 300));
             }
         }
-        if let Some(a) = answers.get(i) {
-            let said = match view {
-                Some(_) => approval::said(&Selection { selected: a.selected_options.clone(), custom: a.custom.clone(), notes: None }),
-                None => a.answer.joined(),
-            };
+        if let Some(said) = said.get(i) {
             body.push(Piece::own("\n→ "));
-            body.push(Piece::agent_cut(&said, 300));
+            body.push(Piece::agent_cut(said, 300));
         }
     }
     let chat = record.result.as_ref().is_some_and(|r| r.chat);
