@@ -4,8 +4,7 @@
 //! would), and changes its message once the set closed; a late answer is told.
 
 use crate::support::bridge_configured;
-use askuser_bridge::notify::channel::{self, Channel, Notice, Route};
-use askuser_bridge::notify::push::Sent;
+use askuser_bridge::notify::channel::{self, Channel, Notice, Route, Sent};
 use askuser_bridge::notify::{Notifier, Outcome};
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::{Selection, Status};

@@ -27,7 +27,8 @@
 /// implementation elsewhere needs no dependency of its own.
 pub use async_trait::async_trait;
 
-use super::push::Sent;
+/// What became of one message (a channel's [`Channel::post`] and [`Channel::close`]).
+pub use super::push::Sent;
 use super::{Message, Notifier, Rules};
 use askuser_core::protocol::{QuestionRecord, Viewer};
 use reqwest::header::HeaderMap;
