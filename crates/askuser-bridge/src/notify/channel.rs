@@ -64,16 +64,10 @@ impl Route {
 
     /// How the store records it: `NAME` or `NAME:PLACE` (`slack:C0123`, `push:https://…`).
     pub fn key(&self, channel: &str) -> String {
-        key(channel, &self.to)
-    }
-}
-
-/// `NAME` or `NAME:PLACE`, as the store records where a set went.
-pub fn key(channel: &str, to: &str) -> String {
-    if to.is_empty() {
-        channel.to_owned()
-    } else {
-        format!("{channel}:{to}")
+        match self.to.as_str() {
+            "" => channel.to_owned(),
+            to => format!("{channel}:{to}"),
+        }
     }
 }
 
