@@ -10,6 +10,7 @@ mod approvals;
 mod asserted;
 mod bridge;
 mod browser;
+mod channel;
 mod cli;
 mod clients;
 mod first;

@@ -584,7 +584,7 @@ async fn a_webhook_redirect_is_not_followed() {
     let app = axum::Router::new().route("/hook", axum::routing::post(handler)).with_state(hits.clone());
     tokio::spawn(async move { axum::serve(listener, app).await });
     let b = notifying_bridge(|n| {
-        n.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules: Rules::default() });
+        n.add(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules: Rules::default() });
     })
     .await;
     b.post("/v1/ask?wait=false").json(&ask_body("d-1", "ci")).send().await.unwrap();
@@ -599,7 +599,7 @@ async fn a_webhook_redirect_is_not_followed() {
 async fn webhook_links_answer_once_and_never_on_a_get() {
     let (url, hooked) = webhook_receiver("s3cret").await;
     let b = notifying_bridge(|n| {
-        n.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "s3cret".into(), rules: Rules::default() });
+        n.add(channels::Webhook { url: url.parse().unwrap(), secret: "s3cret".into(), rules: Rules::default() });
         n.link_ttl = Duration::from_secs(3);
     })
     .await;
@@ -656,7 +656,7 @@ async fn channel_rules_choose_agents_and_wait_out_a_delay() {
     let (url, hooked) = webhook_receiver("k").await;
     let b = notifying_bridge(|n| {
         let rules = Rules { agents: vec!["ci".into()], delay_seconds: 1, quiet: None };
-        n.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules });
+        n.add(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules });
     })
     .await;
     // Another agent's question: never sent. One answered within the delay: never sent.
@@ -681,7 +681,7 @@ async fn a_restart_keeps_what_was_sent_and_what_was_due() {
     let configure = |url: String| {
         move |opts: &mut askuser_bridge::serve::ServeOptions| {
             let rules = Rules { delay_seconds: 1, ..Rules::default() };
-            opts.notify.webhook = Some(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules });
+            opts.notify.add(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules });
         }
     };
     let b = bridge_configured(tempfile::tempdir().unwrap(), configure(url.clone())).await;
@@ -715,7 +715,13 @@ async fn ntfy_bridge() -> (TestBridge, Inbox) {
     let app = axum::Router::new().route("/", axum::routing::post(handler)).with_state(inbox.clone());
     tokio::spawn(async move { axum::serve(listener, app).await });
     let ntfy = channels::Ntfy::parse(&format!("{server}/askuser-alerts"), Some("tk_abc".into())).unwrap();
-    (notifying_bridge(move |n| n.ntfy = Some(ntfy)).await, inbox)
+    (
+        notifying_bridge(move |n| {
+            n.add(ntfy);
+        })
+        .await,
+        inbox,
+    )
 }
 
 #[tokio::test]

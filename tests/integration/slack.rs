@@ -175,7 +175,10 @@ fn app(api: &str, routes: &[(&str, &str)]) -> SlackApp {
 
 async fn slack_bridge(dir: tempfile::TempDir, api: &str, routes: &[(&str, &str)]) -> TestBridge {
     let slack = app(api, routes);
-    bridge_configured(dir, move |opts| opts.notify.slack = Some(slack)).await
+    bridge_configured(dir, move |opts| {
+        opts.notify.add(slack);
+    })
+    .await
 }
 
 fn question(id: &str) -> Value {
@@ -352,7 +355,9 @@ async fn a_set_for_a_person_goes_to_their_channel_and_to_the_shared_one_only_whe
     let b = bridge_configured(tempfile::tempdir().unwrap(), {
         let slack = app(&api, &[("alice", "D0ALICE")]);
         move |opts| {
-            opts.notify.slack = Some(slack);
+            {
+                opts.notify.add(slack);
+            };
             opts.settings.escalate_after = Some(Duration::from_millis(600));
         }
     })

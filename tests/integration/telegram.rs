@@ -396,7 +396,10 @@ fn bot(api: &str, via: &str, routes: &[(&str, i64)]) -> TelegramBot {
 
 async fn telegram_bridge(dir: tempfile::TempDir, api: &str, routes: &[(&str, i64)]) -> TestBridge {
     let bot = bot(api, "a", routes);
-    bridge_configured(dir, move |opts| opts.notify.telegram = Some(bot)).await
+    bridge_configured(dir, move |opts| {
+        opts.notify.add(bot);
+    })
+    .await
 }
 
 fn question(id: &str) -> Value {
@@ -604,7 +607,9 @@ async fn a_set_for_a_person_goes_to_their_chat_and_to_the_shared_one_only_when_i
     let b = bridge_configured(tempfile::tempdir().unwrap(), {
         let bot = bot(&api, "a", &[("alice", ALICE)]);
         move |opts| {
-            opts.notify.telegram = Some(bot);
+            {
+                opts.notify.add(bot);
+            };
             opts.settings.escalate_after = Some(Duration::from_millis(600));
         }
     })
@@ -640,7 +645,7 @@ async fn bridges_sharing_a_store_take_turns_polling_and_one_takes_over_when_the_
         bridges.push(Some(
             bridge_configured(tempfile::tempdir().unwrap(), move |o| {
                 o.store = Some(url);
-                o.notify.telegram = Some(bot);
+                o.notify.add(bot);
             })
             .await,
         ));

@@ -12,8 +12,8 @@
 //! - [`store`]: the durable question store (SQLite, or PostgreSQL for a team).
 //! - [`damage`]: refusing a truncated, damaged or half-written store before it loses anything.
 //! - [`http`]: routes and the guard (host, token, origin) every request passes; the
-//!   question before the app (`http::first`), answer links (`http::links`), Slack's
-//!   actions.
+//!   question before the app (`http::first`), answer links (`http::links`), and the path
+//!   each chat's service posts to (its channel's, e.g. Slack's actions).
 //! - [`ws`]: the agent and browser WebSockets.
 //! - [`assets`]: the embedded web UI.
 //! - [`listen`]: accepting connections under a cap and a header timeout, with TLS or without.
@@ -21,7 +21,8 @@
 //! - [`fingerprint`]: a certificate's SHA-256 fingerprint, as clients pin it.
 //! - [`tokens`]: scoped credentials (agent, device, admin), stored hashed, revocable.
 //! - [`config`]: the data directory, the token, `bridge.json`, finding a bridge.
-//! - [`notify`]: Web Push to paired devices, the webhook, ntfy and the Slack app.
+//! - [`notify`]: reaching people away from the screen: each way a `notify::Channel` (Web
+//!   Push to paired devices, the webhook, ntfy, the Slack app, the Telegram bot).
 //! - [`late`]: the command run for answers that arrive after their agent left.
 //! - [`process`]: whether another process (the bridge that wrote `bridge.json`) still runs.
 //!

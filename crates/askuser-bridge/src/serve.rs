@@ -392,18 +392,10 @@ pub fn open_browser(url: &str) {
 /// `askuser serve`.
 pub async fn serve(opts: ServeOptions, open: bool) -> anyhow::Result<()> {
     let stop = crate::terminated();
-    let notify = opts.notify.clone();
-    let secret = opts.data_dir.join("notify").join("webhook-secret");
+    let (notify, data_dir) = (opts.notify.clone(), opts.data_dir.clone());
     let running = start(opts).await?;
-    if let Some(w) = &notify.webhook {
-        let kept = std::fs::read_to_string(&secret).is_ok_and(|s| s.trim() == w.secret);
-        let from = if kept { format!("the secret in {}", secret.display()) } else { "--notify-webhook-secret".into() };
-        let hook = config::redact(config::Secret::Webhook(w.url.as_str()));
-        eprintln!("askuser: new questions go to the webhook {hook} (signed with {from})");
-    }
-    if let Some(n) = &notify.ntfy {
-        let topic = config::redact(config::Secret::Ntfy(&format!("{}{}", n.server, n.topic)));
-        eprintln!("askuser: new questions go to the ntfy topic {topic}");
+    for said in notify.channels.iter().filter_map(|c| c.describe(&data_dir)) {
+        eprintln!("askuser: {said}");
     }
     eprintln!("askuser: open {}", running.open_url());
     if let Some(fp) = running.fingerprint {

@@ -7,6 +7,9 @@ use crate::input::read_text;
 use crate::term::{err, fail, out, print_json};
 use askuser_bridge::config;
 use askuser_bridge::hub::Settings;
+use askuser_bridge::notify::slack_app::SlackApp;
+use askuser_bridge::notify::telegram_bot::TelegramBot;
+use askuser_bridge::notify::{channels, NotifyOptions, Quiet, Rules};
 use askuser_bridge::runtime;
 use askuser_bridge::serve::{serve, ServeOptions};
 use askuser_bridge::store::Durability;
@@ -387,47 +390,14 @@ pub struct ServeArgs {
 /// push from the page; these flags add channels and their rules.
 #[derive(Debug, Clone, Args)]
 pub struct NotifyArgs {
-    /// POST each new question to this URL as JSON signed with HMAC-SHA256 (Slack's
-    /// incoming webhooks show it as is).
-    #[arg(long, value_name = "URL")]
-    pub notify_webhook: Option<String>,
-    /// The webhook's signing secret (default: one made once, kept in the data
-    /// directory's notify/webhook-secret).
-    #[arg(long, env = "ASKUSER_WEBHOOK_SECRET", value_name = "SECRET", hide_env_values = true)]
-    pub notify_webhook_secret: Option<String>,
-    /// Publish each new question to this ntfy topic (e.g. https://ntfy.sh/my-topic),
-    /// with buttons that answer.
-    #[arg(long, value_name = "URL/TOPIC")]
-    pub notify_ntfy: Option<String>,
-    /// An access token for a protected ntfy topic.
-    #[arg(long, env = "ASKUSER_NTFY_TOKEN", value_name = "TOKEN", hide_env_values = true)]
-    pub notify_ntfy_token: Option<String>,
-    /// Post each question set to this Slack channel (its id, C…/G…/D…) with buttons
-    /// that answer; `NAME=CHANNEL` posts a person's or team's there instead (repeatable).
-    /// Needs the app's bot token and signing secret (docs/notify.md).
-    #[arg(long = "notify-slack", value_name = "[NAME=]CHANNEL")]
-    pub notify_slack: Vec<String>,
-    /// The Slack app's bot token (xoxb-…).
-    #[arg(long, env = "ASKUSER_SLACK_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
-    pub slack_bot_token: Option<String>,
-    /// The Slack app's signing secret: requests to /slack/actions must be signed with it.
-    #[arg(long, env = "ASKUSER_SLACK_SIGNING_SECRET", value_name = "SECRET", hide_env_values = true)]
-    pub slack_signing_secret: Option<String>,
-    /// Slack's Web API.
-    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::slack_app::API)]
-    pub slack_api: String,
-    /// Send each question set to this Telegram chat (its id: a person's, or a group's
-    /// -100…) with buttons that answer, and take replies to it as answers; `NAME=CHAT_ID`
-    /// sends a person's or team's there instead (repeatable). Needs the bot's token
-    /// (docs/notify.md).
-    #[arg(long = "notify-telegram", value_name = "[NAME=]CHAT_ID", allow_negative_numbers = true)]
-    pub notify_telegram: Vec<String>,
-    /// The Telegram bot's token, from @BotFather (123456789:AA…).
-    #[arg(long, env = "ASKUSER_TELEGRAM_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
-    pub telegram_bot_token: Option<String>,
-    /// Telegram's Bot API.
-    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::telegram_bot::API)]
-    pub telegram_api: String,
+    #[command(flatten)]
+    pub webhook: WebhookArgs,
+    #[command(flatten)]
+    pub ntfy: NtfyArgs,
+    #[command(flatten)]
+    pub slack: SlackArgs,
+    #[command(flatten)]
+    pub telegram: TelegramArgs,
     /// The webhook, ntfy, Slack and Telegram hear only of this agent's questions (name or
     /// session id; repeatable). `webhook:NAME`, `ntfy:NAME`, `slack:NAME` or
     /// `telegram:NAME` sets it for one channel.
@@ -455,21 +425,36 @@ pub struct NotifyArgs {
     pub answer_link_hours: u64,
 }
 
+/// A channel's own flags: whether they ask for it, and the channel they set up.
+trait ChannelArgs {
+    /// The channel's name, as `[CHANNEL:]` in the rules' flags say it.
+    fn name(&self) -> &'static str;
+    /// Whether its flags ask for it.
+    fn wanted(&self) -> bool;
+    /// Adds the channel to `opts`, hearing of questions as `rules` say.
+    fn add(&self, opts: &mut NotifyOptions, rules: Rules, data_dir: &std::path::Path) -> anyhow::Result<()>;
+}
+
 impl NotifyArgs {
-    pub fn options(&self, data_dir: &std::path::Path) -> anyhow::Result<askuser_bridge::notify::NotifyOptions> {
-        use askuser_bridge::notify::{channels, NotifyOptions, Quiet, Rules};
+    /// Every channel's flags (a channel is added to the command line here).
+    fn channels(&self) -> [&dyn ChannelArgs; 4] {
+        [&self.webhook, &self.ntfy, &self.slack, &self.telegram]
+    }
+
+    pub fn options(&self, data_dir: &std::path::Path) -> anyhow::Result<NotifyOptions> {
         let mut opts = NotifyOptions::default();
         opts.push_services.hosts.extend(self.push_services.iter().cloned());
         opts.push_contact = self.push_contact.clone();
         opts.link_ttl = Duration::from_secs(self.answer_link_hours.clamp(1, 24 * 30) * 3600);
+        let names: Vec<&str> = self.channels().iter().map(|c| c.name()).collect();
         let rules = |channel: &str| -> anyhow::Result<Rules> {
-            // A value for this channel (`webhook:…`), or for both (no prefix).
+            // A value for this channel (`webhook:…`), or for every one (no prefix).
             let mine = |values: &[String]| -> Vec<String> {
                 values
                     .iter()
                     .filter_map(|v| match v.split_once(':') {
                         Some((c, rest)) if c == channel => Some(rest.to_owned()),
-                        Some((c, _)) if ["webhook", "ntfy", "slack", "telegram"].contains(&c) => None,
+                        Some((c, _)) if names.contains(&c) => None,
                         _ => Some(v.clone()),
                     })
                     .collect()
@@ -492,115 +477,138 @@ impl NotifyArgs {
             rules.check().map_err(|e| anyhow::anyhow!("{}", e.replace("rules.", "--notify-")))?;
             Ok(rules)
         };
-        if let Some(url) = &self.notify_webhook {
-            let url: reqwest::Url = url.parse().map_err(|e| {
-                anyhow::anyhow!("--notify-webhook: expected a URL, got {:?} ({e})", config::redact(config::Secret::Webhook(url)))
-            })?;
-            let secret = match &self.notify_webhook_secret {
-                Some(s) => s.clone(),
-                None => askuser_bridge::notify::channels::webhook_secret(data_dir)?,
-            };
-            opts.webhook = Some(channels::Webhook { url, secret, rules: rules("webhook")? });
-        }
-        if let Some(url) = &self.notify_ntfy {
-            let ntfy = channels::Ntfy::parse(url, self.notify_ntfy_token.clone()).map_err(anyhow::Error::msg)?;
-            opts.ntfy = Some(channels::Ntfy { rules: rules("ntfy")?, ..ntfy });
-        }
-        if !self.notify_slack.is_empty() {
-            opts.slack = Some(self.slack_app(rules("slack")?)?);
-        }
-        if !self.notify_telegram.is_empty() {
-            opts.telegram = Some(self.telegram_bot(rules("telegram")?)?);
+        for channel in self.channels().into_iter().filter(|c| c.wanted()) {
+            channel.add(&mut opts, rules(channel.name())?, data_dir)?;
         }
         Ok(opts)
     }
 }
 
-impl NotifyArgs {
-    /// `--notify-slack` and the app's credentials as a Slack app.
-    fn slack_app(&self, rules: askuser_bridge::notify::Rules) -> anyhow::Result<askuser_bridge::notify::slack_app::SlackApp> {
-        let channel_id = |c: &str| {
-            let ok = c.len() >= 3 && c.starts_with(['C', 'G', 'D']) && c.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
-            if ok {
-                Ok(c.to_owned())
-            } else {
-                Err(anyhow::anyhow!("--notify-slack: expected a channel id (C…, G… or D…, as Slack's channel details show it), got {c:?}"))
-            }
+#[derive(Debug, Clone, Args)]
+pub struct WebhookArgs {
+    /// POST each new question to this URL as JSON signed with HMAC-SHA256 (Slack's
+    /// incoming webhooks show it as is).
+    #[arg(long, value_name = "URL")]
+    pub notify_webhook: Option<String>,
+    /// The webhook's signing secret (default: one made once, kept in the data
+    /// directory's notify/webhook-secret).
+    #[arg(long, env = "ASKUSER_WEBHOOK_SECRET", value_name = "SECRET", hide_env_values = true)]
+    pub notify_webhook_secret: Option<String>,
+}
+
+impl ChannelArgs for WebhookArgs {
+    fn name(&self) -> &'static str {
+        "webhook"
+    }
+
+    fn wanted(&self) -> bool {
+        self.notify_webhook.is_some()
+    }
+
+    fn add(&self, opts: &mut NotifyOptions, rules: Rules, data_dir: &std::path::Path) -> anyhow::Result<()> {
+        let url = self.notify_webhook.as_deref().unwrap_or_default();
+        let url: reqwest::Url = url.parse().map_err(|e| {
+            anyhow::anyhow!("--notify-webhook: expected a URL, got {:?} ({e})", config::redact(config::Secret::Webhook(url)))
+        })?;
+        let secret = match &self.notify_webhook_secret {
+            Some(s) => s.clone(),
+            None => channels::webhook_secret(data_dir)?,
         };
-        let (mut channel, mut routes) = (None, std::collections::BTreeMap::new());
-        for value in &self.notify_slack {
-            match value.split_once('=') {
-                Some((name, c)) if !name.trim().is_empty() => {
-                    routes.insert(name.trim().to_owned(), channel_id(c.trim())?);
-                }
-                Some(_) => anyhow::bail!("--notify-slack: expected NAME=CHANNEL with a person or team name, got {value:?}"),
-                None if channel.is_some() => anyhow::bail!("--notify-slack: one shared channel at most, got a second: {value:?}"),
-                None => channel = Some(channel_id(value.trim())?),
-            }
-        }
-        let mut api: reqwest::Url =
-            self.slack_api.parse().map_err(|e| anyhow::anyhow!("--slack-api: expected a URL, got {:?} ({e})", self.slack_api))?;
-        if !api.path().ends_with('/') {
-            api.set_path(&format!("{}/", api.path()));
-        }
-        let given = |value: &Option<String>, flag: &str, var: &str| match value.as_deref().map(str::trim) {
-            Some(v) if !v.is_empty() => Ok(v.to_owned()),
-            _ => Err(anyhow::anyhow!("--notify-slack needs the Slack app's {flag}: pass --{flag} or set {var} (docs/notify.md)")),
-        };
-        Ok(askuser_bridge::notify::slack_app::SlackApp {
-            token: given(&self.slack_bot_token, "slack-bot-token", "ASKUSER_SLACK_BOT_TOKEN")?,
-            signing_secret: given(&self.slack_signing_secret, "slack-signing-secret", "ASKUSER_SLACK_SIGNING_SECRET")?,
-            api,
-            channel,
-            routes,
-            rules,
-        })
+        opts.add(channels::Webhook { url, secret, rules });
+        Ok(())
     }
 }
 
-impl NotifyArgs {
-    /// `--notify-telegram` and the bot's token as a Telegram bot.
-    fn telegram_bot(&self, rules: askuser_bridge::notify::Rules) -> anyhow::Result<askuser_bridge::notify::telegram_bot::TelegramBot> {
-        use askuser_bridge::notify::telegram_bot::{TelegramBot, LEASE, POLL};
-        let chat_id = |c: &str| match c.parse::<i64>() {
-            Ok(id) if id != 0 => Ok(id),
-            _ => Err(anyhow::anyhow!(
-                "--notify-telegram: expected a chat id (a number: a person's, or -100… for a group, as docs/notify.md finds it), got {c:?}"
-            )),
-        };
-        let (mut chat, mut routes) = (None, std::collections::BTreeMap::new());
-        for value in &self.notify_telegram {
-            match value.split_once('=') {
-                Some((name, c)) if !name.trim().is_empty() => {
-                    routes.insert(name.trim().to_owned(), chat_id(c.trim())?);
-                }
-                Some(_) => anyhow::bail!("--notify-telegram: expected NAME=CHAT_ID with a person or team name, got {value:?}"),
-                None if chat.is_some() => anyhow::bail!("--notify-telegram: one shared chat at most, got a second: {value:?}"),
-                None => chat = Some(chat_id(value.trim())?),
-            }
-        }
-        let token = match self.telegram_bot_token.as_deref().map(str::trim) {
-            Some(t) if !t.is_empty() => t.to_owned(),
-            _ => anyhow::bail!(
-                "--notify-telegram needs the bot's token: pass --telegram-bot-token or set ASKUSER_TELEGRAM_BOT_TOKEN (docs/notify.md)"
-            ),
-        };
-        // Checked without showing it: it is a password.
-        let well_formed = token.split_once(':').is_some_and(|(id, key)| {
-            !id.is_empty()
-                && id.bytes().all(|b| b.is_ascii_digit())
-                && !key.is_empty()
-                && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-        });
-        if !well_formed {
-            anyhow::bail!("--telegram-bot-token: expected the token @BotFather gave (digits, ':', then letters, digits, - and _), got {} characters that are not one", token.chars().count());
-        }
-        let mut api: reqwest::Url =
-            self.telegram_api.parse().map_err(|e| anyhow::anyhow!("--telegram-api: expected a URL, got {:?} ({e})", self.telegram_api))?;
-        if !api.path().ends_with('/') {
-            api.set_path(&format!("{}/", api.path()));
-        }
-        Ok(TelegramBot { token, api, chat, routes, rules, poll: POLL, lease: LEASE })
+#[derive(Debug, Clone, Args)]
+pub struct NtfyArgs {
+    /// Publish each new question to this ntfy topic (e.g. https://ntfy.sh/my-topic),
+    /// with buttons that answer.
+    #[arg(long, value_name = "URL/TOPIC")]
+    pub notify_ntfy: Option<String>,
+    /// An access token for a protected ntfy topic.
+    #[arg(long, env = "ASKUSER_NTFY_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub notify_ntfy_token: Option<String>,
+}
+
+impl ChannelArgs for NtfyArgs {
+    fn name(&self) -> &'static str {
+        "ntfy"
+    }
+
+    fn wanted(&self) -> bool {
+        self.notify_ntfy.is_some()
+    }
+
+    fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
+        let url = self.notify_ntfy.as_deref().unwrap_or_default();
+        let ntfy = channels::Ntfy::parse(url, self.notify_ntfy_token.clone()).map_err(anyhow::Error::msg)?;
+        opts.add(channels::Ntfy { rules, ..ntfy });
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct SlackArgs {
+    /// Post each question set to this Slack channel (its id, C…/G…/D…) with buttons
+    /// that answer; `NAME=CHANNEL` posts a person's or team's there instead (repeatable).
+    /// Needs the app's bot token and signing secret (docs/notify.md).
+    #[arg(long = "notify-slack", value_name = "[NAME=]CHANNEL")]
+    pub notify_slack: Vec<String>,
+    /// The Slack app's bot token (xoxb-…).
+    #[arg(long, env = "ASKUSER_SLACK_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub slack_bot_token: Option<String>,
+    /// The Slack app's signing secret: requests to /slack/actions must be signed with it.
+    #[arg(long, env = "ASKUSER_SLACK_SIGNING_SECRET", value_name = "SECRET", hide_env_values = true)]
+    pub slack_signing_secret: Option<String>,
+    /// Slack's Web API.
+    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::slack_app::API)]
+    pub slack_api: String,
+}
+
+impl ChannelArgs for SlackArgs {
+    fn name(&self) -> &'static str {
+        "slack"
+    }
+
+    fn wanted(&self) -> bool {
+        !self.notify_slack.is_empty()
+    }
+
+    fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
+        let (token, secret) = (self.slack_bot_token.as_deref(), self.slack_signing_secret.as_deref());
+        opts.add(SlackApp::configure(&self.notify_slack, token, secret, &self.slack_api, rules)?);
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct TelegramArgs {
+    /// Send each question set to this Telegram chat (its id: a person's, or a group's
+    /// -100…) with buttons that answer, and take replies to it as answers; `NAME=CHAT_ID`
+    /// sends a person's or team's there instead (repeatable). Needs the bot's token
+    /// (docs/notify.md).
+    #[arg(long = "notify-telegram", value_name = "[NAME=]CHAT_ID", allow_negative_numbers = true)]
+    pub notify_telegram: Vec<String>,
+    /// The Telegram bot's token, from @BotFather (123456789:AA…).
+    #[arg(long, env = "ASKUSER_TELEGRAM_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub telegram_bot_token: Option<String>,
+    /// Telegram's Bot API.
+    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::telegram_bot::API)]
+    pub telegram_api: String,
+}
+
+impl ChannelArgs for TelegramArgs {
+    fn name(&self) -> &'static str {
+        "telegram"
+    }
+
+    fn wanted(&self) -> bool {
+        !self.notify_telegram.is_empty()
+    }
+
+    fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
+        opts.add(TelegramBot::configure(&self.notify_telegram, self.telegram_bot_token.as_deref(), &self.telegram_api, rules)?);
+        Ok(())
     }
 }
 
@@ -1016,6 +1024,8 @@ mod tests {
     use super::*;
     use clap::Parser;
 
+    use askuser_bridge::notify::channels::{Ntfy, Webhook};
+
     fn notify(args: &[&str]) -> anyhow::Result<askuser_bridge::notify::NotifyOptions> {
         let dir = tempfile::tempdir()?;
         let cli = Cli::try_parse_from(["askuser", "serve"].iter().chain(args))?;
@@ -1035,7 +1045,7 @@ mod tests {
             "--notify-quiet=ntfy:22:00-07:00",
         ])
         .unwrap();
-        let (webhook, ntfy) = (opts.webhook.unwrap().rules, opts.ntfy.unwrap().rules);
+        let (webhook, ntfy) = (opts.channel::<Webhook>().unwrap().rules.clone(), opts.channel::<Ntfy>().unwrap().rules.clone());
         assert_eq!((webhook.delay_seconds, webhook.agents.as_slice(), webhook.quiet.is_none()), (30, &["ci".to_owned()][..], true));
         assert_eq!((ntfy.delay_seconds, ntfy.agents.len()), (0, 0));
         let quiet = ntfy.quiet.unwrap();
@@ -1062,7 +1072,8 @@ mod tests {
         assert_eq!(commands.len(), 2, "{commands:?}");
         for command in commands {
             let args: Vec<&str> = command.split_whitespace().skip(2).chain([token.as_str(), signing.as_str()]).collect();
-            let slack = notify(&args).unwrap().slack.expect("a Slack app");
+            let opts = notify(&args).unwrap();
+            let slack = opts.channel::<SlackApp>().expect("a Slack app");
             assert_eq!(slack.channel.as_deref(), Some("C0123ABCD"), "{command}");
             assert_eq!((slack.token.as_str(), slack.api.as_str()), ("xoxb-your-token", "https://slack.com/api/"));
             if command.contains("alice=") {
@@ -1090,11 +1101,11 @@ mod tests {
         for command in commands {
             let args: Vec<&str> = command.split_whitespace().skip(2).chain([token_flag.as_str(), "--notify-delay=telegram:30"]).collect();
             let opts = notify(&args).unwrap();
-            let bot = opts.telegram.expect("a Telegram bot");
+            let bot = opts.channel::<TelegramBot>().expect("a Telegram bot");
             assert_eq!(bot.chat, Some(-1001234567890), "{command}");
             assert_eq!((bot.token.as_str(), bot.api.as_str(), bot.bot_id()), (token, "https://api.telegram.org/", "123456789"));
             assert_eq!(bot.rules.delay_seconds, 30, "telegram: rules are the bot's");
-            assert!(opts.slack.is_none() && opts.webhook.is_none());
+            assert!(opts.channel::<SlackApp>().is_none() && opts.channel::<Webhook>().is_none());
             if command.contains("alice=") {
                 assert_eq!(bot.routes.get("alice"), Some(&111111111));
                 assert_eq!(bot.routes.get("db-team"), Some(&-1009876543210));
@@ -1109,7 +1120,8 @@ mod tests {
         assert!(bad.contains("--telegram-bot-token") && bad.contains("ASKUSER_TELEGRAM_BOT_TOKEN"), "{bad}");
         let bad = notify(&["--notify-telegram=-100123", "--telegram-bot-token=not a token at all"]).unwrap_err().to_string();
         assert!(bad.contains("--telegram-bot-token: expected the token") && !bad.contains("not a token at all"), "{bad}");
-        let api = notify(&["--notify-telegram=5", &token_flag, "--telegram-api=http://127.0.0.1:9/tg"]).unwrap().telegram.unwrap().api;
+        let opts = notify(&["--notify-telegram=5", &token_flag, "--telegram-api=http://127.0.0.1:9/tg"]).unwrap();
+        let api = &opts.channel::<TelegramBot>().unwrap().api;
         assert_eq!(api.as_str(), "http://127.0.0.1:9/tg/", "the API's path ends with / so methods join under it");
     }
 
@@ -1125,10 +1137,9 @@ mod tests {
             let secrets = ["--slack-bot-token=xoxb-1", "--slack-signing-secret=s", "--telegram-bot-token=123456789:AAbc"];
             let args: Vec<&str> = command.split_whitespace().skip(2).chain(secrets).collect();
             let opts = notify(&args).unwrap_or_else(|e| panic!("{line}: {e}"));
-            let set_up = [opts.slack.is_some(), opts.telegram.is_some(), opts.webhook.is_some(), opts.ntfy.is_some()];
-            assert_eq!(set_up.iter().filter(|s| **s).count(), 1, "{line}: one channel each");
+            assert_eq!(opts.channels.len(), 1, "{line}: one channel each");
             if line.contains("--notify-delay 60") {
-                assert_eq!(opts.ntfy.unwrap().rules.delay_seconds, 60, "{line}");
+                assert_eq!(opts.channel::<Ntfy>().unwrap().rules.delay_seconds, 60, "{line}");
             }
         }
     }

@@ -33,7 +33,6 @@ pub mod first;
 pub mod links;
 mod push;
 mod questions;
-mod slack;
 
 use access::*;
 use approvals::*;
@@ -154,9 +153,18 @@ pub fn router(app: App) -> Router {
         .route("/v1/push", get(push_info))
         .route("/v1/push/subscriptions", post(subscribe).delete(unsubscribe))
         .route("/v1/session", post(first::open).delete(first::close));
-    Router::new()
-        .merge(api)
-        .route("/slack/actions", post(slack::actions))
+    let mut router = Router::new().merge(api);
+    // What chats' services post back (Slack's interactivity URL): each channel's own.
+    for channel in app.notifier.channels() {
+        if let Some(path) = channel.inbound() {
+            let channel = channel.clone();
+            let receive = move |State(app): State<App>, headers: HeaderMap, body: axum::body::Bytes| async move {
+                channel.receive(&app.notifier, &headers, &body).await.into_response()
+            };
+            router = router.route(path, post(receive));
+        }
+    }
+    router
         .route("/a/{key}", get(links::show).post(links::answer))
         .route("/", get(first::index))
         .route("/index.html", get(first::index))

@@ -4,6 +4,7 @@
 
 use super::push::{outcome, Sent};
 use super::Message;
+use askuser_core::protocol::QuestionRecord;
 use std::time::Duration;
 
 /// `--notify-webhook URL`: a JSON POST signed with HMAC-SHA256.
@@ -57,10 +58,7 @@ impl Ntfy {
             .map(|o| serde_json::json!({"action": "http", "label": o.label, "url": o.link, "method": "POST", "clear": true}))
             .collect();
         actions.push(serde_json::json!({"action": "view", "label": "Answer…", "url": m.open}));
-        let title = match &m.header {
-            Some(h) => format!("{} asks · {h}", m.agent),
-            None => format!("{} asks", m.agent),
-        };
+        let title = super::Headline { agent: m.agent.clone(), chip: m.header.clone() }.line(usize::MAX, usize::MAX, |s, _| s.to_owned());
         serde_json::json!({
             "topic": self.topic, "title": title, "message": m.question, "click": m.open,
             "priority": 4, "tags": ["question"], "actions": actions,
@@ -127,5 +125,68 @@ impl Webhook {
             .body(body)
             .timeout(Duration::from_secs(30));
         outcome("the webhook", request.send().await).await
+    }
+}
+
+#[async_trait::async_trait]
+impl super::Channel for Webhook {
+    fn name(&self) -> &'static str {
+        "webhook"
+    }
+
+    /// Its signing secret, and its URL's path (Slack's and Discord's hold the credential).
+    fn secrets(&self) -> Vec<&str> {
+        vec![self.secret.as_str(), self.url.path()]
+    }
+
+    async fn routes(&self, _: &super::Notifier, _: &QuestionRecord) -> Vec<super::Route> {
+        vec![super::Route::one(&self.rules)]
+    }
+
+    fn links(&self) -> bool {
+        true
+    }
+
+    async fn post(&self, notifier: &super::Notifier, _: &super::Route, notice: &super::Notice) -> Sent {
+        self.send(notifier.http(), &notice.message, notifier.now_ms() / 1000).await
+    }
+
+    fn describe(&self, data_dir: &std::path::Path) -> Option<String> {
+        let kept = data_dir.join("notify").join("webhook-secret");
+        let from = match std::fs::read_to_string(&kept).is_ok_and(|s| s.trim() == self.secret) {
+            true => format!("the secret in {}", kept.display()),
+            false => "--notify-webhook-secret".into(),
+        };
+        let hook = crate::config::redact(crate::config::Secret::Webhook(self.url.as_str()));
+        Some(format!("new questions go to the webhook {hook} (signed with {from})"))
+    }
+}
+
+#[async_trait::async_trait]
+impl super::Channel for Ntfy {
+    fn name(&self) -> &'static str {
+        "ntfy"
+    }
+
+    /// Its topic (whoever knows it reads and posts to it) and access token.
+    fn secrets(&self) -> Vec<&str> {
+        [Some(self.topic.as_str()), self.token.as_deref()].into_iter().flatten().collect()
+    }
+
+    async fn routes(&self, _: &super::Notifier, _: &QuestionRecord) -> Vec<super::Route> {
+        vec![super::Route::one(&self.rules)]
+    }
+
+    fn links(&self) -> bool {
+        true
+    }
+
+    async fn post(&self, notifier: &super::Notifier, _: &super::Route, notice: &super::Notice) -> Sent {
+        self.send(notifier.http(), &notice.message).await
+    }
+
+    fn describe(&self, _: &std::path::Path) -> Option<String> {
+        let topic = crate::config::redact(crate::config::Secret::Ntfy(&format!("{}{}", self.server, self.topic)));
+        Some(format!("new questions go to the ntfy topic {topic}"))
     }
 }

@@ -1,14 +1,18 @@
-//! Reaching a person away from the screen: Web Push to paired devices ([`push`]), a
-//! signed webhook and ntfy ([`channels`]), each with rules (which agents, quiet hours,
-//! a delay), and answer links that answer one question with one option, once
-//! ([`links`]).
+//! Reaching a person away from the screen. Every way is a [`Channel`] ([`channel`]):
+//! Web Push to paired devices ([`push`]), a signed webhook and ntfy ([`channels`]),
+//! Slack ([`slack_app`], its messages in [`slack`]) and Telegram ([`telegram_bot`], its
+//! messages in [`telegram`]), each with rules (which agents, quiet hours, a delay).
+//! Push, the webhook and ntfy carry answer links that answer one question with one
+//! option, once (`http/links.rs`); a chat's own buttons and replies answer through
+//! [`Notifier::answer_from_chat`].
 //!
 //! The [`Notifier`] listens to the bridge's events like a browser tab does. Nothing it
 //! does can hold the bridge up: every delivery is its own task that sleeps until the
 //! rules say, checks the question still waits, and sends with retries and backoff; at
 //! most [`CONCURRENT_SENDS`] sends run at once. A question that closes closes its
-//! notifications on every device it reached.
+//! notifications everywhere they went.
 
+pub mod channel;
 pub mod channels;
 #[cfg(test)]
 mod fixtures;
@@ -24,6 +28,8 @@ use crate::store::{LinkUse, Store, StoreError, StoredLink, StoredSubscription};
 use askuser_core::approval::{ALLOW, DENY};
 use askuser_core::protocol::{BrowserEvent, QuestionRecord};
 use askuser_core::Status;
+pub use channel::{Channel, Headline, NotTaken, Notice, Outcome, Reach, Route};
+use push::Sent;
 use serde::{Deserialize, Serialize};
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex};
@@ -145,22 +151,18 @@ impl Rules {
     }
 }
 
-/// How the bridge notifies; everything off but push (which needs a device to subscribe).
-#[derive(Debug, Clone)]
+/// How the bridge notifies: push (which needs a device to subscribe) and the channels
+/// added ([`NotifyOptions::add`]).
+#[derive(Clone)]
 pub struct NotifyOptions {
     /// Where push messages may go.
     pub push_services: push::Services,
     /// The VAPID `sub`: who runs this bridge.
     pub push_contact: String,
-    pub webhook: Option<channels::Webhook>,
-    pub ntfy: Option<channels::Ntfy>,
-    /// A Slack app that posts question sets and takes answers from its buttons.
-    pub slack: Option<slack_app::SlackApp>,
-    /// A Telegram bot that sends question sets and takes answers from its buttons and
-    /// from replies.
-    pub telegram: Option<telegram_bot::TelegramBot>,
     /// How long an answer link works.
     pub link_ttl: Duration,
+    /// The channels besides push (the webhook, ntfy, Slack, Telegram, ...).
+    pub channels: Vec<Arc<dyn Channel>>,
 }
 
 impl Default for NotifyOptions {
@@ -168,55 +170,36 @@ impl Default for NotifyOptions {
         NotifyOptions {
             push_services: push::Services::default(),
             push_contact: "mailto:askuser@localhost".into(),
-            webhook: None,
-            ntfy: None,
-            slack: None,
-            telegram: None,
             link_ttl: Duration::from_secs(24 * 3600),
+            channels: vec![],
         }
     }
 }
 
-/// Where one notification goes.
-#[derive(Debug, Clone)]
-enum Target {
-    Push(StoredSubscription),
-    Webhook,
-    Ntfy,
-    /// A Slack channel (its id).
-    Slack(String),
-    /// A Telegram chat (its id).
-    Telegram(i64),
-}
-
-impl Target {
-    /// Which target this is, as the store records it.
-    fn key(&self) -> String {
-        match self {
-            Target::Push(sub) => format!("push:{}", sub.endpoint),
-            Target::Slack(channel) => format!("slack:{channel}"),
-            Target::Telegram(chat) => format!("telegram:{chat}"),
-            t => t.channel().to_owned(),
-        }
-    }
-
-    fn channel(&self) -> &'static str {
-        match self {
-            Target::Push(_) => "push",
-            Target::Webhook => "webhook",
-            Target::Ntfy => "ntfy",
-            Target::Slack(_) => "slack",
-            Target::Telegram(_) => "telegram",
-        }
+/// Names the channels, never what they hold.
+impl std::fmt::Debug for NotifyOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let channels: Vec<_> = self.channels.iter().map(|c| c.name()).collect();
+        f.debug_struct("NotifyOptions")
+            .field("push_services", &self.push_services)
+            .field("link_ttl", &self.link_ttl)
+            .field("channels", &channels)
+            .finish()
     }
 }
 
-/// A chat message to edit once its question closes.
-enum Edit<'a> {
-    /// A Slack channel and the message's `ts`.
-    Slack(&'a str, &'a str),
-    /// A Telegram chat and the message's id.
-    Telegram(i64, i64),
+impl NotifyOptions {
+    /// Adds `channel` (one of each kind: a second of the same name replaces the first).
+    pub fn add(&mut self, channel: impl Channel) -> &mut Self {
+        self.channels.retain(|c| c.name() != channel.name());
+        self.channels.push(Arc::new(channel));
+        self
+    }
+
+    /// The channel of type `T`, if added.
+    pub fn channel<T: Channel>(&self) -> Option<&T> {
+        self.channels.iter().find_map(|c| (&**c as &dyn std::any::Any).downcast_ref::<T>())
+    }
 }
 
 /// A question as a notification says it, with one answer link per linked option.
@@ -252,12 +235,15 @@ pub struct Notifier {
     /// Whose each device is: a question for someone else reaches it when it escalates.
     registry: Arc<crate::tokens::Registry>,
     options: NotifyOptions,
+    /// Push, then the channels added.
+    channels: Vec<Arc<dyn Channel>>,
     pub vapid: push::Vapid,
     http: reqwest::Client,
     /// Where the bridge's links point (its public origin).
     base: String,
-    /// The push endpoints each open question reached, to close it there.
-    reached: Mutex<HashMap<String, Vec<StoredSubscription>>>,
+    /// The places (as the store keys them) each open question reached at this bridge,
+    /// to close it there ([`Channel::close`]).
+    reached: Mutex<HashMap<String, Vec<String>>>,
     /// (question, target) pairs sent or being sent: each is sent once, also across a
     /// restart (the store keeps the sent ones).
     claimed: Mutex<HashSet<(String, String)>>,
@@ -274,11 +260,13 @@ impl Notifier {
         vapid: push::Vapid,
         base: String,
     ) -> Arc<Notifier> {
+        let channels = std::iter::once(Arc::new(push::Push) as Arc<dyn Channel>).chain(options.channels.iter().cloned()).collect();
         let notifier = Arc::new(Notifier {
             bridge: bridge.clone(),
             store,
             registry,
             options,
+            channels,
             vapid,
             http: crate::tls::notify_client(),
             base,
@@ -289,8 +277,8 @@ impl Notifier {
         let me = notifier.clone();
         let mut events = bridge.subscribe();
         let mut stop = bridge.shutdown_signal();
-        if let Some(bot) = notifier.options.telegram.clone() {
-            tokio::spawn(telegram_bot::poll(notifier.clone(), bot));
+        for channel in &notifier.channels {
+            channel.clone().start(notifier.clone());
         }
         tokio::spawn(async move {
             // What a previous run sent is not sent again (and closes when answered);
@@ -316,6 +304,31 @@ impl Notifier {
 
     pub fn options(&self) -> &NotifyOptions {
         &self.options
+    }
+
+    /// Push, then the channels added.
+    pub fn channels(&self) -> &[Arc<dyn Channel>] {
+        &self.channels
+    }
+
+    /// The client every channel sends with (no redirects, the bridge's TLS).
+    pub fn http(&self) -> &reqwest::Client {
+        &self.http
+    }
+
+    /// The bridge's clock (ms since the Unix epoch).
+    pub fn now_ms(&self) -> u64 {
+        self.bridge.now_ms()
+    }
+
+    /// The bridge's public origin (`https://host:port`), which links point to.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+
+    /// A future that ends when the bridge stops (for a channel's own tasks).
+    pub async fn stopped(&self) {
+        crate::hub::stopped(&mut self.bridge.shutdown_signal()).await
     }
 
     /// The push subscriptions credential `whose` made (None: the admin token's).
@@ -368,15 +381,12 @@ impl Notifier {
             tracing::warn!("cannot read the notifications sent: {e}");
             vec![]
         });
-        let subs = self.store.subscriptions().await.unwrap_or_default();
         let mut closed = HashSet::new();
         for crate::store::Notified { id, target, waits, .. } in sent {
-            if target.starts_with(telegram::LEASE_PREFIX) {
-                continue; // a polling lease's term, not a notification
+            if target.starts_with("close:") {
+                continue; // a claim to close (or a polling lease's term), not a notification
             }
-            if let Some(sub) = target.strip_prefix("push:").and_then(|e| subs.iter().find(|s| s.endpoint == e)) {
-                lock(&self.reached).entry(id.clone()).or_default().push(sub.clone());
-            }
+            lock(&self.reached).entry(id.clone()).or_default().push(target.clone());
             if !waits {
                 closed.insert(id.clone());
             }
@@ -395,80 +405,46 @@ impl Notifier {
         }
     }
 
-    /// Schedules a notification of `record` for every device and channel that wants it.
+    /// Schedules a notification of `record` for every place of every channel that wants it.
     async fn asked(self: &Arc<Self>, record: &QuestionRecord) {
-        let mut targets: Vec<(Target, Rules)> = vec![];
-        match self.store.subscriptions().await {
-            Ok(subs) => {
-                for sub in subs {
-                    let rules = serde_json::from_str(&sub.rules).unwrap_or_default();
-                    targets.push((Target::Push(sub), rules));
+        for channel in &self.channels {
+            for route in channel.routes(self, record).await {
+                if !route.rules.wants(record) {
+                    continue;
                 }
+                // A place of someone the set is not for (a shared chat, another person's
+                // device) gets it when it escalates.
+                let from = match &route.reach {
+                    Reach::Asked => Some(record.created_at),
+                    Reach::Everyone => self.bridge.seen_from(record, Some(&askuser_core::protocol::Viewer::default())),
+                    Reach::Viewer(viewer) => self.bridge.seen_from(record, viewer.as_ref()),
+                };
+                let Some(from) = from else { continue };
+                let due = route.rules.due(from);
+                let me = self.clone();
+                let id = record.id.clone();
+                let channel = channel.clone();
+                let mut stop = self.bridge.shutdown_signal();
+                tokio::spawn(async move {
+                    let wait = Duration::from_millis(due.saturating_sub(me.bridge.now_ms()));
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = crate::hub::stopped(&mut stop) => return,
+                    }
+                    me.deliver(&id, &*channel, route).await;
+                });
             }
-            Err(e) => tracing::warn!("cannot read push subscriptions: {e}"),
-        }
-        if let Some(w) = &self.options.webhook {
-            targets.push((Target::Webhook, w.rules.clone()));
-        }
-        if let Some(n) = &self.options.ntfy {
-            targets.push((Target::Ntfy, n.rules.clone()));
-        }
-        let slack = self.options.slack.as_ref().and_then(|s| Some((s.route(record)?, s.rules.clone())));
-        let shared_slack = slack.as_ref().is_some_and(|(route, _)| !route.own);
-        if let Some((route, rules)) = slack {
-            targets.push((Target::Slack(route.channel), rules));
-        }
-        let telegram = self.options.telegram.as_ref().and_then(|t| Some((t.route(record)?, t.rules.clone())));
-        let shared_telegram = telegram.as_ref().is_some_and(|(route, _)| !route.own);
-        if let Some((route, rules)) = telegram {
-            targets.push((Target::Telegram(route.chat), rules));
-        }
-        for (target, rules) in targets {
-            if !rules.wants(record) {
-                continue;
-            }
-            // A device of someone the question is not for gets it when it escalates.
-            let from = match &target {
-                Target::Push(sub) => {
-                    let caller = crate::tokens::Caller { scope: crate::tokens::Scope::Device, id: sub.credential.clone() };
-                    self.bridge.seen_from(record, self.registry.viewer(&caller).as_ref())
-                }
-                // The shared channel is everyone's: a set for someone reaches it when
-                // it escalates.
-                Target::Slack(_) if shared_slack => self.bridge.seen_from(record, Some(&askuser_core::protocol::Viewer::default())),
-                Target::Telegram(_) if shared_telegram => self.bridge.seen_from(record, Some(&askuser_core::protocol::Viewer::default())),
-                _ => Some(record.created_at),
-            };
-            let Some(from) = from else { continue };
-            let due = rules.due(from);
-            let me = self.clone();
-            let id = record.id.clone();
-            let mut stop = self.bridge.shutdown_signal();
-            tokio::spawn(async move {
-                let wait = Duration::from_millis(due.saturating_sub(me.bridge.now_ms()));
-                tokio::select! {
-                    _ = tokio::time::sleep(wait) => {}
-                    _ = crate::hub::stopped(&mut stop) => return,
-                }
-                me.deliver(&id, target).await;
-            });
         }
     }
 
-    /// Sends question `id` to `target` if it still waits, retrying with backoff.
-    async fn deliver(self: &Arc<Self>, id: &str, target: Target) {
+    /// Sends question `id` to `route` of `channel` if it still waits, retrying with backoff.
+    async fn deliver(self: &Arc<Self>, id: &str, channel: &dyn Channel, route: Route) {
         let Ok(record) = self.bridge.get(id).await else { return };
         if record.status != Status::Pending {
             return; // answered before it was due
         }
-        if let Target::Push(sub) = &target {
-            // Unsubscribed or revoked while this waited for its time: not sent.
-            let current = self.store.subscriptions().await.unwrap_or_default();
-            if !current.iter().any(|c| c.endpoint == sub.endpoint && c.credential == sub.credential) {
-                return;
-            }
-        }
-        let key = target.key();
+        let name = channel.name();
+        let key = route.key(name);
         if !lock(&self.claimed).insert((id.to_owned(), key.clone())) {
             return; // sent already, or on its way
         }
@@ -478,17 +454,10 @@ impl Notifier {
             Ok(false) => return,
             Err(e) => return tracing::warn!(%id, "{e}"),
         }
-        let credential = match &target {
-            Target::Push(sub) => sub.credential.clone(),
-            _ => None,
-        };
-        // Slack's and Telegram's buttons answer themselves: no answer links.
-        let message = match &target {
-            Target::Slack(_) | Target::Telegram(_) => None,
-            _ => match self.message(&record, target.channel(), credential).await {
-                Ok(m) => Some(m),
-                Err(e) => return tracing::warn!(%id, "cannot make answer links: {e}"),
-            },
+        let links = channel.links().then(|| (name, route.credential.clone()));
+        let notice = match self.notice(&record, links).await {
+            Ok(notice) => notice,
+            Err(e) => return tracing::warn!(%id, "cannot make answer links: {e}"),
         };
         let mut backoff = Duration::from_secs(1);
         for attempt in 1..=ATTEMPTS {
@@ -500,39 +469,35 @@ impl Notifier {
             }
             let sent = {
                 let _permit = self.gate.acquire().await;
-                self.send(&target, message.as_ref(), &record).await
+                channel.post(self, &route, &notice).await
             };
             match sent {
-                push::Sent::Delivered | push::Sent::Posted(_) => {
+                Sent::Delivered | Sent::Posted(_) => {
                     let posted = match &sent {
-                        push::Sent::Posted(m) => Some(m.as_str()),
+                        Sent::Posted(m) => Some(m.as_str()),
                         _ => None,
                     };
                     if let Err(e) = self.store.add_notified(id, &key, self.bridge.now_ms(), posted).await {
                         tracing::warn!(%id, "{e}");
                     }
-                    if let Target::Push(sub) = &target {
-                        lock(&self.reached).entry(id.to_owned()).or_default().push(sub.clone());
-                    }
+                    lock(&self.reached).entry(id.to_owned()).or_default().push(key);
                     // It may have closed while this was on its way: close it there too.
                     if !self.waits(id).await {
                         self.closed(id);
                     }
                     return;
                 }
-                push::Sent::Gone => {
-                    if let Target::Push(sub) = &target {
-                        tracing::info!(endpoint = %sub.endpoint, "the push service says this subscription is gone: forgetting it");
-                        let _ = self.store.remove_subscription(&sub.endpoint, None).await;
-                    }
-                    return;
+                Sent::Gone => return, // the channel forgot the place
+                Sent::Refused(why) => {
+                    let why = channel::scrub(&why, &channel.secrets());
+                    return tracing::warn!(%id, "{name} refused the notification: {why}");
                 }
-                push::Sent::Refused(why) => return tracing::warn!(%id, "{} refused the notification: {why}", target.channel()),
-                push::Sent::Retry { why, after } => {
+                Sent::Retry { why, after } => {
+                    let why = channel::scrub(&why, &channel.secrets());
                     if attempt == ATTEMPTS {
-                        return tracing::warn!(%id, "gave up notifying {} after {ATTEMPTS} tries: {why}", target.channel());
+                        return tracing::warn!(%id, "gave up notifying {name} after {ATTEMPTS} tries: {why}");
                     }
-                    tracing::info!(%id, "{} failed ({why}); trying again", target.channel());
+                    tracing::info!(%id, "{name} failed ({why}); trying again");
                     let mut stop = self.bridge.shutdown_signal();
                     tokio::select! {
                         _ = tokio::time::sleep(after.unwrap_or(backoff).min(Duration::from_secs(300))) => {}
@@ -544,60 +509,14 @@ impl Notifier {
         }
     }
 
-    /// A stored subscription, checked again (the allowed push services may have changed).
-    fn push_target(&self, sub: &StoredSubscription) -> Result<push::Target, String> {
-        let keys = push::Keys { p256dh: sub.p256dh.clone(), auth: sub.auth.clone() };
-        push::Subscription { endpoint: sub.endpoint.clone(), keys }.check(&self.options.push_services)
-    }
-
     /// Whether question `id` still waits for an answer.
     async fn waits(&self, id: &str) -> bool {
         self.bridge.get(id).await.is_ok_and(|r| r.status == Status::Pending)
     }
 
-    /// Sends `record` to `target`: as `message` (with its answer links), or to Slack or
-    /// Telegram as its own message with buttons.
-    async fn send(&self, target: &Target, message: Option<&Message>, record: &QuestionRecord) -> push::Sent {
-        let now_s = self.bridge.now_ms() / 1000;
-        let refused = |what: &str| push::Sent::Refused(format!("no {what}"));
-        match (target, message) {
-            (Target::Push(sub), Some(message)) => match self.push_target(sub) {
-                Ok(t) => push::send(&self.http, &self.vapid, &t, &push_payload(message), &push::topic(&message.id), now_s).await,
-                Err(e) => push::Sent::Refused(e),
-            },
-            (Target::Webhook, Some(message)) => match &self.options.webhook {
-                Some(w) => w.send(&self.http, message, now_s).await,
-                None => refused("webhook"),
-            },
-            (Target::Ntfy, Some(message)) => match &self.options.ntfy {
-                Some(n) => n.send(&self.http, message).await,
-                None => refused("ntfy topic"),
-            },
-            (Target::Slack(channel), _) => match &self.options.slack {
-                Some(slack) => {
-                    let open = format!("{}/#q={}", self.base, record.id);
-                    slack.post(&self.http, channel, &slack::message(record, Some(&open))).await
-                }
-                None => refused("Slack app"),
-            },
-            (Target::Telegram(chat), _) => match &self.options.telegram {
-                Some(bot) => {
-                    let open = telegram::open_link(&self.base, &record.id);
-                    bot.post(&self.http, *chat, &telegram::message(record, Some(&open))).await
-                }
-                None => refused("Telegram bot"),
-            },
-            (_, None) => refused("message"),
-        }
-    }
-
-    /// `record` as a notification for `channel`, with fresh answer links.
-    async fn message(
-        &self,
-        record: &QuestionRecord,
-        channel: &str,
-        credential: Option<String>,
-    ) -> Result<Message, crate::store::StoreError> {
+    /// `record` as a notice; with `links` (the channel and the credential they act
+    /// for), with fresh answer links.
+    async fn notice(&self, record: &QuestionRecord, links: Option<(&str, Option<String>)>) -> Result<Notice, StoreError> {
         let questions = &record.request.questions;
         let first = questions.first();
         let linkable = questions.len() == 1;
@@ -615,7 +534,7 @@ impl Notifier {
             }
             None => choices.iter().enumerate().take(MAX_LINKED).collect(),
         };
-        if linkable {
+        if let (true, Some((channel, credential))) = (linkable, links) {
             for (i, choice) in linked {
                 let key = crate::config::random_hex(16);
                 stored.push(StoredLink {
@@ -630,7 +549,7 @@ impl Notifier {
             }
             self.store.add_links(&stored).await?;
         }
-        Ok(Message {
+        let message = Message {
             id: record.id.clone(),
             agent: askuser_core::inbox::agent_name(record),
             header: first.and_then(|q| q.header.clone()),
@@ -641,15 +560,8 @@ impl Notifier {
             },
             options,
             open: format!("{}/#q={}", self.base, record.id),
-        })
-    }
-
-    /// Tells Slack user `user` alone, in `channel`, `text` (why their press did not count).
-    pub async fn tell_in_slack(&self, channel: &str, user: &str, text: &str) -> push::Sent {
-        match &self.options.slack {
-            Some(slack) => slack.tell(&self.http, channel, user, text).await,
-            None => push::Sent::Refused("no Slack app".into()),
-        }
+        };
+        Ok(Notice { record: record.clone(), message })
     }
 
     /// The question a channel's message is about ([`crate::store::Deliveries::notified_by_message`]).
@@ -657,96 +569,78 @@ impl Notifier {
         self.store.notified_by_message(target, message).await
     }
 
-    /// Question `id` closed: every chat message it was posted as (Slack, Telegram) says
-    /// what became of it, and shows no buttons any more (one bridge of those sharing a
-    /// store edits each), tried again with backoff.
-    async fn close_in_chats(self: &Arc<Self>, id: &str) {
+    /// The channel a place the store keys (`slack:C0123`, `webhook`) is in, and the place.
+    fn place<'a>(&self, key: &'a str) -> Option<(&Arc<dyn Channel>, &'a str)> {
+        let (name, to) = key.split_once(':').unwrap_or((key, ""));
+        self.channels.iter().find(|c| c.name() == name).map(|c| (c, to))
+    }
+
+    /// Question `id` closed: every place it reached that changes what it showed (a chat
+    /// message, a device's notification) says what became of it; one bridge of those
+    /// sharing a store closes each, tried again with backoff.
+    async fn close_at(self: &Arc<Self>, id: &str, channel: &dyn Channel, key: &str, to: &str, message: Option<&str>) {
+        if !self.claim_close(id, &format!("close:{key}")).await.unwrap_or(true) {
+            return;
+        }
         let Ok(record) = self.bridge.get(id).await else { return };
-        let posted = match self.store.posted(id).await {
-            Ok(posted) => posted,
-            Err(e) => return tracing::warn!(%id, "cannot read where it was posted: {e}"),
-        };
-        let (slack_closed, telegram_closed) = (slack::answered(&record), telegram::answered(&record));
-        for (target, message) in &posted {
-            let (chat, edit) = match target.split_once(':') {
-                Some(("slack", channel)) if self.options.slack.is_some() => ("Slack", Edit::Slack(channel, message)),
-                Some(("telegram", chat)) if self.options.telegram.is_some() => {
-                    let (Ok(chat), Ok(message_id)) = (chat.parse::<i64>(), message.parse::<i64>()) else { continue };
-                    ("Telegram", Edit::Telegram(chat, message_id))
-                }
-                _ => continue,
+        let name = channel.name();
+        let mut backoff = Duration::from_secs(1);
+        for attempt in 1..=ATTEMPTS {
+            let closed = {
+                let _permit = self.gate.acquire().await;
+                channel.close(self, to, message, &record).await
             };
-            if !self.claim_close(id, &format!("close:{target}")).await.unwrap_or(true) {
-                continue;
-            }
-            let mut backoff = Duration::from_secs(1);
-            for attempt in 1..=ATTEMPTS {
-                let edited = {
-                    let _permit = self.gate.acquire().await;
-                    match (&edit, &self.options.slack, &self.options.telegram) {
-                        (Edit::Slack(channel, ts), Some(slack), _) => slack.update(&self.http, channel, ts, &slack_closed).await,
-                        (Edit::Telegram(chat, message_id), _, Some(bot)) => {
-                            bot.edit(&self.http, *chat, *message_id, &telegram_closed).await
-                        }
-                        _ => break,
+            match closed {
+                Sent::Retry { why, after } if attempt < ATTEMPTS => {
+                    let why = channel::scrub(&why, &channel.secrets());
+                    tracing::info!(%id, "closing it in {name} failed ({why}); trying again");
+                    let mut stop = self.bridge.shutdown_signal();
+                    tokio::select! {
+                        _ = tokio::time::sleep(after.unwrap_or(backoff).min(Duration::from_secs(300))) => {}
+                        _ = crate::hub::stopped(&mut stop) => return,
                     }
-                };
-                match edited {
-                    push::Sent::Retry { why, after } if attempt < ATTEMPTS => {
-                        tracing::info!(%id, "editing its {chat} message failed ({why}); trying again");
-                        let mut stop = self.bridge.shutdown_signal();
-                        tokio::select! {
-                            _ = tokio::time::sleep(after.unwrap_or(backoff).min(Duration::from_secs(300))) => {}
-                            _ = crate::hub::stopped(&mut stop) => return,
-                        }
-                        backoff *= 2;
-                    }
-                    push::Sent::Retry { why, .. } | push::Sent::Refused(why) => {
-                        tracing::warn!(%id, "cannot edit its {chat} message: {why}");
-                        break;
-                    }
-                    _ => break,
+                    backoff *= 2;
                 }
+                Sent::Retry { why, .. } | Sent::Refused(why) => {
+                    let why = channel::scrub(&why, &channel.secrets());
+                    return tracing::warn!(%id, "cannot close it in {name}: {why}");
+                }
+                _ => return,
             }
         }
     }
 
-    /// Question `id` closed: its notifications close on every device it reached.
+    /// Question `id` closed: its notifications close everywhere they went (what this
+    /// bridge sent, and the messages the store says any bridge posted).
     fn closed(self: &Arc<Self>, id: &str) {
         lock(&self.claimed).retain(|(q, _)| q != id);
         let reached = lock(&self.reached).remove(id).unwrap_or_default();
-        let payload = serde_json::json!({"type": "close", "tag": id}).to_string();
-        let mut closing: Vec<_> = reached
-            .into_iter()
-            .map(|sub| {
-                let me = self.clone();
-                let payload = payload.clone();
-                let id = id.to_owned();
-                tokio::spawn(async move {
-                    let Ok(target) = me.push_target(&sub) else { return };
-                    // Every bridge that knows the device was reached hears the answer; one closes.
-                    let key = format!("close:push:{}", sub.endpoint);
-                    if !me.claim_close(&id, &key).await.unwrap_or(true) {
-                        return;
-                    }
-                    let _permit = me.gate.acquire().await;
-                    let now_s = me.bridge.now_ms() / 1000;
-                    if let push::Sent::Gone = push::send(&me.http, &me.vapid, &target, payload.as_bytes(), &push::topic(&id), now_s).await {
-                        let _ = me.store.remove_subscription(&sub.endpoint, None).await;
-                    }
-                })
-            })
-            .collect();
-        if self.options.slack.is_some() || self.options.telegram.is_some() {
-            let me = self.clone();
-            let id = id.to_owned();
-            closing.push(tokio::spawn(async move { me.close_in_chats(&id).await }));
-        }
-        // Forgotten once every close went out: a bridge stopped before that closes them
-        // when it starts again.
         let me = self.clone();
         let id = id.to_owned();
         tokio::spawn(async move {
+            let posted = match me.store.posted(&id).await {
+                Ok(posted) => posted,
+                Err(e) => {
+                    tracing::warn!(%id, "cannot read where it was posted: {e}");
+                    vec![]
+                }
+            };
+            let mut places: Vec<(String, Option<String>)> = posted.into_iter().map(|(key, m)| (key, Some(m))).collect();
+            for key in reached {
+                if !places.iter().any(|(k, _)| *k == key) {
+                    places.push((key, None));
+                }
+            }
+            let closing: Vec<_> = places
+                .into_iter()
+                .filter_map(|(key, message)| {
+                    let (channel, to) = me.place(&key).filter(|(c, _)| c.closes())?;
+                    let (me, id, channel, to) = (me.clone(), id.clone(), channel.clone(), to.to_owned());
+                    Some(tokio::spawn(async move { me.close_at(&id, &*channel, &key, &to, message.as_deref()).await }))
+                })
+                .collect();
+            // Forgotten once every close went out: a bridge stopped before that closes
+            // them when it starts again.
             for close in closing {
                 if close.await.is_err() {
                     return;
@@ -787,10 +681,7 @@ pub fn push_payload(m: &Message) -> Vec<u8> {
             s.chars().take(n - 1).chain(['…']).collect()
         }
     };
-    let title = match &m.header {
-        Some(h) => format!("{} asks · {}", cut(&m.agent, 60), cut(h, 40)),
-        None => format!("{} asks", cut(&m.agent, 60)),
-    };
+    let title = Headline { agent: m.agent.clone(), chip: m.header.clone() }.line(60, 40, cut);
     let actions: Vec<_> = m.options.iter().take(2).map(|o| serde_json::json!({"title": cut(&o.label, 40), "link": o.link})).collect();
     let more = m.more || m.options.len() > 2;
     let mut body = 1000;

@@ -256,3 +256,85 @@ pub fn topic(id: &str) -> String {
     let digest = ring::digest::digest(&ring::digest::SHA256, id.as_bytes());
     B64.encode(&digest.as_ref()[..24])
 }
+
+/// Push as a channel: one place per subscribed device (its endpoint), with the device's
+/// rules, reached when the device's person may see the set; the notification closes
+/// (by its tag) once the set does.
+pub struct Push;
+
+impl Push {
+    /// The stored subscription at `endpoint`, checked again (the allowed push services
+    /// may have changed).
+    async fn target(notifier: &super::Notifier, endpoint: &str, credential: Option<&Option<String>>) -> Option<Target> {
+        let subs = notifier.store.subscriptions().await.unwrap_or_default();
+        // Unsubscribed or revoked while a notification waited for its time: not sent.
+        let sub = subs.into_iter().find(|s| s.endpoint == endpoint && credential.is_none_or(|c| *c == s.credential))?;
+        let keys = Keys { p256dh: sub.p256dh.clone(), auth: sub.auth.clone() };
+        Subscription { endpoint: sub.endpoint.clone(), keys }.check(&notifier.options.push_services).ok()
+    }
+
+    /// Sends `payload` to the device at `endpoint`, forgetting it when its push service
+    /// says it is gone.
+    async fn send_to(notifier: &super::Notifier, target: &Target, payload: &[u8], id: &str) -> Sent {
+        let now_s = notifier.now_ms() / 1000;
+        let sent = send(&notifier.http, &notifier.vapid, target, payload, &topic(id), now_s).await;
+        if sent == Sent::Gone {
+            tracing::info!(endpoint = %target.endpoint, "the push service says this subscription is gone: forgetting it");
+            let _ = notifier.store.remove_subscription(target.endpoint.as_str(), None).await;
+        }
+        sent
+    }
+}
+
+#[async_trait::async_trait]
+impl super::Channel for Push {
+    fn name(&self) -> &'static str {
+        "push"
+    }
+
+    async fn routes(&self, notifier: &super::Notifier, _record: &askuser_core::protocol::QuestionRecord) -> Vec<super::Route> {
+        let subs = match notifier.store.subscriptions().await {
+            Ok(subs) => subs,
+            Err(e) => {
+                tracing::warn!("cannot read push subscriptions: {e}");
+                return vec![];
+            }
+        };
+        subs.into_iter()
+            .map(|sub| {
+                // A device of someone the question is not for gets it when it escalates.
+                let caller = crate::tokens::Caller { scope: crate::tokens::Scope::Device, id: sub.credential.clone() };
+                super::Route {
+                    rules: serde_json::from_str(&sub.rules).unwrap_or_default(),
+                    reach: super::Reach::Viewer(notifier.registry.viewer(&caller)),
+                    credential: sub.credential,
+                    to: sub.endpoint,
+                }
+            })
+            .collect()
+    }
+
+    fn links(&self) -> bool {
+        true
+    }
+
+    async fn post(&self, notifier: &super::Notifier, route: &super::Route, notice: &super::Notice) -> Sent {
+        match Push::target(notifier, &route.to, Some(&route.credential)).await {
+            Some(target) => Push::send_to(notifier, &target, &super::push_payload(&notice.message), &notice.record.id).await,
+            None => Sent::Gone,
+        }
+    }
+
+    fn closes(&self) -> bool {
+        true
+    }
+
+    async fn close(&self, notifier: &super::Notifier, to: &str, _: Option<&str>, record: &askuser_core::protocol::QuestionRecord) -> Sent {
+        let Some(target) = Push::target(notifier, to, None).await else { return Sent::Delivered };
+        let payload = serde_json::json!({"type": "close", "tag": record.id}).to_string();
+        match Push::send_to(notifier, &target, payload.as_bytes(), &record.id).await {
+            Sent::Gone => Sent::Delivered,
+            sent => sent,
+        }
+    }
+}

@@ -35,7 +35,8 @@
 //! values are never trusted for anything: the index comes from the action id and is
 //! checked against the record.
 
-use askuser_core::approval::{self, ALLOW, ALWAYS, ALWAYS_EXACTLY, DENY};
+use super::channel::permission;
+use askuser_core::approval::{ALLOW, ALWAYS, ALWAYS_EXACTLY, DENY};
 use askuser_core::dialog::{DENY_SAYING, OTHER_LABEL};
 use askuser_core::inbox::agent_name;
 use askuser_core::protocol::QuestionRecord;
@@ -210,12 +211,6 @@ fn pick(q: &Question, alone: bool) -> Pick {
     }
 }
 
-/// The permission an approval asks, when the set is one (not Claude Code's own
-/// `AskUserQuestion`, which is shown as its questions).
-fn permission(record: &QuestionRecord) -> Option<approval::ApprovalView> {
-    record.request.approval.as_ref().and_then(|a| a.view())
-}
-
 /// Whether `text` fits in `max` characters once escaped (as [`fit_with`] counts).
 fn fits(text: &str, max: usize, code: bool) -> bool {
     fit_with(text, usize::MAX, code).chars().count() <= max
@@ -264,12 +259,7 @@ fn permission_note(record: &QuestionRecord) -> Option<Value> {
 
 /// The header: who asks (and the chip of a lone question).
 fn header(record: &QuestionRecord) -> Value {
-    let agent = agent_name(record);
-    let questions = &record.request.questions;
-    let text = match (questions.len(), questions.first().and_then(|q| q.header.as_deref())) {
-        (1, Some(chip)) if !chip.trim().is_empty() => format!("{agent} asks · {chip}"),
-        _ => format!("{agent} asks"),
-    };
+    let text = super::Headline::of(record).line(usize::MAX, usize::MAX, |s, _| s.to_owned());
     json!({"type": "header", "text": plain(&text, MAX_HEADER)})
 }
 
@@ -542,18 +532,7 @@ fn is_user_id(id: &str) -> bool {
 /// controls. Same shape as [`message`].
 pub fn answered(record: &QuestionRecord) -> Value {
     let questions = &record.request.questions;
-    let answers = record.result.as_ref().filter(|r| r.status == Status::Answered).map(|r| r.answers.as_slice()).unwrap_or_default();
-    let is_permission = permission(record).is_some();
-    let said: Vec<String> = answers
-        .iter()
-        .map(|a| {
-            if is_permission {
-                approval::said(&Selection { selected: a.selected_options.clone(), custom: a.custom.clone(), notes: None })
-            } else {
-                a.answer.joined()
-            }
-        })
-        .collect();
+    let said = super::channel::said(record);
     let (by, by_plain) = who(record.answered_by.as_deref());
     let chat = record.result.as_ref().is_some_and(|r| r.chat);
     let (ended, ended_plain) = match record.status {
@@ -836,13 +815,7 @@ impl Envelope {
 }
 
 /// What an interaction does to its question set.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// One selection per question, in order (checked with [`resolve`]).
-    Answer(Vec<Selection>),
-    /// The person declined the set.
-    Decline,
-}
+pub use super::channel::Outcome;
 
 /// What the person chose in `interaction` on `record`'s message: `Some` when it answers
 /// (a button of a one-question set, a choice in its menu, or Submit, which reads every

@@ -1,8 +1,9 @@
 //! The Slack app (`--notify-slack`): posts each question set to a channel as the
 //! message [`super::slack::message`] builds, edits it to what became of the set once it
 //! closes, and tells a person alone why a press did not count. Its buttons answer at
-//! `POST /slack/actions` (`http/slack.rs`), each request checked against the app's
-//! signing secret.
+//! `POST /slack/actions` ([`ACTIONS`], its [`super::Channel::receive`]), each request
+//! checked against the app's signing secret, what it chose taken by
+//! [`super::Notifier::answer_from_chat`].
 //!
 //! Calls go to Slack's Web API with the bridge's notification client (no redirects, the
 //! bridge's TLS): `chat.postMessage`, `chat.update` and `chat.postEphemeral` (to tell
@@ -10,16 +11,22 @@
 //! (`channel_not_found`, `invalid_auth`, ...) is not tried again; a rate limit (429) or an
 //! outage is, with the notifier's backoff or Slack's `Retry-After`.
 
+use super::channel::{Places, SettingsError};
 use super::push::{outcome, Sent};
-use super::slack;
+use super::slack::{self, Interaction};
 use super::Rules;
 use askuser_core::protocol::QuestionRecord;
+use reqwest::header::HeaderMap;
+use reqwest::StatusCode;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// Slack's Web API.
 pub const API: &str = "https://slack.com/api/";
+/// Where Slack posts what a person did in a message (the app's "Interactivity" request URL).
+pub const ACTIONS: &str = "/slack/actions";
 
 /// How one Slack app is set up (`askuser serve --notify-slack`, docs/notify.md).
 #[derive(Clone)]
@@ -45,23 +52,41 @@ impl std::fmt::Debug for SlackApp {
     }
 }
 
-/// Where a question set goes in Slack.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Route {
-    pub channel: String,
-    /// The channel is its person's or team's own: it goes there at once. Otherwise it
-    /// goes to the shared channel, once everyone may see it (when it escalates).
-    pub own: bool,
-}
-
 impl SlackApp {
-    /// Where `record` goes: its person's or team's channel, else the shared one.
-    pub fn route(&self, record: &QuestionRecord) -> Option<Route> {
-        let own = askuser_core::inbox::assignee(record).and_then(|to| self.routes.get(to));
-        match own {
-            Some(channel) => Some(Route { channel: channel.clone(), own: true }),
-            None => self.channel.clone().map(|channel| Route { channel, own: false }),
-        }
+    /// The app `--notify-slack [NAME=]CHANNEL` (`places`), `--slack-bot-token`,
+    /// `--slack-signing-secret` and `--slack-api` set up, hearing of sets as `rules` say.
+    pub fn configure(
+        places: &[String],
+        bot_token: Option<&str>,
+        signing_secret: Option<&str>,
+        api: &str,
+        rules: Rules,
+    ) -> Result<SlackApp, SettingsError> {
+        let channel_id = |c: &str| {
+            let ok = c.len() >= 3 && c.starts_with(['C', 'G', 'D']) && c.chars().all(|c| c.is_ascii_uppercase() || c.is_ascii_digit());
+            match ok {
+                true => Ok(c.to_owned()),
+                false => Err(SettingsError::invalid("notify-slack", "a channel id (C…, G… or D…, as Slack's channel details show it)", c)),
+            }
+        };
+        let places = Places::parse("notify-slack", "CHANNEL", "channel", places, channel_id)?;
+        let given = |value: Option<&str>, what, flag, var| match value.map(str::trim) {
+            Some(v) if !v.is_empty() => Ok(v.to_owned()),
+            _ => Err(SettingsError::Missing { channel: "notify-slack", what, flag, var }),
+        };
+        Ok(SlackApp {
+            token: given(bot_token, "the Slack app's slack-bot-token", "slack-bot-token", "ASKUSER_SLACK_BOT_TOKEN")?,
+            signing_secret: given(
+                signing_secret,
+                "the Slack app's slack-signing-secret",
+                "slack-signing-secret",
+                "ASKUSER_SLACK_SIGNING_SECRET",
+            )?,
+            api: super::channel::api_url("slack-api", api)?,
+            channel: places.shared,
+            routes: places.own,
+            rules,
+        })
     }
 
     /// Calls Web API method `method` with `body`: its answer when Slack says `ok`.
@@ -119,12 +144,85 @@ impl SlackApp {
         }
     }
 
+    /// Carries out one interaction ([`super::Channel::receive`]).
+    async fn act(&self, notifier: &super::Notifier, interaction: &Interaction) {
+        let (Some(channel), Some(ts)) = (interaction.channel_id(), interaction.message_ts()) else { return };
+        let by = interaction.answered_by().unwrap_or_else(|| "slack".into());
+        let key = format!("slack:{channel}");
+        let Err(not) = notifier.answer_from_chat(&key, ts, &by, |record| slack::selections(interaction, record)).await else { return };
+        // `tell` escapes the whole text.
+        if let Sent::Refused(e) | Sent::Retry { why: e, .. } =
+            self.tell(notifier.http(), channel, &interaction.user.id, &not.told(str::to_owned)).await
+        {
+            tracing::warn!("cannot tell a Slack user why their answer was not taken: {e}");
+        }
+    }
+
     /// Tells `user` alone, in `channel`, `text` (askuser's own words, escaped).
     pub async fn tell(&self, http: &reqwest::Client, channel: &str, user: &str, text: &str) -> Sent {
         let body = json!({"channel": channel, "user": user, "text": slack::escape(text)});
         match self.call(http, "chat.postEphemeral", &body).await {
             Ok(_) => Sent::Delivered,
             Err(failed) => failed,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl super::Channel for SlackApp {
+    fn name(&self) -> &'static str {
+        "slack"
+    }
+
+    fn secrets(&self) -> Vec<&str> {
+        vec![self.token.as_str(), self.signing_secret.as_str()]
+    }
+
+    async fn routes(&self, _: &super::Notifier, record: &QuestionRecord) -> Vec<super::Route> {
+        super::channel::route(self.channel.as_ref(), &self.routes, record, &self.rules).into_iter().collect()
+    }
+
+    /// Its buttons answer: no answer links.
+    async fn post(&self, notifier: &super::Notifier, route: &super::Route, notice: &super::Notice) -> Sent {
+        self.post(notifier.http(), &route.to, &slack::message(&notice.record, Some(&notice.message.open))).await
+    }
+
+    fn closes(&self) -> bool {
+        true
+    }
+
+    /// Slack's "Interactivity" request URL: a button pressed (or a box ticked, a menu
+    /// chosen) in one of the app's messages.
+    fn inbound(&self) -> Option<&'static str> {
+        Some(ACTIONS)
+    }
+
+    /// Checked against the signing secret first; then acknowledged at once (Slack wants
+    /// an answer within 3 s) and carried out: the question set the message is about is
+    /// answered or declined as `slack:USER`, or the person alone is told why not.
+    async fn receive(&self, notifier: &Arc<super::Notifier>, headers: &HeaderMap, body: &[u8]) -> (StatusCode, String) {
+        let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
+        let now_s = notifier.now_ms() / 1000;
+        let (timestamp, signature) = (header("x-slack-request-timestamp"), header("x-slack-signature"));
+        if let Err(e) = slack::verify(self.signing_secret.as_bytes(), timestamp, signature, body, now_s) {
+            tracing::warn!("refused a request to {ACTIONS}: {e}");
+            return (StatusCode::UNAUTHORIZED, format!("not from Slack: {e}"));
+        }
+        let interaction = match Interaction::from_form(body) {
+            Ok(i) => i,
+            Err(e) => return (StatusCode::BAD_REQUEST, e),
+        };
+        if interaction.kind == "block_actions" {
+            let (app, notifier) = (self.clone(), notifier.clone());
+            tokio::spawn(async move { app.act(&notifier, &interaction).await });
+        }
+        (StatusCode::OK, String::new())
+    }
+
+    async fn close(&self, notifier: &super::Notifier, to: &str, message: Option<&str>, record: &QuestionRecord) -> Sent {
+        match message {
+            Some(ts) => self.update(notifier.http(), to, ts, &slack::answered(record)).await,
+            None => Sent::Delivered,
         }
     }
 }

@@ -44,8 +44,8 @@
 //! only for the set its message shows; `ACTION` is `o{j}` (option `j`, checked against the
 //! question's options) or `no` (Decline).
 
+use super::channel::permission;
 use askuser_core::approval::{self, ALLOW, DENY};
-use askuser_core::inbox::agent_name;
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::text::{segments, summary, Segment};
 use askuser_core::{resolve, Question, Selection, Status};
@@ -286,24 +286,10 @@ fn compose(head: Vec<Piece>, body: Vec<Piece>, tail: Vec<Piece>) -> (String, Vec
     (text, entities, was_cut)
 }
 
-/// The permission an approval asks (not Claude Code's own `AskUserQuestion`, which is
-/// shown as its questions).
-fn permission(record: &QuestionRecord) -> Option<approval::ApprovalView> {
-    record.request.approval.as_ref().and_then(|a| a.view())
-}
-
 /// The first line: who asks (and the chip of a lone question).
 fn header(record: &QuestionRecord) -> Vec<Piece> {
-    let questions = &record.request.questions;
-    let mut head = vec![Piece::agent_cut(&agent_name(record), 100), Piece::own(" asks")];
-    if let (1, Some(chip)) = (questions.len(), questions.first().and_then(|q| q.header.as_deref())) {
-        if !chip.trim().is_empty() {
-            head.push(Piece::own(" · "));
-            head.push(Piece::agent_cut(chip, 60));
-        }
-    }
-    head.push(Piece::own("\n\n"));
-    head
+    let line = super::Headline::of(record).line(100, 60, |text, max| cut(&defuse(text), max));
+    vec![Piece::own(line), Piece::own("\n\n")]
 }
 
 /// What a question set for the message's buttons is.
@@ -510,7 +496,7 @@ fn is_username(name: &str) -> bool {
 /// buttons.
 pub fn answered(record: &QuestionRecord) -> Outgoing {
     let questions = &record.request.questions;
-    let answers = record.result.as_ref().filter(|r| r.status == Status::Answered).map(|r| r.answers.as_slice()).unwrap_or_default();
+    let said = super::channel::said(record);
     let view = permission(record);
     let mut body = Vec::new();
     for (i, q) in questions.iter().enumerate() {
@@ -526,13 +512,9 @@ pub fn answered(record: &QuestionRecord) -> Outgoing {
                 body.push(Piece::agent_cut(&summary(&q.question), 300));
             }
         }
-        if let Some(a) = answers.get(i) {
-            let said = match view {
-                Some(_) => approval::said(&Selection { selected: a.selected_options.clone(), custom: a.custom.clone(), notes: None }),
-                None => a.answer.joined(),
-            };
+        if let Some(said) = said.get(i) {
             body.push(Piece::own("\n→ "));
-            body.push(Piece::agent_cut(&said, 300));
+            body.push(Piece::agent_cut(said, 300));
         }
     }
     let chat = record.result.as_ref().is_some_and(|r| r.chat);
@@ -559,13 +541,7 @@ pub fn answered(record: &QuestionRecord) -> Outgoing {
 }
 
 /// What a press or a reply does to its question set.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Outcome {
-    /// One selection per question, checked with [`resolve`].
-    Answer(Vec<Selection>),
-    /// The person declined the set.
-    Decline,
-}
+pub use super::channel::Outcome;
 
 /// What a button press with `data` chose on `record`'s message. A button of another set's
 /// message, an option the record does not have, or anything not askuser's is an error that
@@ -608,8 +584,9 @@ fn numbers(text: &str) -> Option<Vec<usize>> {
 }
 
 /// What a reply with `text` to `record`'s message answers. A set of one question: numbers
-/// pick its options ("2", or "1,3" where it takes several), an option's label picks it,
-/// anything else is the answer in words (for an approval: a denial that says it; "allow"
+/// pick its options ("2", or "1,3" where it takes several); words are read as the core
+/// reads a typed answer ([`Selection::from_text`]: an option's label picks it, and
+/// "Auth, API" both where it takes several), anything else is the answer in words (for an approval: a denial that says it; "allow"
 /// and "deny" are its buttons). A set of several questions (answered in askuser, at `open`),
 /// a number that is not an option, or several for a question that takes one, is an error
 /// that says what to do instead: askuser's words, agent text in it defused, ready to send.
@@ -623,19 +600,14 @@ pub fn replied(record: &QuestionRecord, text: &str, open: Option<&str>) -> Resul
     if text.is_empty() {
         return Err("Reply with an option's number or with your answer in words.".into());
     }
-    let labelled = |labels: &[&str]| {
-        q.find_option(text).map(|j| q.options[j].label.clone()).filter(|l| labels.is_empty() || labels.contains(&l.as_str()))
-    };
+    let labelled = |labels: &[&str]| q.find_option(text).map(|j| q.options[j].label.clone()).filter(|l| labels.contains(&l.as_str()));
     let selection = match (kind(record), numbers(text)) {
-        (Kind::Words, _) => Selection::custom(text),
         (Kind::Approval { .. }, _) => match labelled(&[ALLOW, DENY]) {
             Some(label) => Selection::option(label),
             None => Selection::custom(text),
         },
-        (_, None) => match labelled(&[]) {
-            Some(label) => Selection::option(label),
-            None => Selection::custom(text),
-        },
+        // Words, as the core reads a typed answer: an option's label picks it.
+        (Kind::Words, _) | (_, None) => Selection::from_text(q, text),
         (_, Some(picked)) => {
             let n = q.options.len();
             if let Some(k) = picked.iter().find(|&&k| k == 0 || k > n) {

@@ -13,10 +13,10 @@
 //! backoff or Telegram's `retry_after`. Only the configured chats are listened to: an
 //! update from any other chat answers nothing and is logged without its text.
 
+use super::channel::{Places, SettingsError};
 use super::push::Sent;
 use super::telegram::{self, Event, Lease, Outcome, Press, Said, Step, Update};
 use super::{Notifier, Rules};
-use crate::hub::{Answerer, BridgeError};
 use askuser_core::protocol::QuestionRecord;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -61,15 +61,6 @@ impl std::fmt::Debug for TelegramBot {
     }
 }
 
-/// Where a question set goes in Telegram.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Route {
-    pub chat: i64,
-    /// The chat is its person's or team's own: it goes there at once. Otherwise it goes to
-    /// the shared chat, once everyone may see it (when it escalates).
-    pub own: bool,
-}
-
 /// A failed call: what it means for the message, and whether Telegram said another poller
 /// holds the bot (409).
 #[derive(Debug)]
@@ -79,13 +70,45 @@ enum Failed {
 }
 
 impl TelegramBot {
-    /// Where `record` goes: its person's or team's chat, else the shared one.
-    pub fn route(&self, record: &QuestionRecord) -> Option<Route> {
-        let own = askuser_core::inbox::assignee(record).and_then(|to| self.routes.get(to));
-        match own {
-            Some(chat) => Some(Route { chat: *chat, own: true }),
-            None => self.chat.map(|chat| Route { chat, own: false }),
+    /// The bot `--notify-telegram [NAME=]CHAT_ID` (`places`), `--telegram-bot-token` and
+    /// `--telegram-api` set up, hearing of sets as `rules` say.
+    pub fn configure(places: &[String], token: Option<&str>, api: &str, rules: Rules) -> Result<TelegramBot, SettingsError> {
+        let chat_id = |c: &str| match c.parse::<i64>() {
+            Ok(id) if id != 0 => Ok(id),
+            _ => Err(SettingsError::invalid(
+                "notify-telegram",
+                "a chat id (a number: a person's, or -100… for a group, as docs/notify.md finds it)",
+                c,
+            )),
+        };
+        let places = Places::parse("notify-telegram", "CHAT_ID", "chat", places, chat_id)?;
+        let token = match token.map(str::trim) {
+            Some(t) if !t.is_empty() => t.to_owned(),
+            _ => {
+                return Err(SettingsError::Missing {
+                    channel: "notify-telegram",
+                    what: "the bot's token",
+                    flag: "telegram-bot-token",
+                    var: "ASKUSER_TELEGRAM_BOT_TOKEN",
+                })
+            }
+        };
+        // Checked without showing it: it is a password.
+        let well_formed = token.split_once(':').is_some_and(|(id, key)| {
+            !id.is_empty()
+                && id.bytes().all(|b| b.is_ascii_digit())
+                && !key.is_empty()
+                && key.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+        });
+        if !well_formed {
+            return Err(SettingsError::Invalid {
+                flag: "telegram-bot-token",
+                expected: "the token @BotFather gave (digits, ':', then letters, digits, - and _)".into(),
+                got: format!("{} characters that are not one", token.chars().count()),
+            });
         }
+        let api = super::channel::api_url("telegram-api", api)?;
+        Ok(TelegramBot { token, api, chat: places.shared, routes: places.own, rules, poll: POLL, lease: LEASE })
     }
 
     /// Whether `chat` is one the bot sends to (and so may answer).
@@ -317,6 +340,7 @@ pub(super) async fn poll(notifier: Arc<Notifier>, bot: TelegramBot) {
             Err(Failed::Sent(other)) => (format!("{other:?}"), backoff),
         };
         let (why, after) = pause;
+        let why = super::channel::scrub(&why, &[&bot.token]);
         // Said once while it lasts, not every try.
         if told.as_deref() != Some(why.as_str()) {
             tracing::warn!("cannot fetch the Telegram bot's updates: {why}; trying again");
@@ -339,8 +363,9 @@ async fn handle(notifier: &Arc<Notifier>, bot: &TelegramBot, event: Event) {
     }
 }
 
-/// The set at message `message_id` of `chat`, answered as `decide` says, by `from`: what
-/// to tell them if it was not (ready to send: agent text in it defused).
+/// The set at message `message_id` of `chat`, answered as `decide` says, by `from`
+/// ([`Notifier::answer_from_chat`]): what to tell them if it was not (ready to send:
+/// agent text in it defused).
 async fn act(
     notifier: &Arc<Notifier>,
     chat: i64,
@@ -348,32 +373,9 @@ async fn act(
     from: &telegram::User,
     decide: impl FnOnce(&QuestionRecord) -> Result<Outcome, String>,
 ) -> Result<(), String> {
-    let gone = || "This question set is not waiting any more.".to_owned();
-    let id = match notifier.question_of(&format!("telegram:{chat}"), &message_id.to_string()).await {
-        Ok(Some(id)) => id,
-        Ok(None) => return Err(gone()),
-        Err(e) => return Err(format!("The answer was not taken: {}. Try again.", telegram::defuse(&e.to_string()))),
-    };
-    let record = notifier.bridge.get(&id).await.map_err(|e| format!("The answer was not taken: {}", telegram::defuse(&e.to_string())))?;
-    if record.status != askuser_core::Status::Pending {
-        return Err(gone());
-    }
-    let by = from.answered_by();
-    let who = Answerer { viewer: None, by: Some(&by) };
-    let done = match decide(&record)? {
-        Outcome::Answer(selections) => notifier.bridge.answer(&id, &selections, who).await,
-        Outcome::Decline => notifier.bridge.decline(&id, false, who).await,
-    };
-    match done {
-        Ok(_) => {
-            tracing::info!(%id, "answered in Telegram by {by}");
-            Ok(())
-        }
-        Err(BridgeError::Conflict(_) | BridgeError::Store(crate::store::StoreError::Conflict { .. })) => {
-            Err("This question set was answered or closed elsewhere already.".into())
-        }
-        Err(e) => Err(format!("The answer was not taken: {}", telegram::defuse(&e.to_string()))),
-    }
+    let key = format!("telegram:{chat}");
+    let taken = notifier.answer_from_chat(&key, &message_id.to_string(), &from.answered_by(), |record| decide(record).map(Some)).await;
+    taken.map(drop).map_err(|not| not.told(telegram::defuse))
 }
 
 /// A button pressed: the set answered or declined, and the press answered (with why not).
@@ -432,5 +434,44 @@ async fn replied(notifier: &Arc<Notifier>, bot: &TelegramBot, said: Said) {
     .await;
     if let Err(why) = decided {
         tell(why).await;
+    }
+}
+
+#[async_trait::async_trait]
+impl super::Channel for TelegramBot {
+    fn name(&self) -> &'static str {
+        "telegram"
+    }
+
+    /// Its token (in every Bot API path).
+    fn secrets(&self) -> Vec<&str> {
+        vec![self.token.as_str()]
+    }
+
+    async fn routes(&self, _: &Notifier, record: &QuestionRecord) -> Vec<super::Route> {
+        super::channel::route(self.chat.as_ref(), &self.routes, record, &self.rules).into_iter().collect()
+    }
+
+    /// Its buttons and replies answer: no answer links.
+    async fn post(&self, notifier: &Notifier, route: &super::Route, notice: &super::Notice) -> Sent {
+        let Ok(chat) = route.to.parse::<i64>() else { return Sent::Refused(format!("{:?} is not a Telegram chat id", route.to)) };
+        let open = telegram::open_link(notifier.base(), &notice.record.id);
+        self.post(notifier.http(), chat, &telegram::message(&notice.record, Some(&open))).await
+    }
+
+    fn closes(&self) -> bool {
+        true
+    }
+
+    async fn close(&self, notifier: &Notifier, to: &str, message: Option<&str>, record: &QuestionRecord) -> Sent {
+        match (to.parse::<i64>(), message.map(str::parse::<i64>)) {
+            (Ok(chat), Some(Ok(message_id))) => self.edit(notifier.http(), chat, message_id, &telegram::answered(record)).await,
+            _ => Sent::Delivered,
+        }
+    }
+
+    /// Polls for presses and replies.
+    fn start(self: Arc<Self>, notifier: Arc<Notifier>) {
+        tokio::spawn(poll(notifier, (*self).clone()));
     }
 }

@@ -136,6 +136,9 @@ fn a_reply_picks_by_number_or_label_or_answers_in_words() {
     let picked = replied(&many, "3, 1 ,3", None).unwrap();
     assert_eq!(picked[0].selected, vec!["UI".to_owned(), "Auth".to_owned()]);
     assert!(resolve(&many.request.questions, &picked).is_ok());
+    // Labels in words, as the core reads a typed answer (the terminal's, a `{"Q": "A"}` map).
+    let named = replied(&many, "ui, auth, and docs", None).unwrap();
+    assert_eq!(named, vec![Selection { selected: vec!["UI".into(), "Auth".into()], custom: Some("and docs".into()), notes: None }]);
     let free = record(vec![words()]);
     assert_eq!(replied(&free, "42", None), Ok(vec![Selection::custom("42")]), "a number is words where there are no options");
     let several = record(vec![single(&["A", "B"]), words()]);

@@ -1,0 +1,416 @@
+//! What a notification channel is: a [`Channel`] says where a question set goes in it
+//! ([`Channel::routes`]), sends it there ([`Channel::post`]) from one model of what a
+//! notification says ([`Notice`]), changes what it sent once the set closes
+//! ([`Channel::close`]) and runs what it needs beside the notifier ([`Channel::start`]: a
+//! poll, a gateway connection). A chat whose messages answer hands what a person chose to
+//! [`super::Notifier::answer_from_chat`]. The notifier does the rest for every channel
+//! alike: rules, when a set is due, sending each once among bridges sharing a store,
+//! retries with backoff, closing everywhere it went.
+//!
+//! A channel is added by one implementation and one registration
+//! ([`super::NotifyOptions::add`]; `tests/integration/channel.rs` adds one from outside).
+//!
+//! # What the next chats need of it
+//! Answers that arrive over a gateway connection (Slack's Socket Mode, Discord's gateway)
+//! come from the channel's own task ([`Channel::start`], handed the notifier); bridges
+//! sharing a store run one such connection at a time with a lease, as Telegram's poller
+//! does (`telegram::Lease`, to move here with its second user). Answers a service posts
+//! to the bridge (a WhatsApp or Discord interactions webhook, Slack's actions) come to
+//! [`Channel::receive`] at the path [`Channel::inbound`] names, the raw body kept for the
+//! signature. Either way [`super::Notifier::answer_from_chat`] takes them. A channel that
+//! may only write within a window (WhatsApp: 24 hours after the person last wrote) keeps
+//! when it last heard from each place and leaves a place out of [`Channel::routes`], or
+//! sends a template from [`Channel::post`], once the window closed. Email, which cannot
+//! answer by itself, takes answer links ([`Channel::links`]).
+
+/// The attribute a [`Channel`] is implemented under (`#[channel::async_trait]`), so an
+/// implementation elsewhere needs no dependency of its own.
+pub use async_trait::async_trait;
+
+/// What became of one message (a channel's [`Channel::post`] and [`Channel::close`]).
+pub use super::push::Sent;
+use super::{Message, Notifier, Rules};
+use askuser_core::protocol::{QuestionRecord, Viewer};
+use reqwest::header::HeaderMap;
+use reqwest::StatusCode;
+use std::sync::Arc;
+
+/// Where one notification of a question set goes within its channel.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Route {
+    /// The place within the channel (a Slack channel's id, a Telegram chat's id, a
+    /// device's push endpoint); empty for a channel with one place (a webhook).
+    pub to: String,
+    /// From when the set is for this place.
+    pub reach: Reach,
+    /// Which sets it hears of, and when.
+    pub rules: Rules,
+    /// The credential whose answer links these are (a device's), if any.
+    pub credential: Option<String>,
+}
+
+impl Route {
+    /// The channel's one place, reached at once.
+    pub fn one(rules: &Rules) -> Route {
+        Route { to: String::new(), reach: Reach::Asked, rules: rules.clone(), credential: None }
+    }
+
+    /// Place `to`: `own` when it is the set's person's or team's own (reached at once),
+    /// else a shared place, reached when everyone may see the set (when it escalates).
+    pub fn to(to: impl Into<String>, own: bool, rules: &Rules) -> Route {
+        let reach = if own { Reach::Asked } else { Reach::Everyone };
+        Route { to: to.into(), reach, rules: rules.clone(), credential: None }
+    }
+
+    /// How the store records it: `NAME` or `NAME:PLACE` (`slack:C0123`, `push:https://…`).
+    pub fn key(&self, channel: &str) -> String {
+        match self.to.as_str() {
+            "" => channel.to_owned(),
+            to => format!("{channel}:{to}"),
+        }
+    }
+}
+
+/// From when a set is for a place.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Reach {
+    /// As soon as it is asked (a place that hears of every set, or the set's person's own).
+    Asked,
+    /// When everyone may see it: a shared place hears of a set for someone when it escalates.
+    Everyone,
+    /// When this person may (None: no one's, who sees every set).
+    Viewer(Option<Viewer>),
+}
+
+/// What a notification of a question set says, for every channel to render its way.
+#[derive(Debug, Clone)]
+pub struct Notice {
+    pub record: QuestionRecord,
+    /// The set as a notification with answer links says it: the links only for a channel
+    /// that takes them ([`Channel::links`]).
+    pub message: Message,
+}
+
+impl Notice {
+    /// Who asks, and the chip of a lone question.
+    pub fn headline(&self) -> Headline {
+        Headline::of(&self.record)
+    }
+}
+
+/// "{agent} asks · {chip}": who asks and, for one question, its chip.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Headline {
+    pub agent: String,
+    pub chip: Option<String>,
+}
+
+impl Headline {
+    /// `record`'s: its agent, and the chip of a lone question (not blank).
+    pub fn of(record: &QuestionRecord) -> Headline {
+        let questions = &record.request.questions;
+        let chip = match questions.as_slice() {
+            [q] => q.header.clone().filter(|c| !c.trim().is_empty()),
+            _ => None,
+        };
+        Headline { agent: askuser_core::inbox::agent_name(record), chip }
+    }
+
+    /// The line, agent text through `fit` (a channel's escaping and cutting) at most
+    /// `agent_max` and `chip_max` long.
+    pub fn line(&self, agent_max: usize, chip_max: usize, fit: impl Fn(&str, usize) -> String) -> String {
+        match &self.chip {
+            Some(chip) => format!("{} asks · {}", fit(&self.agent, agent_max), fit(chip, chip_max)),
+            None => format!("{} asks", fit(&self.agent, agent_max)),
+        }
+    }
+}
+
+/// The permission an approval asks (not Claude Code's own `AskUserQuestion`, which is
+/// shown as its questions).
+pub fn permission(record: &QuestionRecord) -> Option<askuser_core::approval::ApprovalView> {
+    record.request.approval.as_ref().and_then(|a| a.view())
+}
+
+/// What was answered to each question of a closed set, as a closed message says it (an
+/// approval's as "Allowed", "Denied: …"); none when it was not answered.
+pub fn said(record: &QuestionRecord) -> Vec<String> {
+    let answers = record.result.as_ref().filter(|r| r.status == askuser_core::Status::Answered).map(|r| r.answers.as_slice());
+    let is_permission = permission(record).is_some();
+    let say = |a: &askuser_core::Answer| match is_permission {
+        true => askuser_core::approval::said(&askuser_core::Selection {
+            selected: a.selected_options.clone(),
+            custom: a.custom.clone(),
+            notes: None,
+        }),
+        false => a.answer.joined(),
+    };
+    answers.unwrap_or_default().iter().map(say).collect()
+}
+
+/// A way to reach people: push, the webhook, ntfy, Slack, Telegram.
+#[async_trait::async_trait]
+pub trait Channel: std::any::Any + Send + Sync {
+    /// Its name: in the store's records of where a set went (`slack:C0123`), in
+    /// `--notify-delay slack:60` and in the log.
+    fn name(&self) -> &'static str;
+
+    /// Where set `record` goes (none: not here).
+    async fn routes(&self, notifier: &Notifier, record: &QuestionRecord) -> Vec<Route>;
+
+    /// Whether its notices carry answer links (its messages cannot answer by themselves).
+    fn links(&self) -> bool {
+        false
+    }
+
+    /// Sends `notice` to `route`: [`Sent::Posted`] with its message's id when it changes
+    /// it once the set closes; [`Sent::Gone`] when the place is gone for good.
+    async fn post(&self, notifier: &Notifier, route: &Route, notice: &Notice) -> Sent;
+
+    /// Whether it changes what it sent once the set closes ([`Channel::close`]).
+    fn closes(&self) -> bool {
+        false
+    }
+
+    /// Says at place `to` (in its message `message`, when it kept one) what became of
+    /// set `record`: an edit without buttons, a notification taken away.
+    async fn close(&self, _notifier: &Notifier, _to: &str, _message: Option<&str>, _record: &QuestionRecord) -> Sent {
+        Sent::Delivered
+    }
+
+    /// What `askuser serve` says of it as it starts (secrets redacted), given the data
+    /// directory `data_dir`.
+    fn describe(&self, _data_dir: &std::path::Path) -> Option<String> {
+        None
+    }
+
+    /// The values it holds that must never be shown (a token, a signing secret, a
+    /// webhook's path): the notifier takes them out of whatever it logs of this channel
+    /// ([`scrub`]), should a service ever echo one.
+    fn secrets(&self) -> Vec<&str> {
+        vec![]
+    }
+
+    /// The path its service posts to on this bridge (Slack's interactivity URL; a
+    /// webhook WhatsApp or Discord calls), if any: [`Channel::receive`] takes it.
+    fn inbound(&self) -> Option<&'static str> {
+        None
+    }
+
+    /// A request its service sent to [`Channel::inbound`], as it came (headers, the raw
+    /// body a signature covers): checked, and answered at once with the status and body
+    /// to send; what it asks is carried out after, in its own task.
+    async fn receive(&self, _notifier: &Arc<Notifier>, _headers: &HeaderMap, _body: &[u8]) -> (StatusCode, String) {
+        (StatusCode::NOT_FOUND, String::new())
+    }
+
+    /// Starts what it runs beside the notifier while the bridge runs (a poll for
+    /// answers, a gateway connection).
+    fn start(self: Arc<Self>, _notifier: Arc<Notifier>) {}
+}
+
+/// Where `record` goes in a chat with a `shared` place and people's or teams' `own`
+/// places: its person's or team's own, else the shared one (once it escalates).
+pub fn route<T: ToString>(
+    shared: Option<&T>,
+    own: &std::collections::BTreeMap<String, T>,
+    record: &QuestionRecord,
+    rules: &Rules,
+) -> Option<Route> {
+    match askuser_core::inbox::assignee(record).and_then(|to| own.get(to)) {
+        Some(place) => Some(Route::to(place.to_string(), true, rules)),
+        None => shared.map(|place| Route::to(place.to_string(), false, rules)),
+    }
+}
+
+/// What a person in a chat chose for the set its message shows.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Outcome {
+    /// One selection per question, in order (checked with [`askuser_core::resolve`]).
+    Answer(Vec<askuser_core::Selection>),
+    /// The person declined the set.
+    Decline,
+}
+
+/// Why a chat's answer was not taken: what the person who gave it is told.
+#[derive(Debug, thiserror::Error)]
+pub enum NotTaken {
+    /// Answered, declined or withdrawn before (a late press), or a message the store
+    /// no longer knows.
+    #[error("This question set is not waiting any more.")]
+    Gone,
+    /// Another answer came first.
+    #[error("This question set was answered or closed elsewhere already.")]
+    Elsewhere,
+    /// The store could not say which set the message shows.
+    #[error("The answer was not taken: {0}. Try again.")]
+    Unread(crate::store::StoreError),
+    /// The bridge refused it.
+    #[error("The answer was not taken: {0}")]
+    Refused(crate::hub::BridgeError),
+    /// What the chat read of the answer says is wrong with it (in askuser's words,
+    /// ready to send).
+    #[error("{0}")]
+    Unclear(String),
+}
+
+impl NotTaken {
+    /// What to tell the person, the bridge's own error text (which may quote agent text)
+    /// through `safe`, the chat's way of showing text as typed.
+    pub fn told(&self, safe: impl Fn(&str) -> String) -> String {
+        match self {
+            NotTaken::Unread(e) => format!("The answer was not taken: {}. Try again.", safe(&e.to_string())),
+            NotTaken::Refused(e) => format!("The answer was not taken: {}", safe(&e.to_string())),
+            other => other.to_string(),
+        }
+    }
+}
+
+impl Notifier {
+    /// A person's answer from a chat: the set that message `message` at place `key`
+    /// (`slack:C0123`, as the store keys it) shows, answered as `decide` reads it from
+    /// the set, by `by` (as a record's `answered_by` keeps it). The first answer wins; a
+    /// later one, or one for a set no longer waiting, is [`NotTaken`] with what to tell
+    /// them. `Ok(false)`: nothing to do yet (`decide` said a box was ticked, not sent).
+    pub async fn answer_from_chat(
+        &self,
+        key: &str,
+        message: &str,
+        by: &str,
+        decide: impl FnOnce(&QuestionRecord) -> Result<Option<Outcome>, String>,
+    ) -> Result<bool, NotTaken> {
+        let id = match self.question_of(key, message).await {
+            Ok(Some(id)) => id,
+            Ok(None) => return Err(NotTaken::Gone),
+            Err(e) => return Err(NotTaken::Unread(e)),
+        };
+        let record = self.bridge.get(&id).await.map_err(NotTaken::Refused)?;
+        if record.status != askuser_core::Status::Pending {
+            return Err(NotTaken::Gone);
+        }
+        let who = crate::hub::Answerer { viewer: None, by: Some(by) };
+        let done = match decide(&record).map_err(NotTaken::Unclear)? {
+            None => return Ok(false),
+            Some(Outcome::Answer(selections)) => self.bridge.answer(&id, &selections, who).await,
+            Some(Outcome::Decline) => self.bridge.decline(&id, false, who).await,
+        };
+        let channel = key.split_once(':').map_or(key, |(name, _)| name);
+        match done {
+            Ok(_) => {
+                tracing::info!(%id, "answered in {channel} by {by}");
+                Ok(true)
+            }
+            Err(crate::hub::BridgeError::Conflict(_) | crate::hub::BridgeError::Store(crate::store::StoreError::Conflict { .. })) => {
+                Err(NotTaken::Elsewhere)
+            }
+            Err(e) => Err(NotTaken::Refused(e)),
+        }
+    }
+}
+
+/// Why a channel's settings are refused: names the flag, what it expects and what came
+/// (never a secret's value).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum SettingsError {
+    #[error("--{flag}: expected {expected}, got {got}")]
+    Invalid { flag: &'static str, expected: String, got: String },
+    #[error("--{channel} needs {what}: pass --{flag} or set {var} (docs/notify.md)")]
+    Missing { channel: &'static str, what: &'static str, flag: &'static str, var: &'static str },
+}
+
+impl SettingsError {
+    /// `--{flag}: expected {expected}, got {got:?}`.
+    pub fn invalid(flag: &'static str, expected: impl Into<String>, got: &str) -> SettingsError {
+        SettingsError::Invalid { flag, expected: expected.into(), got: format!("{got:?}") }
+    }
+}
+
+/// A chat's places as its `[NAME=]ID` flags give them: one shared place (`C0123`), and
+/// people's or teams' own (`alice=D0ALICE`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Places<T> {
+    pub shared: Option<T>,
+    pub own: std::collections::BTreeMap<String, T>,
+}
+
+impl<T> Places<T> {
+    /// The values of `--{flag}`, each `ID` (the shared `place`, once) or `NAME=ID`
+    /// (`form`: how the flag's help writes an id, `CHANNEL`), each id read by `id`.
+    pub fn parse(
+        flag: &'static str,
+        form: &str,
+        place: &str,
+        values: &[String],
+        id: impl Fn(&str) -> Result<T, SettingsError>,
+    ) -> Result<Places<T>, SettingsError> {
+        let mut places = Places { shared: None, own: std::collections::BTreeMap::new() };
+        for value in values {
+            match value.split_once('=') {
+                Some((name, to)) if !name.trim().is_empty() => {
+                    places.own.insert(name.trim().to_owned(), id(to.trim())?);
+                }
+                Some(_) => return Err(SettingsError::invalid(flag, format!("NAME={form} with a person or team name"), value)),
+                None if places.shared.is_some() => {
+                    return Err(SettingsError::invalid(flag, format!("one shared {place} at most"), value));
+                }
+                None => places.shared = Some(id(value.trim())?),
+            }
+        }
+        Ok(places)
+    }
+}
+
+/// An API's base URL from flag `--{flag}`, ending with `/` so methods join under it.
+pub fn api_url(flag: &'static str, text: &str) -> Result<reqwest::Url, SettingsError> {
+    let mut api: reqwest::Url =
+        text.parse().map_err(|e| SettingsError::Invalid { flag, expected: "a URL".into(), got: format!("{text:?} ({e})") })?;
+    if !api.path().ends_with('/') {
+        api.set_path(&format!("{}/", api.path()));
+    }
+    Ok(api)
+}
+
+/// `text` with each of `secrets` (those of 6 characters or more: shorter ones are no
+/// secret worth the name, and would blot out ordinary words) as `…`.
+pub fn scrub(text: &str, secrets: &[&str]) -> String {
+    secrets.iter().filter(|s| s.len() >= 6).fold(text.to_owned(), |text, secret| text.replace(secret, "…"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::notify::fixtures::{record, single};
+
+    #[test]
+    fn a_headline_names_the_chip_of_a_lone_question_only() {
+        let one = record(vec![single(&["A"])]);
+        assert_eq!(Headline::of(&one).line(100, 60, |s, _| s.to_owned()), "claude-code asks · DB");
+        let cut = |s: &str, max: usize| s.chars().take(max).collect::<String>();
+        assert_eq!(Headline::of(&one).line(6, 1, cut), "claude asks · D", "each part fitted its own way");
+        let two = record(vec![single(&["A"]), single(&["B"])]);
+        assert_eq!(Headline::of(&two).line(100, 60, |s, _| s.to_owned()), "claude-code asks", "no one chip for several");
+        let mut blank = one.clone();
+        blank.request.questions[0].header = Some("  ".into());
+        assert_eq!(Headline::of(&blank).chip, None);
+    }
+
+    #[test]
+    fn what_is_logged_of_a_channel_holds_none_of_its_secrets() {
+        let said = "Telegram refused sendMessage: 401 Unauthorized (bot 123456:AAsecret-x) for /";
+        assert_eq!(scrub(said, &["123456:AAsecret-x", "/"]), "Telegram refused sendMessage: 401 Unauthorized (bot …) for /");
+    }
+
+    #[test]
+    fn places_are_one_shared_and_each_ones_own() {
+        let id = |t: &str| t.parse::<i64>().map_err(|_| SettingsError::invalid("notify-x", "a number", t));
+        let values = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let places = Places::parse("notify-x", "ID", "chat", &values(&["-100", "alice=5", " db-team = 6 "]), id).unwrap();
+        assert_eq!((places.shared, places.own.get("alice"), places.own.get("db-team")), (Some(-100), Some(&5), Some(&6)));
+        let e = Places::parse("notify-x", "ID", "chat", &values(&["1", "2"]), id).unwrap_err().to_string();
+        assert_eq!(e, "--notify-x: expected one shared chat at most, got \"2\"");
+        let e = Places::parse("notify-x", "ID", "chat", &values(&["=1"]), id).unwrap_err().to_string();
+        assert_eq!(e, "--notify-x: expected NAME=ID with a person or team name, got \"=1\"");
+        let e = Places::parse("notify-x", "ID", "chat", &values(&["@ops"]), id).unwrap_err().to_string();
+        assert_eq!(e, "--notify-x: expected a number, got \"@ops\"");
+    }
+}
