@@ -12,12 +12,12 @@
 //! is a small component over the same [`Ctx`].
 //!
 //! Agent text is only ever rendered as text nodes, an option's `preview` too: read as
-//! markdown by `askuser_core::markdown` and drawn as elements of text nodes in a
-//! monospace box, as Claude Code shows it.
+//! markdown by `askuser_core::markdown` (in the bridge, which sends the parsed form) and
+//! drawn as elements of text nodes in a monospace box, as Claude Code shows it.
 
 use askuser_core::approval::{self, ApprovalView, Change, Shown};
 use askuser_core::dialog::{Dialog, DialogOptions, Draft, Effect as DialogEffect, Event, PromptKind, RowView, View};
-use askuser_core::markdown::{self, Align, Block, Inline};
+use askuser_core::markdown::{Align, Block, Doc, Inline};
 use askuser_core::text::{segments, Segment};
 use askuser_core::{Request, Selection};
 use leptos::callback::UnsyncCallback;
@@ -166,7 +166,15 @@ pub fn DialogView(
     };
     follow_focus(view, root, on_tabs, autofocus);
 
-    let previews = Memo::new(move |_| view.with(|v| option_previews(&v.rows)));
+    let docs = StoredValue::new(request.preview_docs.clone());
+    let previews = Memo::new(move |_| {
+        view.with(|v| {
+            docs.with_value(|d| {
+                let question = v.question.as_ref().map(|q| q.index);
+                option_previews(&v.rows, d.as_ref().zip(question).and_then(|(d, q)| d.get(q)))
+            })
+        })
+    });
     let focused = Memo::new(move |_| view.with(|v| v.rows.iter().find(|r| r.focused).map(|r| r.index)));
     if fit {
         fit_rows(ctx, root);
@@ -413,9 +421,24 @@ fn has_previews(rows: &[RowView]) -> bool {
     rows.iter().any(|r| r.preview.is_some())
 }
 
-/// The question's options that have a preview: (row, label, preview).
-fn option_previews(rows: &[RowView]) -> Vec<(usize, String, String)> {
-    rows.iter().filter_map(|r| Some((r.index, r.label.clone(), r.preview.clone()?))).collect()
+/// An option's preview: its text, and its markdown as the bridge parsed it.
+#[derive(Clone, PartialEq)]
+struct Preview {
+    index: usize,
+    label: String,
+    text: String,
+    doc: Option<Doc>,
+}
+
+/// The previews of the question's options, with their parsed forms (`docs`, the
+/// question's row of [`askuser_core::Request::preview_docs`]) when the request has them.
+fn option_previews(rows: &[RowView], docs: Option<&Vec<Option<Doc>>>) -> Vec<Preview> {
+    rows.iter()
+        .filter_map(|r| {
+            let doc = docs.and_then(|d| d.get(r.index)).cloned().flatten();
+            Some(Preview { index: r.index, label: r.label.clone(), text: r.preview.clone()?, doc })
+        })
+        .collect()
 }
 
 /// The highlighted option's preview, and only its: an option without one shows none
@@ -428,21 +451,21 @@ fn option_previews(rows: &[RowView]) -> Vec<(usize, String, String)> {
 /// keeps its column; under them (a narrow one) a touch screen drops it when there is
 /// nothing to show.
 #[component]
-fn PreviewSlot(previews: Memo<Vec<(usize, String, String)>>, focused: Memo<Option<usize>>) -> impl IntoView {
+fn PreviewSlot(previews: Memo<Vec<Preview>>, focused: Memo<Option<usize>>) -> impl IntoView {
     let shown = Memo::new(move |_| {
         let f = focused.get()?;
-        previews.with(|p| p.iter().find(|(i, ..)| *i == f).map(|(_, label, text)| (label.clone(), text.clone())))
+        previews.with(|p| p.iter().find(|p| p.index == f).cloned())
     });
     view! {
         <div class="askuser-preview-slot" class:none=move || shown.with(Option::is_none)>
             {move || match shown.get() {
-                Some((label, text)) => view! {
-                    <pre class="askuser-preview askuser-md" tabindex="0" role="region" aria-label=format!("Preview of {label}") use:preview_markdown=text></pre>
+                Some(p) => view! {
+                    <pre class="askuser-preview askuser-md" tabindex="0" role="region" aria-label=format!("Preview of {}", p.label) use:preview_markdown=p></pre>
                 }.into_any(),
                 None => view! { <p class="askuser-preview-none">"No preview for this option"</p> }.into_any(),
             }}
-            {move || previews.get().into_iter().map(|(_, _, text)| view! {
-                <pre class="askuser-preview-sizer askuser-md" aria-hidden="true" use:preview_markdown=text></pre>
+            {move || previews.get().into_iter().map(|p| view! {
+                <pre class="askuser-preview-sizer askuser-md" aria-hidden="true" use:preview_markdown=p></pre>
             }).collect_view()}
         </div>
     }
@@ -962,12 +985,16 @@ fn Prompt(ctx: Ctx) -> impl IntoView {
 /// An option's preview read as markdown: headings, paragraphs (their lines kept), code
 /// blocks, lists, quotes and tables as elements whose every string is a text node; a
 /// link is its text and its URL, not a link (nothing in a preview is followed).
-fn preview_markdown(el: web_sys::Element, text: String) {
+///
+/// The markdown is parsed by the bridge ([`askuser_core::Request::preview_docs`]): the
+/// parser is not in the page (it was 150 KB of its wasm; issue 51). A request without
+/// them (mounted by hand, from an older bridge) shows the preview's text as it is.
+fn preview_markdown(el: web_sys::Element, preview: Preview) {
     // Drawn with the DOM's own calls, not views: a preview is drawn once and never
-    // updated in place, and views for every block and inline kind cost 20 KB of wasm
-    // (issue 51). Run again on the same element, it draws afresh.
+    // updated in place, and views for every block and inline kind cost 20 KB of wasm.
+    // Run again on the same element, it draws afresh.
     el.set_text_content(None);
-    let doc = markdown::parse(&text);
+    let Some(doc) = preview.doc else { return add_text(&el, &preview.text) };
     md_blocks(&el, &doc.blocks);
     if doc.truncated {
         add(&el, "p", Some("askuser-md-more")).set_text_content(Some("… (the rest of the preview is too long to show)"));
