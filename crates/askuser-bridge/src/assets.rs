@@ -107,7 +107,28 @@ pub async fn serve(uri: Uri, headers: HeaderMap) -> Response {
 
 #[cfg(test)]
 mod tests {
-    use super::accepts;
+    use super::{accepts, FILES};
+
+    /// The app's code as a browser downloads it (the wasm and its JS glue, brotli): at
+    /// most this many bytes. Issue 51's target is 200,000 (it was 340,188); lower it with
+    /// every cut, so growth is a decision, never an accident.
+    const APP_BROTLI_BUDGET: usize = 291_000;
+
+    /// The shipped app, as `scripts/build-ui` compressed it: adding to the wasm fails here
+    /// until the budget is raised on purpose (BENCHMARKS.md, "Sizes").
+    #[test]
+    fn the_shipped_app_stays_within_its_size_budget() {
+        let app = |ext: &str| FILES.iter().find(|a| a.path.starts_with("/askuser-web-") && a.path.ends_with(ext));
+        let (Some(wasm), Some(js)) = (app("_bg.wasm"), app(".js")) else { panic!("the built UI has no app wasm and JS") };
+        let (Some(wasm_br), Some(js_br)) = (wasm.br, js.br) else { panic!("the app has no brotli forms: run scripts/build-ui") };
+        let total = wasm_br.len() + js_br.len();
+        assert!(
+            total <= APP_BROTLI_BUDGET,
+            "the app is {total} bytes brotli (wasm {}, JS {}), over its budget of {APP_BROTLI_BUDGET}",
+            wasm_br.len(),
+            js_br.len()
+        );
+    }
 
     #[test]
     fn accept_encoding_is_read_with_its_weights() {

@@ -119,6 +119,13 @@ fn text(value: &impl Serialize) -> Message {
     Message::Text(serde_json::to_string(value).expect("protocol messages serialize").into())
 }
 
+/// A browser event as a page gets it: with its question sets' previews parsed
+/// ([`BrowserEvent::parse_previews`]), since the page carries no markdown parser.
+fn to_browser(mut event: BrowserEvent) -> Message {
+    event.parse_previews();
+    text(&event)
+}
+
 fn revoked() -> Message {
     Message::Close(Some(CloseFrame { code: POLICY_VIOLATION, reason: "this token was revoked".into() }))
 }
@@ -178,7 +185,7 @@ async fn send_snapshot(
                     }
                 }
                 first = false;
-                if !send(sink, text(&part), within).await {
+                if !send(sink, to_browser(part), within).await {
                     return false;
                 }
             }
@@ -352,7 +359,7 @@ pub async fn browser(bridge: Arc<Bridge>, socket: WebSocket, mut who: ViewerWatc
         let out: Message = tokio::select! {
             ev = events.recv() => match ev {
                 Ok(ev) => match sight.admit(&bridge, ev) {
-                    Some(ev) => text(&ev),
+                    Some(ev) => to_browser(ev),
                     None => continue,
                 },
                 Err(broadcast::error::RecvError::Lagged(n)) => {

@@ -77,6 +77,7 @@ pub fn normalize(input: &Value, limits: &Limits) -> Result<Normalized, Invalid> 
         timeout_seconds: r.opt_u64(obj, &["timeoutSeconds", "timeout_seconds"], "timeoutSeconds"),
         questions,
         approval: None,
+        preview_docs: None,
     };
     r.unknown_keys(obj, "", &[own_keys, &["id", "metadata", "agent", "timeoutSeconds", "timeout_seconds"]].concat());
 

@@ -19,6 +19,7 @@
 //! anything was left out.
 
 use pulldown_cmark::{Alignment, CodeBlockKind, Event, Options, Parser, Tag, TagEnd};
+use serde::{Deserialize, Serialize};
 
 /// Bytes of a preview read; the rest is left out (cut at a character boundary).
 pub const MAX_INPUT: usize = 32 * 1024;
@@ -31,15 +32,18 @@ pub const MAX_INLINE_DEPTH: usize = 8;
 /// A table's columns; cells beyond them are left out.
 pub const MAX_COLUMNS: usize = 24;
 
-/// A preview as blocks.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// A preview as blocks. On the wire (a page draws what the bridge parsed) in serde's
+/// default shape: `{"blocks": [{"paragraph": [{"text": "Hi"}, "break"]}], "truncated": true}`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Doc {
     pub blocks: Vec<Block>,
     /// Something was left out: the input was too long, or had too many blocks or columns.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub truncated: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Block {
     /// `# Title` (level 1) to `###### Title` (level 6), or a setext heading.
     Heading {
@@ -50,12 +54,14 @@ pub enum Block {
     /// A fenced or indented code block: its text verbatim (without the last newline),
     /// and the fence's language (the info string's first word), if any.
     Code {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         lang: Option<String>,
         text: String,
     },
     /// A bullet list (`start` is `None`) or a numbered one starting at `start`; each
     /// item is its blocks (a nested list is a block of its item).
     List {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
         start: Option<u64>,
         items: Vec<Vec<Block>>,
     },
@@ -67,14 +73,15 @@ pub enum Block {
 
 /// A table: its header row and body rows, each a row of cells; every row has one
 /// alignment per column at most (rows may be shorter).
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Table {
     pub align: Vec<Align>,
     pub head: Vec<Vec<Inline>>,
     pub rows: Vec<Vec<Vec<Inline>>>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Align {
     #[default]
     None,
@@ -83,7 +90,8 @@ pub enum Align {
     Right,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
 pub enum Inline {
     Text(String),
     Strong(Vec<Inline>),
@@ -664,5 +672,23 @@ mod tests {
             let doc = parse(&text);
             proptest::prop_assert!(count(&doc.blocks) <= MAX_BLOCKS && depth(&doc.blocks) <= MAX_DEPTH);
         }
+    }
+
+    /// The bridge sends a page the parsed previews (issue 51): the shape is the one
+    /// docs/protocol.md shows, and every kind of block and inline survives the trip.
+    #[test]
+    fn a_doc_crosses_the_wire_unchanged() {
+        let doc = parse("# T\n\nHi\nthere *a* **b** ~~c~~ `d` [e](https://x.test)\n\n```sh\nls\n```\n\n3. x\n\n> q\n\n---\n\n| a | b |\n|:-|-:|\n| 1 | 2 |");
+        let json = serde_json::to_value(&doc).unwrap();
+        assert_eq!(json["blocks"][0], serde_json::json!({"heading": {"level": 1, "content": [{"text": "T"}]}}));
+        assert_eq!(json["blocks"][1]["paragraph"][1], serde_json::json!("break"));
+        assert_eq!(json["blocks"][2], serde_json::json!({"code": {"lang": "sh", "text": "ls"}}));
+        assert_eq!(json["blocks"][6]["table"]["align"], serde_json::json!(["left", "right"]));
+        assert!(json.get("truncated").is_none(), "false is left out");
+        let back: Doc = serde_json::from_value(json).unwrap();
+        assert_eq!(back, doc);
+        let cut = parse(&"x\n\n".repeat(MAX_BLOCKS + 1));
+        assert_eq!(serde_json::from_str::<Doc>(&serde_json::to_string(&cut).unwrap()).unwrap(), cut);
+        assert!(cut.truncated);
     }
 }

@@ -30,6 +30,24 @@ pub struct Request {
     /// from an approval, never read from an agent's question.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub approval: Option<Approval>,
+    /// Every option's preview read as markdown, question by question and option by
+    /// option (`None` for an option without one): the web app draws these and carries no
+    /// parser (it was 150 KB of its wasm; issue 51). Filled in by the bridge as it sends a
+    /// question set to a page ([`Request::parse_previews`]); never read from an agent (the
+    /// dialects build a request field by field) and never stored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub preview_docs: Option<Vec<Vec<Option<crate::markdown::Doc>>>>,
+}
+
+impl Request {
+    /// Sets [`Request::preview_docs`] from the options' previews (`None` when no option
+    /// has one), whatever it held.
+    pub fn parse_previews(&mut self) {
+        let any = self.questions.iter().flat_map(|q| &q.options).any(|c| c.preview.is_some());
+        self.preview_docs = any.then(|| {
+            self.questions.iter().map(|q| q.options.iter().map(|c| c.preview.as_deref().map(crate::markdown::parse)).collect()).collect()
+        });
+    }
 }
 
 /// What an agent asks leave to do: the data. What it means (the dialects it comes in,
@@ -112,5 +130,35 @@ impl Question {
 impl Choice {
     pub fn new(label: impl Into<String>) -> Self {
         Choice { label: label.into(), ..Choice::default() }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::markdown::parse;
+
+    /// What the bridge sends a page in place of a parser (issue 51): each option's doc in
+    /// its place, none for an option without a preview, none at all without previews,
+    /// and never a doc the request came with.
+    #[test]
+    fn parsed_previews_follow_the_options() {
+        let with = |preview: Option<&str>| Choice { preview: preview.map(str::to_owned), ..Choice::new("x") };
+        let question = |options| Question { question: "Q".into(), options, ..Question::default() };
+        let mut r = Request {
+            questions: vec![question(vec![with(Some("# A")), with(None)]), question(vec![with(Some("*b*"))])],
+            preview_docs: Some(vec![vec![Some(parse("forged"))]]),
+            ..Request::default()
+        };
+        r.parse_previews();
+        assert_eq!(r.preview_docs, Some(vec![vec![Some(parse("# A")), None], vec![Some(parse("*b*"))]]));
+        let json = serde_json::to_value(&r).unwrap();
+        assert_eq!(serde_json::from_value::<Request>(json.clone()).unwrap(), r);
+        assert!(json["previewDocs"][0][1].is_null());
+
+        let mut plain = Request { questions: vec![question(vec![with(None)])], preview_docs: r.preview_docs.clone(), ..Request::default() };
+        plain.parse_previews();
+        assert_eq!(plain.preview_docs, None);
+        assert!(serde_json::to_value(&plain).unwrap().get("previewDocs").is_none());
     }
 }

@@ -263,6 +263,19 @@ pub enum BrowserEvent {
     Error(Refused),
 }
 
+impl BrowserEvent {
+    /// Parses the previews of the question sets a page draws from this event (a new
+    /// question's, a snapshot's: [`Request::parse_previews`]); the bridge does it as it
+    /// sends, so the page needs no markdown parser.
+    pub fn parse_previews(&mut self) {
+        match self {
+            BrowserEvent::Asked { question } => question.request.parse_previews(),
+            BrowserEvent::Snapshot { questions, .. } => questions.iter_mut().for_each(|q| q.request.parse_previews()),
+            _ => {}
+        }
+    }
+}
+
 /// The body of an HTTP answer: `{"answers": ...}` where answers are, in question order,
 /// selections (`{"selected": [...], "custom": "..."}`) or typed text (`"PostgreSQL"`),
 /// or an object keyed by question text (`{"Which database?": "PostgreSQL"}`).
@@ -411,6 +424,33 @@ mod tests {
     fn result() -> AskResult {
         let r = request();
         AskResult::answered("q-1", &r, resolve(&r.questions, &[Selection::option("SQLite")]).unwrap(), 2_000)
+    }
+
+    /// The bridge parses a page's previews as it sends (issue 51): a new question's and a
+    /// snapshot's, which the page draws; nothing else is touched.
+    #[test]
+    fn browser_events_carry_parsed_previews() {
+        let mut with_preview = record();
+        with_preview.request.questions[0].options[1].preview = Some("**fast**".into());
+        let doc = Some(vec![vec![None, Some(crate::markdown::parse("**fast**"))]]);
+        let mut asked = BrowserEvent::Asked { question: with_preview.clone() };
+        asked.parse_previews();
+        let BrowserEvent::Asked { question } = &asked else { unreachable!() };
+        assert_eq!(question.request.preview_docs, doc);
+        let mut snapshot = BrowserEvent::Snapshot {
+            client: "c".into(),
+            questions: vec![with_preview.clone(), record()],
+            agents: vec![],
+            more: false,
+            viewer: None,
+        };
+        snapshot.parse_previews();
+        let BrowserEvent::Snapshot { questions, .. } = &snapshot else { unreachable!() };
+        assert_eq!((&questions[0].request.preview_docs, &questions[1].request.preview_docs), (&doc, &None));
+        let mut history = BrowserEvent::History { reference: None, records: vec![with_preview], offset: 0, more: false };
+        history.parse_previews();
+        let BrowserEvent::History { records, .. } = &history else { unreachable!() };
+        assert_eq!(records[0].request.preview_docs, None, "history shows no previews");
     }
 
     #[test]

@@ -5,9 +5,10 @@
 //! and [`askuser_web`] (the Leptos dialog and the bridge client). Nothing here decides
 //! anything: every rule is the core's, every pixel the dialog's.
 //!
-//! JS values cross the boundary with `serde-wasm-bindgen`: plain objects in, plain
-//! JSON-compatible objects out (`null` for absent optional values, objects, never
-//! `Map`s). Every failure becomes a JS `Error` through one helper, [`into_error`]: its
+//! JS values cross the boundary as JSON text (`JSON.stringify` in, `JSON.parse` out,
+//! through the `serde_json` the core already carries, not a second serde stack: issue
+//! 51): plain objects in, plain JSON-compatible objects out (`null` for absent optional
+//! values, objects, never `Map`s). Every failure becomes a JS `Error` through one helper, [`into_error`]: its
 //! `message` lists every `path: message` line, and its `errors` property holds them as
 //! `{path, message}` objects.
 //!
@@ -60,12 +61,6 @@ impl From<&str> for Failure {
     }
 }
 
-impl From<serde_wasm_bindgen::Error> for Failure {
-    fn from(e: serde_wasm_bindgen::Error) -> Self {
-        Failure::Message(e.to_string())
-    }
-}
-
 /// The one conversion of a Rust failure into a JS `Error`: `message` has one
 /// `path: message` line per problem, `errors` holds them as `{path, message}` objects.
 pub fn into_error(failure: impl Into<Failure>) -> JsValue {
@@ -83,28 +78,34 @@ pub fn into_error(failure: impl Into<Failure>) -> JsValue {
 
 /// A Rust value as a plain, JSON-compatible JS value.
 pub(crate) fn to_js<T: Serialize + ?Sized>(value: &T) -> Result<JsValue, JsValue> {
-    value.serialize(&serde_wasm_bindgen::Serializer::json_compatible()).map_err(into_error)
+    let text = serde_json::to_string(value).map_err(|e| into_error(e.to_string()))?;
+    js_sys::JSON::parse(&text)
+}
+
+/// A JS value as JSON text; `what` names it in the error when it is no plain JSON data
+/// (a function, `undefined`, a cycle, a `BigInt`).
+fn json_text(value: &JsValue, what: &str) -> Result<String, JsValue> {
+    let plain = || into_error(format!("expected {what} (plain JSON data)"));
+    js_sys::JSON::stringify(value).map_err(|_| plain())?.as_string().ok_or_else(plain)
 }
 
 /// A JS value read as `T`, through JSON so that every integer-valued number fits any
 /// integer field. `what` names the value in the error ("expected {what}: ...").
 pub(crate) fn from_js<T: DeserializeOwned>(value: JsValue, what: &str) -> Result<T, JsValue> {
-    let json: serde_json::Value =
-        serde_wasm_bindgen::from_value(value).map_err(|e| into_error(format!("expected {what} (plain JSON data): {e}")))?;
-    serde_json::from_value(json).map_err(|e| into_error(format!("expected {what}: {e}")))
+    serde_json::from_str(&json_text(&value, what)?).map_err(|e| {
+        // The position is in JSON text the caller never wrote.
+        let e = e.to_string();
+        into_error(format!("expected {what}: {}", e.rsplit_once(" at line ").map_or(e.as_str(), |(m, _)| m)))
+    })
 }
 
 /// Reads a request in any dialect (an object, or its JSON text) under `limits`.
 pub(crate) fn read_request(request: JsValue, limits: &Limits) -> Result<Normalized, JsValue> {
-    let normalized = match request.as_string() {
-        Some(text) => normalize_str(&text, limits),
-        None => {
-            let value: serde_json::Value =
-                serde_wasm_bindgen::from_value(request).map_err(|e| into_error(format!("expected a request (plain JSON data): {e}")))?;
-            askuser_core::normalize(&value, limits)
-        }
+    let text = match request.as_string() {
+        Some(text) => text,
+        None => json_text(&request, "a request")?,
     };
-    normalized.map_err(into_error)
+    normalize_str(&text, limits).map_err(into_error)
 }
 
 /// Any dialect in (Claude Code, pi, Opal, Roo Code; an object or JSON text), the

@@ -55,7 +55,9 @@ pub fn mount_dialog(
 ) -> Result<MountedDialog, JsValue> {
     let element: web_sys::HtmlElement =
         element.dyn_into().map_err(|_| into_error("element: expected an HTMLElement to mount the dialog into"))?;
-    let request = read_request(request, &Limits::default())?.request;
+    let mut request = read_request(request, &Limits::default())?.request;
+    // No bridge parses this one's previews for the dialog: the package does.
+    request.parse_previews();
     let options = options.map(JsValue::from).unwrap_or_default();
     let on_answer = callback(&options, "onAnswer")?;
     let on_cancel = callback(&options, "onCancel")?;

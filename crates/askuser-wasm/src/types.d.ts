@@ -47,6 +47,12 @@ export interface CanonicalRequest extends Request {
   /** Set when the question asks leave to use a tool (approvals). */
   approval?: Approval;
   questions: (Question & { multiSelect: boolean })[];
+  /**
+   * Each option's preview as parsed markdown, by question and option (`null` where an
+   * option has none): sent by a bridge with the question sets it shows a page, for a
+   * dialog that draws without parsing. The shape is `docs/protocol.md`'s.
+   */
+  previewDocs?: (unknown | null)[][];
 }
 
 /** Opal's shape. */

@@ -12,12 +12,12 @@
 //! is a small component over the same [`Ctx`].
 //!
 //! Agent text is only ever rendered as text nodes, an option's `preview` too: read as
-//! markdown by `askuser_core::markdown` and drawn as elements of text nodes in a
-//! monospace box, as Claude Code shows it.
+//! markdown by `askuser_core::markdown` (in the bridge, which sends the parsed form) and
+//! drawn as elements of text nodes in a monospace box, as Claude Code shows it.
 
 use askuser_core::approval::{self, ApprovalView, Change, Shown};
 use askuser_core::dialog::{Dialog, DialogOptions, Draft, Effect as DialogEffect, Event, PromptKind, RowView, View};
-use askuser_core::markdown::{self, Align, Block, Inline};
+use askuser_core::markdown::{Align, Block, Doc, Inline};
 use askuser_core::text::{segments, Segment};
 use askuser_core::{Request, Selection};
 use leptos::callback::UnsyncCallback;
@@ -166,7 +166,15 @@ pub fn DialogView(
     };
     follow_focus(view, root, on_tabs, autofocus);
 
-    let previews = Memo::new(move |_| view.with(|v| option_previews(&v.rows)));
+    let docs = StoredValue::new(request.preview_docs.clone());
+    let previews = Memo::new(move |_| {
+        view.with(|v| {
+            docs.with_value(|d| {
+                let question = v.question.as_ref().map(|q| q.index);
+                option_previews(&v.rows, d.as_ref().zip(question).and_then(|(d, q)| d.get(q)))
+            })
+        })
+    });
     let focused = Memo::new(move |_| view.with(|v| v.rows.iter().find(|r| r.focused).map(|r| r.index)));
     if fit {
         fit_rows(ctx, root);
@@ -413,9 +421,24 @@ fn has_previews(rows: &[RowView]) -> bool {
     rows.iter().any(|r| r.preview.is_some())
 }
 
-/// The question's options that have a preview: (row, label, preview).
-fn option_previews(rows: &[RowView]) -> Vec<(usize, String, String)> {
-    rows.iter().filter_map(|r| Some((r.index, r.label.clone(), r.preview.clone()?))).collect()
+/// An option's preview: its text, and its markdown as the bridge parsed it.
+#[derive(Clone, PartialEq)]
+struct Preview {
+    index: usize,
+    label: String,
+    text: String,
+    doc: Option<Doc>,
+}
+
+/// The previews of the question's options, with their parsed forms (`docs`, the
+/// question's row of [`askuser_core::Request::preview_docs`]) when the request has them.
+fn option_previews(rows: &[RowView], docs: Option<&Vec<Option<Doc>>>) -> Vec<Preview> {
+    rows.iter()
+        .filter_map(|r| {
+            let doc = docs.and_then(|d| d.get(r.index)).cloned().flatten();
+            Some(Preview { index: r.index, label: r.label.clone(), text: r.preview.clone()?, doc })
+        })
+        .collect()
 }
 
 /// The highlighted option's preview, and only its: an option without one shows none
@@ -428,21 +451,21 @@ fn option_previews(rows: &[RowView]) -> Vec<(usize, String, String)> {
 /// keeps its column; under them (a narrow one) a touch screen drops it when there is
 /// nothing to show.
 #[component]
-fn PreviewSlot(previews: Memo<Vec<(usize, String, String)>>, focused: Memo<Option<usize>>) -> impl IntoView {
+fn PreviewSlot(previews: Memo<Vec<Preview>>, focused: Memo<Option<usize>>) -> impl IntoView {
     let shown = Memo::new(move |_| {
         let f = focused.get()?;
-        previews.with(|p| p.iter().find(|(i, ..)| *i == f).map(|(_, label, text)| (label.clone(), text.clone())))
+        previews.with(|p| p.iter().find(|p| p.index == f).cloned())
     });
     view! {
         <div class="askuser-preview-slot" class:none=move || shown.with(Option::is_none)>
             {move || match shown.get() {
-                Some((label, text)) => view! {
-                    <pre class="askuser-preview askuser-md" tabindex="0" role="region" aria-label=format!("Preview of {label}")>{preview_markdown(&text)}</pre>
+                Some(p) => view! {
+                    <pre class="askuser-preview askuser-md" tabindex="0" role="region" aria-label=format!("Preview of {}", p.label) use:preview_markdown=p></pre>
                 }.into_any(),
                 None => view! { <p class="askuser-preview-none">"No preview for this option"</p> }.into_any(),
             }}
-            {move || previews.get().into_iter().map(|(_, _, text)| view! {
-                <pre class="askuser-preview-sizer askuser-md" aria-hidden="true">{preview_markdown(&text)}</pre>
+            {move || previews.get().into_iter().map(|p| view! {
+                <pre class="askuser-preview-sizer askuser-md" aria-hidden="true" use:preview_markdown=p></pre>
             }).collect_view()}
         </div>
     }
@@ -962,87 +985,112 @@ fn Prompt(ctx: Ctx) -> impl IntoView {
 /// An option's preview read as markdown: headings, paragraphs (their lines kept), code
 /// blocks, lists, quotes and tables as elements whose every string is a text node; a
 /// link is its text and its URL, not a link (nothing in a preview is followed).
-fn preview_markdown(text: &str) -> AnyView {
-    let doc = markdown::parse(text);
-    let more = doc.truncated.then(|| view! { <p class="askuser-md-more">"… (the rest of the preview is too long to show)"</p> });
-    view! { {md_blocks(doc.blocks)} {more} }.into_any()
+///
+/// The markdown is parsed by the bridge ([`askuser_core::Request::preview_docs`]): the
+/// parser is not in the page (it was 150 KB of its wasm; issue 51). A request without
+/// them (mounted by hand, from an older bridge) shows the preview's text as it is.
+fn preview_markdown(el: web_sys::Element, preview: Preview) {
+    // Drawn with the DOM's own calls, not views: a preview is drawn once and never
+    // updated in place, and views for every block and inline kind cost 20 KB of wasm.
+    // Run again on the same element, it draws afresh.
+    el.set_text_content(None);
+    let Some(doc) = preview.doc else { return add_text(&el, &preview.text) };
+    md_blocks(&el, &doc.blocks);
+    if doc.truncated {
+        add(&el, "p", Some("askuser-md-more")).set_text_content(Some("… (the rest of the preview is too long to show)"));
+    }
 }
 
-fn md_blocks(blocks: Vec<Block>) -> AnyView {
-    blocks.into_iter().map(md_block).collect_view().into_any()
+/// A new `tag` element, with `class` if any, appended to `parent`.
+fn add(parent: &web_sys::Element, tag: &str, class: Option<&str>) -> web_sys::Element {
+    let el = parent.owner_document().and_then(|d| d.create_element(tag).ok()).expect("a document makes elements");
+    if let Some(class) = class {
+        el.set_class_name(class);
+    }
+    let _ = parent.append_child(&el);
+    el
 }
 
-fn md_block(block: Block) -> AnyView {
+/// `text` as a text node appended to `parent` (never parsed as HTML).
+fn add_text(parent: &web_sys::Element, text: &str) {
+    let _ = parent.append_with_str_1(text);
+}
+
+fn md_blocks(parent: &web_sys::Element, blocks: &[Block]) {
+    for block in blocks {
+        md_block(parent, block);
+    }
+}
+
+fn md_block(parent: &web_sys::Element, block: &Block) {
     match block {
         Block::Heading { level, content } => {
-            view! { <p class=format!("askuser-md-h askuser-md-h{level}")><strong>{md_inlines(content)}</strong></p> }.into_any()
+            let p = add(parent, "p", Some(&format!("askuser-md-h askuser-md-h{level}")));
+            md_inlines(&add(&p, "strong", None), content);
         }
-        Block::Paragraph(content) => view! { <p class="askuser-md-p">{md_inlines(content)}</p> }.into_any(),
-        Block::Code { lang, text } => view! { <pre class="askuser-md-code" data-lang=lang><code>{text}</code></pre> }.into_any(),
-        Block::List { start: None, items } => view! { <ul class="askuser-md-list">{md_items(items)}</ul> }.into_any(),
-        Block::List { start: Some(n), items } => {
-            view! { <ol class="askuser-md-list" start=n.to_string()>{md_items(items)}</ol> }.into_any()
-        }
-        Block::Quote(blocks) => view! { <blockquote class="askuser-md-quote">{md_blocks(blocks)}</blockquote> }.into_any(),
-        Block::Rule => view! { <hr class="askuser-md-rule" /> }.into_any(),
-        Block::Table(table) => {
-            let align: Vec<Option<&'static str>> = table
-                .align
-                .iter()
-                .map(|a| match a {
-                    Align::None => None,
-                    Align::Left => Some("askuser-md-left"),
-                    Align::Center => Some("askuser-md-center"),
-                    Align::Right => Some("askuser-md-right"),
-                })
-                .collect();
-            let class = |i: usize| align.get(i).copied().flatten();
-            let head = table.head.into_iter().enumerate().map(|(i, c)| view! { <th class=class(i)>{md_inlines(c)}</th> }).collect_view();
-            let rows = table
-                .rows
-                .into_iter()
-                .map(|row| {
-                    let cells = row.into_iter().enumerate().map(|(i, c)| view! { <td class=class(i)>{md_inlines(c)}</td> }).collect_view();
-                    view! { <tr>{cells}</tr> }
-                })
-                .collect_view();
-            view! {
-                <div class="askuser-md-table">
-                    <table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>
-                </div>
+        Block::Paragraph(content) => md_inlines(&add(parent, "p", Some("askuser-md-p")), content),
+        Block::Code { lang, text } => {
+            let pre = add(parent, "pre", Some("askuser-md-code"));
+            if let Some(lang) = lang {
+                let _ = pre.set_attribute("data-lang", lang);
             }
-            .into_any()
+            add_text(&add(&pre, "code", None), text);
+        }
+        Block::List { start, items } => {
+            let list = add(parent, if start.is_some() { "ol" } else { "ul" }, Some("askuser-md-list"));
+            if let Some(n) = start {
+                let _ = list.set_attribute("start", &n.to_string());
+            }
+            for item in items {
+                md_blocks(&add(&list, "li", None), item);
+            }
+        }
+        Block::Quote(blocks) => md_blocks(&add(parent, "blockquote", Some("askuser-md-quote")), blocks),
+        Block::Rule => {
+            add(parent, "hr", Some("askuser-md-rule"));
+        }
+        Block::Table(table) => {
+            let class = |i: usize| match table.align.get(i) {
+                Some(Align::Left) => Some("askuser-md-left"),
+                Some(Align::Center) => Some("askuser-md-center"),
+                Some(Align::Right) => Some("askuser-md-right"),
+                Some(Align::None) | None => None,
+            };
+            let t = add(&add(parent, "div", Some("askuser-md-table")), "table", None);
+            let head = add(&add(&t, "thead", None), "tr", None);
+            for (i, cell) in table.head.iter().enumerate() {
+                md_inlines(&add(&head, "th", class(i)), cell);
+            }
+            let body = add(&t, "tbody", None);
+            for row in &table.rows {
+                let tr = add(&body, "tr", None);
+                for (i, cell) in row.iter().enumerate() {
+                    md_inlines(&add(&tr, "td", class(i)), cell);
+                }
+            }
         }
     }
 }
 
-fn md_items(items: Vec<Vec<Block>>) -> AnyView {
-    items.into_iter().map(|blocks| view! { <li>{md_blocks(blocks)}</li> }).collect_view().into_any()
-}
-
-fn md_inlines(inlines: Vec<Inline>) -> AnyView {
-    inlines
-        .into_iter()
-        .map(|inline| match inline {
-            Inline::Text(text) => text.into_any(),
-            Inline::Strong(c) => view! { <strong>{md_inlines(c)}</strong> }.into_any(),
-            Inline::Emphasis(c) => view! { <em>{md_inlines(c)}</em> }.into_any(),
-            Inline::Strike(c) => view! { <s>{md_inlines(c)}</s> }.into_any(),
-            Inline::Code(code) => view! { <code class="askuser-md-inline">{code}</code> }.into_any(),
-            Inline::Link { content, url } if Inline::is_bare_link(&content, &url) => {
-                view! { <span class="askuser-md-link">{md_inlines(content)}</span> }.into_any()
+fn md_inlines(parent: &web_sys::Element, inlines: &[Inline]) {
+    for inline in inlines {
+        match inline {
+            Inline::Text(text) => add_text(parent, text),
+            Inline::Strong(c) => md_inlines(&add(parent, "strong", None), c),
+            Inline::Emphasis(c) => md_inlines(&add(parent, "em", None), c),
+            Inline::Strike(c) => md_inlines(&add(parent, "s", None), c),
+            Inline::Code(code) => add_text(&add(parent, "code", Some("askuser-md-inline")), code),
+            Inline::Link { content, url } => {
+                md_inlines(&add(parent, "span", Some("askuser-md-link")), content);
+                if !Inline::is_bare_link(content, url) {
+                    add_text(&add(parent, "span", Some("askuser-md-url")), &format!(" ({url})"));
+                }
             }
-            Inline::Link { content, url } => view! {
-                <span class="askuser-md-link">{md_inlines(content)}</span>
-                <span class="askuser-md-url">{format!(" ({url})")}</span>
-            }
-            .into_any(),
             // A new line as text: the paragraph keeps its lines (white-space: pre-wrap),
             // and the box's text is the preview's own.
-            Inline::Break => "\n".into_any(),
-        })
-        .collect_view()
-        .into_any()
+            Inline::Break => add_text(parent, "\n"),
+        }
+    }
 }
 
 /// Question text with `code` and ```blocks``` as elements; every piece is a text node.
