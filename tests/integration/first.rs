@@ -540,11 +540,12 @@ async fn a_stranger_gets_the_loader_that_asks_for_the_form() {
     let page = plain().get(format!("{}/", b.url)).send().await.unwrap();
     assert_eq!(page.headers()["cache-control"], "no-store");
     let page = page.text().await.unwrap();
-    assert!(page.contains("src=\"/first.js\""), "{page}");
-    assert!(!page.contains("askuser-init.js"), "the app's loader waits for first.js: {page}");
+    let first_js = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../../web/first.js")).unwrap();
+    assert!(page.contains(&format!("<script type=\"module\">{first_js}</script>")), "first.js written in: {page}");
+    assert!(!page.contains("src=\"/askuser-init.js\""), "the app's loader waits for first.js: {page}");
     assert!(page.contains("<style>"), "the style is written in");
     let built = plain().get(format!("{}/index.html", b.url)).send().await.unwrap().text().await.unwrap();
-    assert!(built.contains("askuser-init.js"), "the shell loads the app: {built}");
+    assert!(built.contains("src=\"/askuser-init.js\""), "the shell loads the app: {built}");
 }
 
 #[tokio::test]

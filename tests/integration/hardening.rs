@@ -299,9 +299,9 @@ async fn security_matrix(b: &TestBridge, pin: Option<Fingerprint>) {
 async fn response_headers_forbid_framing_sniffing_and_foreign_script() {
     let b = bridge().await;
     let plain = askuser_bridge::tls::http_client(None);
-    let index = plain.get(format!("{}/", b.url)).send().await.unwrap().text().await.unwrap();
-    // The page, its script and its wasm, an API answer, a refusal and a 404.
-    let mut paths: Vec<String> = vec!["/".into(), "/v1/health".into(), "/v1/questions".into(), "/no-such-file".into()];
+    let index = plain.get(format!("{}/index.html", b.url)).send().await.unwrap().text().await.unwrap();
+    // The page as built, its script and its wasm, an API answer, a refusal and a 404.
+    let mut paths: Vec<String> = vec!["/index.html".into(), "/v1/health".into(), "/v1/questions".into(), "/no-such-file".into()];
     for part in index.split('"') {
         if (part.ends_with(".js") || part.ends_with(".wasm") || part.ends_with(".css")) && part.starts_with('/') {
             paths.push(part.to_owned());
@@ -340,6 +340,22 @@ async fn response_headers_forbid_framing_sniffing_and_foreign_script() {
             assert_eq!(h["content-type"], "application/wasm");
         }
     }
+
+    // `/` as a device the bridge does not know gets it: `web/first.js` written in, allowed
+    // by its hash and nothing else inline; its form would post with its origin.
+    let r = plain.get(format!("{}/", b.url)).send().await.unwrap();
+    let csp = r.headers()["content-security-policy"].to_str().unwrap().to_owned();
+    assert_eq!(r.headers()["referrer-policy"], "same-origin");
+    assert_eq!(r.headers()["x-frame-options"], "DENY");
+    let page = r.text().await.unwrap();
+    let scripts: Vec<&str> = page.split("<script type=\"module\">").skip(1).map(|s| s.split("</script>").next().unwrap()).collect();
+    assert_eq!(scripts.len(), 1, "one inline script: {page}");
+    use base64::Engine;
+    let hash = base64::engine::general_purpose::STANDARD.encode(ring::digest::digest(&ring::digest::SHA256, scripts[0].as_bytes()));
+    let directives: HashMap<&str, &str> = csp.split(';').filter_map(|d| d.trim().split_once(' ')).collect();
+    assert_eq!(directives["script-src"], format!("'self' 'sha256-{hash}' 'wasm-unsafe-eval'"), "{csp}");
+    assert_eq!(directives["default-src"], "'none'", "{csp}");
+    assert_eq!(directives["frame-ancestors"], "'none'", "{csp}");
 }
 
 #[tokio::test]
@@ -1632,7 +1648,6 @@ async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
     browser.js("window.__pwned('control')").await;
     assert_eq!(browser.js("return window.__hits").await, json!(["control"]), "the hook is reachable");
     browser.js("window.__hits = []").await;
-    let app_url = browser.current_url().await.unwrap();
     // Wait for the question, then walk every row of every question (each focus shows
     // its preview) and the Submit tab's review.
     let mut shown = String::new();
@@ -1643,6 +1658,8 @@ async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
+    // Where the app is (it has taken the token out of the address).
+    let app_url = browser.current_url().await.unwrap();
     assert!(shown.contains("Q0 "), "the question is shown:\n{shown}");
     let mut previews_seen = 0;
     let mut texts = shown.clone();
@@ -1701,10 +1718,12 @@ async fn script_payloads_in_every_agent_field_never_run_in_the_page() {
     assert_eq!(browser.current_url().await.unwrap(), app_url, "the page was not navigated");
     assert_eq!(browser.js("return window.__violations").await, json!([]), "no inline script or foreign load was attempted in the page");
     assert_eq!(
-        browser.js("return document.querySelectorAll('script:not([src]), [onerror], [onload], [ontoggle]').length").await,
+        browser.js("return document.querySelectorAll('body script, [onerror], [onload], [ontoggle]').length").await,
         json!(0),
         "no payload became markup"
     );
+    // The one inline script is the page's own loader, web/first.js, which the CSP names by its hash.
+    assert_eq!(browser.js("return document.querySelectorAll('script:not([src])').length").await, json!(1));
     // The payloads are shown as the text they are.
     for p in [XSS[0], XSS[1], XSS[4]] {
         assert!(texts.contains(p), "{p:?} is shown as text");

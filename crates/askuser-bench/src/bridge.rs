@@ -81,7 +81,7 @@ impl Bridge {
                                 let _ = stopped.await;
                                 running.stop().await;
                             }
-                            Err(e) => _ = url_tx.send(Err(e)),
+                            Err(e) => _ = url_tx.send(Err(e.into())),
                         }
                     });
                 });

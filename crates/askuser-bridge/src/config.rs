@@ -6,8 +6,8 @@
 //! certificate fingerprint, user-only) so that `askuser pending`, `answer`, `ask` and `mcp`
 //! find it without flags.
 
+use crate::error::{invalid, Error, OrFile, Result};
 use crate::fingerprint::Fingerprint;
-use anyhow::{bail, Context};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::io::Write;
@@ -22,7 +22,7 @@ pub const DEFAULT_ADDR: &str = "127.0.0.1:7823";
 /// `--data-dir`, else `$ASKUSER_DATA_DIR`, else the platform's data directory
 /// (`~/.local/share/askuser` on Linux). Never a shared folder such as /tmp: a user
 /// without a home directory must name one.
-pub fn data_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
+pub fn data_dir(flag: Option<&Path>) -> Result<PathBuf> {
     if let Some(p) = flag {
         return Ok(p.to_path_buf());
     }
@@ -31,7 +31,7 @@ pub fn data_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
     }
     match dirs::data_dir() {
         Some(d) => Ok(d.join("askuser")),
-        None => bail!(
+        None => invalid!(
             "this user has no home directory, so askuser has no data directory of its own: pass --data-dir DIR or set {ENV_DATA_DIR} \
              (a directory only you can write; never a shared one such as /tmp)"
         ),
@@ -42,32 +42,32 @@ pub fn data_dir(flag: Option<&Path>) -> anyhow::Result<PathBuf> {
 /// belong to this user and be writable by nobody else, since another user who can write
 /// there could plant a token, a symlink or a database. An existing directory is never
 /// chmod-ed: askuser did not create it.
-pub fn ensure_dir(dir: &Path) -> anyhow::Result<()> {
+pub fn ensure_dir(dir: &Path) -> Result<()> {
     match fs::metadata(dir) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
-                fs::create_dir_all(parent).with_context(|| format!("cannot create the data directory {}", dir.display()))?;
+                fs::create_dir_all(parent).or_file("create the data directory", dir)?;
             }
             let mut builder = fs::DirBuilder::new();
             #[cfg(unix)]
             std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
             match builder.create(dir) {
                 Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => ensure_dir(dir),
-                r => r.with_context(|| format!("cannot create the data directory {}", dir.display())),
+                r => r.or_file("create the data directory", dir),
             }
         }
-        Err(e) => Err(e).with_context(|| format!("cannot create the data directory {}", dir.display())),
-        Ok(meta) if !meta.is_dir() => bail!("the data directory {} is not a directory", dir.display()),
+        Err(e) => Err(e).or_file("create the data directory", dir),
+        Ok(meta) if !meta.is_dir() => invalid!("the data directory {} is not a directory", dir.display()),
         Ok(meta) => check_owned(dir, &meta),
     }
 }
 
 #[cfg(unix)]
-fn check_owned(dir: &Path, meta: &fs::Metadata) -> anyhow::Result<()> {
+fn check_owned(dir: &Path, meta: &fs::Metadata) -> Result<()> {
     use std::os::unix::fs::MetadataExt;
     let me = rustix::process::geteuid().as_raw();
     if meta.uid() != me {
-        bail!(
+        invalid!(
             "the data directory {} belongs to uid {}, not to you (uid {me}): askuser will not use it, since its owner could plant \
              files there. Pass --data-dir with a directory of your own",
             dir.display(),
@@ -75,7 +75,7 @@ fn check_owned(dir: &Path, meta: &fs::Metadata) -> anyhow::Result<()> {
         );
     }
     if meta.mode() & 0o022 != 0 {
-        bail!(
+        invalid!(
             "the data directory {} can be written by other users (mode {:o}): askuser will not use it, since they could plant files \
              there. Use a directory only you can write (askuser creates its own with mode 700), or remove their write access",
             dir.display(),
@@ -86,7 +86,7 @@ fn check_owned(dir: &Path, meta: &fs::Metadata) -> anyhow::Result<()> {
 }
 
 #[cfg(not(unix))]
-fn check_owned(_: &Path, _: &fs::Metadata) -> anyhow::Result<()> {
+fn check_owned(_: &Path, _: &fs::Metadata) -> Result<()> {
     Ok(())
 }
 
@@ -109,7 +109,7 @@ fn private() -> fs::OpenOptions {
 
 /// Writes a file readable and writable only by the user, replacing it atomically, and
 /// synced to disk: it survives a power cut.
-pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+pub fn write_private(path: &Path, contents: &[u8]) -> Result<()> {
     replace(path, contents, true)
 }
 
@@ -117,23 +117,21 @@ pub fn write_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
 /// file or the new one (the kernel keeps what was written), and only a power cut may
 /// lose the change. For what is cheap to lose and written on a hot path (`fsync` takes
 /// milliseconds on a busy disk: issue 51).
-pub fn replace_private(path: &Path, contents: &[u8]) -> anyhow::Result<()> {
+pub fn replace_private(path: &Path, contents: &[u8]) -> Result<()> {
     replace(path, contents, false)
 }
 
-fn replace(path: &Path, contents: &[u8], sync: bool) -> anyhow::Result<()> {
+fn replace(path: &Path, contents: &[u8], sync: bool) -> Result<()> {
     let tmp = path.with_extension("tmp");
     // A leftover (or planted) temporary file goes first: removing a symlink removes the
     // link, not what it points to.
     match fs::remove_file(&tmp) {
-        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e).with_context(|| format!("cannot write {}", tmp.display())),
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(e).or_file("write", &tmp),
         _ => {}
     }
-    let mut file = create_private(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    file.write_all(contents)
-        .and_then(|()| if sync { file.sync_all() } else { Ok(()) })
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    fs::rename(&tmp, path).with_context(|| format!("cannot write {}", path.display()))
+    let mut file = create_private(&tmp).or_file("write", &tmp)?;
+    file.write_all(contents).and_then(|()| if sync { file.sync_all() } else { Ok(()) }).or_file("write", &tmp)?;
+    fs::rename(&tmp, path).or_file("write", path)
 }
 
 /// Opens a file readable and writable only by the user for appending, creating it if
@@ -151,10 +149,10 @@ pub fn random_hex(bytes: usize) -> String {
 
 /// The token: `--token`, else `$ASKUSER_TOKEN`, else the one kept in `DATA/token`,
 /// created on first use with 256 random bits.
-pub fn token(flag: Option<&str>, dir: &Path) -> anyhow::Result<String> {
+pub fn token(flag: Option<&str>, dir: &Path) -> Result<String> {
     if let Some(t) = flag.map(str::to_owned).or_else(|| std::env::var(ENV_TOKEN).ok()).filter(|t| !t.is_empty()) {
         if t.len() < 16 {
-            bail!("the token must be at least 16 characters long, got {}", t.len());
+            invalid!("the token must be at least 16 characters long, got {}", t.len());
         }
         return Ok(t);
     }
@@ -267,9 +265,11 @@ fn lock_held(path: &Path) -> bool {
 /// Refuses plain `http://` to anything but this machine (127.0.0.0/8, ::1, localhost):
 /// the token and the questions would cross the network readable and changeable by
 /// anyone on the path. `field` names where the URL came from.
-pub fn check_url(url: &str, field: &str) -> anyhow::Result<()> {
-    let parsed = reqwest::Url::parse(url).with_context(|| {
-        format!("{field}: expected a bridge's URL such as http://127.0.0.1:7823 or https://devbox.lan:7823, got {url:?}")
+pub fn check_url(url: &str, field: &str) -> Result<()> {
+    let parsed = reqwest::Url::parse(url).map_err(|e| {
+        Error::invalid(format!(
+            "{field}: expected a bridge's URL such as http://127.0.0.1:7823 or https://devbox.lan:7823, got {url:?}: {e}"
+        ))
     })?;
     // The parser has made the host canonical (lower case, IPv4 as four decimals, IPv6 in brackets).
     let host = parsed.host_str().unwrap_or_default();
@@ -278,12 +278,12 @@ pub fn check_url(url: &str, field: &str) -> anyhow::Result<()> {
     match parsed.scheme() {
         "https" => Ok(()),
         "http" if loopback => Ok(()),
-        "http" => bail!(
+        "http" => invalid!(
             "{field}: {url} is plain http to another machine, which would send the token and the questions unencrypted; \
              plain http is only for this machine (127.0.0.1, ::1, localhost). Reach a bridge elsewhere over https: \
              `askuser serve --tls` there, then --url https://… --cert-fingerprint … (docs/security.md, remote mode)"
         ),
-        other => bail!("{field}: expected an http:// or https:// URL, got {other}:// in {url}"),
+        other => invalid!("{field}: expected an http:// or https:// URL, got {other}:// in {url}"),
     }
 }
 
@@ -301,7 +301,7 @@ fn same_url(a: &str, b: &str) -> bool {
 /// The file's token and pin belong to the file's bridge: they go only to the file's own
 /// URL, and only while that bridge runs ([`bridge_running`]). Another URL needs its own
 /// token.
-pub fn find_bridge(url: Option<&str>, token: Option<&str>, pin: Option<Fingerprint>, dir: &Path) -> anyhow::Result<Endpoint> {
+pub fn find_bridge(url: Option<&str>, token: Option<&str>, pin: Option<Fingerprint>, dir: &Path) -> Result<Endpoint> {
     let (url, url_field) = match url.filter(|u| !u.is_empty()) {
         Some(u) => (Some(u.to_owned()), "--url"),
         None => (std::env::var(ENV_URL).ok().filter(|u| !u.is_empty()), "$ASKUSER_URL"),
@@ -309,7 +309,7 @@ pub fn find_bridge(url: Option<&str>, token: Option<&str>, pin: Option<Fingerpri
     let token = token.map(str::to_owned).or_else(|| std::env::var(ENV_TOKEN).ok()).filter(|t| !t.is_empty());
     let pin = match (pin, std::env::var(ENV_FINGERPRINT).ok().filter(|f| !f.trim().is_empty())) {
         (Some(p), _) => Some(p),
-        (None, Some(text)) => Some(text.parse::<Fingerprint>().map_err(|e| anyhow::anyhow!("{ENV_FINGERPRINT}: {e}"))?),
+        (None, Some(text)) => Some(text.parse::<Fingerprint>().map_err(|e| Error::invalid(format!("{ENV_FINGERPRINT}: {e}")))?),
         (None, None) => None,
     };
     if let Some(url) = &url {
@@ -321,20 +321,21 @@ pub fn find_bridge(url: Option<&str>, token: Option<&str>, pin: Option<Fingerpri
     let path = bridge_file(dir);
     let text = match fs::read_to_string(&path) {
         Ok(text) => text,
-        Err(_) if url.is_some() => bail!("{}", token_needed(url.as_deref().unwrap_or_default(), None)),
-        Err(_) => bail!(
+        Err(_) if url.is_some() => invalid!("{}", token_needed(url.as_deref().unwrap_or_default(), None)),
+        Err(_) => invalid!(
             "no bridge found: {} does not exist. Start one with `askuser serve`, or pass --url and --token (or set {ENV_URL} and {ENV_TOKEN})",
             path.display()
         ),
     };
-    let file: BridgeFile = serde_json::from_str(&text).with_context(|| format!("{} is not a bridge file", path.display()))?;
+    let file: BridgeFile =
+        serde_json::from_str(&text).map_err(|e| Error::invalid(format!("{} is not a bridge file: {e}", path.display())))?;
     if let Some(url) = url.as_deref().filter(|u| !same_url(u, &file.url)) {
-        bail!("{}", token_needed(url, Some(&file.url)));
+        invalid!("{}", token_needed(url, Some(&file.url)));
     }
     // No `check_url` for the file's own address: its writer runs on this machine (checked
     // next), so even a bridge behind a TLS proxy on a LAN address (`--trust-proxy`) is
     // reached without leaving it.
-    bridge_running(dir, file.pid)?;
+    bridge_running(dir, file.pid).map_err(|e| Error::Invalid(e.to_string()))?;
     let mut endpoint = Endpoint::new(file.url.trim_end_matches('/'), token.unwrap_or(file.token), pin.or(file.fingerprint));
     endpoint.written_by = Some(Writer { dir: dir.to_path_buf(), pid: file.pid });
     Ok(endpoint)

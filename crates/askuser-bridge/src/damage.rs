@@ -21,7 +21,7 @@
 //! `--accept-damaged-store` starts anyway with what SQLite can still read.
 
 use crate::config;
-use anyhow::bail;
+use crate::error::{Error, OrFile, Result};
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -49,14 +49,14 @@ pub fn read_state(dir: &Path) -> Option<State> {
     serde_json::from_str(&fs::read_to_string(state_path(dir)).ok()?).ok()
 }
 
-pub fn write_state(dir: &Path, state: State) -> anyhow::Result<()> {
-    config::write_private(&state_path(dir), serde_json::to_string(&state)?.as_bytes())
+pub fn write_state(dir: &Path, state: State) -> Result<()> {
+    config::write_private(&state_path(dir), serde_json::json!(state).to_string().as_bytes())
 }
 
 /// Checks the files before SQLite opens them; returns the state to keep (marked as
 /// running: write it once the store is open, when its log exists) and whether the last
 /// shutdown was clean. `accept` turns refusals into warnings.
-pub fn before_open(dir: &Path, now_ms: u64, accept: bool) -> anyhow::Result<(State, bool)> {
+pub fn before_open(dir: &Path, now_ms: u64, accept: bool) -> Result<(State, bool)> {
     let db = dir.join(DB);
     let previous = read_state(dir);
     let size = fs::metadata(&db).map(|m| m.len()).ok();
@@ -93,7 +93,10 @@ pub fn before_open(dir: &Path, now_ms: u64, accept: bool) -> anyhow::Result<(Sta
         refuse(
             accept,
             format!(
-                "the question store's write-ahead log {DB}-wal is missing, but its index {DB}-shm says it held {frames} frame(s):                  it was deleted after the bridge stopped uncleanly, with questions and answers that were already acknowledged,                  and SQLite would start from the older {DB} without a word. The files are left as they are: restore {DB}-wal                  from a backup, or start once with --accept-damaged-store to go on with what {DB} holds ({HOW})"
+                "the question store's write-ahead log {DB}-wal is missing, but its index {DB}-shm says it held {frames} frame(s): \
+                 it was deleted after the bridge stopped uncleanly, with questions and answers that were already acknowledged, \
+                 and SQLite would start from the older {DB} without a word. The files are left as they are: restore {DB}-wal \
+                 from a backup, or start once with --accept-damaged-store to go on with what {DB} holds ({HOW})"
             ),
         )?;
     }
@@ -124,17 +127,17 @@ pub fn closed(dir: &Path) {
     }
 }
 
-fn refuse(accept: bool, message: String) -> anyhow::Result<()> {
+fn refuse(accept: bool, message: String) -> Result<()> {
     if accept {
         tracing::warn!("starting anyway (--accept-damaged-store): {message}");
         return Ok(());
     }
-    bail!("{message}")
+    Err(Error::Damaged(message))
 }
 
 /// What SQLite's own check found (`integrity_check` after an unclean shutdown, else
 /// `quick_check`), as a refusal unless `accept`.
-pub fn check(conn_check: Result<Vec<String>, String>, full: bool, dir: &Path, accept: bool) -> anyhow::Result<()> {
+pub fn check(conn_check: Result<Vec<String>, String>, full: bool, dir: &Path, accept: bool) -> Result<()> {
     let pragma = if full { "integrity_check" } else { "quick_check" };
     let problems: Vec<String> = match conn_check {
         Ok(rows) if rows.len() == 1 && rows[0] == "ok" => return Ok(()),
@@ -163,22 +166,22 @@ pub fn check(conn_check: Result<Vec<String>, String>, full: bool, dir: &Path, ac
 /// A frame of the current generation that fails is damage; frames with other salts
 /// are left over from before the last checkpoint and are ignored, as SQLite does.
 /// Returns what is wrong, or None for a sound (or absent, or empty) log.
-pub fn check_wal(path: &Path) -> anyhow::Result<Option<String>> {
+pub fn check_wal(path: &Path) -> Result<Option<String>> {
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => bail!("cannot read {}: {e}", path.display()),
+        Err(e) => return Err(e).or_file("read", path),
     };
     Ok(wal_problem(&bytes))
 }
 
 /// How many frames the wal-index at `path` says the WAL holds (its header's `mxFrame`, in
 /// this machine's byte order, as SQLite writes it), or None without an initialized index.
-fn wal_index_frames(path: &Path) -> anyhow::Result<Option<u32>> {
+fn wal_index_frames(path: &Path) -> Result<Option<u32>> {
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => bail!("cannot read {}: {e}", path.display()),
+        Err(e) => return Err(e).or_file("read", path),
     };
     // WalIndexHdr: iVersion, unused, iChange (u32 each), isInit (u8) at 12, …, mxFrame at 16.
     if bytes.len() < 20 || bytes[12] != 1 {

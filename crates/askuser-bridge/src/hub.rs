@@ -125,6 +125,12 @@ pub enum BridgeError {
 }
 
 impl BridgeError {
+    /// Whether this is a conflict: the question set is closed already (answered,
+    /// declined, withdrawn) or its id is taken by other questions.
+    pub fn is_conflict(&self) -> bool {
+        matches!(self, BridgeError::Conflict(_) | BridgeError::Store(StoreError::Conflict { .. }))
+    }
+
     /// The error as sent to a client: no internals (store details go to the log).
     pub fn body(&self) -> ErrorBody {
         match self {

@@ -34,6 +34,7 @@
 pub mod assets;
 pub mod config;
 pub mod damage;
+pub mod error;
 pub(crate) mod fingerprint;
 pub(crate) mod http;
 pub mod hub;

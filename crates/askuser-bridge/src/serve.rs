@@ -5,11 +5,11 @@
 //! `bridge.json`, wait for SIGINT/SIGTERM, stop.
 
 use crate::config::{self, BridgeFile};
+use crate::error::{invalid, Error, OrFile, Result};
 use crate::http::{self, App, Security};
 use crate::hub::{Bridge, Settings};
 use crate::store::Durability;
 use crate::tls::{Fingerprint, Identity};
-use anyhow::Context;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -137,14 +137,14 @@ fn remove_if_ours(path: &std::path::Path) {
 /// agents, so an answer given through one would never reach an agent waiting on the other.
 /// The lock is the OS's (released when the process dies, however it dies); the file
 /// holds the holder's pid for the message.
-fn lock_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
+fn lock_dir(dir: &std::path::Path) -> Result<std::fs::File> {
     use std::io::{Seek, Write};
     let path = dir.join("bridge.lock");
     let mut options = std::fs::OpenOptions::new();
     options.read(true).write(true).create(true).truncate(false);
     #[cfg(unix)]
     std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
-    let mut file = options.open(&path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut file = options.open(&path).or_file("open", &path)?;
     // A bridge that is stopping, or a child process forked at that moment and not yet
     // exec'd (it shares the lock until then), holds it a little longer: wait up to 1 s.
     let mut locked = file.try_lock();
@@ -163,7 +163,7 @@ fn lock_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
                 file.rewind()?;
                 write!(file, "{pid}")
             })()
-            .with_context(|| format!("cannot write {}", path.display()))?;
+            .or_file("write", &path)?;
             Ok(file)
         }
         Err(std::fs::TryLockError::WouldBlock) => {
@@ -173,24 +173,22 @@ fn lock_dir(dir: &std::path::Path) -> anyhow::Result<std::fs::File> {
                 .and_then(|t| serde_json::from_str::<BridgeFile>(&t).ok())
                 .map(|f| format!(" at {}", f.url))
                 .unwrap_or_default();
-            anyhow::bail!(
+            Err(Error::Locked(format!(
                 "another askuser bridge (pid {}{url}) already serves the data directory {}; use that one \
                  (`askuser pending`, or open its page), stop it first, or give this one another --data-dir",
                 pid.trim(),
                 dir.display()
-            )
+            )))
         }
-        Err(std::fs::TryLockError::Error(e)) => Err(e).with_context(|| format!("cannot lock {}", path.display())),
+        Err(std::fs::TryLockError::Error(e)) => Err(e).or_file("lock", &path),
     }
 }
 
 /// The question store and its WAL files readable by this user only: SQLite creates them
 /// with the process's umask (often 0644), and the questions are private.
-fn private_store_files(db: &std::path::Path) -> anyhow::Result<()> {
+fn private_store_files(db: &std::path::Path) -> Result<()> {
     match config::create_private(db) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
-            return Err(e).with_context(|| format!("cannot open the question store {}", db.display()))
-        }
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e).or_file("open the question store", db),
         _ => {}
     }
     #[cfg(unix)]
@@ -198,74 +196,25 @@ fn private_store_files(db: &std::path::Path) -> anyhow::Result<()> {
         use std::os::unix::fs::PermissionsExt;
         let path = std::path::PathBuf::from(format!("{}{suffix}", db.display()));
         if std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600))
-                .with_context(|| format!("cannot make {} private", path.display()))?;
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).or_file("make private", &path)?;
         }
     }
     Ok(())
 }
 
-pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
+/// Starts a bridge: its data directory (locked) and token, its store, its address and
+/// certificate, its credentials, notifications and routes, in that order.
+pub async fn start(opts: ServeOptions) -> Result<Running> {
     config::ensure_dir(&opts.data_dir)?;
     let lock = lock_dir(&opts.data_dir)?;
     let token = config::token(opts.token.as_deref(), &opts.data_dir)?;
-    let (store, store_state): (Arc<dyn crate::store::Store>, _) = match &opts.store {
-        Some(url) => {
-            let store = crate::store::Postgres::connect(url).await?;
-            tracing::info!(
-                "sharing the store at {} (this bridge: {})",
-                crate::config::redact(crate::config::Secret::Store(url)),
-                store.bridge_id()
-            );
-            (store, None)
-        }
-        None => {
-            let db = opts.data_dir.join(crate::damage::DB);
-            let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
-            let (state, clean) = crate::damage::before_open(&opts.data_dir, now, opts.accept_damaged_store)?;
-            if !clean {
-                tracing::debug!("the last bridge on {} did not stop cleanly; checking the store's integrity", opts.data_dir.display());
-            }
-            crate::damage::check(crate::store::Sqlite::check(&db, !clean), !clean, &opts.data_dir, opts.accept_damaged_store)?;
-            private_store_files(&db)?;
-            let store = crate::store::Sqlite::open(&db, opts.durability)?;
-            // Running from now on: its log exists until the store closes cleanly.
-            crate::damage::write_state(&opts.data_dir, state)?;
-            (Arc::new(store), Some(state))
-        }
-    };
+    let (store, store_state) = open_store(&opts).await?;
     let bridge = Bridge::with_store(store.clone(), opts.settings.clone());
-    bridge.start_background().await?;
-    // Refused before binding when the address says so, after it for a host name.
-    let literal = opts.addr.parse::<SocketAddr>().ok();
-    if let Some(addr) = literal {
-        plain_beyond_loopback(&opts, addr)?;
-    }
-    let listener = match tokio::net::TcpListener::bind(&opts.addr).await {
-        Ok(l) => l,
-        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => anyhow::bail!(
-            "{} is already in use (another askuser bridge, or another program). \
-             Choose another address with --addr, or --addr 127.0.0.1:0 for any free port",
-            opts.addr
-        ),
-        Err(e) => return Err(e).with_context(|| format!("cannot listen on {}", opts.addr)),
-    };
-    let addr = listener.local_addr()?;
-    if literal.is_none() {
-        plain_beyond_loopback(&opts, addr)?;
-    }
-    let identity = match &opts.tls {
-        None => None,
-        Some(Tls::SelfSigned) => Some(Identity::self_signed(&opts.data_dir, &opts.names)?),
-        Some(Tls::Files { cert, key }) => Some(Identity::from_files(cert, key)?),
-    };
-    let fingerprint = identity.as_ref().map(|i| i.fingerprint);
-    let acceptor = match identity {
-        Some(identity) => Some(tokio_rustls::TlsAcceptor::from(Arc::new(identity.server_config()?))),
-        None => None,
-    };
+    bridge.start_background().await.map_err(|e| Error::Store(e.into()))?;
+    let (listener, addr) = listen(&opts).await?;
+    let (acceptor, fingerprint) = certificate(&opts)?;
     let scheme = if acceptor.is_some() { "https" } else { "http" };
-    let registry = Arc::new(crate::tokens::Registry::load(store.clone()).await?);
+    let registry = Arc::new(crate::tokens::Registry::load(store.clone()).await.map_err(|e| Error::Store(Box::new(e)))?);
     let people = registry.clone();
     if let Some(heard) = store.shared().map(|s| s.events()) {
         reload_credentials(bridge.clone(), registry.clone(), heard);
@@ -293,7 +242,7 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
     let bridge_file = if opts.announce {
         let path = config::bridge_file(&opts.data_dir);
         let file = BridgeFile { url: url.clone(), token: token.clone(), pid: std::process::id(), fingerprint };
-        config::write_private(&path, serde_json::to_string_pretty(&file)?.as_bytes())?;
+        config::write_private(&path, &serde_json::to_vec_pretty(&file).map_err(|e| Error::invalid(e.to_string()))?)?;
         Some(path)
     } else {
         None
@@ -313,6 +262,69 @@ pub async fn start(opts: ServeOptions) -> anyhow::Result<Running> {
         store,
         store_state,
     })
+}
+
+/// The question store `opts` name: the shared one, or this data directory's SQLite
+/// file, checked for damage first; and the latter's state to keep.
+async fn open_store(opts: &ServeOptions) -> Result<(Arc<dyn crate::store::Store>, Option<crate::damage::State>)> {
+    let store_error = |e: crate::store::StoreError| Error::Store(Box::new(e));
+    if let Some(url) = &opts.store {
+        let store = crate::store::Postgres::connect(url).await.map_err(store_error)?;
+        tracing::info!(
+            "sharing the store at {} (this bridge: {})",
+            crate::config::redact(crate::config::Secret::Store(url)),
+            store.bridge_id()
+        );
+        return Ok((store, None));
+    }
+    let db = opts.data_dir.join(crate::damage::DB);
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_millis() as u64);
+    let (state, clean) = crate::damage::before_open(&opts.data_dir, now, opts.accept_damaged_store)?;
+    if !clean {
+        tracing::debug!("the last bridge on {} did not stop cleanly; checking the store's integrity", opts.data_dir.display());
+    }
+    crate::damage::check(crate::store::Sqlite::check(&db, !clean), !clean, &opts.data_dir, opts.accept_damaged_store)?;
+    private_store_files(&db)?;
+    let store = crate::store::Sqlite::open(&db, opts.durability).map_err(store_error)?;
+    // Running from now on: its log exists until the store closes cleanly.
+    crate::damage::write_state(&opts.data_dir, state)?;
+    Ok((Arc::new(store), Some(state)))
+}
+
+/// The listening socket on `opts.addr` and its address; plain HTTP beyond loopback is
+/// refused before binding when the address says so, after it for a host name.
+async fn listen(opts: &ServeOptions) -> Result<(tokio::net::TcpListener, SocketAddr)> {
+    let literal = opts.addr.parse::<SocketAddr>().ok();
+    if let Some(addr) = literal {
+        plain_beyond_loopback(opts, addr)?;
+    }
+    let listener = match tokio::net::TcpListener::bind(&opts.addr).await {
+        Ok(l) => l,
+        Err(e) if e.kind() == std::io::ErrorKind::AddrInUse => {
+            return Err(Error::AddressInUse(format!(
+                "{} is already in use (another askuser bridge, or another program). \
+                 Choose another address with --addr, or --addr 127.0.0.1:0 for any free port",
+                opts.addr
+            )))
+        }
+        Err(e) => return Err(Error::invalid(format!("cannot listen on {}: {e}", opts.addr))),
+    };
+    let addr = listener.local_addr().map_err(|e| Error::invalid(format!("cannot listen on {}: {e}", opts.addr)))?;
+    if literal.is_none() {
+        plain_beyond_loopback(opts, addr)?;
+    }
+    Ok((listener, addr))
+}
+
+/// The TLS acceptor `opts` ask for, and its certificate's fingerprint.
+fn certificate(opts: &ServeOptions) -> Result<(Option<tokio_rustls::TlsAcceptor>, Option<Fingerprint>)> {
+    let identity = match &opts.tls {
+        None => return Ok((None, None)),
+        Some(Tls::SelfSigned) => Identity::self_signed(&opts.data_dir, &opts.names)?,
+        Some(Tls::Files { cert, key }) => Identity::from_files(cert, key)?,
+    };
+    let fingerprint = identity.fingerprint;
+    Ok((Some(tokio_rustls::TlsAcceptor::from(Arc::new(identity.server_config()?))), Some(fingerprint)))
 }
 
 /// Keeps the credentials in force here the same as at the other bridges sharing the store.
@@ -343,21 +355,22 @@ fn reload_credentials(
 }
 
 /// `--public-url`: an https address with nothing after the host and port.
-pub fn public_url(text: &str) -> anyhow::Result<reqwest::Url> {
-    let url = reqwest::Url::parse(text).map_err(|e| anyhow::anyhow!("--public-url: expected an https:// address, got {text:?} ({e})"))?;
+pub fn public_url(text: &str) -> Result<reqwest::Url> {
+    let url =
+        reqwest::Url::parse(text).map_err(|e| Error::invalid(format!("--public-url: expected an https:// address, got {text:?} ({e})")))?;
     if url.scheme() != "https" || url.host_str().is_none() || url.path() != "/" || url.query().is_some() || url.fragment().is_some() {
-        anyhow::bail!("--public-url: expected an https:// address with only a host and port (the proxy's), got {text:?}");
+        invalid!("--public-url: expected an https:// address with only a host and port (the proxy's), got {text:?}");
     }
     Ok(url)
 }
 
 /// Plain HTTP beyond loopback only behind a TLS proxy, said by name (`--trust-proxy`).
-fn plain_beyond_loopback(opts: &ServeOptions, addr: SocketAddr) -> anyhow::Result<()> {
+fn plain_beyond_loopback(opts: &ServeOptions, addr: SocketAddr) -> Result<()> {
     if addr.ip().is_loopback() || opts.tls.is_some() {
         return Ok(());
     }
     if !opts.trust_proxy {
-        anyhow::bail!(
+        invalid!(
             "refusing to listen on {addr} without TLS: anyone on the way could read the token and every answer. \
              Add --tls (a certificate made once for this data directory; clients pin its fingerprint), \
              or --tls-cert and --tls-key, or --public-url https://… --trust-proxy behind a TLS proxy"
@@ -390,7 +403,7 @@ pub fn open_browser(url: &str) {
 }
 
 /// `askuser serve`.
-pub async fn serve(opts: ServeOptions, open: bool) -> anyhow::Result<()> {
+pub async fn serve(opts: ServeOptions, open: bool) -> Result<()> {
     let stop = crate::terminated();
     let (notify, data_dir) = (opts.notify.clone(), opts.data_dir.clone());
     let running = start(opts).await?;

@@ -11,8 +11,8 @@
 //! Every HTTP client and WebSocket in askuser is built here, so none falls back to a
 //! TLS setup of its own.
 
+use crate::error::{Error, Result};
 pub use crate::fingerprint::Fingerprint;
-use anyhow::Context;
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
 use rustls::crypto::{verify_tls12_signature, verify_tls13_signature, CryptoProvider, WebPkiSupportedAlgorithms};
 use rustls::pki_types::pem::PemObject;
@@ -161,14 +161,14 @@ pub fn client_config(pin: Option<Fingerprint>) -> rustls::ClientConfig {
 /// What a connection to the shared database trusts: the CA in the PEM file `ca` (the
 /// `sslrootcert` of its URL), else the system's authorities. Either way the server's
 /// certificate is verified, with its name.
-pub fn database_config(ca: Option<&Path>) -> anyhow::Result<rustls::ClientConfig> {
+pub fn database_config(ca: Option<&Path>) -> Result<rustls::ClientConfig> {
     let Some(ca) = ca else { return Ok(client_config(None)) };
     let mut roots = rustls::RootCertStore::empty();
     let certs = CertificateDer::pem_file_iter(ca)
         .and_then(|certs| certs.collect::<Result<Vec<_>, _>>())
-        .map_err(|e| anyhow::anyhow!("cannot read the database's CA certificate {}: {e}", ca.display()))?;
+        .map_err(|e| Error::invalid(format!("cannot read the database's CA certificate {}: {e}", ca.display())))?;
     for cert in certs {
-        roots.add(cert).map_err(|e| anyhow::anyhow!("{} is not a usable CA certificate: {e}", ca.display()))?;
+        roots.add(cert).map_err(|e| Error::invalid(format!("{} is not a usable CA certificate: {e}", ca.display())))?;
     }
     Ok(rustls::ClientConfig::builder_with_provider(provider())
         .with_safe_default_protocol_versions()
@@ -216,20 +216,21 @@ pub struct Identity {
 
 impl Identity {
     /// From PEM files the person gives (`--tls-cert`, `--tls-key`).
-    pub fn from_files(cert: &Path, key: &Path) -> anyhow::Result<Identity> {
+    pub fn from_files(cert: &Path, key: &Path) -> Result<Identity> {
         let chain: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(cert)
-            .with_context(|| format!("cannot read the certificate {}", cert.display()))?
+            .map_err(|e| Error::invalid(format!("cannot read the certificate {}: {e}", cert.display())))?
             .collect::<Result<_, _>>()
-            .with_context(|| format!("{}: expected PEM certificates", cert.display()))?;
-        let first = chain.first().with_context(|| format!("{}: expected a PEM certificate, found none", cert.display()))?;
+            .map_err(|e| Error::invalid(format!("{}: expected PEM certificates: {e}", cert.display())))?;
+        let first = chain.first().ok_or_else(|| Error::invalid(format!("{}: expected a PEM certificate, found none", cert.display())))?;
         let fingerprint = Fingerprint::of(first.as_ref());
-        let key = PrivateKeyDer::from_pem_file(key).with_context(|| format!("{}: expected a PEM private key", key.display()))?;
+        let key =
+            PrivateKeyDer::from_pem_file(key).map_err(|e| Error::invalid(format!("{}: expected a PEM private key: {e}", key.display())))?;
         Ok(Identity { chain, key, fingerprint })
     }
 
     /// The certificate this data directory keeps for itself, made on first use for
     /// localhost, 127.0.0.1, ::1 and `names` (the host names people reach it by).
-    pub fn self_signed(data_dir: &Path, names: &[String]) -> anyhow::Result<Identity> {
+    pub fn self_signed(data_dir: &Path, names: &[String]) -> Result<Identity> {
         let dir = data_dir.join("tls");
         let (cert, key) = (dir.join("cert.pem"), dir.join("key.pem"));
         if cert.exists() && key.exists() {
@@ -238,19 +239,19 @@ impl Identity {
         crate::config::ensure_dir(&dir)?;
         let mut all = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
         all.extend(names.iter().filter(|n| !n.is_empty()).cloned());
-        let made = rcgen::generate_simple_self_signed(all).context("cannot make a certificate")?;
+        let made = rcgen::generate_simple_self_signed(all).map_err(|e| Error::invalid(format!("cannot make a certificate: {e}")))?;
         crate::config::write_private(&key, made.signing_key.serialize_pem().as_bytes())?;
         crate::config::write_private(&cert, made.cert.pem().as_bytes())?;
         Identity::from_files(&cert, &key)
     }
 
-    pub fn server_config(self) -> anyhow::Result<rustls::ServerConfig> {
+    pub fn server_config(self) -> Result<rustls::ServerConfig> {
         let mut config = rustls::ServerConfig::builder_with_provider(provider())
             .with_safe_default_protocol_versions()
             .expect("ring supports TLS 1.2 and 1.3")
             .with_no_client_auth()
             .with_single_cert(self.chain, self.key)
-            .context("the certificate and the key do not belong together")?;
+            .map_err(|e| Error::invalid(format!("the certificate and the key do not belong together: {e}")))?;
         // The bridge speaks HTTP/1.1 (WebSockets upgrade from it).
         config.alpn_protocols = vec![b"http/1.1".to_vec()];
         Ok(config)

@@ -75,7 +75,10 @@ pub fn run(args: AcpArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(format!("{e:#}")),
     };
-    let asker = match config::data_dir(args.bridge.data_dir.as_deref()).and_then(|dir| Ok((args.bridge.endpoint(&dir)?, dir))) {
+    let asker = match config::data_dir(args.bridge.data_dir.as_deref())
+        .map_err(anyhow::Error::from)
+        .and_then(|dir| Ok((args.bridge.endpoint(&dir)?, dir)))
+    {
         Ok((endpoint, dir)) => Asker::new(endpoint, Some(dir)),
         Err(e) => return fail(format!("{e:#}")),
     };

@@ -38,7 +38,7 @@ impl BridgeArgs {
 
     /// The bridge these flags (or the environment, or `bridge.json` in `dir`) name.
     pub fn endpoint(&self, dir: &std::path::Path) -> anyhow::Result<config::Endpoint> {
-        config::find_bridge(self.url.as_deref(), self.token.as_deref(), self.cert_fingerprint, dir)
+        Ok(config::find_bridge(self.url.as_deref(), self.token.as_deref(), self.cert_fingerprint, dir)?)
     }
 }
 

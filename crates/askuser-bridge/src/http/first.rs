@@ -235,6 +235,7 @@ fn html(page: String, headers: &HeaderMap) -> Response {
     h.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
     h.insert(header::VARY, HeaderValue::from_static("cookie"));
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    h.insert(header::CONTENT_SECURITY_POLICY, csp());
     r
 }
 
@@ -251,12 +252,18 @@ fn inline_style(page: &str) -> String {
     }
 }
 
-/// The page with a form loads `web/first.js` instead of the app's loader, and asks for
-/// none of the app's files before that script has decided to start it (the wasm's path
-/// is left in a `<meta name="askuser-app">` for it).
+/// The page with a form runs `web/first.js` instead of the app's loader, written into
+/// the page (a slow phone's round trip, 562 ms, fewer before a device the bridge does
+/// not know sees its form; the CSP allows it by its hash, [`csp`]), and asks for none of
+/// the app's files before that script has decided to start it (the wasm's path is left
+/// in a `<meta name="askuser-app">` for it).
 fn follow_loader(page: &str) -> String {
     const LOADER: &str = "<script type=\"module\" src=\"/askuser-init.js\"></script>";
-    let mut page = page.replacen(LOADER, "<script type=\"module\" src=\"/first.js\"></script>", 1);
+    let script = match first_js() {
+        Some(js) => format!("<script type=\"module\">{js}</script>"),
+        None => "<script type=\"module\" src=\"/first.js\"></script>".to_owned(),
+    };
+    let mut page = page.replacen(LOADER, &script, 1);
     let mut wasm = String::new();
     for preload in ["<link rel=\"modulepreload\"", "<link rel=\"preload\""] {
         while let Some(start) = page.find(preload) {
@@ -270,6 +277,25 @@ fn follow_loader(page: &str) -> String {
     }
     let meta = format!("<meta name=\"askuser-app\" content=\"{}\" />", super::links::escape(&wasm));
     page.replacen("</head>", &format!("{meta}</head>"), 1)
+}
+
+/// `web/first.js` as this build ships it, if it can be written into a page.
+fn first_js() -> Option<&'static str> {
+    crate::assets::file("/first.js").and_then(|js| std::str::from_utf8(js).ok()).filter(|js| !js.contains("</"))
+}
+
+/// The pages' Content-Security-Policy with `web/first.js` written in: the app's, and
+/// that one inline script by its SHA-256 (no other inline script runs).
+fn csp() -> HeaderValue {
+    static CSP: std::sync::OnceLock<HeaderValue> = std::sync::OnceLock::new();
+    CSP.get_or_init(|| {
+        use base64::Engine;
+        let Some(js) = first_js() else { return HeaderValue::from_static(crate::assets::CSP) };
+        let hash = base64::engine::general_purpose::STANDARD.encode(ring::digest::digest(&ring::digest::SHA256, js.as_bytes()));
+        let policy = crate::assets::CSP.replacen("script-src 'self'", &format!("script-src 'self' 'sha256-{hash}'"), 1);
+        HeaderValue::from_str(&policy).unwrap_or_else(|_| HeaderValue::from_static(crate::assets::CSP))
+    })
+    .clone()
 }
 
 /// `GET /answer/ID`: holds until question set ID no longer waits (answered, declined,
@@ -503,9 +529,7 @@ pub async fn answer(
     match done {
         Ok(_) => Redirect::to(&format!("/?sent={}", percent(&id))).into_response(),
         Err(BridgeError::Invalid(message)) => page(StatusCode::BAD_REQUEST, "Not sent", &format!("The answer was not sent: {message}")),
-        Err(BridgeError::Conflict(_) | BridgeError::Store(crate::store::StoreError::Conflict { .. })) => {
-            page(StatusCode::CONFLICT, "Closed", "This question was answered or closed elsewhere already.")
-        }
+        Err(e) if e.is_conflict() => page(StatusCode::CONFLICT, "Closed", "This question was answered or closed elsewhere already."),
         Err(e) => page(StatusCode::SERVICE_UNAVAILABLE, "Not sent", &format!("The answer was not sent ({e}). Go back and try again.")),
     }
 }

@@ -300,9 +300,7 @@ impl Notifier {
                 tracing::info!(%id, "answered in {channel} by {by}");
                 Ok(true)
             }
-            Err(crate::hub::BridgeError::Conflict(_) | crate::hub::BridgeError::Store(crate::store::StoreError::Conflict { .. })) => {
-                Err(NotTaken::Elsewhere)
-            }
+            Err(e) if e.is_conflict() => Err(NotTaken::Elsewhere),
             Err(e) => Err(NotTaken::Refused(e)),
         }
     }

@@ -75,7 +75,7 @@ impl Ntfy {
 }
 
 /// The webhook secret kept in `dir/notify/webhook-secret`, made on first use.
-pub fn webhook_secret(dir: &std::path::Path) -> anyhow::Result<String> {
+pub fn webhook_secret(dir: &std::path::Path) -> crate::error::Result<String> {
     let path = dir.join("notify").join("webhook-secret");
     match std::fs::read_to_string(&path) {
         Ok(s) if !s.trim().is_empty() => Ok(s.trim().to_owned()),

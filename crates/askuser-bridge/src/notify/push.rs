@@ -6,7 +6,7 @@
 //! would orphan every subscription.
 
 use crate::config;
-use anyhow::Context;
+use crate::error::{Error, OrFile, Result};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
 use ring::rand::SystemRandom;
@@ -34,7 +34,7 @@ pub struct Vapid {
 
 impl Vapid {
     /// The key kept in `dir/push/vapid.p8`, made on first use.
-    pub fn load_or_create(dir: &Path, contact: &str) -> anyhow::Result<Vapid> {
+    pub fn load_or_create(dir: &Path, contact: &str) -> Result<Vapid> {
         let path = dir.join("push").join("vapid.p8");
         let pkcs8 = match std::fs::read(&path) {
             Ok(bytes) => bytes,
@@ -44,37 +44,37 @@ impl Vapid {
                 config::write_private(&path, &made)?;
                 made
             }
-            Err(e) => return Err(e).with_context(|| format!("cannot read the VAPID key {}", path.display())),
+            Err(e) => return Err(e).or_file("read the VAPID key", &path),
         };
         Vapid::from_pkcs8(&pkcs8, contact)
-            .with_context(|| format!("{} is not a P-256 key in PKCS#8; move it away to make a new one", path.display()))
+            .map_err(|e| Error::invalid(format!("{} is not a P-256 key in PKCS#8; move it away to make a new one: {e}", path.display())))
     }
 
     /// A new key, as PKCS#8.
-    pub fn generate() -> anyhow::Result<Vec<u8>> {
+    pub fn generate() -> Result<Vec<u8>> {
         let made = EcdsaKeyPair::generate_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, &SystemRandom::new())
-            .map_err(|_| anyhow::anyhow!("cannot make a VAPID key"))?;
+            .map_err(|_| Error::invalid("cannot make a VAPID key"))?;
         Ok(made.as_ref().to_vec())
     }
 
     /// The key in `pkcs8` (P-256, PKCS#8).
-    pub fn from_pkcs8(pkcs8: &[u8], contact: &str) -> anyhow::Result<Vapid> {
+    pub fn from_pkcs8(pkcs8: &[u8], contact: &str) -> Result<Vapid> {
         let rng = SystemRandom::new();
         let key = EcdsaKeyPair::from_pkcs8(&ECDSA_P256_SHA256_FIXED_SIGNING, pkcs8, &rng)
-            .map_err(|_| anyhow::anyhow!("not a P-256 key in PKCS#8"))?;
+            .map_err(|_| Error::invalid("not a P-256 key in PKCS#8"))?;
         Ok(Vapid { key, rng, contact: contact.to_owned() })
     }
 
     /// The key every bridge sharing `store` signs with (made by the first), else the one
     /// kept in data directory `dir`: a device subscribed through one bridge is pushed
     /// to by any.
-    pub async fn for_store(store: &dyn crate::store::Store, dir: &Path, contact: &str) -> anyhow::Result<Vapid> {
+    pub async fn for_store(store: &dyn crate::store::Store, dir: &Path, contact: &str) -> Result<Vapid> {
         let fresh = B64.encode(Vapid::generate()?);
         match store.shared() {
             Some(shared) => {
-                let shared = shared.shared_value("vapid", &fresh).await?;
-                let pkcs8 = B64.decode(shared.trim()).context("the shared VAPID key is not base64url")?;
-                Vapid::from_pkcs8(&pkcs8, contact).context("the shared VAPID key")
+                let shared = shared.shared_value("vapid", &fresh).await.map_err(|e| Error::Store(Box::new(e)))?;
+                let pkcs8 = B64.decode(shared.trim()).map_err(|e| Error::invalid(format!("the shared VAPID key is not base64url: {e}")))?;
+                Vapid::from_pkcs8(&pkcs8, contact).map_err(|e| Error::invalid(format!("the shared VAPID key: {e}")))
             }
             None => Vapid::load_or_create(dir, contact),
         }
@@ -89,12 +89,12 @@ impl Vapid {
     /// The `Authorization` header for a message to `endpoint` (RFC 8292 section 3):
     /// `vapid t=JWT, k=KEY`, the JWT naming the push service's origin, expiring in
     /// [`TTL`] from `now_s`.
-    pub fn authorization(&self, endpoint: &reqwest::Url, now_s: u64) -> anyhow::Result<String> {
+    pub fn authorization(&self, endpoint: &reqwest::Url, now_s: u64) -> Result<String> {
         let audience = endpoint.origin().ascii_serialization();
         let header = B64.encode(br#"{"typ":"JWT","alg":"ES256"}"#);
         let claims = serde_json::json!({"aud": audience, "exp": now_s + TTL.as_secs(), "sub": self.contact});
         let signed = format!("{header}.{}", B64.encode(claims.to_string()));
-        let signature = self.key.sign(&self.rng, signed.as_bytes()).map_err(|_| anyhow::anyhow!("cannot sign a VAPID JWT"))?;
+        let signature = self.key.sign(&self.rng, signed.as_bytes()).map_err(|_| Error::invalid("cannot sign a VAPID JWT"))?;
         Ok(format!("vapid t={signed}.{}, k={}", B64.encode(signature.as_ref()), self.public_key()))
     }
 }

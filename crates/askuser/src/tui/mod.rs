@@ -340,9 +340,9 @@ impl Outbox {
         let result = if all.is_empty() {
             std::fs::remove_file(&self.path)
                 .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
-                .map_err(Into::into)
+                .map_err(|e| e.to_string())
         } else {
-            config::write_private(&self.path, serde_json::Value::Object(all).to_string().as_bytes())
+            config::write_private(&self.path, serde_json::Value::Object(all).to_string().as_bytes()).map_err(|e| format!("{e:#}"))
         };
         if let Err(e) = result {
             tracing::warn!("cannot keep unsent answers in {}: {e:#}", self.path.display());
