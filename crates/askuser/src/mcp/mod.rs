@@ -1119,6 +1119,11 @@ fn host_name(client: &str) -> String {
         "codex-mcp-client" => "Codex".into(),
         "gemini-cli-mcp-client" => "Gemini CLI".into(),
         "claude-code" => "Claude Code".into(),
+        "opencode" => "OpenCode".into(),
+        "copilot-cli" => "Copilot CLI".into(),
+        "@cline/core" => "Cline".into(),
+        // Qwen Code names its client after the server: qwen-cli-mcp-client-askuser.
+        other if other.starts_with("qwen-cli-mcp-client") => "Qwen Code".into(),
         other => other.into(),
     }
 }
@@ -1136,6 +1141,24 @@ fn is_timeout(reason: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_inbox_names_each_host_as_people_know_it() {
+        let names: Vec<String> = [
+            "codex-mcp-client",
+            "gemini-cli-mcp-client",
+            "claude-code",
+            "opencode",
+            "copilot-cli",
+            "@cline/core",
+            "qwen-cli-mcp-client-askuser",
+            "my-agent",
+        ]
+        .into_iter()
+        .map(host_name)
+        .collect();
+        assert_eq!(names, ["Codex", "Gemini CLI", "Claude Code", "OpenCode", "Copilot CLI", "Cline", "Qwen Code", "my-agent"]);
+    }
 
     #[test]
     fn a_timeout_is_told_apart_from_a_deliberate_cancel() {
