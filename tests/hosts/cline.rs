@@ -125,3 +125,9 @@ async fn cline_decline_in_the_inbox_tells_the_model_the_user_declined() {
 async fn cline_chat_about_this_tells_the_model_the_user_wants_to_talk() {
     scenarios::chat_about_this::<Cline>().await;
 }
+
+/// docs/agents.md's lines for Cline work when pasted.
+#[tokio::test]
+async fn cline_docs_lines_work_when_pasted() {
+    scenarios::pasted::<Cline>("docs/agents.md", "### Cline CLI (`cline`)").await;
+}

@@ -109,3 +109,9 @@ async fn copilot_decline_in_the_inbox_tells_the_model_the_user_declined() {
 async fn copilot_chat_about_this_tells_the_model_the_user_wants_to_talk() {
     scenarios::chat_about_this::<Copilot>().await;
 }
+
+/// docs/agents.md's lines for Copilot work when pasted.
+#[tokio::test]
+async fn copilot_docs_lines_work_when_pasted() {
+    scenarios::pasted::<Copilot>("docs/agents.md", "### GitHub Copilot CLI (`copilot -p`)").await;
+}

@@ -127,3 +127,9 @@ async fn opencode_decline_in_the_inbox_tells_the_model_the_user_declined() {
 async fn opencode_chat_about_this_tells_the_model_the_user_wants_to_talk() {
     scenarios::chat_about_this::<OpenCode>().await;
 }
+
+/// docs/agents.md's lines for OpenCode work when pasted.
+#[tokio::test]
+async fn opencode_docs_lines_work_when_pasted() {
+    scenarios::pasted::<OpenCode>("docs/agents.md", "### OpenCode (`opencode run`)").await;
+}

@@ -1,9 +1,9 @@
 //! Qwen Code (`qwen --prompt`, headless) with askuser set up by `askuser setup qwen-code`.
 //!
 //! Each test is a new user: a throwaway HOME whose `~/.qwen/settings.json` is what
-//! `askuser setup qwen-code` wrote, and a real `qwen --auth-type openai --prompt` in its own
-//! process group pointed at the scripted Chat Completions API in `chat.rs`
-//! (`OPENAI_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_MODEL`).
+//! `askuser setup qwen-code` wrote (and the OpenAI-compatible sign-in chosen), and a real
+//! `qwen "…"` (one-shot) in its own process group pointed at the scripted Chat Completions
+//! API in `chat.rs` (`OPENAI_BASE_URL`, `OPENAI_API_KEY`, `OPENAI_MODEL`).
 //!
 //! How Qwen Code 0.24.4 behaves headless, as these tests (and probes on the wire) found it:
 //! - `initialize` says protocol 2025-11-25, client `qwen-cli-mcp-client-askuser`,
@@ -11,6 +11,9 @@
 //!   askuser's tool as `mcp__askuser__ask_user`, only with `"trust": true` (else it refuses
 //!   it headless) and `"alwaysLoadTools": true` (else it hides it behind its tool search).
 //! - Its `timeout` (per server, ms; 600 s by default) is not extended by progress.
+//! - Its headless system prompt says "Never ask the user a question, even if the user
+//!   explicitly requests one": docs/agents.md's line says otherwise with
+//!   `--append-system-prompt`.
 
 use crate::chat::{find_tool, tool_names, MODEL};
 use crate::harness::{askuser_bin, Home};
@@ -20,7 +23,7 @@ use crate::scenarios::{self, structured, Host, Shown, PROMPT};
 use serde_json::{json, Value};
 use std::time::Duration;
 
-/// `qwen --prompt`, as a user who ran `askuser setup qwen-code` runs it.
+/// `qwen "…"`, as a user who ran `askuser setup qwen-code` runs it.
 struct Qwen;
 
 impl Host for Qwen {
@@ -32,7 +35,7 @@ impl Host for Qwen {
     async fn start(home: &Home, model: &Model, tool_timeout: Option<Duration>, line: Option<&str>) -> Run {
         let api = crate::chat::start(model.clone()).await;
         configure(home, tool_timeout);
-        let mut cmd = scenarios::command(home, "qwen", &["--auth-type", "openai", "--prompt", PROMPT], line);
+        let mut cmd = scenarios::command(home, "qwen", &[PROMPT], line);
         cmd.env("OPENAI_BASE_URL", &api.base_url).env("OPENAI_API_KEY", "sk-scripted-not-a-real-key").env("OPENAI_MODEL", MODEL);
         Run::spawn("qwen", cmd, api)
     }
@@ -70,6 +73,8 @@ fn configure(home: &Home, tool_timeout: Option<Duration>) {
     if let Some(t) = tool_timeout {
         settings["mcpServers"]["askuser"]["timeout"] = json!(t.as_millis() as u64);
     }
+    // The sign-in a user who chose an OpenAI-compatible key once has.
+    settings["security"] = json!({"auth": {"selectedType": "openai"}});
     settings["privacy"] = json!({"usageStatisticsEnabled": false});
     settings["telemetry"] = json!({"enabled": false});
     settings["general"] = json!({"disableAutoUpdate": true, "disableUpdateNag": true});
@@ -99,4 +104,10 @@ async fn qwen_decline_in_the_inbox_tells_the_model_the_user_declined() {
 #[tokio::test]
 async fn qwen_chat_about_this_tells_the_model_the_user_wants_to_talk() {
     scenarios::chat_about_this::<Qwen>().await;
+}
+
+/// docs/agents.md's lines for Qwen work when pasted.
+#[tokio::test]
+async fn qwen_docs_lines_work_when_pasted() {
+    scenarios::pasted::<Qwen>("docs/agents.md", "### Qwen Code (`qwen`)").await;
 }

@@ -13,6 +13,12 @@ use std::process::{Command, Output};
 /// The binary with HOME (and nothing else of the developer's) as its world.
 fn askuser(home: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_askuser"));
+    isolate(&mut c, home);
+    c
+}
+
+/// HOME, and nothing else of the developer's, for `c`.
+fn isolate(c: &mut Command, home: &Path) {
     c.env("HOME", home);
     for var in [
         "XDG_CONFIG_HOME",
@@ -28,7 +34,6 @@ fn askuser(home: &Path) -> Command {
         c.env_remove(var);
     }
     c.env_remove("ASKUSER_URL").env_remove("ASKUSER_TOKEN").env_remove("ASKUSER_DATA_DIR");
-    c
 }
 
 fn sample(name: &str) -> PathBuf {
@@ -927,4 +932,40 @@ async fn setup_via_npx_writes_the_runner_and_doctor_accepts_it() {
     assert!(said.contains("ok    codex: askuser is set up in") && said.contains("`npx -y askuser mcp"), "{said}");
     assert!(!said.contains("not `askuser mcp`"), "{said}");
     b.stop().await;
+}
+
+/// docs/agents.md's "Set a host up in one command" lines, each as pasted into a shell in a
+/// new HOME (askuser on PATH): every setup line succeeds and writes its host's file, the
+/// undo line undoes, and doctor then runs (it fails only on what it finds: no bridge here).
+#[test]
+fn the_docs_one_command_lines_work_as_pasted() {
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/agents.md")).unwrap();
+    let section = docs.split_once("\n## Set a host up in one command\n").expect("the section").1;
+    let block = section.split_once("```sh\n").and_then(|(_, rest)| rest.split_once("\n```")).expect("its sh block").0;
+    let home = tempfile::tempdir().unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_askuser")).parent().unwrap().to_owned();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap()))).unwrap();
+    let mut ran = vec![];
+    for line in block.lines() {
+        let mut sh = Command::new("sh");
+        isolate(&mut sh, home.path());
+        let out = sh.arg("-c").arg(line).env("PATH", &path).env("ASKUSER_DATA_DIR", home.path().join("data")).output().unwrap();
+        let command = line.split('#').next().unwrap().trim();
+        if command == "askuser doctor" {
+            assert!(text(&out.stdout).contains("opencode: askuser is set up"), "`{line}`:\n{}", text(&out.stdout));
+        } else {
+            assert!(out.status.success(), "`{line}` failed:\n{}{}", text(&out.stdout), text(&out.stderr));
+        }
+        ran.push(command.to_owned());
+    }
+    assert!(ran.iter().any(|l| l == "askuser setup qwen-code"), "{ran:?}");
+    for file in [
+        ".config/opencode/opencode.jsonc",
+        ".copilot/mcp-config.json",
+        ".cline/data/settings/cline_mcp_settings.json",
+        ".qwen/settings.json",
+    ] {
+        assert!(home.path().join(file).exists(), "{file} written");
+    }
+    assert!(!std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap().contains("askuser"), "the undo line undid");
 }
