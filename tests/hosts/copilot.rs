@@ -9,9 +9,10 @@
 //! How Copilot CLI 1.0.102 behaves headless, as these tests (and probes on the wire) found it:
 //! - It unpacks itself (235 MB) into `$XDG_CACHE_HOME/copilot` at its first start: the
 //!   tests share one cache, `.tools/hosts/copilot-cache`, which `scripts/setup hosts` fills.
-//! - `initialize` (after a `server/discover` probe) says protocol 2025-11-25, client
-//!   `copilot-cli`, and declares elicitation, which it declines by itself headless within
-//!   milliseconds. It offers askuser's tool as `askuser-ask_user`, and runs it in `-p`
+//! - It speaks 2026-07-28 to askuser (`server/discover`, then each request with its
+//!   version, client `copilot-cli` and capabilities; `initialize` 2025-11-25 only to a
+//!   server that does not), and declares elicitation, whose form (an `input_required`
+//!   result) it declines by itself headless within milliseconds. It offers askuser's tool as `askuser-ask_user`, and runs it in `-p`
 //!   without `--allow-tool` only because askuser marks it `readOnlyHint`.
 //! - Its timeout (`timeout` per server, ms; 180 s by default) starts again at each
 //!   progress notification.
