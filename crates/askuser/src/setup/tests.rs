@@ -300,3 +300,25 @@ fn cline_entries_in_the_flat_shape_move_into_transport() {
     );
     assert!(edit(Host::Cline, Part::JsonServer, p, &e.text, &entry(&["mcp", "--max-wait", "3540"])).unwrap().changes.is_empty());
 }
+
+#[test]
+fn via_npx_in_opencode_and_cline_is_one_command_list_or_a_transport_and_found_again() {
+    let exe = Path::new("/opt/askuser");
+    for (host, line) in [(Host::OpenCode, "opencode"), (Host::Cline, "cline")] {
+        let args = parse(&[line, "--via", "npx"]).unwrap();
+        let npx = super::entry(args.host, &args, exe).unwrap();
+        let p = Path::new("c.json");
+        let e = edit(host, Part::JsonServer, p, "", &npx).unwrap();
+        let v = parse_host_json(p, &e.text, host).unwrap();
+        let target = Target { host, part: Part::JsonServer, path: p.to_path_buf() };
+        let found = installed(&target, &e.text).unwrap().expect("found under its name");
+        assert_eq!((found.command.as_deref(), found.args.clone()), (Some("npx"), npx.args.clone()), "{v}");
+        // Under another name too: found by what it runs.
+        let renamed = e.text.replace("\"askuser\": {", "\"human\": {");
+        assert_eq!(installed(&target, &renamed).unwrap().map(|f| f.name), Some("human".to_owned()), "{renamed}");
+        match host {
+            Host::OpenCode => assert_eq!(v["mcp"]["askuser"]["command"], json!(["npx", "-y", "askuser", "mcp"])),
+            _ => assert_eq!(v["mcpServers"]["askuser"]["transport"]["args"], json!(["-y", "askuser", "mcp", "--max-wait", "3540"])),
+        }
+    }
+}
