@@ -6,7 +6,7 @@
 //! `anthropic.rs`, a fake `ANTHROPIC_API_KEY`, and no telemetry, updates, error reports or
 //! other traffic), and a real `claude -p PROMPT` in its own process group.
 //!
-//! How Claude Code behaves headless (2.1.197, checked again on 2.1.331), as these tests (and
+//! How Claude Code behaves headless (2.1.197, checked again on 2.1.331 and 2.1.332), as these tests (and
 //! probes on the wire) found it:
 //! - A first run needs no onboarding state in `~/.claude.json` (no `hasCompletedOnboarding`)
 //!   and no trust for the folder: `-p` with an API key just runs. It adds its own keys to

@@ -5,7 +5,8 @@
 //! entry for the scripted model in `openai.rs`, with a fake key), and a real `codex exec`
 //! in its own process group.
 //!
-//! How Codex 0.169.0 behaves headless, as these tests (and probes on the wire) found it:
+//! How Codex 0.169.0 behaves headless, as these tests (and probes on the wire) found it
+//! (0.171.0, pinned now, passes the same tests unchanged):
 //! - `codex exec` runs with approval `never` and sandbox `read-only`. An MCP tool runs
 //!   unattended only when it says `readOnlyHint: true` (askuser's does); any other fails at
 //!   once with "MCP tool call requires approval, but approval policy is never".
