@@ -16,12 +16,11 @@
 //!   of its own: each run here ends the ones this HOME started.
 
 use crate::chat::{find_tool, tool_names, MODEL};
-use crate::harness::{askuser_bin, Home};
+use crate::harness::{askuser_bin, end_leftovers, Home};
 use crate::model::{Model, Seen};
 use crate::run::Run;
 use crate::scenarios::{self, structured, Host, Shown, PROMPT};
 use serde_json::{json, Value};
-use std::path::Path;
 use std::time::Duration;
 
 /// `cline`, as a user who ran `askuser setup cline` runs it.
@@ -39,7 +38,7 @@ impl Host for Cline {
         home.sh(&format!("cline auth --provider openai --baseurl {} --apikey sk-scripted-not-a-real-key --modelid {MODEL}", api.base_url));
         let cmd = scenarios::command(home, "cline", &[PROMPT], line);
         let dir = home.path().to_owned();
-        Run::spawn("cline", cmd, api).with_cleanup(move || end_daemons(&dir))
+        Run::spawn("cline", cmd, api).with_cleanup(move || end_leftovers(&dir, "--cline-hub-daemon"))
     }
 
     fn assert_offered(first: &Seen) {
@@ -80,25 +79,6 @@ fn configure(home: &Home, tool_timeout: Option<Duration>) {
         config["mcpServers"]["askuser"]["timeout"] = json!(t.as_secs());
     }
     std::fs::write(&path, serde_json::to_string_pretty(&config).unwrap()).unwrap();
-}
-
-/// Ends the `--cline-hub-daemon` processes started with HOME at `home`.
-fn end_daemons(home: &Path) {
-    let want = format!("HOME={}", home.display());
-    let Ok(procs) = std::fs::read_dir("/proc") else { return };
-    for entry in procs.flatten() {
-        let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<i32>().ok()) else { continue };
-        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-        if !String::from_utf8_lossy(&cmdline).contains("--cline-hub-daemon") {
-            continue;
-        }
-        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
-        if environ.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
-            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            }
-        }
-    }
 }
 
 #[tokio::test]

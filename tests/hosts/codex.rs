@@ -198,6 +198,9 @@ async fn codex_interactive_shows_its_form_and_takes_the_answer_given_in_the_inbo
     doc["projects"][&project]["trust_level"] = toml_edit::value("trusted");
     std::fs::write(&path, doc.to_string()).unwrap();
     let env = vec![(KEY_VAR.to_owned(), "sk-scripted-not-a-real-key".to_owned())];
+    // Interactive Codex 0.171.0 starts an app-server daemon (from ~/.codex/packages) that
+    // outlives it, outside its process group.
+    let _daemon = crate::harness::Leftovers(home.path().to_owned(), "app-server");
     let tui = Tui::spawn(&home, "codex", &env, api).await;
     tui.shows("Ask Codex to do anything", scenarios::START).await;
     tui.type_text(PROMPT).await;
