@@ -60,10 +60,17 @@ pub fn find_tool<'a>(tools: &'a [Value], name: &str) -> Option<&'a Value> {
     tools.iter().find(|t| t["name"] == name)
 }
 
+/// Whether Claude Code sent `body` for a sub-agent: it says so in the billing line at the
+/// head of the system prompt (`cc_is_subagent=true`, 2.1.332).
+pub fn is_subagent(body: &Value) -> bool {
+    body["system"].to_string().contains("cc_is_subagent=true")
+}
+
 /// The tool result that this request brings the model: the last `tool_result` block of
 /// the conversation's last message, when that is the user's (the host answering a call).
+/// Messages of the `system` role after it (a sub-agent's environment, 2.1.332) are skipped.
 fn new_tool_result(body: &Value) -> Option<String> {
-    let last = body["messages"].as_array()?.last()?;
+    let last = body["messages"].as_array()?.iter().rev().find(|m| m["role"] != "system")?;
     if last["role"] != "user" {
         return None;
     }
@@ -91,8 +98,9 @@ async fn messages(State(api): State<Arc<Api>>, headers: HeaderMap, uri: Uri, bod
         return reply(n, &model, blocks, "end_turn", streamed);
     }
     api.note(format!("POST {uri} (turn{})", if streamed { ", streamed" } else { "" }));
+    let subagent = is_subagent(&body);
     let seen = Seen { tool_result: new_tool_result(&body), tools, body };
-    let (block, stop) = match api.model.next(seen) {
+    let (block, stop) = match api.model.next_for(seen, subagent) {
         Turn::Say(text) => (json!({"type": "text", "text": text}), "end_turn"),
         Turn::Ask(args) => {
             let askuser = askuser.expect("the script asks through askuser's tool, which is not offered");

@@ -6,7 +6,7 @@
 //! `anthropic.rs`, a fake `ANTHROPIC_API_KEY`, and no telemetry, updates, error reports or
 //! other traffic), and a real `claude -p PROMPT` in its own process group.
 //!
-//! How Claude Code behaves headless (2.1.197, checked again on 2.1.331), as these tests (and
+//! How Claude Code behaves headless (2.1.197, checked again on 2.1.331 and 2.1.332), as these tests (and
 //! probes on the wire) found it:
 //! - A first run needs no onboarding state in `~/.claude.json` (no `hasCompletedOnboarding`)
 //!   and no trust for the folder: `-p` with an API key just runs. It adds its own keys to
@@ -227,4 +227,35 @@ async fn claude_readme_lines_work_when_pasted() {
 #[tokio::test]
 async fn claude_docs_lines_work_when_pasted() {
     scenarios::pasted::<Claude>("docs/agents.md", "### Claude Code (`claude -p`)").await;
+}
+
+/// A sub-agent (Claude Code's Task tool; sub-agents have no AskUserQuestion) asks through
+/// askuser: its question reaches the inbox, the person's answer there reaches the
+/// sub-agent, and `claude -p` ends cleanly. Claude Code 2.1.332 runs the sub-agent in the
+/// background and tells askuser nothing of it: its call comes on the parent's connection,
+/// with only `claudecode/toolUseId` in `_meta`, so the inbox shows it as the session's own.
+#[tokio::test]
+async fn claude_subagent_question_is_answered_in_the_inbox() {
+    use crate::model::{Model, Turn};
+    let task = json!({"description": "Pick a database", "prompt": "Ask the user which database the service should use.", "subagent_type": "general-purpose"});
+    let model = Model::with_subagent(
+        [Turn::Call("Task", task), Turn::Say("done".into())],
+        [Turn::Ask(scenarios::database_question()), Turn::Say("The user chose SQLite.".into())],
+    );
+    let home = Claude::user().await;
+    let mut run = Claude::start(&home, &model, None, None).await;
+    let id = scenarios::asked::<Claude>(&home, &run).await;
+    home.answer(&id, scenarios::sqlite()).await;
+    let until = std::time::Instant::now() + scenarios::STEP;
+    let read = loop {
+        let sub = model.seen().into_iter().filter(|s| crate::anthropic::is_subagent(&s.body)).find_map(|s| s.tool_result);
+        if let Some(read) = sub {
+            break read;
+        }
+        assert!(std::time::Instant::now() < until, "the sub-agent never read the answer\n{}", run.report());
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    };
+    scenarios::assert_answer::<Claude>(&read, &run);
+    assert!(run.exit(scenarios::STEP).await.success(), "claude -p exits 0\n{}", run.report());
+    assert_eq!(home.statuses().await, [format!("{id}: answered")]);
 }

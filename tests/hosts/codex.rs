@@ -5,7 +5,8 @@
 //! entry for the scripted model in `openai.rs`, with a fake key), and a real `codex exec`
 //! in its own process group.
 //!
-//! How Codex 0.169.0 behaves headless, as these tests (and probes on the wire) found it:
+//! How Codex 0.169.0 behaves headless, as these tests (and probes on the wire) found it
+//! (0.171.0, pinned now, passes the same tests unchanged):
 //! - `codex exec` runs with approval `never` and sandbox `read-only`. An MCP tool runs
 //!   unattended only when it says `readOnlyHint: true` (askuser's does); any other fails at
 //!   once with "MCP tool call requires approval, but approval policy is never".
@@ -175,4 +176,54 @@ async fn codex_chat_about_this_tells_the_model_the_user_wants_to_talk() {
 #[tokio::test]
 async fn codex_docs_lines_work_when_pasted() {
     scenarios::pasted::<Codex>("docs/agents.md", "### Codex (`codex exec`)").await;
+}
+
+/// Codex run interactively (`codex` in a tmux pane, a returning user who trusted the
+/// project folder): askuser's question shows as Codex's own form ("Calling
+/// askuser.ask_user", "(You can also answer in the askuser inbox: URL)", the options)
+/// while it waits in the inbox; answered in the inbox, askuser withdraws the form, the
+/// model reads the answer and Codex shows its last words.
+#[tokio::test]
+async fn codex_interactive_shows_its_form_and_takes_the_answer_given_in_the_inbox() {
+    use crate::interactive::Tui;
+    use crate::model::Turn;
+    let home = Codex::user().await;
+    let model = Model::new([Turn::Ask(scenarios::database_question()), Turn::Say("done, SQLite it is".into())]);
+    let api = crate::openai::start(model.clone()).await;
+    configure(&home, &api.base_url, None);
+    // What trusting the folder at Codex's first interactive start leaves in config.toml.
+    let path = home.path().join(".codex/config.toml");
+    let mut doc: toml_edit::DocumentMut = std::fs::read_to_string(&path).unwrap().parse().unwrap();
+    let project = std::fs::canonicalize(home.project()).unwrap().display().to_string();
+    doc["projects"][&project]["trust_level"] = toml_edit::value("trusted");
+    std::fs::write(&path, doc.to_string()).unwrap();
+    let env = vec![(KEY_VAR.to_owned(), "sk-scripted-not-a-real-key".to_owned())];
+    // Interactive Codex 0.171.0 starts an app-server daemon (from ~/.codex/packages) that
+    // outlives it, outside its process group.
+    let _daemon = crate::harness::Leftovers(home.path().to_owned(), "app-server");
+    let tui = Tui::spawn(&home, "codex", &env, api).await;
+    tui.shows("Ask Codex to do anything", scenarios::START).await;
+    tui.type_text(PROMPT).await;
+    tui.shows(PROMPT, scenarios::STEP).await;
+    tui.press("Enter").await;
+    let form = tui.shows("(You can also answer in the askuser inbox: http://127.0.0.1:", scenarios::START).await;
+    for shown in
+        ["Calling askuser.ask_user", "Which database should the service use?", "2. SQLite — A file next to the service; nothing to run."]
+    {
+        assert!(form.contains(shown), "{shown:?} in Codex's form:\n{form}");
+    }
+    // Longer than Codex would take to decline the form by itself: it does not, interactive.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let questions = home.questions("pending").await;
+    assert_eq!(questions.len(), 1, "{questions:?}");
+    assert_eq!(questions[0]["request"]["agent"]["name"], "Codex");
+    let id = questions[0]["id"].as_str().unwrap().to_owned();
+    home.answer(&id, scenarios::sqlite()).await;
+    let read = tui.result(scenarios::STEP, "after the answer").await;
+    let shown = Codex::result(Codex::unframed(&read));
+    assert_eq!(shown.status.as_deref(), Some("answered"), "{read}");
+    assert!(shown.message.contains("SQLite"), "{read}");
+    let last = tui.shows("done, SQLite it is", scenarios::STEP).await;
+    assert!(!last.contains("(You can also answer in the askuser inbox"), "askuser withdrew Codex's form:\n{last}");
+    assert_eq!(home.statuses().await, [format!("{id}: answered")]);
 }

@@ -201,3 +201,37 @@ async fn gemini_chat_about_this_tells_the_model_the_user_wants_to_talk() {
 async fn gemini_docs_lines_work_when_pasted() {
     scenarios::pasted::<Gemini>("docs/agents.md", "### Gemini CLI (`gemini -p`)").await;
 }
+
+/// Gemini CLI run interactively (`gemini` in a tmux pane, a person at the terminal): the
+/// call shows askuser's progress ("Waiting for the user's answer (… answer at URL)") under
+/// the tool's line while the question waits in the inbox, and the person's answer there
+/// reaches the model, whose last words Gemini then shows. (0.61.0 declares no elicitation:
+/// the inbox is the only place to answer.)
+#[tokio::test]
+async fn gemini_interactive_shows_the_wait_and_gets_the_answer_given_in_the_inbox() {
+    use crate::interactive::Tui;
+    use crate::model::Turn;
+    let home = Gemini::user().await;
+    let model = Model::new([Turn::Ask(scenarios::database_question()), Turn::Say("done, SQLite it is".into())]);
+    let api = crate::gemini_api::start(model.clone()).await;
+    let env = [("GEMINI_API_KEY", "fake-not-a-real-key"), ("GOOGLE_GEMINI_BASE_URL", api.base_url.as_str())];
+    let env: Vec<(String, String)> = env.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    let tui = Tui::spawn(&home, "gemini", &env, api).await;
+    tui.shows("Type your message", scenarios::START).await;
+    tui.shows("1 MCP server", scenarios::STEP).await;
+    tui.type_text(PROMPT).await;
+    tui.shows(PROMPT, scenarios::STEP).await;
+    tui.press("Enter").await;
+    let waiting = tui.shows("Waiting for the user's answer", scenarios::START).await;
+    assert!(waiting.contains(&format!("{TOOL} (askuser MCP Server)")), "the tool's line names askuser:\n{waiting}");
+    let questions = home.questions("pending").await;
+    assert_eq!(questions.len(), 1, "{questions:?}");
+    assert_eq!(questions[0]["request"]["agent"]["name"], "Gemini CLI");
+    let id = questions[0]["id"].as_str().unwrap().to_owned();
+    home.answer(&id, scenarios::sqlite()).await;
+    let read = tui.result(scenarios::STEP, "after the answer").await;
+    let shown = Gemini::result(&read);
+    assert!(shown.message.contains("SQLite"), "the model reads the answer: {read}");
+    tui.shows("done, SQLite it is", scenarios::STEP).await;
+    assert_eq!(home.statuses().await, [format!("{id}: answered")]);
+}

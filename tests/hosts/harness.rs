@@ -149,3 +149,33 @@ pub fn kill_group(group: u32) {
         let _ = rustix::process::kill_process_group(pid, rustix::process::Signal::KILL);
     }
 }
+
+/// Ends (SIGKILL) what a host left running outside its process group for the user at
+/// `home`: each process started with that HOME whose command line has `marker` (Cline's
+/// `--cline-hub-daemon`, interactive Codex's `app-server`).
+pub fn end_leftovers(home: &Path, marker: &str) {
+    let want = format!("HOME={}", home.display());
+    let Ok(procs) = std::fs::read_dir("/proc") else { return };
+    for entry in procs.flatten() {
+        let Some(pid) = entry.file_name().to_str().and_then(|p| p.parse::<i32>().ok()) else { continue };
+        let cmdline = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+        if !String::from_utf8_lossy(&cmdline).contains(marker) {
+            continue;
+        }
+        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
+        if environ.split(|b| *b == 0).any(|v| v == want.as_bytes()) {
+            if let Some(pid) = rustix::process::Pid::from_raw(pid) {
+                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            }
+        }
+    }
+}
+
+/// Runs [`end_leftovers`] when dropped (a test that panics too).
+pub struct Leftovers(pub PathBuf, pub &'static str);
+
+impl Drop for Leftovers {
+    fn drop(&mut self) {
+        end_leftovers(&self.0, self.1);
+    }
+}

@@ -158,7 +158,7 @@ async fn returning_user() -> Home {
 
 /// Claude Code's terminal UI in a tmux pane of its own server (a socket in the HOME), with
 /// the scripted model it talks to. The pane's process group and the server end when dropped.
-struct Tui {
+pub(crate) struct Tui {
     socket: PathBuf,
     /// The pane's process (Claude Code), leader of its process group.
     leader: u32,
@@ -171,10 +171,17 @@ impl Tui {
     /// this user's environment (a terminal's `TERM`, not `CI`).
     async fn start(home: &Home, model: &Model, claude: Claude) -> Tui {
         let api = crate::anthropic::start(model.clone()).await;
+        let env: Vec<(String, String)> = model_env(&api).map(|(k, v)| (k.to_owned(), v)).into();
+        Tui::spawn(home, claude.bin(), &env, api).await
+    }
+
+    /// The host `program` (in `.tools/hosts`) started in the project folder of `home`, in a
+    /// 120×60 terminal, with only this user's environment and `extra`.
+    pub(crate) async fn spawn(home: &Home, program: &str, extra: &[(String, String)], api: FakeApi) -> Tui {
         let socket = home.path().join("tmux.sock");
         let mut env: Vec<(String, String)> = home.env().into_iter().filter(|(k, _)| k != "TERM" && k != "CI").collect();
         env.push(("TERM".into(), "xterm-256color".into()));
-        env.extend(model_env(&api).map(|(k, v)| (k.to_owned(), v)));
+        env.extend(extra.iter().cloned());
         let project = home.project().display().to_string();
         let mut args: Vec<String> = ["-f", "/dev/null", "-S"].map(str::to_owned).into();
         args.push(socket.display().to_string());
@@ -184,7 +191,7 @@ impl Tui {
             ["new-session", "-d", "-P", "-F", "#{pane_pid}", "-x", "120", "-y", "60", "-c", &project, "--", "env", "-i"].map(str::to_owned),
         );
         args.extend(env.iter().map(|(k, v)| format!("{k}={v}")));
-        args.push(host_bin(claude.bin()).display().to_string());
+        args.push(host_bin(program).display().to_string());
         let out = tokio::process::Command::new("tmux").args(&args).env_remove("TMUX").output().await.expect("tmux runs");
         let stdout = String::from_utf8_lossy(&out.stdout);
         assert!(out.status.success(), "tmux new-session failed: {}\n{stdout}{}", out.status, String::from_utf8_lossy(&out.stderr));
@@ -192,29 +199,29 @@ impl Tui {
         Tui { socket, leader, home: home.path().to_owned(), api }
     }
 
-    async fn tmux(&self, args: &[&str]) -> String {
+    pub(crate) async fn tmux(&self, args: &[&str]) -> String {
         let out = tokio::process::Command::new("tmux").arg("-S").arg(&self.socket).args(args).output().await.expect("tmux runs");
         assert!(out.status.success(), "tmux {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
     /// What the terminal shows now.
-    async fn screen(&self) -> String {
+    pub(crate) async fn screen(&self) -> String {
         self.tmux(&["capture-pane", "-p"]).await.trim_end().to_owned()
     }
 
     /// Types `text` as it is.
-    async fn type_text(&self, text: &str) {
+    pub(crate) async fn type_text(&self, text: &str) {
         self.tmux(&["send-keys", "-l", text]).await;
     }
 
     /// Presses `key` (tmux's names: `Enter`, `Escape`, `Down`, `Right`, `Space`).
-    async fn press(&self, key: &str) {
+    pub(crate) async fn press(&self, key: &str) {
         self.tmux(&["send-keys", key]).await;
     }
 
     /// Waits (at most `limit`) until the screen shows what `done` looks for; returns it.
-    async fn until(&self, what: &str, limit: Duration, done: impl Fn(&str) -> bool) -> String {
+    pub(crate) async fn until(&self, what: &str, limit: Duration, done: impl Fn(&str) -> bool) -> String {
         let until = Instant::now() + limit;
         loop {
             let screen = self.screen().await;
@@ -227,12 +234,12 @@ impl Tui {
     }
 
     /// Waits until the screen shows `text`.
-    async fn shows(&self, text: &str, limit: Duration) -> String {
+    pub(crate) async fn shows(&self, text: &str, limit: Duration) -> String {
         self.until(&format!("{text:?}"), limit, |s| s.contains(text)).await
     }
 
     /// Each key in turn, once the screen shows what the one before did (within [`STEP`]).
-    async fn keys(&self, steps: &[(&str, &str)]) {
+    pub(crate) async fn keys(&self, steps: &[(&str, &str)]) {
         for (key, then) in steps {
             self.press(key).await;
             self.shows(then, STEP).await;
@@ -240,7 +247,7 @@ impl Tui {
     }
 
     /// Waits (at most `limit`) until the model has read a tool result; returns it.
-    async fn result(&self, limit: Duration, what: &str) -> String {
+    pub(crate) async fn result(&self, limit: Duration, what: &str) -> String {
         let until = Instant::now() + limit;
         loop {
             if let Some(read) = self.api.model.results().into_iter().next() {
@@ -255,7 +262,7 @@ impl Tui {
 
     /// The screen, what the scripted API served and the model read, and Claude Code's log
     /// of askuser, for failure messages.
-    fn report(&self, screen: &str) -> String {
+    pub(crate) fn report(&self, screen: &str) -> String {
         format!(
             "--- the terminal ---\n{screen}\n--- Claude Code's log of askuser ---\n{}\n--- requests to the scripted model ---\n{}\n\
              --- the tool results the model read ---\n{:#?}",

@@ -39,6 +39,8 @@ pub struct Seen {
 #[derive(Default)]
 struct Inner {
     turns: VecDeque<Turn>,
+    /// The turns of a sub-agent the host runs (Claude Code's Task tool), when scripted.
+    sub: Option<VecDeque<Turn>>,
     seen: Vec<Seen>,
 }
 
@@ -53,12 +55,28 @@ impl Model {
         model
     }
 
+    /// A model whose sub-agents (requests the host marks as a sub-agent's) take `sub`'s turns.
+    pub fn with_subagent(turns: impl IntoIterator<Item = Turn>, sub: impl IntoIterator<Item = Turn>) -> Model {
+        let model = Model::new(turns);
+        model.0.lock().unwrap().sub = Some(sub.into_iter().collect());
+        model
+    }
+
     /// The next turn, recording what the host sent; once the script runs out the model
-    /// says "done".
-    pub fn next(&self, seen: Seen) -> Turn {
+    /// says "done". `subagent`: the request is a sub-agent's, which takes its own script
+    /// when there is one.
+    pub fn next_for(&self, seen: Seen, subagent: bool) -> Turn {
         let mut inner = self.0.lock().unwrap();
         inner.seen.push(seen);
-        inner.turns.pop_front().unwrap_or_else(|| Turn::Say("done".into()))
+        let turns = match (subagent, inner.sub.as_mut()) {
+            (true, Some(sub)) => sub,
+            _ => &mut inner.turns,
+        };
+        turns.pop_front().unwrap_or_else(|| Turn::Say("done".into()))
+    }
+
+    pub fn next(&self, seen: Seen) -> Turn {
+        self.next_for(seen, false)
     }
 
     /// Every main-loop request so far.

@@ -24,6 +24,8 @@ pub struct Run {
     pub api: FakeApi,
     /// Something more a failure message shows (Claude Code's log of askuser), read then.
     log: Option<Box<dyn Fn() -> String>>,
+    /// What ends what the host left running outside its process group (Cline's daemon).
+    cleanup: Option<Box<dyn Fn()>>,
 }
 
 impl Run {
@@ -36,12 +38,18 @@ impl Run {
         let (output, stdout): (Arc<Mutex<String>>, Arc<Mutex<String>>) = Default::default();
         let reading = collect(child.stdout.take().unwrap(), vec![output.clone(), stdout.clone()]);
         collect(child.stderr.take().unwrap(), vec![output.clone()]);
-        Run { name, child, group, output, stdout, reading, api, log: None }
+        Run { name, child, group, output, stdout, reading, api, log: None, cleanup: None }
     }
 
     /// Shows `read()` under `title` in failure messages too.
     pub fn with_log(mut self, title: &'static str, read: impl Fn() -> String + 'static) -> Run {
         self.log = Some(Box::new(move || format!("--- {title} ---\n{}\n", read())));
+        self
+    }
+
+    /// Runs `cleanup` when the host is killed or this is dropped.
+    pub fn with_cleanup(mut self, cleanup: impl Fn() + 'static) -> Run {
+        self.cleanup = Some(Box::new(cleanup));
         self
     }
 
@@ -110,6 +118,9 @@ impl Run {
     /// Kills the host's process group, as a user who closes the terminal would.
     pub fn kill(&self) {
         kill_group(self.group);
+        if let Some(cleanup) = &self.cleanup {
+            cleanup();
+        }
     }
 }
 
@@ -117,7 +128,7 @@ impl Drop for Run {
     fn drop(&mut self) {
         // Whether it exited or not: what it left running in its group ends too (MCP
         // servers in groups of their own end when their stdin closes).
-        kill_group(self.group);
+        self.kill();
     }
 }
 

@@ -438,6 +438,49 @@ async fn a_timeout_keeps_the_question_and_an_abort_withdraws_it() {
     assert_eq!((gone, status.as_str()), (second, "withdrawn"));
 }
 
+/// OpenCode (opencode-ai 1.18.33) at its tool timeout cancels the call twice in the same
+/// millisecond: "Request timed out", then "AbortError". The first says why; the second must
+/// not turn the host's impatience into a withdrawal, or the retry reads "withdrawn" while the
+/// person is about to answer. The AbortError it sends after every finished call does nothing.
+#[tokio::test]
+async fn a_timeout_then_an_abort_of_the_same_call_keeps_the_question() {
+    let b = bridge().await;
+    let mut inbox = b.browser().await;
+    let mut host = Host::start(&b, &[]).await;
+    let ask = json!({"question": "Which region?", "choices": ["eu", "us"]});
+    host.call(1, ask.clone()).await;
+    let id = next_asked(&mut inbox).await;
+    let cancel = |request: u64, reason: &str| json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request, "reason": reason}});
+    // Both in one write, as OpenCode's two lines arrive: the server reads them back to back.
+    let both = format!(
+        "{}\n{}\n",
+        cancel(1, "McpError: MCP error -32001: Request timed out"),
+        cancel(1, "AbortError: The operation was aborted.")
+    );
+    let stdin = host.stdin.as_mut().unwrap();
+    stdin.write_all(both.as_bytes()).await.unwrap();
+    stdin.flush().await.unwrap();
+    host.call(2, ask.clone()).await;
+    // The retry is read after both cancels: had one withdrawn the question, that is done by now.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["eu"]})).send().await.unwrap();
+    let result = &host.reply(2).await["result"]["structuredContent"];
+    assert_eq!((result["id"].as_str(), result["status"].as_str()), (Some(id.as_str()), Some("answered")), "{result}");
+
+    // The AbortError after a finished call: the next question is asked and answered as usual.
+    host.send(cancel(2, "AbortError: The operation was aborted.")).await;
+    host.call(3, json!({"question": "Really?", "choices": ["Yes", "No"]})).await;
+    let second = loop {
+        match next_event(&mut inbox).await {
+            BrowserEvent::Asked { question } => break question.id,
+            BrowserEvent::Withdrawn { id: gone, status } => panic!("{gone} was {status:?}: no cancel here withdraws"),
+            _ => {}
+        }
+    };
+    b.post(&format!("/v1/questions/{second}/answer")).json(&json!({"answers": ["Yes"]})).send().await.unwrap();
+    assert_eq!(host.reply(3).await["result"]["structuredContent"]["status"], "answered");
+}
+
 /// `--max-wait`: "not answered yet, call again with this id" before a host's hard limit.
 #[tokio::test]
 async fn max_wait_returns_still_waiting_with_the_id_to_resume() {

@@ -13,12 +13,27 @@ use std::process::{Command, Output};
 /// The binary with HOME (and nothing else of the developer's) as its world.
 fn askuser(home: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_askuser"));
+    isolate(&mut c, home);
+    c
+}
+
+/// HOME, and nothing else of the developer's, for `c`.
+fn isolate(c: &mut Command, home: &Path) {
     c.env("HOME", home);
-    for var in ["XDG_CONFIG_HOME", "XDG_DATA_HOME", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "MCP_TOOL_TIMEOUT"] {
+    for var in [
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "CODEX_HOME",
+        "CLAUDE_CONFIG_DIR",
+        "MCP_TOOL_TIMEOUT",
+        "COPILOT_HOME",
+        "CLINE_DIR",
+        "CLINE_DATA_DIR",
+        "QWEN_HOME",
+    ] {
         c.env_remove(var);
     }
     c.env_remove("ASKUSER_URL").env_remove("ASKUSER_TOKEN").env_remove("ASKUSER_DATA_DIR");
-    c
 }
 
 fn sample(name: &str) -> PathBuf {
@@ -51,6 +66,10 @@ fn cases() -> Vec<Case> {
         Case { host: "codex", files: vec![(".codex/config.toml", "codex-config.toml")] },
         Case { host: "gemini-cli", files: vec![(".gemini/settings.json", "gemini-settings.json")] },
         Case { host: "cursor", files: vec![(".cursor/mcp.json", "cursor-mcp.json")] },
+        Case { host: "opencode", files: vec![(".config/opencode/opencode.jsonc", "opencode.jsonc")] },
+        Case { host: "copilot", files: vec![(".copilot/mcp-config.json", "copilot-mcp-config.json")] },
+        Case { host: "cline", files: vec![(".cline/data/settings/cline_mcp_settings.json", "cline_mcp_settings.json")] },
+        Case { host: "qwen-code", files: vec![(".qwen/settings.json", "qwen-settings.json")] },
         // The generic JSON goes wherever --config says (a project's .mcp.json, say).
         Case { host: "json", files: vec![("project/.mcp.json", "mcp.json")] },
     ]
@@ -74,7 +93,29 @@ impl Case {
             // Headless Gemini hides an untrusted server's tools, and any tool named ask_user.
             "gemini-cli" => json!({"command": exe(), "args": ["mcp", "--tool-name", "ask_human"], "timeout": 86400000, "trust": true}),
             "json" => json!({"command": exe(), "args": ["mcp"]}),
+            // Progress restarts OpenCode's and Copilot's timeouts: none needed for OpenCode.
+            "opencode" => json!({"type": "local", "command": [exe(), "mcp"], "environment": {}}),
+            // Headless Copilot runs the tool unasked because askuser marks it read-only.
+            "copilot" => {
+                json!({"type": "local", "command": exe(), "args": ["mcp"], "env": {}, "tools": ["*"], "timeout": 86400000})
+            }
+            // Cline's longest timeout is an hour, and it sends no cancel: askuser returns first.
+            "cline" => json!({
+                "transport": {"type": "stdio", "command": exe(), "args": ["mcp", "--max-wait", "3540"], "env": {}},
+                "timeout": 3600
+            }),
+            // Headless Qwen refuses an untrusted tool, and hides one not always loaded.
+            "qwen-code" => json!({"command": exe(), "args": ["mcp"], "timeout": 86400000, "trust": true, "alwaysLoadTools": true}),
             other => panic!("{other} is not JSON"),
+        }
+    }
+
+    /// Where the host keeps its servers.
+    fn key(&self) -> &'static str {
+        if self.host == "opencode" {
+            "mcp"
+        } else {
+            "mcpServers"
         }
     }
 }
@@ -141,7 +182,7 @@ fn setup_writes_a_fresh_file_for_each_host() {
                 assert_eq!(args, ["mcp"]);
                 assert_eq!(server["tool_timeout_sec"].as_integer(), Some(86400));
             }
-            _ => assert_eq!(read_json(&path), json!({"mcpServers": {"askuser": case.expected()}}), "{}", case.host),
+            _ => assert_eq!(read_json(&path), json!({case.key(): {"askuser": case.expected()}}), "{}", case.host),
         }
         if case.host == "claude-code" {
             let settings = read_json(&home.path().join(".claude/settings.json"));
@@ -164,7 +205,8 @@ fn setup_writes_a_fresh_file_for_each_host() {
 /// The new file minus what askuser added is the old one: same values, same key order.
 fn assert_only_askuser_added(host: &str, old: &Value, new: &Value) {
     let mut stripped = new.clone();
-    if let Some(servers) = stripped.get_mut("mcpServers").and_then(Value::as_object_mut) {
+    let key = if host == "opencode" { "mcp" } else { "mcpServers" };
+    if let Some(servers) = stripped.get_mut(key).and_then(Value::as_object_mut) {
         servers.shift_remove("askuser");
     }
     if host == "claude-code" {
@@ -227,8 +269,8 @@ fn setup_merges_into_existing_files_keeps_everything_else_and_backs_them_up() {
                 );
                 assert_eq!(new["permissions"]["deny"], json!(["Read(./.env)", "Bash(curl:*)"]), "AskUserQuestion is not denied");
             } else {
-                assert_eq!(new["mcpServers"]["askuser"], case.expected(), "{}", case.host);
-                let names: Vec<&String> = new["mcpServers"].as_object().unwrap().keys().collect();
+                assert_eq!(new[case.key()]["askuser"], case.expected(), "{}", case.host);
+                let names: Vec<&String> = new[case.key()].as_object().unwrap().keys().collect();
                 assert_eq!(names.last().map(|n| n.as_str()), Some("askuser"), "{}: added after the others", case.host);
             }
         }
@@ -286,6 +328,8 @@ fn setup_refuses_a_file_that_does_not_parse_and_changes_nothing() {
             let last = i + 1 == case.files.len();
             let bytes = match (last, case.host) {
                 (true, "codex") => broken_toml.as_bytes().to_vec(),
+                // OpenCode reads JSONC, whose trailing commas are fine: a missing comma is not.
+                (true, "opencode") => broken_json.replace("\"a\",}", "\"a\" \"b\"}").into_bytes(),
                 (true, _) => broken_json.as_bytes().to_vec(),
                 (false, _) => std::fs::read(sample(name)).unwrap(),
             };
@@ -298,13 +342,16 @@ fn setup_refuses_a_file_that_does_not_parse_and_changes_nothing() {
         let broken = &written.last().unwrap().0;
         let at = if case.host == "codex" {
             format!("{}:3:13: not valid TOML: invalid basic string", broken.display())
+        } else if case.host == "opencode" {
+            format!("{}:3:25: not valid JSON with comments: Expected comma", broken.display())
         } else {
             format!("{}:3:26: not valid JSON: trailing comma", broken.display())
         };
         assert!(said.contains(&at), "{}: expected {at:?} in {said}", case.host);
-        if case.host == "gemini-cli" {
-            // Gemini reads comments, but JSON.parse after stripping them refuses a trailing comma.
-            assert!(said.contains("(Gemini CLI reads comments in its settings, but not trailing commas: remove it)"), "{said}");
+        if case.host == "gemini-cli" || case.host == "qwen-code" {
+            // Gemini reads comments, but JSON.parse after stripping them refuses a trailing comma; Qwen Code too.
+            let title = if case.host == "qwen-code" { "Qwen Code" } else { "Gemini CLI" };
+            assert!(said.contains(&format!("({title} reads comments in its settings, but not trailing commas: remove it)")), "{said}");
         }
         assert!(said.contains("nothing was changed"), "{said}");
         for (path, bytes) in &written {
@@ -336,7 +383,7 @@ fn setup_print_writes_nothing() {
                 assert_eq!(docs[0]["mcpServers"]["askuser"], case.expected());
                 assert_eq!(docs[1]["env"]["MCP_TOOL_TIMEOUT"], "86400000");
             }
-            _ => assert_eq!(serde_json::from_str::<Value>(&printed).unwrap()["mcpServers"]["askuser"], case.expected(), "{}", case.host),
+            _ => assert_eq!(serde_json::from_str::<Value>(&printed).unwrap()[case.key()]["askuser"], case.expected(), "{}", case.host),
         }
         assert!(text(&out.stderr).contains(case.files[0].0), "{}: says where it goes: {}", case.host, text(&out.stderr));
         assert!(files(home.path()).is_empty(), "{}: --print wrote {:?}", case.host, files(home.path()));
@@ -465,7 +512,11 @@ fn setup_then_remove_gives_back_every_file_byte_for_byte() {
         assert!(out.status.success(), "{}: {}", case.host, text(&out.stderr));
 
         let said = text(&remove(&case, home.path()).stdout);
-        let table = if case.host == "codex" { "[mcp_servers.askuser]" } else { "mcpServers.askuser" };
+        let table = match case.host {
+            "codex" => "[mcp_servers.askuser]",
+            "opencode" => "mcp.askuser",
+            _ => "mcpServers.askuser",
+        };
         assert!(said.contains(&format!("  removed {table}\n")), "{}: says what it removed: {said}", case.host);
         if case.host == "claude-code" {
             for line in ["  removed \"mcp__askuser__ask_user\" from permissions.allow", "  removed env.MCP_TOOL_TIMEOUT (\"86400000\")"] {
@@ -691,6 +742,78 @@ fn doctor_finds_claude_code_without_the_allow_rule_or_with_the_old_deny() {
     assert!(said.contains("denies AskUserQuestion"), "{said}");
 }
 
+/// Each of the newer hosts' misconfigurations, named with its fix; and setup's fix works.
+#[test]
+fn doctor_finds_what_keeps_opencode_copilot_cline_and_qwen_from_asking() {
+    let home = tempfile::tempdir().unwrap();
+    let exe = exe();
+    let opencode = put(
+        home.path(),
+        ".config/opencode/opencode.jsonc",
+        &format!("{{\n  // mine\n  \"mcp\": {{\"askuser\": {{\"type\": \"local\", \"command\": [{exe:?}, \"mcp\"], \"enabled\": false, \"timeout\": 5000,}}}}\n}}\n"),
+    );
+    let copilot = put(
+        home.path(),
+        ".copilot/mcp-config.json",
+        &json!({"mcpServers": {"askuser": {"type": "local", "command": exe, "args": ["mcp"], "tools": ["other"]}}}).to_string(),
+    );
+    let cline = put(
+        home.path(),
+        ".cline/data/settings/cline_mcp_settings.json",
+        &json!({"mcpServers": {"askuser": {"transport": {"type": "stdio", "command": exe, "args": ["mcp"]}}}}).to_string(),
+    );
+    let qwen = put(home.path(), ".qwen/settings.json", &json!({"mcpServers": {"askuser": {"command": exe, "args": ["mcp"]}}}).to_string());
+    let expect = |host: &str, lines: &[String]| {
+        let said = doctor_on(home.path(), host);
+        for line in lines {
+            assert!(said.contains(line.as_str()), "expected {line:?} in:\n{said}");
+        }
+    };
+    let at = |path: &Path, key: &str| format!("{key}.askuser in {}", path.display());
+    expect(
+        "opencode",
+        &[
+            format!("fail  opencode: {} has \"enabled\": false: OpenCode does not start askuser", at(&opencode, "mcp")),
+            "      → `askuser setup opencode` switches it on".to_owned(),
+            format!("warn  opencode: timeout in {} is 5000 ms, not longer than askuser's progress interval (10 s): OpenCode gives up between two of them", opencode.display()),
+            "      → `askuser setup opencode` sets OpenCode's default, 60 s".to_owned(),
+        ],
+    );
+    expect(
+        "copilot",
+        &[format!(
+            "warn  copilot: mcpServers.askuser.tools in {} does not list ask_user (nor \"*\"): Copilot CLI does not offer it to the model",
+            copilot.display()
+        )],
+    );
+    expect(
+        "cline",
+        &[
+            format!("warn  cline: no tool-call timeout set for askuser in {}: Cline gives up after 60 s", cline.display()),
+            "      → `askuser setup cline` sets the longest timeout Cline takes (3600 s) and --max-wait 3540".to_owned(),
+        ],
+    );
+    expect(
+        "qwen-code",
+        &[
+            format!("warn  qwen-code: {} has no \"trust\": true: `qwen --prompt` refuses an untrusted tool", at(&qwen, "mcpServers")),
+            format!(
+                "warn  qwen-code: {} has no \"alwaysLoadTools\": true: Qwen Code hides askuser's tool behind its tool search",
+                at(&qwen, "mcpServers")
+            ),
+            format!("warn  qwen-code: no tool-call timeout set for askuser in {}: Qwen Code gives up after 10 min", qwen.display()),
+        ],
+    );
+    // The fixes named: after setup, nothing is left to look at.
+    for host in ["opencode", "copilot", "cline", "qwen-code"] {
+        let out = askuser(home.path()).args(["setup", host]).output().unwrap();
+        assert!(out.status.success(), "{host}: {}", text(&out.stderr));
+        let said = doctor_on(home.path(), host);
+        assert!(!said.contains("warn  ") && !said.contains("fail  "), "{host} after setup:\n{said}");
+    }
+    assert!(std::fs::read_to_string(&opencode).unwrap().contains("// mine"), "OpenCode's comments are kept");
+}
+
 #[test]
 fn doctor_finds_gemini_untrusted_or_with_a_hidden_tool_name() {
     let home = tempfile::tempdir().unwrap();
@@ -809,4 +932,40 @@ async fn setup_via_npx_writes_the_runner_and_doctor_accepts_it() {
     assert!(said.contains("ok    codex: askuser is set up in") && said.contains("`npx -y askuser mcp"), "{said}");
     assert!(!said.contains("not `askuser mcp`"), "{said}");
     b.stop().await;
+}
+
+/// docs/agents.md's "Set a host up in one command" lines, each as pasted into a shell in a
+/// new HOME (askuser on PATH): every setup line succeeds and writes its host's file, the
+/// undo line undoes, and doctor then runs (it fails only on what it finds: no bridge here).
+#[test]
+fn the_docs_one_command_lines_work_as_pasted() {
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/agents.md")).unwrap();
+    let section = docs.split_once("\n## Set a host up in one command\n").expect("the section").1;
+    let block = section.split_once("```sh\n").and_then(|(_, rest)| rest.split_once("\n```")).expect("its sh block").0;
+    let home = tempfile::tempdir().unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_askuser")).parent().unwrap().to_owned();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap()))).unwrap();
+    let mut ran = vec![];
+    for line in block.lines() {
+        let mut sh = Command::new("sh");
+        isolate(&mut sh, home.path());
+        let out = sh.arg("-c").arg(line).env("PATH", &path).env("ASKUSER_DATA_DIR", home.path().join("data")).output().unwrap();
+        let command = line.split('#').next().unwrap().trim();
+        if command == "askuser doctor" {
+            assert!(text(&out.stdout).contains("opencode: askuser is set up"), "`{line}`:\n{}", text(&out.stdout));
+        } else {
+            assert!(out.status.success(), "`{line}` failed:\n{}{}", text(&out.stdout), text(&out.stderr));
+        }
+        ran.push(command.to_owned());
+    }
+    assert!(ran.iter().any(|l| l == "askuser setup qwen-code"), "{ran:?}");
+    for file in [
+        ".config/opencode/opencode.jsonc",
+        ".copilot/mcp-config.json",
+        ".cline/data/settings/cline_mcp_settings.json",
+        ".qwen/settings.json",
+    ] {
+        assert!(home.path().join(file).exists(), "{file} written");
+    }
+    assert!(!std::fs::read_to_string(home.path().join(".codex/config.toml")).unwrap().contains("askuser"), "the undo line undid");
 }

@@ -115,7 +115,7 @@ pub enum Command {
     Completions { shell: clap_complete::Shell },
     /// Print the manual page (e.g. `askuser man > ~/.local/share/man/man1/askuser.1`).
     Man,
-    /// Set a host up to run `askuser mcp`: Claude Code, Claude Desktop, Codex, Gemini CLI, Cursor, or any (json).
+    /// Set a host up to run `askuser mcp`: Claude Code, Claude Desktop, Codex, Gemini CLI, Cursor, OpenCode, Copilot CLI, Cline, Qwen Code, or any (json).
     Setup(crate::setup::SetupArgs),
     /// Check the data directory, the token, the bridge, the web UI and each host's configuration.
     Doctor(crate::doctor::DoctorArgs),

@@ -348,7 +348,7 @@ fn host_config(r: &mut Report, host: Host) {
     let command = found.command.clone().unwrap_or_default();
     let runs = setup::shell_words(std::iter::once(&command).chain(&found.args));
     let scope = found.project.as_deref().map(|p| format!(" (for the project {p} only)")).unwrap_or_default();
-    let entry = format!("mcpServers.{}", found.name);
+    let entry = format!("{}.{}", host.servers_key(), found.name);
     if !runnable(&command) {
         let why = if Path::new(&command).is_absolute() && !Path::new(&command).exists() { "does not exist" } else { "cannot be run" };
         r.fail(
@@ -364,6 +364,7 @@ fn host_config(r: &mut Report, host: Host) {
     match host {
         Host::ClaudeCode => settings_timeout = claude_settings(r, &targets, &found),
         Host::GeminiCli => gemini(r, &main.path, &entry, &command, &found),
+        Host::OpenCode | Host::Copilot | Host::Cline | Host::QwenCode => headless(r, host, &main.path, &entry, &found),
         _ => {}
     }
     timeout(r, host, &main.path, &found, settings_timeout);
@@ -453,6 +454,54 @@ fn gemini(r: &mut Report, path: &Path, entry: &str, command: &str, found: &Insta
     }
 }
 
+/// What OpenCode, Copilot CLI, Cline and Qwen Code need of askuser's entry to start it and
+/// offer its tool headless (each as `askuser setup HOST` writes it).
+fn headless(r: &mut Report, host: Host, path: &Path, entry: &str, found: &Installed) {
+    let (name, path, todo) = (host.id(), path.display(), format!("`askuser setup {}`", host.id()));
+    let server = &found.entry;
+    let title = host.title();
+    let off = match host {
+        Host::OpenCode => server["enabled"] == false,
+        _ => server["disabled"] == true,
+    };
+    if off {
+        let key = if host == Host::OpenCode { "\"enabled\": false" } else { "\"disabled\": true" };
+        r.fail(format!("{name}: {entry} in {path} has {key}: {title} does not start askuser"), format!("{todo} switches it on"));
+    }
+    match host {
+        Host::OpenCode if server["type"] != "local" => r.warn(
+            format!("{name}: {entry} in {path} is not of \"type\": \"local\": OpenCode runs a command only for a local server"),
+            todo.clone(),
+        ),
+        Host::Copilot => {
+            let tool = setup::arg_value(&found.args, "--tool-name").unwrap_or(host.default_tool());
+            let tools: Vec<String> =
+                server["tools"].as_array().map(|a| a.iter().filter_map(|t| t.as_str().map(str::to_owned)).collect()).unwrap_or_default();
+            if !setup::copilot_offers(&tools, tool) {
+                r.warn(
+                    format!("{name}: {entry}.tools in {path} does not list {tool} (nor \"*\"): Copilot CLI does not offer it to the model"),
+                    format!("{todo} sets \"tools\": [\"*\"]"),
+                );
+            }
+        }
+        Host::QwenCode => {
+            if found.trust != Some(true) {
+                r.warn(
+                    format!("{name}: {entry} in {path} has no \"trust\": true: `qwen --prompt` refuses an untrusted tool (\"non-interactive mode cannot prompt\")"),
+                    format!("{todo} sets it (or pass --allowed-tools mcp__{}__{}, and the prompt with --prompt)", found.name, host.default_tool()),
+                );
+            }
+            if server["alwaysLoadTools"] != true {
+                r.warn(
+                    format!("{name}: {entry} in {path} has no \"alwaysLoadTools\": true: Qwen Code hides askuser's tool behind its tool search, where a model rarely looks"),
+                    format!("{todo} sets it"),
+                );
+            }
+        }
+        _ => {}
+    }
+}
+
 /// Whether the host waits long enough for a person, or askuser returns before it gives up.
 /// `path` is the file with askuser's entry.
 fn timeout(r: &mut Report, host: Host, path: &Path, found: &Installed, settings: Option<(u64, String)>) {
@@ -464,10 +513,38 @@ fn timeout(r: &mut Report, host: Host, path: &Path, found: &Installed, settings:
         Host::ClaudeCode => (settings, 60_000),
         Host::Codex => (found.timeout_ms.map(|ms| (ms, format!("tool_timeout_sec in {path}"))), 60_000),
         Host::GeminiCli => (found.timeout_ms.map(|ms| (ms, format!("timeout in {path}"))), 600_000),
+        Host::QwenCode => (found.timeout_ms.map(|ms| (ms, format!("timeout in {path}"))), 600_000),
+        Host::Cline => (found.timeout_ms.map(|ms| (ms, format!("timeout in {path}"))), 60_000),
+        Host::OpenCode | Host::Copilot => {
+            // Their timeout starts again at each progress notification, which askuser sends
+            // every 10 s while it waits: any timeout longer than that waits for the person.
+            let default_ms = if host == Host::OpenCode { setup::OPENCODE_TIMEOUT } else { 180_000 };
+            match found.timeout_ms {
+                Some(ms) if ms <= setup::PROGRESS_MS => r.warn(
+                    format!("{name}: timeout in {path} is {ms} ms, not longer than askuser's progress interval (10 s): {title} gives up between two of them"),
+                    match host {
+                        Host::OpenCode => format!("`askuser setup {name}` sets {title}'s default, {}", human(default_ms)),
+                        _ => format!("`askuser setup {name}` sets a day"),
+                    },
+                ),
+                ms => r.ok(format!(
+                    "{name}: {title} waits {} between askuser's progress notifications (every 10 s), so as long as the person takes",
+                    human(ms.unwrap_or(default_ms))
+                )),
+            }
+            return;
+        }
         _ => (None, 60_000),
     };
     let waits = setting.as_ref().map_or(default_ms, |(ms, _)| *ms);
     let todo = format!("`askuser setup {name}`");
+    // What setup does about it: a day's wait, or (Cline, whose longest is an hour) --max-wait.
+    let fix = match host {
+        Host::Cline => {
+            format!("{todo} sets the longest timeout Cline takes ({} s) and --max-wait {}", setup::CLINE_TIMEOUT, setup::CLINE_WAIT)
+        }
+        _ => format!("{todo} sets a day"),
+    };
     // What the model is told when the host stops waiting, where it was seen.
     let told = |ms: u64| match host {
         Host::Codex => format!(" (the model reads \"timed out awaiting tools/call after {}s\")", ms / 1000),
@@ -480,7 +557,7 @@ fn timeout(r: &mut Report, host: Host, path: &Path, found: &Installed, settings:
         }
         (Some((ms, what)), _) => r.warn(
             format!("{name}: {what} lets {title} wait only {}: a question open longer fails the call{}", human(ms), told(ms)),
-            format!("{todo} sets a day"),
+            fix.clone(),
         ),
         (None, _) if matches!(host, Host::ClaudeDesktop | Host::Cursor) => r.warn(
             format!("{name}: {title} gives up on a tool call after about a minute, and askuser mcp in {path} has no --max-wait"),
@@ -492,7 +569,7 @@ fn timeout(r: &mut Report, host: Host, path: &Path, found: &Installed, settings:
                 human(default_ms),
                 told(default_ms)
             ),
-            format!("{todo} sets a day"),
+            fix.clone(),
         ),
     }
 }

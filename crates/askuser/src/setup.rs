@@ -50,6 +50,23 @@
 //!   (macOS), `%APPDATA%\Claude` (Windows), `~/.config/Claude` (Linux): exactly
 //!   `dirs::config_dir()/Claude`; `mcpServers.NAME = {command, args, env}`, no timeout field.
 //! - Cursor: `~/.cursor/mcp.json`, the same `mcpServers` shape (cursor.com/docs/mcp).
+//! - OpenCode 1.18.33 (seen): `mcp.NAME = {"type": "local", "command": [program, args…],
+//!   "environment": {}}` in `$XDG_CONFIG_HOME/opencode/opencode.jsonc` (or `opencode.json`
+//!   when that is the one there), JSONC: comments and trailing commas. Setup writes it
+//!   itself: `opencode mcp add` stores `--max-wait 50` with 50 as a number, and the
+//!   config then fails to load. Its timeout (60 s) starts again at each progress
+//!   notification, so none is written; one shorter than the progress interval is raised.
+//! - Copilot CLI 1.0.102 (seen): `mcpServers.NAME = {"type": "local", command, args, env,
+//!   "tools": ["*"], "timeout" (ms)}` in `$COPILOT_HOME/mcp-config.json` (`~/.copilot`).
+//!   `copilot -p` runs the tool without `--allow-tool` because askuser marks it `readOnlyHint`.
+//! - Cline 3.0.65 (seen): `mcpServers.NAME = {"transport": {"type": "stdio", command, args,
+//!   env}, "timeout" (seconds)}` in `~/.cline/data/settings/cline_mcp_settings.json`
+//!   (`$CLINE_DIR`, `$CLINE_DATA_DIR`). The timeout is clamped to an hour and sends no
+//!   cancel, so setup writes 3600 and `--max-wait 3540`. `cline mcp add` has no `--env`.
+//! - Qwen Code 0.24.4 (seen): `mcpServers.NAME = {command, args, timeout (ms), trust,
+//!   alwaysLoadTools}` in `$QWEN_HOME/settings.json` (`~/.qwen`), read as Gemini CLI reads
+//!   its own. Headless it refuses an untrusted tool and hides one not always loaded behind
+//!   its tool search; its 600 s timeout ignores progress, so setup writes a day.
 //!
 //! JSON is edited with jsonc-parser's syntax tree (dprint's parser, also Deno's): it keeps
 //! every comment and space, infers the file's indentation for what it inserts, and
@@ -77,6 +94,14 @@ pub const DAY_MS: u64 = 86_400_000;
 pub const DAY_SECS: u64 = 86_400;
 /// `--max-wait` for hosts that fail a tool call after a fixed ~60 s (Claude Desktop, Cursor).
 pub const SHORT_WAIT: u64 = 50;
+/// How often `askuser mcp` sends progress while it waits (its `--progress-seconds`), in ms.
+pub const PROGRESS_MS: u64 = 10_000;
+/// OpenCode's own default timeout (ms), which each progress notification starts again.
+pub const OPENCODE_TIMEOUT: u64 = 60_000;
+/// Cline's `timeout` (seconds): the most it takes (it clamps to 1-3600).
+pub const CLINE_TIMEOUT: u64 = 3600;
+/// `--max-wait` for Cline: a minute before its longest timeout, which sends no cancel.
+pub const CLINE_WAIT: u64 = 3540;
 /// Claude Code's own question tool, which askuser once denied in `permissions.deny`.
 pub const DENY_RULE: &str = "AskUserQuestion";
 /// askuser's npm package (packaging/npm): `npx -y askuser`.
@@ -142,13 +167,32 @@ pub enum Host {
     GeminiCli,
     /// Cursor: ~/.cursor/mcp.json.
     Cursor,
+    /// OpenCode: ~/.config/opencode/opencode.jsonc.
+    #[value(name = "opencode")]
+    OpenCode,
+    /// GitHub Copilot CLI: ~/.copilot/mcp-config.json.
+    Copilot,
+    /// Cline CLI: ~/.cline/data/settings/cline_mcp_settings.json.
+    Cline,
+    /// Qwen Code: ~/.qwen/settings.json.
+    QwenCode,
     /// Any MCP client: prints `{"mcpServers": {...}}` (or merges it into --config FILE).
     Json,
 }
 
 impl Host {
     /// The hosts with a config file of their own.
-    pub const ALL: [Host; 5] = [Host::ClaudeCode, Host::ClaudeDesktop, Host::Codex, Host::GeminiCli, Host::Cursor];
+    pub const ALL: [Host; 9] = [
+        Host::ClaudeCode,
+        Host::ClaudeDesktop,
+        Host::Codex,
+        Host::GeminiCli,
+        Host::Cursor,
+        Host::OpenCode,
+        Host::Copilot,
+        Host::Cline,
+        Host::QwenCode,
+    ];
 
     /// The name on the command line.
     pub fn id(self) -> &'static str {
@@ -158,6 +202,10 @@ impl Host {
             Host::Codex => "codex",
             Host::GeminiCli => "gemini-cli",
             Host::Cursor => "cursor",
+            Host::OpenCode => "opencode",
+            Host::Copilot => "copilot",
+            Host::Cline => "cline",
+            Host::QwenCode => "qwen-code",
             Host::Json => "json",
         }
     }
@@ -169,19 +217,38 @@ impl Host {
             Host::Codex => "Codex",
             Host::GeminiCli => "Gemini CLI",
             Host::Cursor => "Cursor",
+            Host::OpenCode => "OpenCode",
+            Host::Copilot => "Copilot CLI",
+            Host::Cline => "Cline",
+            Host::QwenCode => "Qwen Code",
             Host::Json => "your MCP client",
         }
     }
 
     /// Hosts without a tool-call timeout setting fail a call after ~60 s: askuser returns
     /// "not answered yet, call again" before that.
+    /// Cline's timeout tops out at an hour: askuser returns a minute before it.
     pub fn default_max_wait(self) -> Option<u64> {
-        matches!(self, Host::ClaudeDesktop | Host::Cursor).then_some(SHORT_WAIT)
+        match self {
+            Host::ClaudeDesktop | Host::Cursor => Some(SHORT_WAIT),
+            Host::Cline => Some(CLINE_WAIT),
+            _ => None,
+        }
     }
 
-    /// Whether the host reads comments in its JSON file (only Gemini CLI is known to).
+    /// Whether the host reads comments in its JSON file (Gemini CLI and Qwen Code strip
+    /// them before JSON.parse; OpenCode reads JSONC, trailing commas too).
     pub fn comments(self) -> bool {
-        self == Host::GeminiCli
+        matches!(self, Host::GeminiCli | Host::QwenCode | Host::OpenCode)
+    }
+
+    /// Where the host keeps its MCP servers in its JSON file: `mcp` (OpenCode) or `mcpServers`.
+    pub fn servers_key(self) -> &'static str {
+        if self == Host::OpenCode {
+            "mcp"
+        } else {
+            "mcpServers"
+        }
     }
 
     /// The tool's name when the entry gives no `--tool-name`: what `askuser mcp` calls it
@@ -218,6 +285,24 @@ impl Host {
                 entry.server
             ),
             Host::Cursor => format!("restart Cursor (or switch {} on under Settings → MCP)", entry.server),
+            Host::OpenCode => format!(
+                "start a new OpenCode session; `opencode mcp list` lists {}. `opencode run \"…\"` offers {}_{tool} as is",
+                entry.server, entry.server
+            ),
+            Host::Copilot => format!(
+                "start a new Copilot CLI session; `/mcp` lists {}. `copilot -p \"…\"` runs {}-{tool} without --allow-tool \
+                 (askuser marks it read-only); its -p prompt tells the model not to ask: say in your prompt that it may",
+                entry.server, entry.server
+            ),
+            Host::Cline => format!(
+                "start a new Cline task; `cline mcp list` lists {}. `cline \"…\"` offers {}__{tool} as is (auto-approve is on)",
+                entry.server, entry.server
+            ),
+            Host::QwenCode => format!(
+                "start a new Qwen Code session; `/mcp` lists {}. `qwen --prompt \"…\"` offers mcp__{}__{tool} as is: the server \
+                 is trusted and its tools always loaded; its headless prompt says never to ask: say in your prompt that it may",
+                entry.server, entry.server
+            ),
             Host::Json => "restart your MCP client".to_owned(),
         }
     }
@@ -250,7 +335,8 @@ pub struct SetupArgs {
     #[arg(long, value_name = "NAME")]
     pub agent_name: Option<String>,
     /// Passed on to `askuser mcp`: return "call again" after this many seconds (default: 50
-    /// for Claude Desktop and Cursor, which fail a tool call after ~60 s; none for the others).
+    /// for Claude Desktop and Cursor, which fail a tool call after ~60 s; 3540 for Cline,
+    /// whose longest timeout is an hour; none for the others).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
     pub max_wait: Option<u64>,
     /// Passed on to `askuser mcp`: its data directory (made absolute).
@@ -368,6 +454,26 @@ fn default_file(host: Host) -> anyhow::Result<PathBuf> {
         },
         Host::GeminiCli => home()?.join(".gemini").join("settings.json"),
         Host::Cursor => home()?.join(".cursor").join("mcp.json"),
+        Host::OpenCode => {
+            // `~/.config` on every system (OpenCode uses xdg-basedir); of its two file names
+            // the one there is, else the one with comments.
+            let dir = env_dir("XDG_CONFIG_HOME").map_or_else(|| home().map(|h| h.join(".config")), Ok)?.join("opencode");
+            let json = dir.join("opencode.json");
+            if !dir.join("opencode.jsonc").exists() && json.exists() {
+                json
+            } else {
+                dir.join("opencode.jsonc")
+            }
+        }
+        Host::Copilot => env_dir("COPILOT_HOME").map_or_else(|| home().map(|h| h.join(".copilot")), Ok)?.join("mcp-config.json"),
+        Host::Cline => {
+            let data = match env_dir("CLINE_DATA_DIR") {
+                Some(dir) => dir,
+                None => env_dir("CLINE_DIR").map_or_else(|| home().map(|h| h.join(".cline")), Ok)?.join("data"),
+            };
+            data.join("settings").join("cline_mcp_settings.json")
+        }
+        Host::QwenCode => env_dir("QWEN_HOME").map_or_else(|| home().map(|h| h.join(".qwen")), Ok)?.join("settings.json"),
         Host::Json => bail!("json has no file of its own: pass --config FILE"),
     })
 }
@@ -595,6 +701,29 @@ pub fn parse_json(path: &Path, text: &str, comments: bool) -> anyhow::Result<Val
     })
 }
 
+/// A host's JSON file as the host reads it: OpenCode's JSONC (comments and trailing
+/// commas, as its jsonc-parser allows them), else [`parse_json`].
+pub fn parse_host_json(path: &Path, text: &str, host: Host) -> anyhow::Result<Value> {
+    if host != Host::OpenCode {
+        // Qwen Code reads its settings as Gemini CLI does, whose name the hints give.
+        return parse_json(path, text, host.comments()).map_err(|e| anyhow!("{}", format!("{e:#}").replace("Gemini CLI", host.title())));
+    }
+    let body = text.strip_prefix('\u{feff}').unwrap_or(text);
+    let options = jsonc_parser::ParseOptions {
+        allow_comments: true,
+        allow_trailing_commas: true,
+        allow_loose_object_property_names: false,
+        allow_missing_commas: false,
+        allow_single_quoted_strings: false,
+        allow_hexadecimal_numbers: false,
+        ..Default::default()
+    };
+    let root = CstRootNode::parse(body, &options).map_err(|e| {
+        anyhow!("{}:{}:{}: not valid JSON with comments: {}", path.display(), e.line_display(), e.column_display(), e.kind())
+    })?;
+    Ok(root.value().and_then(|v| v.to_serde_value()).unwrap_or_else(|| Value::Object(Map::new())))
+}
+
 /// A JSON file to edit in place: its syntax tree, which gives back every byte askuser
 /// does not change.
 struct JsonDoc {
@@ -606,8 +735,8 @@ struct JsonDoc {
 
 impl JsonDoc {
     /// Checks the text as the host reads it (see [`parse_json`]), then parses it to edit.
-    fn parse(path: &Path, text: &str, comments: bool) -> anyhow::Result<JsonDoc> {
-        let value = parse_json(path, text, comments)?;
+    fn parse(path: &Path, text: &str, host: Host) -> anyhow::Result<JsonDoc> {
+        let value = parse_host_json(path, text, host)?;
         if !value.is_object() {
             bail!("{} holds {} at the top, not an object: fix it by hand", path.display(), kind(&value));
         }
@@ -739,28 +868,99 @@ fn fresh_json_server(host: Host, entry: &Entry) -> Value {
     match host {
         Host::ClaudeCode => json!({"type": "stdio", "command": command, "args": args, "env": {}}),
         Host::GeminiCli => json!({"command": command, "args": args, "timeout": DAY_MS, "trust": true}),
+        Host::OpenCode => json!({"type": "local", "command": opencode_command(entry), "environment": {}}),
+        Host::Copilot => json!({"type": "local", "command": command, "args": args, "env": {}, "tools": ["*"], "timeout": DAY_MS}),
+        Host::Cline => json!({"transport": {"type": "stdio", "command": command, "args": args, "env": {}}, "timeout": CLINE_TIMEOUT}),
+        Host::QwenCode => {
+            json!({"command": command, "args": args, "timeout": DAY_MS, "trust": true, "alwaysLoadTools": true})
+        }
         _ => json!({"command": command, "args": args}),
     }
 }
 
-/// `mcpServers.NAME`: the keys askuser needs, the user's other keys and extra args kept.
-/// Returns the changes and the entry as written.
+/// OpenCode's `command`: the program and its arguments in one list.
+fn opencode_command(entry: &Entry) -> Vec<String> {
+    std::iter::once(entry.command.clone()).chain(entry.args.iter().cloned()).collect()
+}
+
+/// A server entry's command and args as `host` writes them: OpenCode's one list, Cline's
+/// `transport` (or the older flat shape it still reads), else `command` and `args`.
+pub fn command_of(host: Host, server: &Value) -> (Option<String>, Vec<String>) {
+    match host {
+        Host::OpenCode => {
+            let words = strings(server.get("command"));
+            match words.split_first() {
+                Some((command, args)) => (Some(command.clone()), args.to_vec()),
+                None => (server["command"].as_str().map(str::to_owned), vec![]),
+            }
+        }
+        Host::Cline if server["transport"].is_object() => {
+            let t = &server["transport"];
+            (t["command"].as_str().map(str::to_owned), strings(t.get("args")))
+        }
+        _ => (server["command"].as_str().map(str::to_owned), strings(server.get("args"))),
+    }
+}
+
+/// The `servers_key().NAME` entry: the keys askuser needs, the user's other keys and
+/// extra args kept. Returns the changes and the entry as written.
 fn edit_json_server(host: Host, root: &CstObject, entry: &Entry) -> anyhow::Result<(Vec<String>, Entry)> {
-    let servers = object_in(root, "mcpServers", "mcpServers")?;
-    let path = format!("mcpServers.{}", entry.server);
+    let key = host.servers_key();
+    let servers = object_in(root, key, key)?;
+    let path = format!("{key}.{}", entry.server);
     let Some(prop) = servers.get(&entry.server) else {
         servers.append(&entry.server, input(&fresh_json_server(host, entry)));
         return Ok((vec![format!("added {path}")], entry.clone()));
     };
     let server = prop.object_value().ok_or_else(|| anyhow!("{path} is {}, not an object: fix or remove it by hand", kind_of(&prop)))?;
-    let old = server.get("args").and_then(|a| value_of(&a));
-    let written = Entry { args: merge_args(&strings(old.as_ref()), &entry.args), ..entry.clone() };
+    let (_, old) = command_of(host, &value_of(&prop).unwrap_or_default());
+    let written = Entry { args: merge_args(&old, &entry.args), ..entry.clone() };
     let mut changes = vec![];
-    if host == Host::ClaudeCode {
-        set_exact(&server, &path, "type", &Value::from("stdio"), &mut changes);
+    let (command, args) = (Value::from(written.command.as_str()), json!(written.args));
+    match host {
+        Host::OpenCode => {
+            set_exact(&server, &path, "type", &Value::from("local"), &mut changes);
+            set_exact(&server, &path, "command", &json!(opencode_command(&written)), &mut changes);
+            if server.get("enabled").and_then(|p| value_of(&p)) == Some(Value::Bool(false)) {
+                set_exact(&server, &path, "enabled", &Value::Bool(true), &mut changes);
+            }
+            // Progress restarts its timeout: one shorter than the progress interval runs out
+            // between two notifications. Its default then.
+            let timeout = server.get("timeout").and_then(|p| value_of(&p)).as_ref().and_then(as_number);
+            if timeout.is_some_and(|ms| ms <= PROGRESS_MS) {
+                set_exact(&server, &path, "timeout", &Value::from(OPENCODE_TIMEOUT), &mut changes);
+            }
+        }
+        Host::Cline => {
+            if server.get("transport").is_none() {
+                // The flat shape Cline also reads: moved into `transport`, as `cline mcp add` writes it.
+                for flat in ["type", "command", "args", "env", "cwd"] {
+                    if let Some(p) = server.get(flat) {
+                        p.remove();
+                    }
+                }
+            }
+            let transport = object_in(&server, "transport", &format!("{path}.transport"))?;
+            let at = format!("{path}.transport");
+            set_exact(&transport, &at, "type", &Value::from("stdio"), &mut changes);
+            set_exact(&transport, &at, "command", &command, &mut changes);
+            set_exact(&transport, &at, "args", &args, &mut changes);
+            set_at_least(&server, &path, "timeout", &Value::from(CLINE_TIMEOUT), &mut changes);
+            if server.get("disabled").and_then(|p| value_of(&p)) == Some(Value::Bool(true)) {
+                set_exact(&server, &path, "disabled", &Value::Bool(false), &mut changes);
+            }
+        }
+        _ => {
+            if host == Host::ClaudeCode {
+                set_exact(&server, &path, "type", &Value::from("stdio"), &mut changes);
+            }
+            if host == Host::Copilot {
+                set_exact(&server, &path, "type", &Value::from("local"), &mut changes);
+            }
+            set_exact(&server, &path, "command", &command, &mut changes);
+            set_exact(&server, &path, "args", &args, &mut changes);
+        }
     }
-    set_exact(&server, &path, "command", &Value::from(written.command.as_str()), &mut changes);
-    set_exact(&server, &path, "args", &json!(written.args), &mut changes);
     match host {
         Host::ClaudeCode if server.get("env").is_none() => {
             server.append("env", CstInputValue::Object(vec![]));
@@ -769,9 +969,26 @@ fn edit_json_server(host: Host, root: &CstObject, entry: &Entry) -> anyhow::Resu
             set_at_least(&server, &path, "timeout", &Value::from(DAY_MS), &mut changes);
             set_exact(&server, &path, "trust", &Value::Bool(true), &mut changes);
         }
+        Host::QwenCode => {
+            set_at_least(&server, &path, "timeout", &Value::from(DAY_MS), &mut changes);
+            set_exact(&server, &path, "trust", &Value::Bool(true), &mut changes);
+            set_exact(&server, &path, "alwaysLoadTools", &Value::Bool(true), &mut changes);
+        }
+        Host::Copilot => {
+            let tools = strings(server.get("tools").and_then(|p| value_of(&p)).as_ref());
+            if !copilot_offers(&tools, entry.tool(host)) {
+                set_exact(&server, &path, "tools", &json!(["*"]), &mut changes);
+            }
+            set_at_least(&server, &path, "timeout", &Value::from(DAY_MS), &mut changes);
+        }
         _ => {}
     }
     Ok((changes, written))
+}
+
+/// Whether Copilot CLI's `tools` list for a server lets its model see `tool`.
+pub fn copilot_offers(tools: &[String], tool: &str) -> bool {
+    tools.iter().any(|t| t == "*" || t == tool)
 }
 
 /// Gemini CLI's `mcp.allowed` and `mcp.excluded`: why it would not start `server`.
@@ -820,16 +1037,17 @@ fn edit_claude_settings(root: &CstObject, entry: &Entry) -> anyhow::Result<Vec<S
     Ok(changes)
 }
 
-/// Takes `mcpServers.NAME` out; `mcpServers` too when nothing else is left in it.
-fn unedit_json_server(root: &CstObject, server: &str) -> (Vec<String>, Option<Entry>) {
-    let Some(servers) = root.object_value("mcpServers") else { return (vec![], None) };
+/// Takes `mcpServers.NAME` (OpenCode: `mcp.NAME`) out; the servers' key too when nothing
+/// else is left in it.
+fn unedit_json_server(host: Host, root: &CstObject, server: &str) -> (Vec<String>, Option<Entry>) {
+    let key = host.servers_key();
+    let Some(servers) = root.object_value(key) else { return (vec![], None) };
     let Some(prop) = servers.get(server) else { return (vec![], None) };
-    let value = value_of(&prop).unwrap_or_default();
-    let command = value["command"].as_str().unwrap_or_default().to_owned();
-    let entry = Entry { server: server.to_owned(), command, args: strings(value.get("args")) };
+    let (command, args) = command_of(host, &value_of(&prop).unwrap_or_default());
+    let entry = Entry { server: server.to_owned(), command: command.unwrap_or_default(), args };
     prop.remove();
-    remove_if_empty(root, "mcpServers");
-    (vec![format!("removed mcpServers.{server}")], Some(entry))
+    remove_if_empty(root, key);
+    (vec![format!("removed {key}.{server}")], Some(entry))
 }
 
 /// Takes out of Claude Code's settings.json what setup adds: the tool's allow rule, and
@@ -991,7 +1209,7 @@ pub fn edit(host: Host, part: Part, path: &Path, old: &str, entry: &Entry) -> an
     if part == Part::TomlServer {
         return edit_toml_server(path, old, entry);
     }
-    let doc = JsonDoc::parse(path, old, host.comments())?;
+    let doc = JsonDoc::parse(path, old, host)?;
     let root = doc.object();
     let (changes, written) = match part {
         Part::ClaudeSettings => (edit_claude_settings(&root, entry), entry.clone()),
@@ -1008,7 +1226,7 @@ pub fn edit(host: Host, part: Part, path: &Path, old: &str, entry: &Entry) -> an
 
 /// What the user should know about a file askuser leaves as it is in that respect.
 fn notes(host: Host, part: Part, path: &Path, text: &str, server: &str) -> anyhow::Result<Vec<String>> {
-    let root = parse_json(path, text, host.comments())?;
+    let root = parse_host_json(path, text, host)?;
     Ok(match (host, part) {
         (Host::ClaudeCode, Part::ClaudeSettings) => deny_note(path, &root).into_iter().collect(),
         (Host::GeminiCli, _) => gemini_blocked(&root, server).map(|b| format!("{b} in {}", path.display())).into_iter().collect(),
@@ -1022,7 +1240,7 @@ pub fn unedit(host: Host, part: Part, path: &Path, old: &str, entry: &Entry) -> 
     if part == Part::TomlServer {
         return unedit_toml_server(path, old, &entry.server);
     }
-    let doc = JsonDoc::parse(path, old, host.comments())?;
+    let doc = JsonDoc::parse(path, old, host)?;
     let Some(root) = doc.root.object_value() else { return Ok(unchanged(old)) };
     let (changes, mut notes, found) = match part {
         Part::ClaudeSettings => {
@@ -1030,12 +1248,12 @@ pub fn unedit(host: Host, part: Part, path: &Path, old: &str, entry: &Entry) -> 
             (changes, notes, None)
         }
         _ => {
-            let (changes, found) = unedit_json_server(&root, &entry.server);
+            let (changes, found) = unedit_json_server(host, &root, &entry.server);
             (changes, vec![], found)
         }
     };
     if part == Part::ClaudeSettings {
-        notes.extend(deny_note(path, &parse_json(path, old, host.comments())?));
+        notes.extend(deny_note(path, &parse_host_json(path, old, host)?));
     }
     let text = if changes.is_empty() { old.to_owned() } else { doc.text() };
     Ok(Edit { text, changes, notes, entry: found })
@@ -1056,6 +1274,8 @@ pub struct Installed {
     pub project: Option<String>,
     /// Gemini CLI: why it would not start the server at all.
     pub blocked: Option<String>,
+    /// The whole entry as the JSON file has it (null in TOML), for each host's own keys.
+    pub entry: Value,
 }
 
 impl Installed {
@@ -1078,22 +1298,30 @@ fn runs_askuser(command: Option<&str>, args: &[String]) -> bool {
     by && own.first().map(String::as_str) == Some("mcp")
 }
 
-fn installed_json(name: &str, server: &Value, project: Option<String>) -> Installed {
+fn installed_json(host: Host, name: &str, server: &Value, project: Option<String>) -> Installed {
+    let (command, args) = command_of(host, server);
+    let timeout = server.get("timeout").and_then(as_number);
     Installed {
         name: name.to_owned(),
-        command: server["command"].as_str().map(str::to_owned),
-        args: strings(server.get("args")),
-        timeout_ms: server.get("timeout").and_then(as_number),
+        command,
+        args,
+        // Cline's is in seconds.
+        timeout_ms: if host == Host::Cline { timeout.map(|s| s.saturating_mul(1000)) } else { timeout },
         trust: server.get("trust").and_then(Value::as_bool),
         project,
         blocked: None,
+        entry: server.clone(),
     }
 }
 
 /// askuser's entry among `servers`: the one named askuser, or else one that runs `askuser mcp`.
-fn find_json(servers: Option<&Value>) -> Option<(&String, &Value)> {
+fn find_json(host: Host, servers: Option<&Value>) -> Option<(&String, &Value)> {
     let servers = servers?.as_object()?;
-    servers.get_key_value(SERVER).or_else(|| servers.iter().find(|(_, s)| runs_askuser(s["command"].as_str(), &strings(s.get("args")))))
+    let runs = |s: &Value| {
+        let (command, args) = command_of(host, s);
+        runs_askuser(command.as_deref(), &args)
+    };
+    servers.get_key_value(SERVER).or_else(|| servers.iter().find(|(_, s)| runs(s)))
 }
 
 /// Finds askuser's entry in a server file (`JsonServer` or `TomlServer`); `None` when absent.
@@ -1116,11 +1344,13 @@ pub fn installed(target: &Target, text: &str) -> anyhow::Result<Option<Installed
             trust: None,
             project: None,
             blocked: None,
+            entry: Value::Null,
         }));
     }
-    let root = parse_json(&target.path, text, target.host.comments())?;
-    if let Some((name, server)) = find_json(root.get("mcpServers")) {
-        let mut found = installed_json(name, server, None);
+    let root = parse_host_json(&target.path, text, target.host)?;
+    let host = target.host;
+    if let Some((name, server)) = find_json(host, root.get(host.servers_key())) {
+        let mut found = installed_json(host, name, server, None);
         if target.host == Host::GeminiCli {
             found.blocked = gemini_blocked(&root, name);
         }
@@ -1128,8 +1358,8 @@ pub fn installed(target: &Target, text: &str) -> anyhow::Result<Option<Installed
     }
     // Claude Code's local scope: `projects.<dir>.mcpServers`.
     let projects = root.get("projects").and_then(Value::as_object);
-    let local = projects.into_iter().flatten().find_map(|(dir, p)| find_json(p.get("mcpServers")).map(|s| (dir, s)));
-    Ok(local.map(|(dir, (name, server))| installed_json(name, server, Some(dir.clone()))))
+    let local = projects.into_iter().flatten().find_map(|(dir, p)| find_json(host, p.get("mcpServers")).map(|s| (dir, s)));
+    Ok(local.map(|(dir, (name, server))| installed_json(host, name, server, Some(dir.clone()))))
 }
 
 /// What `askuser doctor` reads in Claude Code's settings.json.

@@ -614,16 +614,22 @@ impl Server {
 
     /// The transport read a `notifications/cancelled`: noted before the next line is read,
     /// since a host that timed out often asks again at once, and that next call must
-    /// already find the question to resume.
+    /// already find the question to resume. Cancels count in the order they came: the
+    /// first one's reason is the call's, so OpenCode's "AbortError", sent in the same
+    /// millisecond after its "Request timed out", does not make a timeout a withdrawal; and
+    /// a cancel of a call that already ended (OpenCode sends one after every call) is only
+    /// a timeout's note for the retry, if it is one.
     fn cancelled_by_host(&self, request: String, reason: String) {
         let mut state = lock(&self.state);
-        if is_timeout(&reason) {
-            let call = state.calls.get(&request).or_else(|| state.ended.iter().find(|(r, _)| *r == request).map(|(_, c)| c)).cloned();
-            if let Some((id, Some(key))) = call {
+        let ended = state.ended.iter().find(|(r, _)| *r == request).map(|(_, c)| c.clone());
+        if is_timeout(&reason) && !state.reasons.contains_key(&request) {
+            if let Some((id, Some(key))) = state.calls.get(&request).cloned().or(ended.clone()) {
                 state.given_up.insert(key, id);
             }
         }
-        state.reasons.insert(request, reason);
+        if ended.is_none() {
+            state.reasons.entry(request).or_insert(reason);
+        }
     }
 
     async fn tools_call(
@@ -699,7 +705,8 @@ impl Server {
             _ = self.elicit(&call, &cx.peer, &caller, elicit, &dialog) => unreachable!("the host's dialog only answers through the bridge"),
             _ = max_wait => Some(self.still_waiting(&call.id, tool)),
             _ = cx.ct.cancelled() => {
-                let reason = lock(&self.state).reasons.remove(&requests[0]);
+                // Left in place until the call has ended: a later cancel of it keeps this reason.
+                let reason = lock(&self.state).reasons.get(&requests[0]).cloned();
                 self.cancelled(&call, reason.as_deref(), tool).await;
                 None
             }
@@ -708,6 +715,7 @@ impl Server {
             let mut state = lock(&self.state);
             state.waiting.remove(&call.id);
             for request in requests {
+                state.reasons.remove(&request);
                 if let Some(c) = state.calls.remove(&request) {
                     state.end(request, c);
                 }
@@ -1111,6 +1119,11 @@ fn host_name(client: &str) -> String {
         "codex-mcp-client" => "Codex".into(),
         "gemini-cli-mcp-client" => "Gemini CLI".into(),
         "claude-code" => "Claude Code".into(),
+        "opencode" => "OpenCode".into(),
+        "copilot-cli" => "Copilot CLI".into(),
+        "@cline/core" => "Cline".into(),
+        // Qwen Code names its client after the server: qwen-cli-mcp-client-askuser.
+        other if other.starts_with("qwen-cli-mcp-client") => "Qwen Code".into(),
         other => other.into(),
     }
 }
@@ -1128,6 +1141,24 @@ fn is_timeout(reason: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_inbox_names_each_host_as_people_know_it() {
+        let names: Vec<String> = [
+            "codex-mcp-client",
+            "gemini-cli-mcp-client",
+            "claude-code",
+            "opencode",
+            "copilot-cli",
+            "@cline/core",
+            "qwen-cli-mcp-client-askuser",
+            "my-agent",
+        ]
+        .into_iter()
+        .map(host_name)
+        .collect();
+        assert_eq!(names, ["Codex", "Gemini CLI", "Claude Code", "OpenCode", "Copilot CLI", "Cline", "Qwen Code", "my-agent"]);
+    }
 
     #[test]
     fn a_timeout_is_told_apart_from_a_deliberate_cancel() {

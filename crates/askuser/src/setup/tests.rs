@@ -262,3 +262,63 @@ fn codex_inline_and_dotted_servers_are_merged_too() {
     assert_eq!(doc["mcp_servers"]["askuser"]["command"].as_str(), Some("/opt/askuser"), "{}", e.text);
     assert_eq!(doc["mcp_servers"]["other"]["command"].as_str(), Some("o"));
 }
+
+#[test]
+fn opencode_jsonc_keeps_comments_and_trailing_commas_and_comes_back_byte_for_byte() {
+    let p = Path::new("opencode.jsonc");
+    let old = "{\n  // my model\n  \"model\": \"local/qwen3\",\n  \"mcp\": {\n    /* docs */ \"docs\": {\"type\": \"remote\", \"url\": \"http://x\"},\n  },\n}\n";
+    let e = edit(Host::OpenCode, Part::JsonServer, p, old, &entry(&["mcp"])).unwrap();
+    assert_eq!(e.changes, ["added mcp.askuser"]);
+    assert!(e.text.contains("// my model") && e.text.contains("/* docs */"), "{}", e.text);
+    let v = parse_host_json(p, &e.text, Host::OpenCode).unwrap();
+    assert_eq!(v["mcp"]["askuser"], json!({"type": "local", "command": ["/opt/askuser", "mcp"], "environment": {}}));
+    assert_eq!(v["mcp"]["docs"]["url"], "http://x");
+    let undone = unedit(Host::OpenCode, Part::JsonServer, p, &e.text, &entry(&[])).unwrap();
+    assert_eq!(undone.changes, ["removed mcp.askuser"]);
+    assert_eq!(undone.text, old);
+    assert_eq!(undone.entry.unwrap().args, ["mcp"]);
+    // Its command list is read back as command and args: the user's own extra ones kept.
+    let mine = r#"{"mcp": {"askuser": {"type": "local", "command": ["askuser", "mcp", "--to", "ops"], "timeout": 3000}}}"#;
+    let e = edit(Host::OpenCode, Part::JsonServer, p, mine, &entry(&["mcp"])).unwrap();
+    let v = parse_host_json(p, &e.text, Host::OpenCode).unwrap();
+    assert_eq!(v["mcp"]["askuser"]["command"], json!(["/opt/askuser", "mcp", "--to", "ops"]));
+    // A timeout shorter than askuser's progress interval runs out between two: the default.
+    assert_eq!(v["mcp"]["askuser"]["timeout"], OPENCODE_TIMEOUT, "{}", e.text);
+}
+
+#[test]
+fn cline_entries_in_the_flat_shape_move_into_transport() {
+    let p = Path::new("cline_mcp_settings.json");
+    let old = r#"{"mcpServers": {"askuser": {"type": "stdio", "command": "askuser", "args": ["mcp", "--to", "ops"], "disabled": true, "timeout": 30}}}"#;
+    let e = edit(Host::Cline, Part::JsonServer, p, old, &entry(&["mcp", "--max-wait", "3540"])).unwrap();
+    let v = parse_json(p, &e.text, false).unwrap();
+    assert_eq!(
+        v["mcpServers"]["askuser"],
+        json!({"disabled": false, "timeout": 3600, "transport": {"type": "stdio", "command": "/opt/askuser", "args": ["mcp", "--to", "ops", "--max-wait", "3540"]}}),
+        "{}",
+        e.text
+    );
+    assert!(edit(Host::Cline, Part::JsonServer, p, &e.text, &entry(&["mcp", "--max-wait", "3540"])).unwrap().changes.is_empty());
+}
+
+#[test]
+fn via_npx_in_opencode_and_cline_is_one_command_list_or_a_transport_and_found_again() {
+    let exe = Path::new("/opt/askuser");
+    for (host, line) in [(Host::OpenCode, "opencode"), (Host::Cline, "cline")] {
+        let args = parse(&[line, "--via", "npx"]).unwrap();
+        let npx = super::entry(args.host, &args, exe).unwrap();
+        let p = Path::new("c.json");
+        let e = edit(host, Part::JsonServer, p, "", &npx).unwrap();
+        let v = parse_host_json(p, &e.text, host).unwrap();
+        let target = Target { host, part: Part::JsonServer, path: p.to_path_buf() };
+        let found = installed(&target, &e.text).unwrap().expect("found under its name");
+        assert_eq!((found.command.as_deref(), found.args.clone()), (Some("npx"), npx.args.clone()), "{v}");
+        // Under another name too: found by what it runs.
+        let renamed = e.text.replace("\"askuser\": {", "\"human\": {");
+        assert_eq!(installed(&target, &renamed).unwrap().map(|f| f.name), Some("human".to_owned()), "{renamed}");
+        match host {
+            Host::OpenCode => assert_eq!(v["mcp"]["askuser"]["command"], json!(["npx", "-y", "askuser", "mcp"])),
+            _ => assert_eq!(v["mcpServers"]["askuser"]["transport"]["args"], json!(["-y", "askuser", "mcp", "--max-wait", "3540"])),
+        }
+    }
+}
