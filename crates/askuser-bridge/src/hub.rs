@@ -10,7 +10,7 @@
 //! across an `.await`.
 
 use crate::lock;
-use crate::store::{Durability, Filter, Finished, Inserted, Sqlite, Store, StoreError, StoreEvent, StoredDecision, StoredRule};
+use crate::store::{Filter, Finished, Inserted, Store, StoreError, StoreEvent, StoredDecision, StoredRule};
 use askuser_core::approval::{self, Approval, Decision, Rule};
 use askuser_core::dialect::normalize;
 use askuser_core::inbox;
@@ -263,10 +263,6 @@ impl Bridge {
             next: AtomicU64::new(1),
             shutdown: watch::channel(false).0,
         })
-    }
-
-    pub fn open(path: &std::path::Path, durability: Durability, settings: Settings) -> Result<Arc<Bridge>, StoreError> {
-        Ok(Bridge::new(Sqlite::open(path, durability)?, settings))
     }
 
     pub fn settings(&self) -> &Settings {
@@ -1163,6 +1159,7 @@ async fn real_rule(mut rule: Rule) -> Rule {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::Sqlite;
 
     #[tokio::test]
     async fn a_finish_that_is_dropped_midway_lets_go_of_its_question() {
