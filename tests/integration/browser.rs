@@ -519,8 +519,10 @@ async fn click_tool(browser: &Browser, text: &str) {
 
 /// Issue 50: axe-core finds nothing (serious, critical nor lesser) in any of the page's main states
 /// (the empty inbox, each panel, each kind of question and approval, Other being typed,
-/// a markdown preview, the review, the decline prompt, the phone's drawer and menu, the
-/// reconnecting banner), each at 1280×800 and at 360×740 with touch, light and dark.
+/// a markdown preview, the review, the decline prompt, the toast, a free-text question,
+/// a set answered elsewhere, a list longer than the screen, the phone's drawer and menu,
+/// the question before the app, a wrong token, the reconnecting banner), each at 1280×800
+/// and at 360×740 with touch, light and dark.
 #[tokio::test]
 async fn axe_finds_nothing_in_any_state_light_or_dark_desktop_or_phone() {
     needs!(Chromium, Axe);
@@ -600,6 +602,37 @@ async fn axe_finds_nothing_in_any_state_light_or_dark_desktop_or_phone() {
     audit_in(&browser, "the decline prompt", &LOOKS, &mut found).await;
     browser.wait_css("[role=alertdialog] [data-answer=yes]").await.click().await.unwrap();
     tokio::time::timeout(Duration::from_secs(10), asking).await.unwrap().unwrap();
+    browser.wait_css(".askuser-toast").await;
+    audit_in(&browser, "the toast after a decision", &LOOKS[..1], &mut found).await;
+
+    // A free-text question, typed into and then answered elsewhere: the notice.
+    let free = b.ask(
+        json!({"id": "free", "question": "What should the release be called?", "agent": {"name": "codex", "sessionId": "s-free"}}),
+        "canonical",
+    );
+    text_with(&browser, ".askuser-current", "What should the release be called?").await;
+    browser.wait_css("textarea.askuser-other").await.send_keys("Auro").await.unwrap();
+    audit_in(&browser, "a free-text question", &LOOKS, &mut found).await;
+    let r = b.post("/v1/questions/free/answer").json(&json!({"answers": ["Borealis"]})).send().await.unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    tokio::time::timeout(Duration::from_secs(10), free).await.unwrap().unwrap();
+    text_with(&browser, ".askuser-closed", "Auro").await;
+    audit_in(&browser, "answered elsewhere", &LOOKS, &mut found).await;
+    browser.wait_css(".askuser-closed button").await.click().await.unwrap();
+
+    // A list longer than a phone's screen: "↓ N more".
+    let options: Vec<Value> = (1..=25).map(|i| json!({"label": format!("Region {i}")})).collect();
+    let long = b.ask(
+        json!({"id": "long", "questions": [{"question": "Which region?", "header": "Region", "options": options}],
+        "agent": {"name": "codex", "sessionId": "s-long"}}),
+        "canonical",
+    );
+    browser.row("radio", "Region 1").await;
+    audit_in(&browser, "a 25-option list", &LOOKS, &mut found).await;
+    let r = b.post("/v1/questions/long/answer").json(&json!({"answers": ["Region 2"]})).send().await.unwrap();
+    assert!(r.status().is_success(), "{}", r.status());
+    tokio::time::timeout(Duration::from_secs(10), long).await.unwrap().unwrap();
+    browser.wait_css(".askuser-closed button").await.click().await.unwrap();
 
     // Approvals: a command too long for a phone's line, then an edit.
     let approve = |call: Value| {
@@ -634,6 +667,30 @@ async fn axe_finds_nothing_in_any_state_light_or_dark_desktop_or_phone() {
         audit_in(&browser, &format!("{state} open"), phone, &mut found).await;
         browser.execute(&click, vec![]).await.unwrap();
     }
+
+    // The question before the app, as a phone on a slow connection keeps it (the edit
+    // still waits): the bridge's own form.
+    browser.cdp("Network.enable", json!({})).await;
+    browser.cdp("Network.setCacheDisabled", json!({"cacheDisabled": true})).await;
+    browser.cdp("Network.setBypassServiceWorker", json!({"bypass": true})).await;
+    let slow = json!({"offline": false, "latency": 1000, "downloadThroughput": 180_000, "uploadThroughput": 84_000});
+    browser.cdp("Network.emulateNetworkConditions", slow).await;
+    browser.goto(&format!("{}/", b.url)).await.unwrap();
+    text_with(&browser, "#askuser-first", "src/db.rs").await;
+    audit_in(&browser, "the question before the app", &LOOKS, &mut found).await;
+    let fast = json!({"offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1});
+    browser.cdp("Network.emulateNetworkConditions", fast).await;
+    browser.cdp("Network.setCacheDisabled", json!({"cacheDisabled": false})).await;
+    browser.cdp("Network.setBypassServiceWorker", json!({"bypass": false})).await;
+
+    // A token the bridge does not take, on a device it does not know: the banner that says so.
+    browser.delete_all_cookies().await.unwrap();
+    browser.goto("about:blank").await.unwrap();
+    browser.goto(&format!("{}/#token=not-the-token-0123456789", b.url)).await.unwrap();
+    browser.wait_css("[role=alert]").await;
+    audit_in(&browser, "a wrong token", &LOOKS, &mut found).await;
+    open(&b, &browser).await;
+    text_with(&browser, ".askuser-diff", "postgres(").await;
 
     // The bridge goes away: the reconnecting banner.
     let _dir = b.stop().await;
