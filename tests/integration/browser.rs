@@ -670,18 +670,11 @@ async fn axe_finds_nothing_in_any_state_light_or_dark_desktop_or_phone() {
 
     // The question before the app, as a phone on a slow connection keeps it (the edit
     // still waits): the bridge's own form.
-    browser.cdp("Network.enable", json!({})).await;
-    browser.cdp("Network.setCacheDisabled", json!({"cacheDisabled": true})).await;
-    browser.cdp("Network.setBypassServiceWorker", json!({"bypass": true})).await;
-    let slow = json!({"offline": false, "latency": 1000, "downloadThroughput": 180_000, "uploadThroughput": 84_000});
-    browser.cdp("Network.emulateNetworkConditions", slow).await;
+    browser.slow_and_cold().await;
     browser.goto(&format!("{}/", b.url)).await.unwrap();
     text_with(&browser, "#askuser-first", "src/db.rs").await;
     audit_in(&browser, "the question before the app", &LOOKS, &mut found).await;
-    let fast = json!({"offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1});
-    browser.cdp("Network.emulateNetworkConditions", fast).await;
-    browser.cdp("Network.setCacheDisabled", json!({"cacheDisabled": false})).await;
-    browser.cdp("Network.setBypassServiceWorker", json!({"bypass": false})).await;
+    browser.fast(true).await;
 
     // A token the bridge does not take, on a device it does not know: the banner that says so.
     browser.delete_all_cookies().await.unwrap();

@@ -391,11 +391,7 @@ async fn a_slow_phone_keeps_the_form_until_the_inbox_is_opened() {
     // Network Information says "4g" under DevTools' emulation whatever the latency, and other
     // browsers have none), and the app kept nowhere on this device (no HTTP cache, the
     // service worker bypassed).
-    browser.cdp("Network.enable", json!({})).await;
-    browser.cdp("Network.setCacheDisabled", json!({"cacheDisabled": true})).await;
-    browser.cdp("Network.setBypassServiceWorker", json!({"bypass": true})).await;
-    let slow = json!({"offline": false, "latency": 1000, "downloadThroughput": 180_000, "uploadThroughput": 84_000});
-    browser.cdp("Network.emulateNetworkConditions", slow).await;
+    browser.slow_and_cold().await;
     browser.goto(&format!("{}/", b.url)).await.unwrap();
     browser.wait_css("#askuser-first .askuser-text").await;
     let open = browser.wait_css(".askuser-first-open").await;
@@ -431,9 +427,7 @@ async fn a_slow_phone_keeps_the_form_until_the_inbox_is_opened() {
 
     // A half-typed answer, then the inbox: the app loads and keeps it.
     browser.wait_css("#askuser-first textarea[name=q0-text]").await.send_keys("eu-west, half typ").await.unwrap();
-    browser
-        .cdp("Network.emulateNetworkConditions", json!({"offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1}))
-        .await;
+    browser.fast(false).await;
     tap(&browser, &browser.wait_css(".askuser-first-open").await).await;
     let (typed, value) = app_text(&browser).await;
     typed.send_keys("ed").await.unwrap();
@@ -462,11 +456,7 @@ async fn a_new_phone_opening_the_printed_link_gets_the_form_one_request_after_th
     let asking = b.ask(database_question("new-phone"), "canonical");
     wait_pending(&b, 1).await;
     let browser = touch_browser(360, 740).await;
-    browser.cdp("Network.enable", json!({})).await;
-    browser.cdp("Network.setCacheDisabled", json!({"cacheDisabled": true})).await;
-    browser.cdp("Network.setBypassServiceWorker", json!({"bypass": true})).await;
-    let slow = json!({"offline": false, "latency": 1000, "downloadThroughput": 180_000, "uploadThroughput": 84_000});
-    browser.cdp("Network.emulateNetworkConditions", slow).await;
+    browser.slow_and_cold().await;
 
     browser.goto(&format!("{}/#token={token}", b.url)).await.unwrap();
     let text = browser.wait_css("#askuser-first .askuser-text").await.text().await.unwrap();

@@ -407,6 +407,11 @@ async fn the_host_being_killed_leaves_the_question_answerable() {
     the_host_leaves(Leave::Sigkill).await;
 }
 
+/// A host's `notifications/cancelled` for call `request`, saying `reason`.
+fn cancel(request: u64, reason: &str) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request, "reason": reason}})
+}
+
 /// A host that timed out is not a person saying no: the question stays, and the same
 /// questions asked again resume it. A cancel for any other reason withdraws.
 #[tokio::test]
@@ -417,7 +422,6 @@ async fn a_timeout_keeps_the_question_and_an_abort_withdraws_it() {
     let ask = json!({"question": "Which region?", "choices": ["eu", "us"]});
     host.call(1, ask.clone()).await;
     let id = next_asked(&mut inbox).await;
-    let cancel = |request: u64, reason: &str| json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request, "reason": reason}});
     host.send(cancel(1, "McpError: MCP error -32001: Request timed out")).await;
     host.call(2, ask.clone()).await;
     b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["eu"]})).send().await.unwrap();
@@ -450,7 +454,6 @@ async fn a_timeout_then_an_abort_of_the_same_call_keeps_the_question() {
     let ask = json!({"question": "Which region?", "choices": ["eu", "us"]});
     host.call(1, ask.clone()).await;
     let id = next_asked(&mut inbox).await;
-    let cancel = |request: u64, reason: &str| json!({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": request, "reason": reason}});
     // Both in one write, as OpenCode's two lines arrive: the server reads them back to back.
     let both = format!(
         "{}\n{}\n",

@@ -257,6 +257,26 @@ async fn browser_options(width: u32, height: u32, flags: &[&str], options: serde
 }
 
 impl Browser {
+    /// A slow phone's network (1 s round trips, 180 KB/s down, 84 up) with nothing kept on
+    /// the device: the HTTP cache off, the service worker bypassed.
+    pub async fn slow_and_cold(&self) {
+        self.cdp("Network.enable", serde_json::json!({})).await;
+        self.cdp("Network.setCacheDisabled", serde_json::json!({"cacheDisabled": true})).await;
+        self.cdp("Network.setBypassServiceWorker", serde_json::json!({"bypass": true})).await;
+        let slow = serde_json::json!({"offline": false, "latency": 1000, "downloadThroughput": 180_000, "uploadThroughput": 84_000});
+        self.cdp("Network.emulateNetworkConditions", slow).await;
+    }
+
+    /// The network unthrottled; with `warm`, the cache and the service worker back too.
+    pub async fn fast(&self, warm: bool) {
+        let fast = serde_json::json!({"offline": false, "latency": 0, "downloadThroughput": -1, "uploadThroughput": -1});
+        self.cdp("Network.emulateNetworkConditions", fast).await;
+        if warm {
+            self.cdp("Network.setCacheDisabled", serde_json::json!({"cacheDisabled": false})).await;
+            self.cdp("Network.setBypassServiceWorker", serde_json::json!({"bypass": false})).await;
+        }
+    }
+
     pub async fn close(mut self) {
         if let Some(c) = self.client.take() {
             let _ = c.close().await;
