@@ -99,10 +99,11 @@ def main():
         if not line.startswith("askuser: open "):
             fail(f"askuser serve printed {line!r}")
         url, _token = line.removeprefix("askuser: open ").split("/#token=")
-        with urllib.request.urlopen(url + "/", timeout=STEP) as r:
+        # The page as built (`/` may be the loader for a device the bridge does not know).
+        with urllib.request.urlopen(url + "/index.html", timeout=STEP) as r:
             page = r.read().decode()
         wasm = [w.split('"')[0] for w in page.split('href="')[1:] if w.split('"')[0].endswith("_bg.wasm")]
-        if "/askuser-init.js" not in page or not wasm:
+        if 'src="/askuser-init.js"' not in page or not wasm:
             fail(f"the page has no web UI (is crates/askuser-bridge/ui embedded?): {page[:300]!r}")
         with urllib.request.urlopen(url + wasm[0], timeout=STEP) as r:
             body = r.read()
