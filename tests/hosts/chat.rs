@@ -78,7 +78,9 @@ async fn completions(State(api): State<Arc<Api>>, body: Bytes) -> Response {
             Some(name) => Reply::Call(name, args),
             None => Reply::Text("(the scripted model found no askuser tool among the tools offered)".into()),
         },
-        Turn::Call(name, _) => unimplemented!("a scripted call of the host's own {name} is for Claude Code's API only"),
+        Turn::Call(name, _) => {
+            panic!("a scripted call of the host's own {name} is for Claude Code's API only: this script is wrong for this host")
+        }
     };
     reply(n, stream, answer)
 }

@@ -105,7 +105,9 @@ fn generate(api: &Api, model: &str, body: &Value) -> (Value, &'static str) {
     let part = match api.model.next(seen) {
         Turn::Say(text) => json!({"text": text}),
         Turn::Ask(args) => json!({"functionCall": {"name": askuser, "args": args}}),
-        Turn::Call(name, _) => unimplemented!("a scripted call of the host's own {name} is for Claude Code's API only"),
+        Turn::Call(name, _) => {
+            panic!("a scripted call of the host's own {name} is for Claude Code's API only: this script is wrong for this host")
+        }
     };
     (response(model, vec![part]), "turn")
 }

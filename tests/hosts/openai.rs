@@ -94,7 +94,9 @@ async fn responses(State(api): State<Arc<Api>>, headers: HeaderMap, body: Bytes)
             Some(name) => call(n, &tools, &name, &args),
             None => message(n, "(the scripted model found no askuser tool among the tools offered)"),
         },
-        Turn::Call(name, _) => unimplemented!("a scripted call of the host's own {name} is for Claude Code's API only"),
+        Turn::Call(name, _) => {
+            panic!("a scripted call of the host's own {name} is for Claude Code's API only: this script is wrong for this host")
+        }
     };
     stream(n, vec![item])
 }

@@ -383,11 +383,18 @@ async fn history_entries(browser: &crate::support::Browser) -> usize {
     browser.find_all(Locator::Css(".askuser-history li")).await.unwrap().len()
 }
 
+/// axe-core in the page, unless it is there already (from .tools/axe: scripts/setup).
+async fn load_axe(browser: &crate::support::Browser) {
+    if browser.execute("return typeof axe", vec![]).await.unwrap() != json!("object") {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/axe/node_modules/axe-core/axe.min.js");
+        let source = std::fs::read_to_string(path).expect("axe-core (scripts/setup installs it into .tools/axe)");
+        browser.execute(&source, vec![]).await.unwrap();
+    }
+}
+
 /// axe-core's audit of the page, as `id: targets` per violation.
 pub(crate) async fn axe(browser: &crate::support::Browser) -> Vec<String> {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/axe/node_modules/axe-core/axe.min.js");
-    let source = std::fs::read_to_string(path).expect("axe-core (scripts/setup installs it into .tools/axe)");
-    browser.execute(&source, vec![]).await.unwrap();
+    load_axe(browser).await;
     let found = browser
         .execute_async(
             "const done = arguments[arguments.length - 1];
@@ -481,11 +488,7 @@ async fn look(browser: &Browser, (name, width, height, touch, scheme): (&str, u3
 
 /// axe-core's violations, as `id (impact): target (why)` per node.
 async fn axe_violations(browser: &Browser) -> Vec<String> {
-    if browser.execute("return typeof axe", vec![]).await.unwrap() != json!("object") {
-        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../.tools/axe/node_modules/axe-core/axe.min.js");
-        let source = std::fs::read_to_string(path).expect("axe-core (scripts/setup installs it into .tools/axe)");
-        browser.execute(&source, vec![]).await.unwrap();
-    }
+    load_axe(browser).await;
     let found = browser
         .execute_async(
             "const done = arguments[arguments.length - 1];
