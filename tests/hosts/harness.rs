@@ -1,6 +1,6 @@
 //! A throwaway HOME with a bridge in it, the hosts' binaries, and the person who answers.
 
-use askuser_bridge::serve::{start, Running, ServeOptions};
+use askuser_bridge::{start, Running, ServeOptions};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -38,7 +38,7 @@ impl Home {
         opts.addr = "127.0.0.1:0".into();
         let bridge = start(opts).await.expect("the bridge starts");
         // askuser's own client: reqwest is built without a crypto provider of its own.
-        Home { dir, bridge: Some(bridge), http: askuser_bridge::tls::http_client(None) }
+        Home { dir, bridge: Some(bridge), http: askuser_bridge::client::http_client(None) }
     }
 
     pub fn path(&self) -> &Path {

@@ -4,7 +4,7 @@
 //! for a withdrawn question.
 
 use crate::support::{bridge, bridge_at, bridge_with, next_event, next_json, send, Socket, TestBridge, TOKEN};
-use askuser_bridge::hub::Settings;
+use askuser_bridge::Settings;
 use askuser_core::protocol::{BrowserEvent, SNAPSHOT_PART};
 use futures_util::StreamExt;
 use serde_json::{json, Value};

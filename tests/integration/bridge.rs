@@ -2,8 +2,8 @@
 //! refusals and timeouts.
 
 use crate::support::{bridge, bridge_in, next_asked, next_event, next_json, send, TOKEN};
-use askuser_bridge::hub::{Bridge, Settings};
 use askuser_bridge::store::Sqlite;
+use askuser_bridge::{Bridge, Settings};
 use askuser_core::protocol::BrowserEvent;
 use askuser_core::Status;
 use serde_json::{json, Value};
@@ -188,7 +188,7 @@ async fn restart_keeps_pending_and_answered_questions() {
 async fn refusals_401_403_413_400() {
     let b = bridge().await;
     let url = &b.url;
-    let client = askuser_bridge::tls::http_client(None);
+    let client = askuser_bridge::client::http_client(None);
     // No token, wrong token.
     let r = client.get(format!("{url}/v1/questions")).send().await.unwrap();
     assert_eq!(r.status(), 401);
@@ -355,10 +355,10 @@ async fn an_abandoned_question_is_withdrawn_after_the_grace_period() {
 async fn a_port_in_use_is_a_clear_error() {
     let b = bridge().await;
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = askuser_bridge::serve::ServeOptions::new(dir.path().to_path_buf());
+    let mut opts = askuser_bridge::ServeOptions::new(dir.path().to_path_buf());
     opts.addr = b.running().addr.to_string();
     opts.token = Some(TOKEN.into());
-    let err = askuser_bridge::serve::start(opts).await.err().expect("the second bridge cannot bind");
+    let err = askuser_bridge::start(opts).await.err().expect("the second bridge cannot bind");
     assert!(err.to_string().contains("is already in use"), "{err}");
     // The first bridge is untouched.
     assert_eq!(b.get("/v1/health").send().await.unwrap().status(), 200);

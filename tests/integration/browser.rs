@@ -530,7 +530,7 @@ async fn click_tool(browser: &Browser, text: &str) {
 async fn axe_finds_nothing_in_any_state_light_or_dark_desktop_or_phone() {
     needs!(Chromium, Axe);
     let b = crate::support::bridge_configured(tempfile::tempdir().unwrap(), |opts| {
-        opts.notify.push_services = askuser_bridge::notify::push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+        opts.notify.push_services = askuser_bridge::notify::PushServices { hosts: vec!["127.0.0.1".into()], plain_http: true };
     })
     .await;
     // Something in History and in Rules.
@@ -768,12 +768,12 @@ async fn an_answer_given_offline_survives_the_tab_closing() {
     let fresh = browser.new_window(true).await.unwrap();
     browser.close_window().await.unwrap();
     browser.switch_to_window(fresh.handle).await.unwrap();
-    let mut opts = askuser_bridge::serve::ServeOptions::new(dir.path().to_path_buf());
+    let mut opts = askuser_bridge::ServeOptions::new(dir.path().to_path_buf());
     opts.addr = addr;
     opts.token = Some(TOKEN.into());
-    let running = askuser_bridge::serve::start(opts).await.unwrap();
+    let running = askuser_bridge::start(opts).await.unwrap();
     browser.goto(&format!("{url}/#token={TOKEN}")).await.unwrap();
-    let http = askuser_bridge::tls::http_client(None);
+    let http = askuser_bridge::client::http_client(None);
     let mut status = Value::Null;
     for _ in 0..100 {
         let record: Value = http.get(format!("{url}/v1/questions/off-1")).bearer_auth(TOKEN).send().await.unwrap().json().await.unwrap();
@@ -1082,7 +1082,7 @@ const PUSH_STUB: &str = r#"
 async fn the_notifications_panel_subscribes_this_device_with_rules_and_stops() {
     needs!(Chromium, Axe);
     let b = crate::support::bridge_configured(tempfile::tempdir().unwrap(), |opts| {
-        opts.notify.push_services = askuser_bridge::notify::push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+        opts.notify.push_services = askuser_bridge::notify::PushServices { hosts: vec!["127.0.0.1".into()], plain_http: true };
     })
     .await;
     let subscriptions = async || -> Value { b.get("/v1/push").send().await.unwrap().json().await.unwrap() };
@@ -1605,10 +1605,10 @@ async fn a_lost_connection_is_announced_once_and_its_return_once() {
         .unwrap();
     let dir = b.stop().await;
     text_with(&browser, ".askuser-banner", "attempt 3").await;
-    let mut opts = askuser_bridge::serve::ServeOptions::new(dir.path().to_path_buf());
+    let mut opts = askuser_bridge::ServeOptions::new(dir.path().to_path_buf());
     opts.addr = addr;
     opts.token = Some(TOKEN.into());
-    let running = askuser_bridge::serve::start(opts).await.unwrap();
+    let running = askuser_bridge::start(opts).await.unwrap();
     for _ in 0..200 {
         if browser.find(Locator::Css(".askuser-conn.open")).await.is_ok() {
             break;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 /// A client that shows redirects rather than following them.
 fn plain() -> reqwest::Client {
-    askuser_bridge::tls::notify_client()
+    askuser_bridge::client::notify_client()
 }
 
 /// A device token's session cookie, as `POST /v1/session` sets it: (`name=value`, the whole header).

@@ -12,9 +12,9 @@
 
 use crate::support::askuser;
 use crate::support::{bridge, bridge_configured, bridge_with, next_event, next_json, send, Socket, TestBridge, TOKEN};
-use askuser_bridge::hub::Settings;
-use askuser_bridge::serve::{start, ServeOptions};
-use askuser_bridge::tls::Fingerprint;
+use askuser_bridge::client::Fingerprint;
+use askuser_bridge::Settings;
+use askuser_bridge::{start, ServeOptions};
 use askuser_core::protocol::{BrowserEvent, ErrorCode};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -56,7 +56,7 @@ async fn ws_pinned(
     if let Some(h) = host {
         req.headers_mut().insert("host", h.parse().unwrap());
     }
-    match askuser_bridge::tls::websocket(req, pin).await {
+    match askuser_bridge::client::websocket(req, pin).await {
         Ok(s) => Ok(s),
         Err(WsError::Http(r)) => Err(r.status().as_u16()),
         Err(e) => panic!("the handshake failed without an HTTP answer: {e}"),
@@ -71,7 +71,7 @@ async fn agent_socket(url: &str) -> Socket {
 async fn agent_socket_pinned(url: &str, pin: Option<Fingerprint>) -> Socket {
     let mut req = format!("{}/v1/agent", url.replacen("http", "ws", 1)).into_client_request().unwrap();
     req.headers_mut().insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
-    askuser_bridge::tls::websocket(req, pin).await.expect("the agent socket opens")
+    askuser_bridge::client::websocket(req, pin).await.expect("the agent socket opens")
 }
 
 /// Reads until a close frame or the end of the stream; returns the close code, if any.
@@ -175,7 +175,7 @@ async fn security_matrix_every_route_and_socket_refuses_strangers() {
 /// The same matrix against a bridge that speaks TLS (`--tls`), its clients pinning it.
 #[tokio::test]
 async fn security_matrix_over_tls() {
-    let b = bridge_configured(tempfile::tempdir().unwrap(), |opts| opts.tls = Some(askuser_bridge::serve::Tls::SelfSigned)).await;
+    let b = bridge_configured(tempfile::tempdir().unwrap(), |opts| opts.tls = Some(askuser_bridge::Tls::SelfSigned)).await;
     assert!(b.url.starts_with("https://"));
     let pin = b.running().fingerprint;
     security_matrix(&b, pin).await;
@@ -188,7 +188,7 @@ async fn security_matrix(b: &TestBridge, pin: Option<Fingerprint>) {
     let stored = b.post("/v1/ask?wait=false").json(&question("m-1", "Matrix?")).send().await.unwrap();
     assert_eq!(stored.status(), 202);
     let before = ledger(b).await;
-    let plain = askuser_bridge::tls::http_client(pin);
+    let plain = askuser_bridge::client::http_client(pin);
     let routes: [(&str, &str, Option<Value>); 7] = [
         ("POST", "/v1/ask?wait=false", Some(question("m-2", "Sneaked in?"))),
         ("GET", "/v1/questions?status=all", None),
@@ -298,7 +298,7 @@ async fn security_matrix(b: &TestBridge, pin: Option<Fingerprint>) {
 #[tokio::test]
 async fn response_headers_forbid_framing_sniffing_and_foreign_script() {
     let b = bridge().await;
-    let plain = askuser_bridge::tls::http_client(None);
+    let plain = askuser_bridge::client::http_client(None);
     let index = plain.get(format!("{}/index.html", b.url)).send().await.unwrap().text().await.unwrap();
     // The page as built, its script and its wasm, an API answer, a refusal and a 404.
     let mut paths: Vec<String> = vec!["/index.html".into(), "/v1/health".into(), "/v1/questions".into(), "/no-such-file".into()];
@@ -379,7 +379,7 @@ async fn the_token_is_in_no_log_line_but_the_open_line_and_its_files_are_private
         assert_eq!(mode(&data), 0o700);
     }
     // A whole session, including every way the token travels and some refusals.
-    let http = askuser_bridge::tls::http_client(None);
+    let http = askuser_bridge::client::http_client(None);
     assert_eq!(http.get(format!("{url}/v1/health")).bearer_auth(&token).send().await.unwrap().status(), 200);
     assert_eq!(http.get(format!("{url}/v1/health")).bearer_auth(format!("{token}0")).send().await.unwrap().status(), 401);
     assert_eq!(http.get(format!("{url}/v1/health?token={token}")).send().await.unwrap().status(), 401);
@@ -819,12 +819,8 @@ async fn idle_connections_are_capped_and_closed_and_the_bridge_keeps_answering()
     opts.addr = "127.0.0.1:0".into();
     opts.token = Some(TOKEN.into());
     // No reserve: here every place may go to connections without a token.
-    let limits = askuser_bridge::listen::Limits {
-        max_connections: 20,
-        header_timeout: Duration::from_millis(600),
-        reserved: 0,
-        ..Default::default()
-    };
+    let limits =
+        askuser_bridge::Limits { max_connections: 20, header_timeout: Duration::from_millis(600), reserved: 0, ..Default::default() };
     opts.limits = limits;
     let running = start(opts).await.expect("the bridge starts");
     let addr = running.addr;
@@ -856,7 +852,7 @@ async fn idle_connections_are_capped_and_closed_and_the_bridge_keeps_answering()
         let closed = tokio::time::timeout(Duration::from_secs(5), tcp.read_to_end(&mut rest)).await;
         assert!(closed.is_ok(), "connection {i} is closed by the bridge after the header timeout");
     }
-    let http = askuser_bridge::tls::http_client(None);
+    let http = askuser_bridge::client::http_client(None);
     let health = http.get(format!("{}/v1/health", running.url)).bearer_auth(TOKEN).send().await.unwrap();
     assert_eq!(health.status(), 200, "the bridge answers once the idle connections are gone");
 
@@ -898,7 +894,7 @@ async fn hold_until_refused(from: [u8; 4], addr: std::net::SocketAddr, most: usi
 /// `GET /v1/health` with the token from the loopback address `from`, on a new
 /// connection (as a new client makes): its status.
 async fn health_from(from: [u8; 4], url: &str) -> u16 {
-    let client = askuser_bridge::tls::http(None).local_address(std::net::IpAddr::from(from)).build().unwrap();
+    let client = askuser_bridge::client::http(None).local_address(std::net::IpAddr::from(from)).build().unwrap();
     match client.get(format!("{url}/v1/health")).bearer_auth(TOKEN).send().await {
         Ok(r) => r.status().as_u16(),
         Err(e) => panic!("the request from {from:?} failed: {e:?}"),
@@ -919,7 +915,7 @@ async fn tokenless_connections_cannot_take_the_places_of_authenticated_ones() {
     let header_timeout = Duration::from_secs(10);
     // Loopback stands for remote sources here (it is exempt by default).
     opts.limits =
-        askuser_bridge::listen::Limits { max_connections: 20, header_timeout, unproven_per_source: 5, reserved: 5, exempt_loopback: false };
+        askuser_bridge::Limits { max_connections: 20, header_timeout, unproven_per_source: 5, reserved: 5, exempt_loopback: false };
     let running = start(opts).await.expect("the bridge starts");
     let with_token = |from: [u8; 4]| health_from(from, &running.url);
     let person = || with_token([127, 0, 0, 2]);
@@ -1172,7 +1168,7 @@ async fn health_says_when_the_store_cannot_take_writes() {
         dir.path().display()
     );
     let mut child = tokio::process::Command::new("sh").arg("-c").arg(script).stderr(Stdio::null()).kill_on_drop(true).spawn().unwrap();
-    let (http, url) = (askuser_bridge::tls::http_client(None), format!("http://127.0.0.1:{port}"));
+    let (http, url) = (askuser_bridge::client::http_client(None), format!("http://127.0.0.1:{port}"));
     let health = || http.get(format!("{url}/v1/health")).bearer_auth(TOKEN).send();
     for _ in 0..100 {
         if health().await.is_ok() {
@@ -1321,7 +1317,7 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
         cmd.args(["serve", "--addr", &format!("127.0.0.1:{}", ports[b]), "--token", TOKEN, "--data-dir"]).arg(data).args(extra);
         Served::spawn(cmd, dir.join(format!("serve-{b}-{n}.log")))
     };
-    let http = askuser_bridge::tls::http(None).timeout(Duration::from_secs(5)).pool_max_idle_per_host(0).build().unwrap();
+    let http = askuser_bridge::client::http(None).timeout(Duration::from_secs(5)).pool_max_idle_per_host(0).build().unwrap();
     let ledger = Arc::new(Mutex::new(CrashLedger::default()));
     let stop_asking = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let all_done = Arc::new(std::sync::atomic::AtomicBool::new(false));

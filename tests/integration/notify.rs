@@ -5,7 +5,7 @@
 //! person (confirmation page, then POST), a preview bot (GET) and an attacker would.
 
 use crate::support::{bridge_configured, TestBridge, TOKEN};
-use askuser_bridge::notify::{channels, push, NotifyOptions, Rules};
+use askuser_bridge::notify::{self, NotifyOptions, PushServices, Rules, Vapid};
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
@@ -155,7 +155,7 @@ async fn push_service(device: Arc<Device>) -> (String, Inbox) {
 /// A bridge whose push may go to a push service on loopback, with `notify` tweaks.
 async fn notifying_bridge(configure: impl FnOnce(&mut NotifyOptions)) -> TestBridge {
     bridge_configured(tempfile::tempdir().unwrap(), move |opts| {
-        opts.notify.push_services = push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+        opts.notify.push_services = PushServices { hosts: vec!["127.0.0.1".into()], plain_http: true };
         configure(&mut opts.notify);
     })
     .await
@@ -208,8 +208,8 @@ fn rfc_8291_test_vector_decrypts() {
 #[test]
 fn the_vapid_key_is_made_once_and_its_jwts_verify() {
     let dir = tempfile::tempdir().unwrap();
-    let vapid = push::Vapid::load_or_create(dir.path(), "mailto:ops@example.com").unwrap();
-    let again = push::Vapid::load_or_create(dir.path(), "mailto:ops@example.com").unwrap();
+    let vapid = Vapid::load_or_create(dir.path(), "mailto:ops@example.com").unwrap();
+    let again = Vapid::load_or_create(dir.path(), "mailto:ops@example.com").unwrap();
     assert_eq!(vapid.public_key(), again.public_key(), "kept per data directory");
     assert_eq!(B64.decode(vapid.public_key()).unwrap().len(), 65, "an uncompressed P-256 point");
     let endpoint: reqwest::Url = "https://fcm.googleapis.com/fcm/send/abc".parse().unwrap();
@@ -218,7 +218,7 @@ fn the_vapid_key_is_made_once_and_its_jwts_verify() {
     assert_eq!(check_vapid(&header, "https://fcm.googleapis.com"), Ok(vapid.public_key()));
     assert!(check_vapid(&header, "https://updates.push.services.mozilla.com").is_err(), "bound to its audience");
     let other = tempfile::tempdir().unwrap();
-    let stranger = push::Vapid::load_or_create(other.path(), "mailto:x@example.com").unwrap();
+    let stranger = Vapid::load_or_create(other.path(), "mailto:x@example.com").unwrap();
     let forged = header.replace(&vapid.public_key(), &stranger.public_key());
     assert!(check_vapid(&forged, "https://fcm.googleapis.com").is_err(), "another key does not verify");
     #[cfg(unix)]
@@ -299,7 +299,7 @@ async fn bridges_sharing_a_store_push_each_question_once_with_one_key() {
         b.push(
             bridge_configured(tempfile::tempdir().unwrap(), move |opts| {
                 opts.store = Some(url);
-                opts.notify.push_services = push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+                opts.notify.push_services = PushServices { hosts: vec!["127.0.0.1".into()], plain_http: true };
             })
             .await,
         );
@@ -332,7 +332,7 @@ async fn bridges_sharing_a_store_push_each_question_once_with_one_key() {
     b.push(
         bridge_configured(dir, move |opts| {
             opts.store = Some(url);
-            opts.notify.push_services = push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+            opts.notify.push_services = PushServices { hosts: vec!["127.0.0.1".into()], plain_http: true };
         })
         .await,
     );
@@ -359,7 +359,7 @@ async fn a_question_for_someone_is_pushed_to_their_device_first() {
     let device = Arc::new(Device::new());
     let (origin, inbox) = push_service(device.clone()).await;
     let b = bridge_configured(tempfile::tempdir().unwrap(), |opts| {
-        opts.notify.push_services = push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+        opts.notify.push_services = PushServices { hosts: vec!["127.0.0.1".into()], plain_http: true };
         opts.settings.escalate_after = Some(Duration::from_secs(2));
     })
     .await;
@@ -410,8 +410,8 @@ async fn push_retries_a_failing_service_and_forgets_a_gone_subscription() {
 async fn a_question_closed_while_the_bridge_was_down_is_closed_on_the_device() {
     let device = Arc::new(Device::new());
     let (service, pushed) = push_service(device.clone()).await;
-    let allow = |opts: &mut askuser_bridge::serve::ServeOptions| {
-        opts.notify.push_services = push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+    let allow = |opts: &mut askuser_bridge::ServeOptions| {
+        opts.notify.push_services = PushServices { hosts: vec!["127.0.0.1".into()], plain_http: true };
     };
     let b = bridge_configured(tempfile::tempdir().unwrap(), allow).await;
     subscribe(&b, &device, &format!("{service}/push/phone"), json!({})).await;
@@ -553,7 +553,7 @@ async fn webhook_receiver(secret: &'static str) -> (String, Inbox) {
     let handler = move |State(inbox): State<Inbox>, headers: HeaderMap, body: Bytes| async move {
         let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default().to_owned();
         let ts: u64 = header("x-askuser-timestamp").parse().unwrap_or(0);
-        let expected = channels::Webhook::signature(secret, ts, &body);
+        let expected = notify::Webhook::signature(secret, ts, &body);
         if header("x-askuser-signature") != expected {
             return StatusCode::UNAUTHORIZED;
         }
@@ -584,7 +584,7 @@ async fn a_webhook_redirect_is_not_followed() {
     let app = axum::Router::new().route("/hook", axum::routing::post(handler)).with_state(hits.clone());
     tokio::spawn(async move { axum::serve(listener, app).await });
     let b = notifying_bridge(|n| {
-        n.add(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules: Rules::default() });
+        n.add(notify::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules: Rules::default() });
     })
     .await;
     b.post("/v1/ask?wait=false").json(&ask_body("d-1", "ci")).send().await.unwrap();
@@ -599,7 +599,7 @@ async fn a_webhook_redirect_is_not_followed() {
 async fn webhook_links_answer_once_and_never_on_a_get() {
     let (url, hooked) = webhook_receiver("s3cret").await;
     let b = notifying_bridge(|n| {
-        n.add(channels::Webhook { url: url.parse().unwrap(), secret: "s3cret".into(), rules: Rules::default() });
+        n.add(notify::Webhook { url: url.parse().unwrap(), secret: "s3cret".into(), rules: Rules::default() });
         n.link_ttl = Duration::from_secs(3);
     })
     .await;
@@ -656,7 +656,7 @@ async fn channel_rules_choose_agents_and_wait_out_a_delay() {
     let (url, hooked) = webhook_receiver("k").await;
     let b = notifying_bridge(|n| {
         let rules = Rules { agents: vec!["ci".into()], delay_seconds: 1, quiet: None };
-        n.add(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules });
+        n.add(notify::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules });
     })
     .await;
     // Another agent's question: never sent. One answered within the delay: never sent.
@@ -679,9 +679,9 @@ async fn channel_rules_choose_agents_and_wait_out_a_delay() {
 async fn a_restart_keeps_what_was_sent_and_what_was_due() {
     let (url, hooked) = webhook_receiver("k").await;
     let configure = |url: String| {
-        move |opts: &mut askuser_bridge::serve::ServeOptions| {
+        move |opts: &mut askuser_bridge::ServeOptions| {
             let rules = Rules { delay_seconds: 1, ..Rules::default() };
-            opts.notify.add(channels::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules });
+            opts.notify.add(notify::Webhook { url: url.parse().unwrap(), secret: "k".into(), rules });
         }
     };
     let b = bridge_configured(tempfile::tempdir().unwrap(), configure(url.clone())).await;
@@ -714,7 +714,7 @@ async fn ntfy_bridge() -> (TestBridge, Inbox) {
     };
     let app = axum::Router::new().route("/", axum::routing::post(handler)).with_state(inbox.clone());
     tokio::spawn(async move { axum::serve(listener, app).await });
-    let ntfy = channels::Ntfy::parse(&format!("{server}/askuser-alerts"), Some("tk_abc".into())).unwrap();
+    let ntfy = notify::Ntfy::parse(&format!("{server}/askuser-alerts"), Some("tk_abc".into())).unwrap();
     (
         notifying_bridge(move |n| {
             n.add(ntfy);
@@ -780,7 +780,7 @@ async fn ntfy_buttons_answer_by_post() {
     assert_eq!(r.status(), 200);
     let result: Value = tokio::time::timeout(Duration::from_secs(5), asking).await.unwrap().unwrap().json().await.unwrap();
     assert_eq!(result["answers"][0]["answer"], "Postgres");
-    assert!(channels::Ntfy::parse("https://ntfy.sh/", None).unwrap_err().contains("expected a topic"));
+    assert!(notify::Ntfy::parse("https://ntfy.sh/", None).unwrap_err().contains("expected a topic"));
 }
 
 /// Chromium's DevTools protocol over its own WebSocket (`--remote-debugging-port`), for
@@ -794,7 +794,7 @@ struct DevTools {
 
 impl DevTools {
     async fn connect(port: u16) -> DevTools {
-        let http = askuser_bridge::tls::http_client(None);
+        let http = askuser_bridge::client::http_client(None);
         let version: Value = http.get(format!("http://127.0.0.1:{port}/json/version")).send().await.unwrap().json().await.unwrap();
         let url = version["webSocketDebuggerUrl"].as_str().unwrap();
         let (ws, _) = tokio_tungstenite::connect_async(url).await.unwrap();

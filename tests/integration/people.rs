@@ -3,7 +3,7 @@
 //! or answer a question that is not yet for it; the admin token sees everything.
 
 use crate::support::*;
-use askuser_bridge::hub::Settings;
+use askuser_bridge::Settings;
 use askuser_core::protocol::{BrowserEvent, ErrorCode, Refused};
 use serde_json::{json, Value};
 use std::time::Duration;

@@ -4,7 +4,7 @@
 
 use crate::support::{askuser, text};
 use crate::terminal::Tmux;
-use askuser_bridge::tls::{http_client, Fingerprint};
+use askuser_bridge::client::{http_client, Fingerprint};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
 use std::path::Path;
@@ -221,11 +221,11 @@ async fn the_terminal_dialog_connects_over_tls() {
 async fn a_silent_connection_to_the_tls_port_is_closed_after_the_header_timeout() {
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = askuser_bridge::serve::ServeOptions::new(dir.path().to_path_buf());
+    let mut opts = askuser_bridge::ServeOptions::new(dir.path().to_path_buf());
     opts.addr = "127.0.0.1:0".into();
-    opts.tls = Some(askuser_bridge::serve::Tls::SelfSigned);
+    opts.tls = Some(askuser_bridge::Tls::SelfSigned);
     opts.limits.header_timeout = Duration::from_millis(300);
-    let running = askuser_bridge::serve::start(opts).await.unwrap();
+    let running = askuser_bridge::start(opts).await.unwrap();
     // Says nothing: closed once the timeout passes, without a handshake.
     let mut silent = tokio::net::TcpStream::connect(running.addr).await.unwrap();
     let started = std::time::Instant::now();
@@ -325,10 +325,10 @@ fn base64(bytes: &[u8]) -> String {
 async fn a_browser_answers_over_tls_trusting_the_pinned_key() {
     needs!(Chromium);
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = askuser_bridge::serve::ServeOptions::new(dir.path().to_path_buf());
+    let mut opts = askuser_bridge::ServeOptions::new(dir.path().to_path_buf());
     opts.addr = "127.0.0.1:0".into();
-    opts.tls = Some(askuser_bridge::serve::Tls::SelfSigned);
-    let running = askuser_bridge::serve::start(opts).await.unwrap();
+    opts.tls = Some(askuser_bridge::Tls::SelfSigned);
+    let running = askuser_bridge::start(opts).await.unwrap();
     let key = rcgen::KeyPair::from_pem(&std::fs::read_to_string(dir.path().join("tls/key.pem")).unwrap()).unwrap();
     let spki = base64(ring::digest::digest(&ring::digest::SHA256, &rcgen::PublicKeyData::subject_public_key_info(&key)).as_ref());
     let browser = crate::support::browser_with(1000, 700, &[&format!("--ignore-certificate-errors-spki-list={spki}")]).await;
@@ -351,11 +351,11 @@ async fn a_browser_answers_over_tls_trusting_the_pinned_key() {
 #[tokio::test]
 async fn behind_a_tls_proxy_the_public_name_is_accepted_and_printed() {
     let dir = tempfile::tempdir().unwrap();
-    let mut opts = askuser_bridge::serve::ServeOptions::new(dir.path().to_path_buf());
+    let mut opts = askuser_bridge::ServeOptions::new(dir.path().to_path_buf());
     opts.addr = "127.0.0.1:0".into();
-    opts.public_url = Some(askuser_bridge::serve::public_url("https://askuser.example.test").unwrap());
+    opts.public_url = Some(askuser_bridge::public_url("https://askuser.example.test").unwrap());
     opts.trust_proxy = true;
-    let running = askuser_bridge::serve::start(opts).await.unwrap();
+    let running = askuser_bridge::start(opts).await.unwrap();
     assert!(running.open_url().starts_with("https://askuser.example.test/#token="), "{}", running.open_url());
     let http = http_client(None);
     let get = |host: &str, origin: Option<&str>| {

@@ -15,7 +15,7 @@ async fn bridges(url: &str, n: usize) -> Vec<TestBridge> {
     bridges_with(url, n, |_| {}).await
 }
 
-async fn bridges_with(url: &str, n: usize, configure: impl Fn(&mut askuser_bridge::serve::ServeOptions)) -> Vec<TestBridge> {
+async fn bridges_with(url: &str, n: usize, configure: impl Fn(&mut askuser_bridge::ServeOptions)) -> Vec<TestBridge> {
     let mut all = vec![];
     for _ in 0..n {
         let url = url.to_owned();
@@ -354,7 +354,7 @@ async fn a_paused_database_fails_every_store_call_in_time_and_they_work_after() 
     let db = Cluster::start();
     let url = db.database("team");
     let b = bridges_with(&url, 1, |o| {
-        o.notify.push_services = askuser_bridge::notify::push::Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+        o.notify.push_services = askuser_bridge::notify::PushServices { hosts: vec!["127.0.0.1".into()], plain_http: true };
     })
     .await;
     let b = &b[0];
@@ -503,8 +503,8 @@ async fn tls_to_the_database_is_verified_against_the_given_ca() {
 
     let base = format!("postgresql://askuser@127.0.0.1:{port}/postgres");
     let open = |url: String| async move {
-        askuser_bridge::serve::start({
-            let mut o = askuser_bridge::serve::ServeOptions::new(tempfile::tempdir().unwrap().keep());
+        askuser_bridge::start({
+            let mut o = askuser_bridge::ServeOptions::new(tempfile::tempdir().unwrap().keep());
             o.addr = "127.0.0.1:0".into();
             o.token = Some(TOKEN.into());
             o.announce = false;

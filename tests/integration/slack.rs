@@ -4,7 +4,7 @@
 //! a form-encoded `block_actions` payload signed with the app's signing secret.
 
 use crate::support::{bridge_configured, TestBridge};
-use askuser_bridge::notify::slack_app::SlackApp;
+use askuser_bridge::notify::SlackApp;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::Json;

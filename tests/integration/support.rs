@@ -1,7 +1,7 @@
 //! A bridge started in-process on 127.0.0.1:0 with its own data directory, and the
 //! clients tests talk to it with.
 
-use askuser_bridge::serve::{start, Running, ServeOptions};
+use askuser_bridge::{start, Running, ServeOptions};
 use askuser_core::protocol::BrowserEvent;
 use fantoccini::elements::Element;
 use fantoccini::{Client, ClientBuilder, Locator};
@@ -37,7 +37,7 @@ pub async fn bridge_at(dir: tempfile::TempDir, addr: &str) -> TestBridge {
 }
 
 /// A bridge on 127.0.0.1:0 with `settings` instead of the defaults.
-pub async fn bridge_with(settings: askuser_bridge::hub::Settings) -> TestBridge {
+pub async fn bridge_with(settings: askuser_bridge::Settings) -> TestBridge {
     bridge_configured(tempfile::tempdir().unwrap(), move |opts| opts.settings = settings).await
 }
 
@@ -56,7 +56,7 @@ pub async fn bridge_configured(dir: tempfile::TempDir, configure: impl FnOnce(&m
     }
     configure(&mut opts);
     let running = start(opts).await.expect("the bridge starts");
-    let (url, http) = (running.url.clone(), askuser_bridge::tls::http_client(running.fingerprint));
+    let (url, http) = (running.url.clone(), askuser_bridge::client::http_client(running.fingerprint));
     TestBridge { running: Some(running), dir, url, http }
 }
 
@@ -214,7 +214,7 @@ pub async fn touch_browser(width: u32, height: u32) -> Browser {
 /// [`browser_with`] with more `goog:chromeOptions`.
 async fn browser_options(width: u32, height: u32, flags: &[&str], options: serde_json::Value) -> Browser {
     crate::needs::Tool::Chromium.declared();
-    assert!(askuser_bridge::assets::has_ui(), "this build has no web UI: run scripts/build-ui (scripts/test does) before the tests");
+    assert!(askuser_bridge::has_ui(), "this build has no web UI: run scripts/build-ui (scripts/test does) before the tests");
     let chromedriver = std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into());
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
     let driver = Command::new(&chromedriver)

@@ -6,7 +6,7 @@
 //! queues: a button pressed (`callback_query`) or a reply to the bot's message.
 
 use crate::support::{bridge_configured, TestBridge};
-use askuser_bridge::notify::telegram_bot::TelegramBot;
+use askuser_bridge::notify::TelegramBot;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};

@@ -2,7 +2,7 @@
 //! tokens are stored hashed, survive a restart, and revoking one closes its sockets.
 
 use crate::support::{bridge, bridge_configured, bridge_in, TestBridge, TOKEN};
-use askuser_bridge::tls::Socket;
+use askuser_bridge::client::Socket;
 use futures_util::StreamExt;
 use serde_json::{json, Value};
 use std::time::Duration;
@@ -24,7 +24,7 @@ fn with(b: &TestBridge, method: reqwest::Method, path: &str, token: &str) -> req
 async fn socket(b: &TestBridge, path: &str, token: &str) -> Result<Socket, tokio_tungstenite::tungstenite::Error> {
     let mut req = format!("{}{path}?token={token}", b.url.replacen("http", "ws", 1)).into_client_request().unwrap();
     req.headers_mut().insert("origin", b.url.parse().unwrap());
-    askuser_bridge::tls::websocket(req, None).await
+    askuser_bridge::client::websocket(req, None).await
 }
 
 fn question(id: &str) -> Value {
@@ -265,7 +265,7 @@ async fn wrong_pairing_codes_from_one_address_do_not_refuse_another() {
         assert!(status == 404 || status == 429, "{status}");
     }
     assert_eq!(claim(&b, "AAAAAAAAAA").await.status(), 429, "the guesser is slowed");
-    let elsewhere = askuser_bridge::tls::http(None).local_address(std::net::IpAddr::from([127, 0, 0, 2])).build().unwrap();
+    let elsewhere = askuser_bridge::client::http(None).local_address(std::net::IpAddr::from([127, 0, 0, 2])).build().unwrap();
     let r = elsewhere.post(format!("{}/v1/pair", b.url)).json(&json!({"code": good})).send().await.unwrap();
     assert_eq!(r.status(), 200, "a right code from another address: {}", r.text().await.unwrap());
     let paired: Value = r.json().await.unwrap();
@@ -285,7 +285,7 @@ async fn wrong_pairing_codes_from_one_address_do_not_refuse_another() {
 async fn behind_a_trusted_proxy_wrong_codes_are_limited_per_forwarded_client() {
     async fn claim_from(b: &TestBridge, forwarded: &str, code: &str) -> reqwest::Response {
         let url = format!("{}/v1/pair", b.url);
-        askuser_bridge::tls::http_client(None)
+        askuser_bridge::client::http_client(None)
             .post(url)
             .header("x-forwarded-for", forwarded)
             .json(&json!({"code": code}))

@@ -1,11 +1,11 @@
-//! The bridge under test: started in this process (`askuser_bridge::serve::start`) or as the
+//! The bridge under test: started in this process (`askuser_bridge::start`) or as the
 //! real binary (`askuser serve --addr 127.0.0.1:0`), each on a fresh data directory.
 
 use anyhow::{bail, Context};
-use askuser_bridge::hub::Settings;
-use askuser_bridge::serve::{start, ServeOptions};
+use askuser_bridge::client::Fingerprint;
 use askuser_bridge::store::Durability;
-use askuser_bridge::tls::Fingerprint;
+use askuser_bridge::Settings;
+use askuser_bridge::{start, ServeOptions};
 use serde_json::{json, Value};
 use std::path::Path;
 use std::process::Stdio;

@@ -265,7 +265,7 @@ async fn inbox(page: &mut Page, http: &reqwest::Client, url: &str, c: &Counts, o
 /// One pass on a fresh bridge and a fresh browser: the frame interval and every step.
 async fn pass(bin: &Path, chromedriver: &str, unthrottled: bool, c: &Counts) -> anyhow::Result<(Duration, Pass)> {
     let bridge = Bridge::start(Mode::Binary, bin, Durability::Normal).await?;
-    let http = askuser_bridge::tls::http_client(None);
+    let http = askuser_bridge::client::http_client(None);
     let index = http.get(format!("{}/", bridge.url)).send().await?.text().await?;
     if !index.contains("askuser-init.js") {
         bail!("{} serves no web UI: run scripts/build-ui, then rebuild it", bin.display());

@@ -396,7 +396,7 @@ pub async fn hold_pending(
 
 /// Stores question `id` on the bridge at `url` and answers it (`Yes`), as a person would.
 pub async fn answered_question(url: &str, id: &str) -> anyhow::Result<()> {
-    let http = askuser_bridge::tls::http_client(None);
+    let http = askuser_bridge::client::http_client(None);
     let stored = http.post(format!("{url}/v1/ask?wait=false")).bearer_auth(TOKEN).json(&request(id, "mcp-bench")).send().await?;
     if stored.status() != 202 {
         bail!("storing {id}: {}", stored.status());

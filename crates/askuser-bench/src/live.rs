@@ -117,7 +117,7 @@ async fn one(
     n: &mut usize,
     seen: &mut mpsc::UnboundedReceiver<Seen>,
 ) -> anyhow::Result<Vec<Sample>> {
-    let http = askuser_bridge::tls::http_client(None);
+    let http = askuser_bridge::client::http_client(None);
     let mut mcp = match way {
         Way::Http => None,
         Way::Mcp(era) => Some(Mcp::connect(bin, url, dir, era).await?.0),

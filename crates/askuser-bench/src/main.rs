@@ -333,14 +333,14 @@ async fn round_trips(
                 };
                 match transport {
                     Transport::Http => {
-                        let http = askuser_bridge::tls::http_client(None);
+                        let http = askuser_bridge::client::http_client(None);
                         for id in ids {
                             pace().await;
                             out.push(clients::http_ask(&http, &base, &id, &session).await?);
                         }
                     }
                     Transport::Approve => {
-                        let http = askuser_bridge::tls::http_client(None);
+                        let http = askuser_bridge::client::http_client(None);
                         for id in ids {
                             pace().await;
                             out.push(clients::http_approve(&http, &base, &id, &session).await?);
@@ -731,7 +731,7 @@ fn big_request(id: &str) -> serde_json::Value {
 
 async fn big(args: &Args, c: &Counts) -> anyhow::Result<Big> {
     let bridge = Bridge::start(Mode::Binary, &args.bin, Durability::Normal).await?;
-    let (http, ticks) = (askuser_bridge::tls::http_client(None), stats::clock_ticks());
+    let (http, ticks) = (askuser_bridge::client::http_client(None), stats::clock_ticks());
     let mut bytes = 0;
     for i in 0..c.big_questions {
         let body = serde_json::to_vec(&big_request(&format!("big-{i}")))?;

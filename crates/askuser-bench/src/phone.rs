@@ -49,8 +49,8 @@
 
 use crate::bridge::TOKEN;
 use anyhow::{bail, Context};
+use askuser_bridge::client::Fingerprint;
 use askuser_bridge::store::Durability;
-use askuser_bridge::tls::Fingerprint;
 use fantoccini::{Client, ClientBuilder};
 use futures_util::{SinkExt, StreamExt};
 use serde_json::{json, Value};
@@ -448,13 +448,13 @@ impl Phone {
             .and_then(|o| o["debuggerAddress"].as_str())
             .context("chromedriver did not say where the browser's DevTools listen (goog:chromeOptions.debuggerAddress)")?
             .to_owned();
-        let http = askuser_bridge::tls::http_client(None);
+        let http = askuser_bridge::client::http_client(None);
         let version: Value =
             tokio::time::timeout(START_LIMIT, async { http.get(format!("http://{addr}/json/version")).send().await?.json().await })
                 .await
                 .context("the browser's DevTools did not answer")??;
         let url = version["webSocketDebuggerUrl"].as_str().context("no webSocketDebuggerUrl")?;
-        let socket = tokio::time::timeout(START_LIMIT, askuser_bridge::tls::websocket(url.into_client_request()?, None))
+        let socket = tokio::time::timeout(START_LIMIT, askuser_bridge::client::websocket(url.into_client_request()?, None))
             .await
             .context("the browser's DevTools did not accept a connection")??;
         let (mut sink, mut stream) = socket.split();
@@ -749,7 +749,7 @@ async fn askuser_column(bin: &Path, chromedriver: &str, tls: bool, loads: usize)
 
 async fn askuser_loads(phone: &Phone, served: &Served, loads: usize, name: &str) -> anyhow::Result<Column> {
     let url = served.url.clone();
-    let http = askuser_bridge::tls::http_client(served.pin);
+    let http = askuser_bridge::client::http_client(served.pin);
     let index = http.get(format!("{url}/")).send().await?.text().await?;
     if !index.contains("_bg.wasm") {
         bail!("{url} serves no web UI: run scripts/build-ui, then rebuild askuser");
@@ -941,7 +941,7 @@ async fn peer_start(exe: &Path) -> anyhow::Result<Peer> {
         }
     });
     let url = format!("http://127.0.0.1:{port}");
-    let http = askuser_bridge::tls::http_client(None);
+    let http = askuser_bridge::client::http_client(None);
     let t0 = Instant::now();
     loop {
         if let Ok(Ok(r)) = tokio::time::timeout(Duration::from_secs(5), http.get(format!("{url}/")).send()).await {

@@ -7,8 +7,8 @@
 //! receiver and the asking client.
 
 use crate::stats::{ms, Summary};
-use askuser_bridge::notify::push::Services;
-use askuser_bridge::serve::{start, ServeOptions};
+use askuser_bridge::notify::PushServices;
+use askuser_bridge::{start, ServeOptions};
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
 use std::collections::HashMap;
@@ -54,7 +54,7 @@ pub async fn run(devices: usize, questions: usize) -> anyhow::Result<Figures> {
     let mut opts = ServeOptions::new(dir.path().to_path_buf());
     opts.addr = "127.0.0.1:0".into();
     opts.announce = false;
-    opts.notify.push_services = Services { hosts: vec!["127.0.0.1".into()], plain_http: true };
+    opts.notify.push_services = PushServices { hosts: vec!["127.0.0.1".into()], plain_http: true };
     let (ready, started) = tokio::sync::oneshot::channel();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let thread = std::thread::spawn(move || {
@@ -73,7 +73,7 @@ pub async fn run(devices: usize, questions: usize) -> anyhow::Result<Figures> {
         });
     });
     let (url, token, tid) = started.await??;
-    let http = askuser_bridge::tls::http_client(None);
+    let http = askuser_bridge::client::http_client(None);
     for i in 0..devices {
         let mut scalar = [0u8; 32];
         getrandom::fill(&mut scalar)?;
@@ -92,7 +92,7 @@ pub async fn run(devices: usize, questions: usize) -> anyhow::Result<Figures> {
     // One warm-up question (connections to the push service open), then the measured ones.
     for q in 0..=questions {
         let id = format!("push-{q}");
-        let topic = askuser_bridge::notify::push::topic(&id);
+        let topic = askuser_bridge::notify::push_topic(&id);
         let (c0, t0) = (cpu(), Instant::now());
         let body = serde_json::json!({"id": id, "questions": [{"question": "Deploy?", "options": [{"label": "Yes"}, {"label": "No"}]}]});
         http.post(format!("{url}/v1/ask?wait=false")).bearer_auth(&token).json(&body).send().await?.error_for_status()?;

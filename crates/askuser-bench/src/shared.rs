@@ -98,7 +98,7 @@ pub struct Footprint {
 }
 
 pub async fn run(bin: &Path, c: Counts) -> anyhow::Result<Figures> {
-    let http = askuser_bridge::tls::http_client(None);
+    let http = askuser_bridge::client::http_client(None);
     let ticks = stats::clock_ticks();
     let gap = Duration::from_secs_f64(1.0 / PACE);
 

@@ -6,8 +6,8 @@
 //! answered by a browser socket, both over TLS when the bridge speaks it).
 
 use crate::stats::{ms, Summary};
-use askuser_bridge::serve::{start, ServeOptions, Tls};
-use askuser_bridge::tls::http;
+use askuser_bridge::client::http;
+use askuser_bridge::{start, ServeOptions, Tls};
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -56,14 +56,14 @@ pub async fn run(requests: usize, connections: usize, questions: usize) -> anyho
 
 /// `n` questions asked one after another, each answered by a browser socket as soon as
 /// it arrives; 25 ms apart, under the bridge's 50 messages a second per socket.
-async fn round_trips(running: &askuser_bridge::serve::Running, n: usize) -> anyhow::Result<Vec<std::time::Duration>> {
+async fn round_trips(running: &askuser_bridge::Running, n: usize) -> anyhow::Result<Vec<std::time::Duration>> {
     use futures_util::{SinkExt, StreamExt};
     use tokio_tungstenite::tungstenite::client::IntoClientRequest;
     use tokio_tungstenite::tungstenite::Message;
     let ws = format!("{}/v1/ui?token={}", running.url.replacen("http", "ws", 1), running.token);
     let mut request = ws.into_client_request()?;
     request.headers_mut().insert("origin", running.url.parse()?);
-    let socket = askuser_bridge::tls::websocket(request, running.fingerprint).await?;
+    let socket = askuser_bridge::client::websocket(request, running.fingerprint).await?;
     let (mut sink, mut stream) = socket.split();
     let browser = tokio::spawn(async move {
         while let Some(Ok(frame)) = stream.next().await {

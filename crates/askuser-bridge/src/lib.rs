@@ -4,49 +4,87 @@
 //! each question durably, pushes it to every open tab and terminal, and returns the
 //! first answer to the agent that asked. `askuser serve` runs it; `askuser mcp` starts
 //! one in its own process when none runs; tests and the benchmark start it with
-//! [`serve::start`].
+//! [`start`].
+//!
+//! # What it offers
+//! The crate's public face is what the `askuser` binary, the tests and the benchmark use:
+//! [`start`] and its options at the top, [`client`] (finding and reaching a running
+//! bridge), [`files`] (the data directory), [`notify`] (the channels' settings, and
+//! [`notify::channel`] to add one) and [`store`] (the two stores, for the team store's
+//! tests). Every other module is the crate's own.
 //!
 //! # Layout
-//! - [`serve`]: starting and stopping a bridge.
-//! - [`hub`]: the bridge's state: store, waiting agents, browser events, timeouts.
+//! - `serve`: starting and stopping a bridge.
+//! - `hub`: the bridge's state: store, waiting agents, browser events, timeouts.
 //! - [`store`]: the durable question store (SQLite, or PostgreSQL for a team).
-//! - [`damage`]: refusing a truncated, damaged or half-written store before it loses anything.
-//! - [`http`]: routes and the guard (host, token, origin) every request passes; the
+//! - `damage`: refusing a truncated, damaged or half-written store before it loses anything.
+//! - `http`: routes and the guard (host, token, origin) every request passes; the
 //!   question before the app (`http::first`), answer links (`http::links`), and the path
 //!   each chat's service posts to (its channel's, e.g. Slack's actions).
-//! - [`ws`]: the agent and browser WebSockets.
-//! - [`assets`]: the embedded web UI.
-//! - [`listen`]: accepting connections under a cap and a header timeout, with TLS or without.
-//! - [`tls`]: certificates, fingerprint pinning, and every HTTP and WebSocket client.
-//! - [`fingerprint`]: a certificate's SHA-256 fingerprint, as clients pin it.
-//! - [`tokens`]: scoped credentials (agent, device, admin), stored hashed, revocable.
-//! - [`config`]: the data directory, the token, `bridge.json`, finding a bridge.
+//! - `ws`: the agent and browser WebSockets.
+//! - `assets`: the embedded web UI.
+//! - `listen`: accepting connections under a cap and a header timeout, with TLS or without.
+//! - `tls`: certificates, fingerprint pinning, and every HTTP and WebSocket client.
+//! - `fingerprint`: a certificate's SHA-256 fingerprint, as clients pin it.
+//! - `tokens`: scoped credentials (agent, device, admin), stored hashed, revocable.
+//! - `config`: the data directory, the token, `bridge.json`, finding a bridge.
 //! - [`notify`]: reaching people away from the screen: each way a `notify::Channel` (Web
 //!   Push to paired devices, the webhook, ntfy, the Slack app, the Telegram bot).
-//! - [`late`]: the command run for answers that arrive after their agent left.
-//! - [`process`]: whether another process (the bridge that wrote `bridge.json`) still runs.
+//! - `late`: the command run for answers that arrive after their agent left.
+//! - `process`: whether another process (the bridge that wrote `bridge.json`) still runs.
 //!
 //! Everything about questions themselves (dialects, validation, formats, protocol)
 //! lives in `askuser-core`; this crate only stores and transports. It knows nothing of
 //! the commands that use it (the `askuser` binary: the CLI, the MCP and ACP adapters,
 //! the terminal front end): Cargo keeps it that way.
 
-pub mod assets;
-pub mod config;
-pub mod damage;
-pub mod error;
-pub(crate) mod fingerprint;
-pub(crate) mod http;
-pub mod hub;
-pub(crate) mod late;
-pub mod listen;
+mod assets;
+mod config;
+mod damage;
+mod error;
+mod fingerprint;
+mod http;
+mod hub;
+mod late;
+mod listen;
 pub mod notify;
-pub mod process;
-pub mod serve;
+mod process;
+mod serve;
 pub mod store;
-pub mod tls;
-pub mod tokens;
-pub(crate) mod ws;
+mod tls;
+mod tokens;
+mod ws;
+
+// What the binary, the tests and the benchmark use; nothing else leaves the crate.
+
+/// Starting and stopping a bridge.
+pub use crate::{
+    assets::has_ui,
+    error::{Error, Result},
+    hub::{Bridge, BridgeError, Settings},
+    listen::Limits,
+    serve::{open_browser, public_url, serve, start, Running, ServeOptions, Tls},
+    store::Durability,
+};
+
+/// Reaching a running bridge: finding it (`bridge.json`, the environment), its HTTP and
+/// WebSocket clients (pinned to its certificate when it has its own), and what its
+/// credentials API returns.
+pub mod client {
+    pub use crate::config::{bridge_file, bridge_running, find_bridge, BridgeFile, Endpoint, NotRunning, DEFAULT_ADDR, ENV_TOKEN, ENV_URL};
+    pub use crate::tls::{explain, http, http_client, notify_client, websocket, Fingerprint, Socket};
+    pub use crate::tokens::{Credential, Scope, StoredSession};
+}
+
+/// The data directory and the files askuser keeps in it: created private (0600), written
+/// whole or not at all; secrets shown redacted; timestamps as the files write them.
+pub mod files {
+    pub use crate::config::{
+        append_private, create_private, data_dir, ensure_dir, random_hex, redact, replace_private, write_private, Secret,
+    };
+    pub use crate::damage::iso8601;
+    pub use crate::process::alive;
+}
 
 /// Every lock in askuser is taken this way. A lock is poisoned when a thread panicked
 /// while holding it; nothing here panics on purpose, and every critical section leaves

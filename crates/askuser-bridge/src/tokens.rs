@@ -433,6 +433,7 @@ impl Pairings {
     }
 
     /// How many sources have misses remembered (bounded by [`MAX_SOURCES`]).
+    #[cfg(test)]
     pub fn sources(&self) -> usize {
         self.misses.lock().unwrap_or_else(std::sync::PoisonError::into_inner).len()
     }

@@ -32,7 +32,7 @@ use agent_client_protocol::v1::schema::{
 use agent_client_protocol::v1::{ConnectionTo, Responder};
 use agent_client_protocol::{Agent, Client, Error as FsError, ErrorCode, Lines, RequestCancellation};
 use anyhow::{anyhow, Context};
-use askuser_bridge::config;
+use askuser_bridge::files;
 use askuser_bridge::runtime;
 use askuser_core::{AskResult, Status};
 use clap::Args;
@@ -75,7 +75,7 @@ pub fn run(args: AcpArgs) -> ExitCode {
         Ok(p) => p,
         Err(e) => return fail(format!("{e:#}")),
     };
-    let asker = match config::data_dir(args.bridge.data_dir.as_deref())
+    let asker = match files::data_dir(args.bridge.data_dir.as_deref())
         .map_err(anyhow::Error::from)
         .and_then(|dir| Ok((args.bridge.endpoint(&dir)?, dir)))
     {
@@ -142,7 +142,7 @@ impl Shared {
     /// An id for the ask about the agent's `call` (its tool call id): the same call
     /// resumes the same question, another session's never does.
     fn id(&self, kind: &str, call: Option<&str>) -> String {
-        let call = call.map_or_else(|| config::random_hex(8), str::to_owned);
+        let call = call.map_or_else(|| files::random_hex(8), str::to_owned);
         let id = format!("{kind}-acp-{}-{call}", crate::lock(&self.session));
         id.chars().filter(|c| c.is_ascii_alphanumeric() || "-_.:".contains(*c)).take(128).collect()
     }

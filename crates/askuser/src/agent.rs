@@ -5,8 +5,9 @@
 
 use crate::client::Refused;
 use crate::lock;
-use askuser_bridge::config::{self, Endpoint};
-use askuser_bridge::serve::{self, Running, ServeOptions};
+use askuser_bridge::client;
+use askuser_bridge::client::Endpoint;
+use askuser_bridge::{Running, ServeOptions};
 use askuser_core::protocol::{ErrorBody, ErrorCode, QuestionRecord};
 use askuser_core::AskResult;
 use serde_json::Value;
@@ -40,7 +41,7 @@ const MAX_BACKOFF: Duration = Duration::from_secs(5);
 
 impl Asker {
     pub fn new(endpoint: Endpoint, rediscover: Option<PathBuf>) -> Asker {
-        let http = Mutex::new(askuser_bridge::tls::http_client(endpoint.fingerprint));
+        let http = Mutex::new(askuser_bridge::client::http_client(endpoint.fingerprint));
         Asker { http, endpoint: Mutex::new(endpoint), rediscover, host: None }
     }
 
@@ -57,7 +58,7 @@ impl Asker {
     pub fn set_endpoint(&self, endpoint: Endpoint) {
         let mut current = lock(&self.endpoint);
         if current.fingerprint != endpoint.fingerprint {
-            *lock(&self.http) = askuser_bridge::tls::http_client(endpoint.fingerprint);
+            *lock(&self.http) = askuser_bridge::client::http_client(endpoint.fingerprint);
         }
         *current = endpoint;
     }
@@ -68,7 +69,7 @@ impl Asker {
 
     /// The endpoint, if a request may go there now: one read from `bridge.json` only
     /// while the bridge that wrote it runs, so a stranger on its old port never gets the
-    /// token (`config::bridge_running`).
+    /// token (`client::bridge_running`).
     fn usable(&self) -> Result<Endpoint, AskError> {
         let ep = self.endpoint();
         match ep.check() {
@@ -80,7 +81,7 @@ impl Asker {
     /// Re-reads `bridge.json`, for a bridge that restarted on another port or token.
     pub fn refresh(&self) {
         let Some(dir) = &self.rediscover else { return };
-        if let Ok(found) = config::find_bridge(None, None, None, dir) {
+        if let Ok(found) = client::find_bridge(None, None, None, dir) {
             self.set_endpoint(found);
         }
     }
@@ -142,7 +143,7 @@ impl Asker {
                         .unwrap_or_else(|e| ErrorBody::new(ErrorCode::Internal, format!("the bridge answered {status}: {e}")));
                     return Err(AskError::Refused(Refused { status, body }));
                 }
-                Err(e) => format!("cannot reach the bridge at {}: {}", ep.url, askuser_bridge::tls::explain(&e)),
+                Err(e) => format!("cannot reach the bridge at {}: {}", ep.url, askuser_bridge::client::explain(&e)),
             };
             if !retry {
                 return Err(AskError::Unreachable { url: ep.url, message: problem });
@@ -224,7 +225,7 @@ impl Asker {
             .send()
             .await
             // Why, in a sentence (a TLS pin that does not match names both fingerprints).
-            .map_err(|e| AskError::Unreachable { url: ep.url.clone(), message: askuser_bridge::tls::explain(&e) })?;
+            .map_err(|e| AskError::Unreachable { url: ep.url.clone(), message: askuser_bridge::client::explain(&e) })?;
         crate::client::read(response).await.map_err(|e| match e.downcast::<Refused>() {
             Ok(r) => AskError::Refused(r),
             Err(e) => AskError::Unreachable { url: ep.url.clone(), message: format!("{e:#}") },
@@ -265,11 +266,11 @@ impl Host {
         let mut opts = ServeOptions::new(self.dir.clone());
         opts.addr = addr.to_owned();
         opts.token = token;
-        let r = serve::start(opts).await?;
+        let r = askuser_bridge::start(opts).await?;
         eprintln!("askuser: open {}", r.open_url());
         tracing::info!("this process runs the bridge at {}", r.url);
         if self.open_browser {
-            serve::open_browser(&r.open_url());
+            askuser_bridge::open_browser(&r.open_url());
         }
         let endpoint = Endpoint::new(r.url.clone(), r.token.clone(), r.fingerprint);
         *running = Some(r);

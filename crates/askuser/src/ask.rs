@@ -7,8 +7,9 @@ use crate::input::read_text;
 use crate::mcp::McpOptions;
 use crate::term::{err, fail, out, print_json};
 use crate::tui::inline::Here;
-use askuser_bridge::config::{self, Endpoint};
+use askuser_bridge::client::Endpoint;
 use askuser_bridge::runtime;
+use askuser_bridge::{client, files};
 use askuser_core::dialect::normalize;
 use askuser_core::{AskResult, Format, Limits, Status};
 use clap::Args;
@@ -156,7 +157,7 @@ fn build_request(args: &AskArgs) -> anyhow::Result<Value> {
     };
     if let Value::Object(map) = &mut request {
         let id = args.id.clone().or_else(|| map.get("id").and_then(Value::as_str).map(str::to_owned));
-        map.insert("id".into(), id.unwrap_or_else(|| format!("ask-{}", config::random_hex(8))).into());
+        map.insert("id".into(), id.unwrap_or_else(|| format!("ask-{}", files::random_hex(8))).into());
         if let Some(t) = args.timeout {
             map.insert("timeoutSeconds".into(), t.into());
         }
@@ -185,7 +186,7 @@ pub fn ask(args: AskArgs) -> ExitCode {
             return ExitCode::from(EXIT_INVALID);
         }
     };
-    let dir = match config::data_dir(args.bridge.data_dir.as_deref()) {
+    let dir = match files::data_dir(args.bridge.data_dir.as_deref()) {
         Ok(d) => d,
         Err(e) => return fail(format!("{e:#}")),
     };
@@ -296,7 +297,7 @@ pub fn result(bridge: &BridgeArgs, id: &str, wait: bool, format: Format) -> Exit
         }
         // Waiting is a resume: ask again with the stored request and its id.
         let request = serde_json::to_value(&record.request).expect("requests serialize");
-        let dir = match config::data_dir(bridge.data_dir.as_deref()) {
+        let dir = match files::data_dir(bridge.data_dir.as_deref()) {
             Ok(d) => d,
             Err(e) => return fail(format!("{e:#}")),
         };
@@ -324,7 +325,7 @@ pub(crate) async fn reachable(endpoint: &Endpoint) -> Result<(), String> {
 
 /// Whether the bridge is named by address (`--url` or `ASKUSER_URL`).
 fn named(bridge: &BridgeArgs) -> bool {
-    bridge.url.is_some() || std::env::var(config::ENV_URL).is_ok_and(|u| !u.is_empty())
+    bridge.url.is_some() || std::env::var(client::ENV_URL).is_ok_and(|u| !u.is_empty())
 }
 
 /// The bridge `askuser mcp` asks through. A bridge named by address (--url or
@@ -341,16 +342,16 @@ async fn mcp_bridge(bridge: &BridgeArgs, dir: &std::path::Path, host: &Host) -> 
         }
         Ok(ep) if reachable(&ep).await.is_ok() => ep,
         Err(e) if named => return Err(e),
-        Err(e) if e.is::<config::NotRunning>() => {
+        Err(e) if e.is::<client::NotRunning>() => {
             tracing::warn!("{e}; this process runs one meanwhile");
-            host.start(config::DEFAULT_ADDR, bridge.token.clone()).await?
+            host.start(client::DEFAULT_ADDR, bridge.token.clone()).await?
         }
-        _ => host.start(config::DEFAULT_ADDR, bridge.token.clone()).await?,
+        _ => host.start(client::DEFAULT_ADDR, bridge.token.clone()).await?,
     })
 }
 
 pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
-    let dir = config::data_dir(args.bridge.data_dir.as_deref())?;
+    let dir = files::data_dir(args.bridge.data_dir.as_deref())?;
     let host = Arc::new(Host::new(dir.clone(), args.open));
     let journal = crate::mcp::Journal::new(&dir);
     let opts = McpOptions {

@@ -5,15 +5,15 @@ use crate::ask::{AskArgs, McpArgs, EXIT_INVALID};
 use crate::client::{BridgeArgs, Client, Refused};
 use crate::input::read_text;
 use crate::term::{err, fail, out, print_json};
-use askuser_bridge::config;
-use askuser_bridge::hub::Settings;
-use askuser_bridge::notify::slack_app::SlackApp;
-use askuser_bridge::notify::telegram_bot::TelegramBot;
-use askuser_bridge::notify::{channels, NotifyOptions, Quiet, Rules};
+use askuser_bridge::client::Scope;
+use askuser_bridge::notify::SlackApp;
+use askuser_bridge::notify::TelegramBot;
+use askuser_bridge::notify::{self, NotifyOptions, Quiet, Rules};
 use askuser_bridge::runtime;
-use askuser_bridge::serve::{serve, ServeOptions};
 use askuser_bridge::store::Durability;
-use askuser_bridge::tokens::Scope;
+use askuser_bridge::Settings;
+use askuser_bridge::{client, files};
+use askuser_bridge::{serve, ServeOptions};
 use askuser_core::dialect::normalize_str;
 use askuser_core::protocol::{AnswerBody, AnswerItem, AnswerSet, QuestionRecord};
 use askuser_core::{AskResult, Format, Limits};
@@ -307,7 +307,7 @@ async fn people(client: &Client, action: Option<PeopleAction>) -> anyhow::Result
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Where to listen; 127.0.0.1:0 picks a free port.
-    #[arg(long, default_value = config::DEFAULT_ADDR)]
+    #[arg(long, default_value = client::DEFAULT_ADDR)]
     pub addr: String,
     /// Where askuser keeps its files (default: $ASKUSER_DATA_DIR, else the platform's data directory).
     #[arg(long)]
@@ -345,7 +345,7 @@ pub struct ServeArgs {
     pub open: bool,
     /// The most connections open at once (tabs, agents and requests together); one more
     /// gets a 503. Kept below the open-file limit.
-    #[arg(long, value_name = "N", default_value_t = askuser_bridge::listen::Limits::default().max_connections, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u64).range(1..), |n| n as usize))]
+    #[arg(long, value_name = "N", default_value_t = askuser_bridge::Limits::default().max_connections, value_parser = clap::builder::TypedValueParser::map(clap::value_parser!(u64).range(1..), |n| n as usize))]
     pub max_connections: usize,
     /// Start even though the question store was found damaged (truncated, a damaged
     /// write-ahead log, or failing SQLite's integrity check), with what can still be read.
@@ -507,14 +507,14 @@ impl ChannelArgs for WebhookArgs {
 
     fn add(&self, opts: &mut NotifyOptions, rules: Rules, data_dir: &std::path::Path) -> anyhow::Result<()> {
         let url = self.notify_webhook.as_deref().unwrap_or_default();
-        let url: reqwest::Url = url.parse().map_err(|e| {
-            anyhow::anyhow!("--notify-webhook: expected a URL, got {:?} ({e})", config::redact(config::Secret::Webhook(url)))
-        })?;
+        let url: reqwest::Url = url
+            .parse()
+            .map_err(|e| anyhow::anyhow!("--notify-webhook: expected a URL, got {:?} ({e})", files::redact(files::Secret::Webhook(url))))?;
         let secret = match &self.notify_webhook_secret {
             Some(s) => s.clone(),
-            None => channels::webhook_secret(data_dir)?,
+            None => notify::webhook_secret(data_dir)?,
         };
-        opts.add(channels::Webhook { url, secret, rules });
+        opts.add(notify::Webhook { url, secret, rules });
         Ok(())
     }
 }
@@ -541,8 +541,8 @@ impl ChannelArgs for NtfyArgs {
 
     fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
         let url = self.notify_ntfy.as_deref().unwrap_or_default();
-        let ntfy = channels::Ntfy::parse(url, self.notify_ntfy_token.clone()).map_err(anyhow::Error::msg)?;
-        opts.add(channels::Ntfy { rules, ..ntfy });
+        let ntfy = notify::Ntfy::parse(url, self.notify_ntfy_token.clone()).map_err(anyhow::Error::msg)?;
+        opts.add(notify::Ntfy { rules, ..ntfy });
         Ok(())
     }
 }
@@ -561,7 +561,7 @@ pub struct SlackArgs {
     #[arg(long, env = "ASKUSER_SLACK_SIGNING_SECRET", value_name = "SECRET", hide_env_values = true)]
     pub slack_signing_secret: Option<String>,
     /// Slack's Web API.
-    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::slack_app::API)]
+    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::SLACK_API)]
     pub slack_api: String,
 }
 
@@ -593,7 +593,7 @@ pub struct TelegramArgs {
     #[arg(long, env = "ASKUSER_TELEGRAM_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     pub telegram_bot_token: Option<String>,
     /// Telegram's Bot API.
-    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::telegram_bot::API)]
+    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::TELEGRAM_API)]
     pub telegram_api: String,
 }
 
@@ -631,11 +631,11 @@ fn escalation(text: &str) -> Result<Escalation, String> {
 
 /// `--store`: a PostgreSQL URL (checked here, so a typo fails before anything starts).
 fn store_url(text: &str) -> Result<String, String> {
-    let shown = || config::redact(config::Secret::Store(text));
+    let shown = || files::redact(files::Secret::Store(text));
     if !(text.starts_with("postgres://") || text.starts_with("postgresql://")) {
         return Err(format!("expected a postgres:// or postgresql:// URL, got {:?}", shown()));
     }
-    askuser_bridge::store::postgres::parse_url(text).map(|_| text.to_owned()).map_err(|e| format!("{e}, got {:?}", shown()))
+    askuser_bridge::store::parse_url(text).map(|_| text.to_owned()).map_err(|e| format!("{e}, got {:?}", shown()))
 }
 
 /// Parses `--store` with [`store_url`]. Not a plain function parser: clap would put the
@@ -655,7 +655,7 @@ impl clap::builder::TypedValueParser for StoreUrl {
 
 impl ServeArgs {
     pub fn options(&self) -> anyhow::Result<ServeOptions> {
-        let mut opts = ServeOptions::new(config::data_dir(self.data_dir.as_deref())?);
+        let mut opts = ServeOptions::new(files::data_dir(self.data_dir.as_deref())?);
         opts.addr = self.addr.clone();
         opts.token = self.token.clone();
         opts.allow_origins = self.allow_origins.clone();
@@ -663,11 +663,11 @@ impl ServeArgs {
         opts.accept_damaged_store = self.accept_damaged_store;
         opts.store = self.store.clone();
         opts.tls = match (&self.tls_cert, &self.tls_key) {
-            (Some(cert), Some(key)) => Some(askuser_bridge::serve::Tls::Files { cert: cert.clone(), key: key.clone() }),
-            _ => self.tls.then_some(askuser_bridge::serve::Tls::SelfSigned),
+            (Some(cert), Some(key)) => Some(askuser_bridge::Tls::Files { cert: cert.clone(), key: key.clone() }),
+            _ => self.tls.then_some(askuser_bridge::Tls::SelfSigned),
         };
         opts.names = self.names.clone();
-        opts.public_url = self.public_url.as_deref().map(askuser_bridge::serve::public_url).transpose()?;
+        opts.public_url = self.public_url.as_deref().map(askuser_bridge::public_url).transpose()?;
         opts.trust_proxy = self.trust_proxy;
         opts.notify = self.notify.options(&opts.data_dir)?;
         opts.durability = match self.durability {
@@ -869,7 +869,7 @@ async fn pair(client: &Client, name: &str, person: Option<&str>, minutes: u64) -
 }
 
 /// `, page session ID` for each page session credential `id` (None: the admin token) opened.
-fn sessions_of(sessions: &[askuser_bridge::tokens::StoredSession], id: Option<&str>) -> String {
+fn sessions_of(sessions: &[askuser_bridge::client::StoredSession], id: Option<&str>) -> String {
     sessions.iter().filter(|s| s.credential.as_deref() == id).map(|s| format!(", page session {}", s.id)).collect()
 }
 
@@ -1024,7 +1024,7 @@ mod tests {
     use super::*;
     use clap::Parser;
 
-    use askuser_bridge::notify::channels::{Ntfy, Webhook};
+    use askuser_bridge::notify::{Ntfy, Webhook};
 
     fn notify(args: &[&str]) -> anyhow::Result<askuser_bridge::notify::NotifyOptions> {
         let dir = tempfile::tempdir()?;

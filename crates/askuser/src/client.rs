@@ -1,7 +1,8 @@
 //! A client of a running bridge over HTTP, for the terminal commands.
 
 use anyhow::{anyhow, Context};
-use askuser_bridge::config::{self, Endpoint};
+use askuser_bridge::client::Endpoint;
+use askuser_bridge::{client, files};
 use askuser_core::protocol::{AnswerBody, ErrorBody, QuestionRecord};
 use askuser_core::AskResult;
 use clap::Args;
@@ -27,18 +28,18 @@ pub struct BridgeArgs {
     /// The SHA-256 fingerprint of an https bridge's certificate, as `askuser serve`
     /// printed it (default: $ASKUSER_CERT_FINGERPRINT, else bridge.json).
     #[arg(long, value_name = "SHA256", global = true)]
-    pub cert_fingerprint: Option<askuser_bridge::tls::Fingerprint>,
+    pub cert_fingerprint: Option<askuser_bridge::client::Fingerprint>,
 }
 
 impl BridgeArgs {
     pub fn client(&self) -> anyhow::Result<Client> {
-        let dir = config::data_dir(self.data_dir.as_deref())?;
+        let dir = files::data_dir(self.data_dir.as_deref())?;
         Ok(Client::new(self.endpoint(&dir)?))
     }
 
     /// The bridge these flags (or the environment, or `bridge.json` in `dir`) name.
-    pub fn endpoint(&self, dir: &std::path::Path) -> anyhow::Result<config::Endpoint> {
-        Ok(config::find_bridge(self.url.as_deref(), self.token.as_deref(), self.cert_fingerprint, dir)?)
+    pub fn endpoint(&self, dir: &std::path::Path) -> anyhow::Result<client::Endpoint> {
+        Ok(client::find_bridge(self.url.as_deref(), self.token.as_deref(), self.cert_fingerprint, dir)?)
     }
 }
 
@@ -59,7 +60,7 @@ pub struct Refused {
 
 impl Client {
     pub fn new(endpoint: Endpoint) -> Client {
-        Client { http: askuser_bridge::tls::http_client(endpoint.fingerprint), endpoint, name: "cli" }
+        Client { http: askuser_bridge::client::http_client(endpoint.fingerprint), endpoint, name: "cli" }
     }
 
     /// The same client, answering as `name` (the terminal dialog: "terminal").
@@ -81,7 +82,7 @@ impl Client {
         let response = req
             .send()
             .await
-            .map_err(|e| anyhow::anyhow!("cannot reach the bridge at {}: {}", self.endpoint.url, askuser_bridge::tls::explain(&e)))?;
+            .map_err(|e| anyhow::anyhow!("cannot reach the bridge at {}: {}", self.endpoint.url, askuser_bridge::client::explain(&e)))?;
         read(response).await
     }
 
@@ -107,20 +108,20 @@ impl Client {
         self.json(self.request(Method::POST, &format!("/v1/questions/{}/cancel", encode(id))).json(&body)).await
     }
 
-    pub async fn tokens(&self) -> anyhow::Result<Vec<askuser_bridge::tokens::Credential>> {
+    pub async fn tokens(&self) -> anyhow::Result<Vec<askuser_bridge::client::Credential>> {
         self.json(self.request(Method::GET, "/v1/tokens")).await
     }
 
     /// Makes a token; returns it with its credential.
     pub async fn create_token(
         &self,
-        scope: askuser_bridge::tokens::Scope,
+        scope: askuser_bridge::client::Scope,
         name: &str,
         person: Option<&str>,
-    ) -> anyhow::Result<(askuser_bridge::tokens::Credential, String)> {
+    ) -> anyhow::Result<(askuser_bridge::client::Credential, String)> {
         #[derive(serde::Deserialize)]
         struct Made {
-            credential: askuser_bridge::tokens::Credential,
+            credential: askuser_bridge::client::Credential,
             token: String,
         }
         let body = serde_json::json!({"scope": scope, "name": name, "person": person});
@@ -164,7 +165,7 @@ impl Client {
     }
 
     /// The page sessions in force (each a browser's first-paint cookie).
-    pub async fn sessions(&self) -> anyhow::Result<Vec<askuser_bridge::tokens::StoredSession>> {
+    pub async fn sessions(&self) -> anyhow::Result<Vec<askuser_bridge::client::StoredSession>> {
         self.json(self.request(Method::GET, "/v1/sessions")).await
     }
 

@@ -8,7 +8,8 @@
 use crate::client::BridgeArgs;
 use crate::setup::{self, ClaudeSettings, Host, Installed, Part, DAY_MS, DENY_RULE};
 use crate::term::out;
-use askuser_bridge::config::{self, BridgeFile};
+use askuser_bridge::client::{self, BridgeFile};
+use askuser_bridge::files;
 use clap::Args;
 use reqwest::StatusCode;
 use std::fmt::Display;
@@ -90,7 +91,7 @@ pub fn run(args: &DoctorArgs) -> ExitCode {
 }
 
 async fn check(args: &BridgeArgs, r: &mut Report) {
-    match config::data_dir(args.data_dir.as_deref()) {
+    match files::data_dir(args.data_dir.as_deref()) {
         Ok(dir) => {
             data_dir(r, &dir);
             token_file(r, &dir);
@@ -126,7 +127,7 @@ fn data_dir(r: &mut Report, dir: &Path) {
             "move it away, or pass --data-dir with a directory of your own",
         ),
         // It exists, so ensure_dir only checks owner and mode: it creates and changes nothing.
-        Ok(meta) => match config::ensure_dir(dir) {
+        Ok(meta) => match files::ensure_dir(dir) {
             Ok(()) => {
                 let mode = mode(&meta).map(|m| format!(" (mode {m:o})")).unwrap_or_default();
                 r.ok(format!("data directory {} is yours and nobody else can write it{mode}", dir.display()))
@@ -169,7 +170,7 @@ fn token_file(r: &mut Report, dir: &Path) {
 fn token_source(args: &BridgeArgs) -> &'static str {
     if args.token.as_deref().is_some_and(|t| !t.is_empty()) {
         "the --token given"
-    } else if std::env::var(config::ENV_TOKEN).is_ok_and(|t| !t.is_empty()) {
+    } else if std::env::var(client::ENV_TOKEN).is_ok_and(|t| !t.is_empty()) {
         "$ASKUSER_TOKEN"
     } else {
         "bridge.json"
@@ -180,8 +181,8 @@ async fn bridge(r: &mut Report, args: &BridgeArgs, dir: &Path) {
     let endpoint = match args.endpoint(dir) {
         Ok(e) => e,
         Err(e) => {
-            let file = config::bridge_file(dir);
-            let named = args.url.as_deref().is_some_and(|u| !u.is_empty()) || std::env::var(config::ENV_URL).is_ok_and(|u| !u.is_empty());
+            let file = client::bridge_file(dir);
+            let named = args.url.as_deref().is_some_and(|u| !u.is_empty()) || std::env::var(client::ENV_URL).is_ok_and(|u| !u.is_empty());
             if named {
                 r.fail(
                     format!("{e:#}"),
@@ -195,9 +196,9 @@ async fn bridge(r: &mut Report, args: &BridgeArgs, dir: &Path) {
             return default_port(r);
         }
     };
-    let file: Option<BridgeFile> = fs::read_to_string(config::bridge_file(dir)).ok().and_then(|t| serde_json::from_str(&t).ok());
+    let file: Option<BridgeFile> = fs::read_to_string(client::bridge_file(dir)).ok().and_then(|t| serde_json::from_str(&t).ok());
     let url = endpoint.url.as_str();
-    let http = match askuser_bridge::tls::http(endpoint.fingerprint).timeout(Duration::from_secs(5)).build() {
+    let http = match askuser_bridge::client::http(endpoint.fingerprint).timeout(Duration::from_secs(5)).build() {
         Ok(c) => c,
         Err(e) => return r.fail(format!("cannot make an HTTP client: {e}"), "report this"),
     };
@@ -252,7 +253,7 @@ fn port(r: &mut Report, url: &str) {
     let host = u.host_str().unwrap_or("");
     let port = u.port_or_known_default().unwrap_or(0);
     let loopback = host == "localhost" || host.trim_matches(['[', ']']).parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback());
-    let default = config::DEFAULT_ADDR.rsplit(':').next().unwrap_or("");
+    let default = client::DEFAULT_ADDR.rsplit(':').next().unwrap_or("");
     if !loopback {
         r.warn(
             format!("the bridge listens on {host}:{port}, not on this machine's loopback"),
@@ -267,7 +268,7 @@ fn port(r: &mut Report, url: &str) {
 
 /// No bridge: can one start on the default address?
 fn default_port(r: &mut Report) {
-    let Ok(addr) = config::DEFAULT_ADDR.parse::<std::net::SocketAddr>() else { return };
+    let Ok(addr) = client::DEFAULT_ADDR.parse::<std::net::SocketAddr>() else { return };
     if std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(1)).is_ok() {
         r.warn(
             format!("something listens on {addr}, but this data directory has no bridge.json"),

@@ -77,7 +77,7 @@
 use crate::mcp::{GEMINI_TOOL, TOOL};
 use crate::term::{err, out};
 use anyhow::{anyhow, bail, Context};
-use askuser_bridge::config;
+use askuser_bridge::files;
 use clap::{Args, ValueEnum};
 use jsonc_parser::cst::{CstArray, CstInputValue, CstObject, CstObjectProp, CstRootNode};
 use serde_json::{json, Map, Value};
@@ -1408,7 +1408,7 @@ fn backup(path: &Path, bytes: &[u8]) -> anyhow::Result<PathBuf> {
         let mut name = path.as_os_str().to_owned();
         name.push(&suffix);
         let candidate = PathBuf::from(name);
-        match config::create_private(&candidate) {
+        match files::create_private(&candidate) {
             Ok(mut f) => {
                 f.write_all(bytes)
                     .and_then(|()| f.sync_all())
@@ -1439,7 +1439,7 @@ fn write(path: &Path, original: Option<&[u8]>, text: &str) -> anyhow::Result<Opt
     let tmp = dir.join(format!(".{}.askuser-{}.tmp", file_name.to_string_lossy(), std::process::id()));
     let _ = fs::remove_file(&tmp);
     let result = (|| {
-        let mut f = config::create_private(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
+        let mut f = files::create_private(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
         f.write_all(text.as_bytes()).and_then(|()| f.sync_all()).with_context(|| format!("cannot write {}", tmp.display()))?;
         if original.is_some() {
             let perms = fs::metadata(&real).with_context(|| format!("cannot read {}", real.display()))?.permissions();

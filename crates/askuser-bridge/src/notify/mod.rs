@@ -1,7 +1,7 @@
 //! Reaching a person away from the screen. Every way is a [`Channel`] ([`channel`]):
-//! Web Push to paired devices ([`push`]), a signed webhook and ntfy ([`channels`]),
-//! Slack ([`slack_app`], its messages in [`slack`]) and Telegram ([`telegram_bot`], its
-//! messages in [`telegram`]), each with rules (which agents, quiet hours, a delay).
+//! Web Push to paired devices (`push`), a signed webhook and ntfy (`channels`),
+//! Slack (`slack_app`, its messages in `slack`) and Telegram (`telegram_bot`, its
+//! messages in `telegram`), each with rules (which agents, quiet hours, a delay).
 //! Push, the webhook and ntfy carry answer links that answer one question with one
 //! option, once (`http/links.rs`); a chat's own buttons and replies answer through
 //! [`Notifier::answer_from_chat`].
@@ -13,14 +13,19 @@
 //! notifications everywhere they went.
 
 pub mod channel;
-pub mod channels;
+pub(crate) mod channels;
 #[cfg(test)]
 mod fixtures;
-pub mod push;
-pub mod slack;
-pub mod slack_app;
-pub mod telegram;
-pub mod telegram_bot;
+pub(crate) mod push;
+pub(crate) mod slack;
+pub(crate) mod slack_app;
+pub(crate) mod telegram;
+pub(crate) mod telegram_bot;
+
+pub use channels::{webhook_secret, Ntfy, Webhook};
+pub use push::{topic as push_topic, Services as PushServices, Vapid};
+pub use slack_app::{SlackApp, API as SLACK_API};
+pub use telegram_bot::{TelegramBot, API as TELEGRAM_API};
 
 use crate::hub::Bridge;
 use crate::lock;

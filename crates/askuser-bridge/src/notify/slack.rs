@@ -55,12 +55,15 @@ pub const MAX_SECTION: usize = 3000;
 /// A button's text.
 pub const MAX_BUTTON_TEXT: usize = 75;
 /// A button's value.
+#[cfg(test)]
 pub const MAX_BUTTON_VALUE: usize = 2000;
 /// An option's text, and its description.
 pub const MAX_OPTION_TEXT: usize = 75;
 /// An option's value.
+#[cfg(test)]
 pub const MAX_OPTION_VALUE: usize = 150;
 /// An `action_id`, and a `block_id`.
+#[cfg(test)]
 pub const MAX_ID: usize = 255;
 /// An input block's label.
 pub const MAX_INPUT_LABEL: usize = 2000;
@@ -784,6 +787,7 @@ fn form_decode(text: &[u8]) -> Option<Vec<u8>> {
 /// One Socket Mode frame: `{"envelope_id", "type", "payload"}` (`hello` and `disconnect`
 /// have no envelope id).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
+#[allow(dead_code)] // read once Socket Mode lands (issue 49)
 pub struct Envelope {
     #[serde(default)]
     pub envelope_id: Option<String>,
@@ -794,6 +798,7 @@ pub struct Envelope {
     pub payload: Value,
 }
 
+#[allow(dead_code)]
 impl Envelope {
     /// Reads a text frame from the Socket Mode WebSocket.
     pub fn parse(frame: &str) -> Result<Envelope, String> {

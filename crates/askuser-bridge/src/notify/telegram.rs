@@ -55,10 +55,12 @@ use serde_json::{json, Value};
 /// A message's text, in UTF-16 code units.
 pub const MAX_TEXT: usize = 4096;
 /// A button's `callback_data`, in bytes.
+#[cfg(test)]
 pub const MAX_CALLBACK_DATA: usize = 64;
 /// The text `answerCallbackQuery` shows, in characters.
 pub const MAX_CALLBACK_TEXT: usize = 200;
 /// Formatting entities in one message.
+#[cfg(test)]
 pub const MAX_ENTITIES: usize = 100;
 
 /// Code entities at most; later code is shown as prose.

@@ -20,7 +20,7 @@
 
 #[cfg(test)]
 mod conformance;
-pub mod postgres;
+pub(crate) mod postgres;
 mod sqlite;
 
 use askuser_core::protocol::QuestionRecord;
@@ -30,7 +30,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use tokio::sync::broadcast;
 
-pub use postgres::Postgres;
+pub use postgres::{parse_url, Postgres};
 pub use sqlite::{Durability, Sqlite, MIN_FREE_BYTES};
 
 /// The durable store a bridge keeps everything in (see the module docs): its three

@@ -170,7 +170,7 @@ impl Journal {
         // The newline first: a line torn by a power cut ends there, not in this one.
         let mut line = vec![b'\n'];
         serde_json::to_writer(&mut line, change).expect("a change serializes");
-        let written = askuser_bridge::config::append_private(&self.file).and_then(|mut f| {
+        let written = askuser_bridge::files::append_private(&self.file).and_then(|mut f| {
             f.write_all(&line)?;
             f.metadata()
         });
@@ -189,7 +189,7 @@ impl Journal {
             entries.remove(&oldest);
         }
         let line = serde_json::to_vec(&Change::All { entries }).expect("entries serialize");
-        if let Err(e) = askuser_bridge::config::replace_private(&self.file, &line) {
+        if let Err(e) = askuser_bridge::files::replace_private(&self.file, &line) {
             tracing::debug!("cannot compact the journal of open calls: {e:#}");
         }
     }
@@ -198,7 +198,7 @@ impl Journal {
 /// An entry of a process that is gone, young enough to be taken up.
 fn is_orphan(entry: &Entry, now: u64) -> bool {
     let fresh = now.saturating_sub(entry.at) < KEEP_MS;
-    fresh && entry.pid != std::process::id() && !askuser_bridge::process::alive(entry.pid)
+    fresh && entry.pid != std::process::id() && !askuser_bridge::files::alive(entry.pid)
 }
 
 /// An exclusive advisory lock on a file, released when dropped (or when the process ends).

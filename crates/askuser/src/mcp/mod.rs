@@ -398,7 +398,7 @@ pub async fn serve(
         connect,
         bridge: OnceCell::new(),
         opts,
-        session: format!("mcp-{}", askuser_bridge::config::random_hex(6)),
+        session: format!("mcp-{}", askuser_bridge::files::random_hex(6)),
         calls: AtomicU64::new(0),
         state: Mutex::default(),
     });
@@ -741,7 +741,7 @@ impl Server {
             }
         }
         let requests = self.dialog_request(&call);
-        let state = format!("{}:{}", call.id, askuser_bridge::config::random_hex(8));
+        let state = format!("{}:{}", call.id, askuser_bridge::files::random_hex(8));
         {
             let mut rounds = lock(&self.state);
             rounds.end(origin.clone(), (call.id.clone(), call.key.clone()));

@@ -10,7 +10,7 @@
 //! old ones, and says how to pick their questions up instead.
 
 use super::{elicit, lock, now_ms, result, Call, Server, DIALOG};
-use askuser_bridge::damage::iso8601;
+use askuser_bridge::files::iso8601;
 use askuser_core::Status;
 use rmcp::model::{
     CallToolResponse, CreateTaskResult, DetailedTask, ElicitRequest, ElicitRequestParams, GetTaskResult, InputRequest, InputRequests,
@@ -72,7 +72,7 @@ impl Server {
                 return result(self.outcome(Err(e))).into();
             }
         }
-        let task_id = format!("{}:{}", call.id, askuser_bridge::config::random_hex(8));
+        let task_id = format!("{}:{}", call.id, askuser_bridge::files::random_hex(8));
         let now = now_ms();
         let entry = Entry {
             call: call.clone(),

@@ -9,7 +9,7 @@
 use super::app::{Action, App};
 use super::view::{self, Look};
 use crate::client::Client;
-use askuser_bridge::config::Endpoint;
+use askuser_bridge::client::Endpoint;
 use askuser_core::client::State;
 use askuser_core::protocol::{AnswerBody, AnswerItem, AnswerSet, BrowserEvent, QuestionRecord};
 use askuser_core::{Request, Status};

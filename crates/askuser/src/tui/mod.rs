@@ -20,7 +20,8 @@ pub mod wrap;
 use crate::client::BridgeArgs;
 use crate::term::fail;
 use app::{Action, App};
-use askuser_bridge::config::{self, Endpoint};
+use askuser_bridge::client::Endpoint;
+use askuser_bridge::files;
 use askuser_core::client::{Client, Effect, Input};
 use clap::Args;
 use futures_util::{SinkExt, StreamExt};
@@ -57,7 +58,7 @@ pub fn run(args: &TuiArgs) -> ExitCode {
     if !std::io::stdin().is_terminal() || !std::io::stdout().is_terminal() {
         return fail("askuser tui needs a terminal; without one, use `askuser pending` and `askuser answer`");
     }
-    let dir = match config::data_dir(args.bridge.data_dir.as_deref()) {
+    let dir = match files::data_dir(args.bridge.data_dir.as_deref()) {
         Ok(d) => d,
         Err(e) => return fail(format!("{e:#}")),
     };
@@ -303,13 +304,13 @@ impl Link {
 
 /// The browser socket, as a tab opens it: the token in the query, the bridge's own
 /// origin; over TLS when the bridge speaks it, trusting its pinned certificate.
-async fn open(endpoint: &Endpoint) -> anyhow::Result<askuser_bridge::tls::Socket> {
+async fn open(endpoint: &Endpoint) -> anyhow::Result<askuser_bridge::client::Socket> {
     endpoint.check()?;
     let base = endpoint.url.trim_end_matches('/');
     let ws = format!("{}/v1/ui?token={}", base.replacen("http", "ws", 1), endpoint.token);
     let mut request = ws.into_client_request()?;
     request.headers_mut().insert("origin", base.parse()?);
-    Ok(tokio::time::timeout(Duration::from_secs(10), askuser_bridge::tls::websocket(request, endpoint.fingerprint)).await??)
+    Ok(tokio::time::timeout(Duration::from_secs(10), askuser_bridge::client::websocket(request, endpoint.fingerprint)).await??)
 }
 
 /// Answers given while the bridge was unreachable, kept in the data directory until it
@@ -342,7 +343,7 @@ impl Outbox {
                 .or_else(|e| if e.kind() == std::io::ErrorKind::NotFound { Ok(()) } else { Err(e) })
                 .map_err(|e| e.to_string())
         } else {
-            config::write_private(&self.path, serde_json::Value::Object(all).to_string().as_bytes()).map_err(|e| format!("{e:#}"))
+            files::write_private(&self.path, serde_json::Value::Object(all).to_string().as_bytes()).map_err(|e| format!("{e:#}"))
         };
         if let Err(e) = result {
             tracing::warn!("cannot keep unsent answers in {}: {e:#}", self.path.display());
