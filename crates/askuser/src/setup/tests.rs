@@ -1,4 +1,5 @@
 use super::*;
+use serde_json::{json, Value};
 
 fn entry(args: &[&str]) -> Entry {
     Entry { server: SERVER.into(), command: "/opt/askuser".into(), args: args.iter().map(|a| a.to_string()).collect() }
