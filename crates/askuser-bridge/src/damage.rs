@@ -20,8 +20,8 @@
 //! as they are and says how to recover (docs/reliability.md#a-damaged-store);
 //! `--accept-damaged-store` starts anyway with what SQLite can still read.
 
-use crate::config;
 use crate::error::{Error, OrFile, Result};
+use crate::files;
 use serde::{Deserialize, Serialize};
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -50,7 +50,7 @@ pub fn read_state(dir: &Path) -> Option<State> {
 }
 
 pub fn write_state(dir: &Path, state: State) -> Result<()> {
-    config::write_private(&state_path(dir), serde_json::json!(state).to_string().as_bytes())
+    files::write_private(&state_path(dir), serde_json::json!(state).to_string().as_bytes())
 }
 
 /// Checks the files before SQLite opens them; returns the state to keep (marked as
@@ -71,7 +71,7 @@ pub fn before_open(dir: &Path, now_ms: u64, accept: bool) -> Result<(State, bool
                      are: restore {DB} from a backup, or, to start with an empty store, move {DB}, {DB}-wal, {DB}-shm and {STATE} \
                      out of {} ({HOW})",
                     db.display(),
-                    iso8601(state.created_at),
+                    files::iso8601(state.created_at),
                     dir.display()
                 ),
             )?;
@@ -261,33 +261,9 @@ fn wal_problem(b: &[u8]) -> Option<String> {
     None
 }
 
-/// `2026-11-22T16:14:18.123Z` for milliseconds since the Unix epoch.
-pub fn iso8601(ms: u64) -> String {
-    let (days, rest) = ((ms / 86_400_000) as i64, ms % 86_400_000);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    let (h, m, s, milli) = (rest / 3_600_000, rest / 60_000 % 60, rest / 1000 % 60, rest % 1000);
-    format!("{year:04}-{month:02}-{day:02}T{h:02}:{m:02}:{s:02}.{milli:03}Z")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn iso8601_dates() {
-        assert_eq!(iso8601(0), "1970-01-01T00:00:00.000Z");
-        assert_eq!(iso8601(951_782_400_000), "2000-02-29T00:00:00.000Z");
-        assert_eq!(iso8601(1_795_305_600_123 + 58_458_000), "2026-11-22T16:14:18.123Z");
-    }
 
     /// A WAL of `n` frames written as SQLite writes them.
     fn wal(n: usize, page: usize) -> Vec<u8> {

@@ -494,7 +494,7 @@ impl Bridge {
 
     /// Stores a request already read and checked, or finds the one it resumes.
     async fn ask_request(self: &Arc<Self>, mut request: Request, warnings: Vec<Warning>) -> Result<Asked, BridgeError> {
-        let id = request.id.clone().unwrap_or_else(|| format!("q-{}", crate::config::random_hex(8)));
+        let id = request.id.clone().unwrap_or_else(|| format!("q-{}", crate::files::random_hex(8)));
         request.id = Some(id.clone());
         if let Some(sid) = request.agent.as_ref().and_then(|a| a.session_id.as_deref()) {
             let pending = lock(&self.waiting).values().filter(|w| w.session.as_deref() == Some(sid)).count();
@@ -594,7 +594,7 @@ impl Bridge {
             (&decision, approval.kept(&record.request, result, agent, &self.settings.limits))
         {
             let stored = StoredRule {
-                id: format!("r-{}", crate::config::random_hex(6)),
+                id: format!("r-{}", crate::files::random_hex(6)),
                 rule: serde_json::to_string(&rule).unwrap_or_default(),
                 created_at: self.now_ms(),
                 created_by: by.map(str::to_owned),

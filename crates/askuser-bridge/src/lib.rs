@@ -27,7 +27,9 @@
 //! - `tls`: certificates, fingerprint pinning, and every HTTP and WebSocket client.
 //! - `fingerprint`: a certificate's SHA-256 fingerprint, as clients pin it.
 //! - `tokens`: scoped credentials (agent, device, admin), stored hashed, revocable.
-//! - `config`: the data directory, the token, `bridge.json`, finding a bridge.
+//! - [`files`]: the data directory, the token, private writes.
+//! - [`client`]: `bridge.json`, finding a bridge, and its clients.
+//! - `redact`: secrets shown redacted.
 //! - [`notify`]: reaching people away from the screen: each way a `notify::Channel` (Web
 //!   Push to paired devices, the webhook, ntfy, the Slack app, the Telegram bot).
 //! - `late`: the command run for answers that arrive after their agent left.
@@ -39,9 +41,10 @@
 //! the terminal front end): Cargo keeps it that way.
 
 mod assets;
-mod config;
+pub mod client;
 mod damage;
 mod error;
+pub mod files;
 mod fingerprint;
 mod http;
 mod hub;
@@ -49,6 +52,7 @@ mod late;
 mod listen;
 pub mod notify;
 mod process;
+mod redact;
 mod serve;
 pub mod store;
 mod tls;
@@ -63,28 +67,10 @@ pub use crate::{
     error::{Error, Result},
     hub::{Bridge, BridgeError, Settings},
     listen::Limits,
+    redact::{redact, Secret},
     serve::{open_browser, public_url, serve, start, Running, ServeOptions, Tls},
     store::Durability,
 };
-
-/// Reaching a running bridge: finding it (`bridge.json`, the environment), its HTTP and
-/// WebSocket clients (pinned to its certificate when it has its own), and what its
-/// credentials API returns.
-pub mod client {
-    pub use crate::config::{bridge_file, bridge_running, find_bridge, BridgeFile, Endpoint, NotRunning, DEFAULT_ADDR, ENV_TOKEN, ENV_URL};
-    pub use crate::tls::{explain, http, http_client, notify_client, websocket, Fingerprint, Socket};
-    pub use crate::tokens::{Credential, Scope, StoredSession};
-}
-
-/// The data directory and the files askuser keeps in it: created private (0600), written
-/// whole or not at all; secrets shown redacted; timestamps as the files write them.
-pub mod files {
-    pub use crate::config::{
-        append_private, create_private, data_dir, ensure_dir, random_hex, redact, replace_private, write_private, Secret,
-    };
-    pub use crate::damage::iso8601;
-    pub use crate::process::alive;
-}
 
 /// Every lock in askuser is taken this way. A lock is poisoned when a thread panicked
 /// while holding it; nothing here panics on purpose, and every critical section leaves
@@ -136,13 +122,13 @@ mod layout {
     use std::path::Path;
 
     /// Every `.rs` file under `path` (or `path` itself), without its unit tests (which
-    /// may use anything) and comments (a doc link is not a use).
+    /// may use anything: a `mod tests` at a file's end, or a `tests.rs`) and comments (a doc link is not a use).
     fn texts(path: &Path, out: &mut String) {
         if path.is_dir() {
             for entry in std::fs::read_dir(path).unwrap().flatten() {
                 texts(&entry.path(), out);
             }
-        } else if path.extension().is_some_and(|e| e == "rs") {
+        } else if path.extension().is_some_and(|e| e == "rs") && !path.ends_with("tests.rs") {
             let text = std::fs::read_to_string(path).unwrap();
             let code = text.split("#[cfg(test)]\nmod tests").next().unwrap().lines().filter(|l| !l.trim_start().starts_with("//"));
             code.for_each(|l| out.extend([l, "\n"]));

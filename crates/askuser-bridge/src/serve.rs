@@ -4,8 +4,9 @@
 //! benchmarks and `askuser mcp` use it); [`serve`] is `askuser serve`: start, write
 //! `bridge.json`, wait for SIGINT/SIGTERM, stop.
 
-use crate::config::{self, BridgeFile};
+use crate::client::{self, BridgeFile};
 use crate::error::{invalid, Error, OrFile, Result};
+use crate::files;
 use crate::http::{self, App, Security};
 use crate::hub::{Bridge, Settings};
 use crate::store::Durability;
@@ -58,7 +59,7 @@ pub enum Tls {
 impl ServeOptions {
     pub fn new(data_dir: PathBuf) -> Self {
         ServeOptions {
-            addr: config::DEFAULT_ADDR.into(),
+            addr: client::DEFAULT_ADDR.into(),
             data_dir,
             token: None,
             allow_origins: vec![],
@@ -168,7 +169,7 @@ fn lock_dir(dir: &std::path::Path) -> Result<std::fs::File> {
         }
         Err(std::fs::TryLockError::WouldBlock) => {
             let pid = std::fs::read_to_string(&path).unwrap_or_default();
-            let url = std::fs::read_to_string(config::bridge_file(dir))
+            let url = std::fs::read_to_string(client::bridge_file(dir))
                 .ok()
                 .and_then(|t| serde_json::from_str::<BridgeFile>(&t).ok())
                 .map(|f| format!(" at {}", f.url))
@@ -187,7 +188,7 @@ fn lock_dir(dir: &std::path::Path) -> Result<std::fs::File> {
 /// The question store and its WAL files readable by this user only: SQLite creates them
 /// with the process's umask (often 0644), and the questions are private.
 fn private_store_files(db: &std::path::Path) -> Result<()> {
-    match config::create_private(db) {
+    match files::create_private(db) {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(e).or_file("open the question store", db),
         _ => {}
     }
@@ -205,9 +206,9 @@ fn private_store_files(db: &std::path::Path) -> Result<()> {
 /// Starts a bridge: its data directory (locked) and token, its store, its address and
 /// certificate, its credentials, notifications and routes, in that order.
 pub async fn start(opts: ServeOptions) -> Result<Running> {
-    config::ensure_dir(&opts.data_dir)?;
+    files::ensure_dir(&opts.data_dir)?;
     let lock = lock_dir(&opts.data_dir)?;
-    let token = config::token(opts.token.as_deref(), &opts.data_dir)?;
+    let token = files::token(opts.token.as_deref(), &opts.data_dir)?;
     let (store, store_state) = open_store(&opts).await?;
     let bridge = Bridge::with_store(store.clone(), opts.settings.clone());
     bridge.start_background().await.map_err(|e| Error::Store(e.into()))?;
@@ -240,9 +241,9 @@ pub async fn start(opts: ServeOptions) -> Result<Running> {
     let router = http::router(app);
     let server = tokio::spawn(crate::listen::serve(listener, router, opts.limits, acceptor, stopped));
     let bridge_file = if opts.announce {
-        let path = config::bridge_file(&opts.data_dir);
+        let path = client::bridge_file(&opts.data_dir);
         let file = BridgeFile { url: url.clone(), token: token.clone(), pid: std::process::id(), fingerprint };
-        config::write_private(&path, &serde_json::to_vec_pretty(&file).map_err(|e| Error::invalid(e.to_string()))?)?;
+        files::write_private(&path, &serde_json::to_vec_pretty(&file).map_err(|e| Error::invalid(e.to_string()))?)?;
         Some(path)
     } else {
         None
@@ -272,7 +273,7 @@ async fn open_store(opts: &ServeOptions) -> Result<(Arc<dyn crate::store::Store>
         let store = crate::store::Postgres::connect(url).await.map_err(store_error)?;
         tracing::info!(
             "sharing the store at {} (this bridge: {})",
-            crate::config::redact(crate::config::Secret::Store(url)),
+            crate::redact::redact(crate::redact::Secret::Store(url)),
             store.bridge_id()
         );
         return Ok((store, None));

@@ -236,12 +236,12 @@ impl Identity {
         if cert.exists() && key.exists() {
             return Identity::from_files(&cert, &key);
         }
-        crate::config::ensure_dir(&dir)?;
+        crate::files::ensure_dir(&dir)?;
         let mut all = vec!["localhost".to_owned(), "127.0.0.1".to_owned(), "::1".to_owned()];
         all.extend(names.iter().filter(|n| !n.is_empty()).cloned());
         let made = rcgen::generate_simple_self_signed(all).map_err(|e| Error::invalid(format!("cannot make a certificate: {e}")))?;
-        crate::config::write_private(&key, made.signing_key.serialize_pem().as_bytes())?;
-        crate::config::write_private(&cert, made.cert.pem().as_bytes())?;
+        crate::files::write_private(&key, made.signing_key.serialize_pem().as_bytes())?;
+        crate::files::write_private(&cert, made.cert.pem().as_bytes())?;
         Identity::from_files(&cert, &key)
     }
 

@@ -172,9 +172,9 @@ impl Registry {
 
     /// Makes a credential; returns it with its token (shown this once).
     pub async fn create(&self, scope: Scope, name: &str, person: Option<&str>, now: u64) -> Result<(Credential, String), StoreError> {
-        let token = crate::config::random_hex(32);
+        let token = crate::files::random_hex(32);
         let credential = Credential {
-            id: format!("{}-{}", scope.as_str(), crate::config::random_hex(4)),
+            id: format!("{}-{}", scope.as_str(), crate::files::random_hex(4)),
             name: name.to_owned(),
             scope,
             hash: hash(&token),
@@ -231,9 +231,9 @@ impl Registry {
     /// Opens a page session for `caller` (not an agent) until `now + lasts` ms: the
     /// session and the cookie's value, shown this once (a random value, no token).
     pub async fn open_session(&self, caller: &Caller, now: u64, lasts: u64) -> Result<(StoredSession, String), StoreError> {
-        let cookie = crate::config::random_hex(32);
+        let cookie = crate::files::random_hex(32);
         let session = StoredSession {
-            id: format!("session-{}", crate::config::random_hex(4)),
+            id: format!("session-{}", crate::files::random_hex(4)),
             hash: hash(&cookie),
             credential: caller.id.clone(),
             created_at: now,

@@ -507,9 +507,12 @@ impl ChannelArgs for WebhookArgs {
 
     fn add(&self, opts: &mut NotifyOptions, rules: Rules, data_dir: &std::path::Path) -> anyhow::Result<()> {
         let url = self.notify_webhook.as_deref().unwrap_or_default();
-        let url: reqwest::Url = url
-            .parse()
-            .map_err(|e| anyhow::anyhow!("--notify-webhook: expected a URL, got {:?} ({e})", files::redact(files::Secret::Webhook(url))))?;
+        let url: reqwest::Url = url.parse().map_err(|e| {
+            anyhow::anyhow!(
+                "--notify-webhook: expected a URL, got {:?} ({e})",
+                askuser_bridge::redact(askuser_bridge::Secret::Webhook(url))
+            )
+        })?;
         let secret = match &self.notify_webhook_secret {
             Some(s) => s.clone(),
             None => notify::webhook_secret(data_dir)?,
@@ -631,7 +634,7 @@ fn escalation(text: &str) -> Result<Escalation, String> {
 
 /// `--store`: a PostgreSQL URL (checked here, so a typo fails before anything starts).
 fn store_url(text: &str) -> Result<String, String> {
-    let shown = || files::redact(files::Secret::Store(text));
+    let shown = || askuser_bridge::redact(askuser_bridge::Secret::Store(text));
     if !(text.starts_with("postgres://") || text.starts_with("postgresql://")) {
         return Err(format!("expected a postgres:// or postgresql:// URL, got {:?}", shown()));
     }

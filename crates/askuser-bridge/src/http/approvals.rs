@@ -49,7 +49,7 @@ pub(super) async fn add_rule(State(app): State<App>, body: Result<Bytes, BytesRe
     };
     let rule = Rule::parse(text, scope).map_err(|e| Refusal(error(StatusCode::BAD_REQUEST, ErrorBody::invalid(e))))?;
     let stored = StoredRule {
-        id: format!("r-{}", crate::config::random_hex(6)),
+        id: format!("r-{}", crate::files::random_hex(6)),
         rule: serde_json::to_string(&rule).unwrap_or_default(),
         created_at: app.bridge.now_ms(),
         created_by: Some("admin".into()),

@@ -37,7 +37,7 @@ pub struct Ntfy {
 impl Ntfy {
     /// `https://ntfy.sh/mytopic` as a server and a topic.
     pub fn parse(url: &str, token: Option<String>) -> Result<Ntfy, String> {
-        let shown = || crate::config::redact(crate::config::Secret::Ntfy(url));
+        let shown = || crate::redact::redact(crate::redact::Secret::Ntfy(url));
         let parsed: reqwest::Url = url.parse().map_err(|e| format!("--notify-ntfy: expected URL/TOPIC, got {:?} ({e})", shown()))?;
         let topic = parsed.path_segments().and_then(|mut s| s.next_back()).unwrap_or_default().to_owned();
         if topic.is_empty() || !topic.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_') {
@@ -80,9 +80,9 @@ pub fn webhook_secret(dir: &std::path::Path) -> crate::error::Result<String> {
     match std::fs::read_to_string(&path) {
         Ok(s) if !s.trim().is_empty() => Ok(s.trim().to_owned()),
         _ => {
-            crate::config::ensure_dir(&dir.join("notify"))?;
-            let secret = crate::config::random_hex(32);
-            crate::config::write_private(&path, secret.as_bytes())?;
+            crate::files::ensure_dir(&dir.join("notify"))?;
+            let secret = crate::files::random_hex(32);
+            crate::files::write_private(&path, secret.as_bytes())?;
             Ok(secret)
         }
     }
@@ -157,7 +157,7 @@ impl super::Channel for Webhook {
             true => format!("the secret in {}", kept.display()),
             false => "--notify-webhook-secret".into(),
         };
-        let hook = crate::config::redact(crate::config::Secret::Webhook(self.url.as_str()));
+        let hook = crate::redact::redact(crate::redact::Secret::Webhook(self.url.as_str()));
         Some(format!("new questions go to the webhook {hook} (signed with {from})"))
     }
 }
@@ -186,7 +186,7 @@ impl super::Channel for Ntfy {
     }
 
     fn describe(&self, _: &std::path::Path) -> Option<String> {
-        let topic = crate::config::redact(crate::config::Secret::Ntfy(&format!("{}{}", self.server, self.topic)));
+        let topic = crate::redact::redact(crate::redact::Secret::Ntfy(&format!("{}{}", self.server, self.topic)));
         Some(format!("new questions go to the ntfy topic {topic}"))
     }
 }

@@ -541,7 +541,7 @@ impl Notifier {
         };
         if let (true, Some((channel, credential))) = (linkable, links) {
             for (i, choice) in linked {
-                let key = crate::config::random_hex(16);
+                let key = crate::files::random_hex(16);
                 stored.push(StoredLink {
                     hash: crate::tokens::hash(&key),
                     question_id: record.id.clone(),

@@ -5,8 +5,8 @@
 //! and keeps it: a browser's subscription is bound to that public key, so a new key
 //! would orphan every subscription.
 
-use crate::config;
 use crate::error::{Error, OrFile, Result};
+use crate::files;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD as B64;
 use base64::Engine as _;
 use ring::rand::SystemRandom;
@@ -39,9 +39,9 @@ impl Vapid {
         let pkcs8 = match std::fs::read(&path) {
             Ok(bytes) => bytes,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                config::ensure_dir(&dir.join("push"))?;
+                files::ensure_dir(&dir.join("push"))?;
                 let made = Vapid::generate()?;
-                config::write_private(&path, &made)?;
+                files::write_private(&path, &made)?;
                 made
             }
             Err(e) => return Err(e).or_file("read the VAPID key", &path),

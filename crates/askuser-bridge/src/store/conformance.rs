@@ -12,7 +12,7 @@ use std::sync::Arc;
 async fn stores() -> Vec<(&'static str, Arc<dyn Store>)> {
     let mut stores: Vec<(&'static str, Arc<dyn Store>)> = vec![("sqlite", Arc::new(Sqlite::open_in_memory().unwrap()))];
     if let Ok(admin) = std::env::var("ASKUSER_TEST_POSTGRES") {
-        let name = format!("conformance_{}", crate::config::random_hex(6));
+        let name = format!("conformance_{}", crate::files::random_hex(6));
         let (client, connection) = tokio_postgres::connect(&admin, tokio_postgres::NoTls).await.expect("the test server is up");
         tokio::spawn(connection);
         client.batch_execute(&format!("CREATE DATABASE {name}")).await.expect("a database of its own");

@@ -281,7 +281,7 @@ impl Postgres {
     /// server, refused credentials, a certificate that does not verify, a schema written
     /// by a newer askuser.
     pub async fn connect(url: &str) -> Result<Arc<Postgres>, StoreError> {
-        let at = crate::config::redact(crate::config::Secret::Store(url));
+        let at = crate::redact::redact(crate::redact::Secret::Store(url));
         let fail = |message: String| StoreError::Open { path: at.clone().into(), message };
         let (config, ca) = parse_url(url).map_err(fail)?;
         let tls = MakeRustlsConnect::new(crate::tls::database_config(ca.as_deref()).map_err(|e| fail(format!("{e:#}")))?);
@@ -313,7 +313,7 @@ impl Postgres {
                 })?
                 .map_err(fail)?;
         }
-        let me = format!("b-{}", crate::config::random_hex(6));
+        let me = format!("b-{}", crate::files::random_hex(6));
         let store = Arc::new(Postgres {
             pool,
             me,
