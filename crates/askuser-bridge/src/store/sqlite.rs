@@ -196,7 +196,7 @@ impl Sqlite {
     /// missing or read-only directory, a read-only file, a file that is not a database or
     /// one written by a newer askuser fails here with [`StoreError::Open`], not at the
     /// first answer.
-    pub fn open(path: &Path, durability: Durability) -> Result<Sqlite, StoreError> {
+    pub(crate) fn open(path: &Path, durability: Durability) -> Result<Sqlite, StoreError> {
         let fail = |e: rusqlite::Error| StoreError::Open { path: path.to_owned(), message: open_message(&e, path) };
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_CREATE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(path, flags).map_err(fail)?;
@@ -231,7 +231,7 @@ impl Sqlite {
     /// SQLite's own check of the store file at `path`, on a read-only connection of its
     /// own so nothing is written first: `integrity_check` when `full`, else the faster
     /// `quick_check`. `["ok"]` when sound (or when there is no store yet), else what it found.
-    pub fn check(path: &Path, full: bool) -> Result<Vec<String>, String> {
+    pub(crate) fn check(path: &Path, full: bool) -> Result<Vec<String>, String> {
         let sound = || Ok(vec!["ok".to_owned()]);
         if std::fs::metadata(path).map_or(true, |m| !m.is_file() || m.len() == 0) {
             return sound(); // nothing to check: opening says what is wrong, if anything
@@ -277,7 +277,7 @@ impl Sqlite {
 
     /// Whether the store can take writes: the last one failed (say, the disk is full),
     /// or its disk has less than [`MIN_FREE_BYTES`] free. `Err` says which.
-    pub fn health(&self) -> Result<(), String> {
+    pub(crate) fn health(&self) -> Result<(), String> {
         if let Some(failure) = lock(&self.write_failure).clone() {
             return Err(format!("the last write to the question store failed: {failure}"));
         }
@@ -300,7 +300,7 @@ impl Sqlite {
     /// If `record.id` is already stored: with the same `request.questions` this is a
     /// resume and returns `Ok(Inserted::Existing(stored record))`, changing nothing; with
     /// different questions it returns [`StoreError::Conflict`], changing nothing.
-    pub fn insert(&self, record: &QuestionRecord) -> Result<Inserted, StoreError> {
+    pub(crate) fn insert(&self, record: &QuestionRecord) -> Result<Inserted, StoreError> {
         self.noted(self.insert_unnoted(record))
     }
 
@@ -350,7 +350,7 @@ impl Sqlite {
     /// was already final this returns [`Finished::AlreadyFinal`] with the stored record
     /// and changes nothing. An unknown id is [`StoreError::NotFound`]; a `result` whose
     /// status is `pending` is refused with [`StoreError::Db`].
-    pub fn finish(&self, id: &str, result: &AskResult, by: Option<&str>) -> Result<Finished, StoreError> {
+    pub(crate) fn finish(&self, id: &str, result: &AskResult, by: Option<&str>) -> Result<Finished, StoreError> {
         self.noted(self.finish_unnoted(id, result, by))
     }
 
@@ -390,14 +390,14 @@ impl Sqlite {
     }
 
     /// The question `id`, or `None` if it is not stored.
-    pub fn get(&self, id: &str) -> Result<Option<QuestionRecord>, StoreError> {
+    pub(crate) fn get(&self, id: &str) -> Result<Option<QuestionRecord>, StoreError> {
         let raw = select(&self.lock(), id).map_err(|e| db_error(format!("cannot read question {id:?}"), e))?;
         raw.map(parse_record).transpose()
     }
 
     /// At most `limit` questions. [`Filter::Pending`]: oldest first (insertion order).
     /// [`Filter::Final`]: most recently finished first. [`Filter::All`]: newest first.
-    pub fn list(&self, filter: Filter, limit: usize) -> Result<Vec<QuestionRecord>, StoreError> {
+    pub(crate) fn list(&self, filter: Filter, limit: usize) -> Result<Vec<QuestionRecord>, StoreError> {
         let sql = match filter {
             Filter::Pending => {
                 concat!("SELECT ", record_columns!(), " FROM questions WHERE status = 'pending' ORDER BY seq LIMIT ?1")
@@ -423,7 +423,7 @@ impl Sqlite {
     /// is returned, however big). Returns them, the last one's position for the next call,
     /// and whether more follow. A snapshot is read this way, part by part, so a tab's
     /// snapshot never holds every pending question in memory at once.
-    pub fn pending_page(&self, after_seq: i64, max_count: usize, max_bytes: usize) -> Result<(Vec<QuestionRecord>, i64, bool), StoreError> {
+    pub(crate) fn pending_page(&self, after_seq: i64, max_count: usize, max_bytes: usize) -> Result<(Vec<QuestionRecord>, i64, bool), StoreError> {
         const SQL: &str =
             concat!("SELECT seq, ", record_columns!(), " FROM questions WHERE status = 'pending' AND seq > ?1 ORDER BY seq LIMIT ?2");
         let fail = |e| db_error("cannot list pending questions".into(), e);
@@ -451,7 +451,7 @@ impl Sqlite {
 
     /// Final questions, most recently finished first, from `offset`; with `search`, only
     /// those whose request or result contains it (ASCII case ignored, as SQLite's LIKE).
-    pub fn history(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<QuestionRecord>, StoreError> {
+    pub(crate) fn history(&self, search: Option<&str>, offset: usize, limit: usize) -> Result<Vec<QuestionRecord>, StoreError> {
         let pattern = search.map(like_pattern);
         let (limit, offset) = (i64::try_from(limit).unwrap_or(i64::MAX), i64::try_from(offset).unwrap_or(i64::MAX));
         let raw: Vec<RawRecord> = {
@@ -476,7 +476,7 @@ impl Sqlite {
     /// and returns how many. Pending questions are never deleted. Expired answer links,
     /// old notification records and approval decisions made before `cutoff_ms` go too
     /// (approval rules stay).
-    pub fn prune(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
+    pub(crate) fn prune(&self, cutoff_ms: u64) -> Result<usize, StoreError> {
         let cutoff = i64::try_from(cutoff_ms).unwrap_or(i64::MAX);
         let conn = self.lock();
         conn.prepare_cached("DELETE FROM decisions WHERE at < ?1")
@@ -497,7 +497,7 @@ impl Sqlite {
     /// Keeps `sub`, replacing the subscription with the same endpoint only when the same
     /// credential made it; false: another credential holds the endpoint, and nothing
     /// changed (see [`Deliveries::add_subscription`]).
-    pub fn add_subscription(&self, sub: &StoredSubscription) -> Result<bool, StoreError> {
+    pub(crate) fn add_subscription(&self, sub: &StoredSubscription) -> Result<bool, StoreError> {
         let context = |e| db_error("cannot store the push subscription".into(), e);
         let created = to_sql_ms(sub.created_at, "createdAt", &sub.endpoint)?;
         self.noted(
@@ -516,7 +516,7 @@ impl Sqlite {
     }
 
     /// Every push subscription, oldest first.
-    pub fn subscriptions(&self) -> Result<Vec<StoredSubscription>, StoreError> {
+    pub(crate) fn subscriptions(&self) -> Result<Vec<StoredSubscription>, StoreError> {
         let context = |e| db_error("cannot read the push subscriptions".into(), e);
         let conn = self.lock();
         let mut stmt = conn
@@ -541,7 +541,7 @@ impl Sqlite {
 
     /// Forgets the subscription at `endpoint` (only `credential`'s, when given); whether
     /// there was one.
-    pub fn remove_subscription(&self, endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError> {
+    pub(crate) fn remove_subscription(&self, endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError> {
         let context = |e| db_error("cannot remove the push subscription".into(), e);
         let conn = self.lock();
         let removed = match credential {
@@ -555,7 +555,7 @@ impl Sqlite {
     }
 
     /// Forgets every subscription credential `id` made (it was revoked).
-    pub fn remove_subscriptions_of(&self, id: &str) -> Result<usize, StoreError> {
+    pub(crate) fn remove_subscriptions_of(&self, id: &str) -> Result<usize, StoreError> {
         let context = |e| db_error("cannot remove the push subscriptions".into(), e);
         self.noted(
             self.lock()
@@ -566,7 +566,7 @@ impl Sqlite {
     }
 
     /// Keeps answer links (their keys only as hashes).
-    pub fn add_links(&self, links: &[StoredLink]) -> Result<(), StoreError> {
+    pub(crate) fn add_links(&self, links: &[StoredLink]) -> Result<(), StoreError> {
         let context = |e| db_error("cannot store answer links".into(), e);
         let mut conn = self.lock();
         let outcome = (|| {
@@ -588,7 +588,7 @@ impl Sqlite {
 
     /// Records that question `id` reached `target` (`push:ENDPOINT`, `webhook`, `ntfy`),
     /// so a restarted bridge neither sends it again nor forgets to close it.
-    pub fn add_notified(&self, id: &str, target: &str, at: u64, message: Option<&str>) -> Result<(), StoreError> {
+    pub(crate) fn add_notified(&self, id: &str, target: &str, at: u64, message: Option<&str>) -> Result<(), StoreError> {
         let context = |e| db_error(format!("cannot record a notification of {id:?}"), e);
         let at = to_sql_ms(at, "notifiedAt", id)?;
         self.noted(
@@ -604,7 +604,7 @@ impl Sqlite {
     }
 
     /// Every notification recorded as sent.
-    pub fn notified(&self) -> Result<Vec<Notified>, StoreError> {
+    pub(crate) fn notified(&self) -> Result<Vec<Notified>, StoreError> {
         let context = |e| db_error("cannot read the notifications sent".into(), e);
         let conn = self.lock();
         let mut stmt = conn
@@ -622,7 +622,7 @@ impl Sqlite {
     }
 
     /// The channels' messages question `id` was posted as.
-    pub fn posted(&self, id: &str) -> Result<Vec<(String, String)>, StoreError> {
+    pub(crate) fn posted(&self, id: &str) -> Result<Vec<(String, String)>, StoreError> {
         let context = |e| db_error(format!("cannot read where {id:?} was posted"), e);
         let conn = self.lock();
         let mut stmt =
@@ -632,7 +632,7 @@ impl Sqlite {
     }
 
     /// The question `target`'s message `message` is about.
-    pub fn notified_by_message(&self, target: &str, message: &str) -> Result<Option<String>, StoreError> {
+    pub(crate) fn notified_by_message(&self, target: &str, message: &str) -> Result<Option<String>, StoreError> {
         let context = |e| db_error("cannot find the question of a channel's message".into(), e);
         self.lock()
             .prepare_cached("SELECT question_id FROM notified WHERE target = ?1 AND message = ?2")
@@ -641,7 +641,7 @@ impl Sqlite {
     }
 
     /// Forgets where question `id` was sent (its notifications are closed).
-    pub fn forget_notified(&self, id: &str) -> Result<(), StoreError> {
+    pub(crate) fn forget_notified(&self, id: &str) -> Result<(), StoreError> {
         let context = |e| db_error(format!("cannot forget the notifications of {id:?}"), e);
         self.noted(
             self.lock()
@@ -654,7 +654,7 @@ impl Sqlite {
 
     /// Uses the link whose key hashes to `hash` at `now`: marks it used if it is unused
     /// and unexpired, in one `UPDATE`, so a link answers once however many use it at once.
-    pub fn use_link(&self, hash: &str, now: u64) -> Result<LinkUse, StoreError> {
+    pub(crate) fn use_link(&self, hash: &str, now: u64) -> Result<LinkUse, StoreError> {
         let context = |e| db_error("cannot use an answer link".into(), e);
         let at = i64::try_from(now).unwrap_or(i64::MAX);
         let mut conn = self.lock();
@@ -678,13 +678,13 @@ impl Sqlite {
     }
 
     /// The link whose key hashes to `hash`, and whether it was used, without using it.
-    pub fn link(&self, hash: &str) -> Result<Option<(StoredLink, bool)>, StoreError> {
+    pub(crate) fn link(&self, hash: &str) -> Result<Option<(StoredLink, bool)>, StoreError> {
         let context = |e| db_error("cannot read an answer link".into(), e);
         read_link(&self.lock(), hash).map(|found| found.map(|(link, used)| (link, used.is_some()))).map_err(context)
     }
 
     /// Records that credential `owner` asked question `id` (kept if one is recorded).
-    pub fn set_owner(&self, id: &str, owner: &str) -> Result<(), StoreError> {
+    pub(crate) fn set_owner(&self, id: &str, owner: &str) -> Result<(), StoreError> {
         let context = |e| db_error(format!("cannot record who asked {id:?}"), e);
         self.noted(
             self.lock()
@@ -696,7 +696,7 @@ impl Sqlite {
     }
 
     /// The agent credential that asked question `id`, if one did.
-    pub fn owner(&self, id: &str) -> Result<Option<String>, StoreError> {
+    pub(crate) fn owner(&self, id: &str) -> Result<Option<String>, StoreError> {
         let context = |e| db_error(format!("cannot read who asked {id:?}"), e);
         self.lock()
             .prepare_cached("SELECT owner FROM questions WHERE id = ?1")
@@ -706,7 +706,7 @@ impl Sqlite {
     }
 
     /// Stores a new credential (its token only as a hash).
-    pub fn add_credential(&self, c: &Credential) -> Result<(), StoreError> {
+    pub(crate) fn add_credential(&self, c: &Credential) -> Result<(), StoreError> {
         let context = |e| db_error(format!("cannot store credential {:?}", c.id), e);
         let created = to_sql_ms(c.created_at, "createdAt", &c.id)?;
         self.noted(
@@ -719,7 +719,7 @@ impl Sqlite {
     }
 
     /// Every credential, revoked ones included, oldest first.
-    pub fn credentials(&self) -> Result<Vec<Credential>, StoreError> {
+    pub(crate) fn credentials(&self) -> Result<Vec<Credential>, StoreError> {
         let context = |e| db_error("cannot read the credentials".into(), e);
         let conn = self.lock();
         let mut stmt = conn
@@ -744,7 +744,7 @@ impl Sqlite {
     }
 
     /// Marks credential `id` revoked at `at`; false when there is none or it already was.
-    pub fn revoke_credential(&self, id: &str, at: u64) -> Result<bool, StoreError> {
+    pub(crate) fn revoke_credential(&self, id: &str, at: u64) -> Result<bool, StoreError> {
         let context = |e| db_error(format!("cannot revoke credential {id:?}"), e);
         let at = to_sql_ms(at, "revokedAt", id)?;
         let changed = self.noted(
@@ -757,7 +757,7 @@ impl Sqlite {
     }
 
     /// Every (person, team) membership, by person then team.
-    pub fn teams(&self) -> Result<Vec<(String, String)>, StoreError> {
+    pub(crate) fn teams(&self) -> Result<Vec<(String, String)>, StoreError> {
         let context = |e| db_error("cannot read the teams".into(), e);
         let conn = self.lock();
         let mut stmt = conn.prepare_cached("SELECT person, team FROM teams ORDER BY person, team").map_err(context)?;
@@ -766,7 +766,7 @@ impl Sqlite {
     }
 
     /// Makes `teams` the teams `person` is in.
-    pub fn set_teams(&self, person: &str, teams: &[String]) -> Result<(), StoreError> {
+    pub(crate) fn set_teams(&self, person: &str, teams: &[String]) -> Result<(), StoreError> {
         let context = |e| db_error(format!("cannot set the teams of {person:?}"), e);
         let mut conn = self.lock();
         let outcome = (|| {
@@ -782,7 +782,7 @@ impl Sqlite {
     }
 
     /// Keeps a new page session, and forgets those expired by its `created_at`.
-    pub fn add_session(&self, s: &StoredSession) -> Result<(), StoreError> {
+    pub(crate) fn add_session(&self, s: &StoredSession) -> Result<(), StoreError> {
         let context = |e| db_error(format!("cannot store page session {:?}", s.id), e);
         let created = to_sql_ms(s.created_at, "createdAt", &s.id)?;
         let expires = to_sql_ms(s.expires_at, "expiresAt", &s.id)?;
@@ -799,7 +799,7 @@ impl Sqlite {
     }
 
     /// The page session whose cookie hashes to `hash`, expired or not.
-    pub fn session(&self, hash: &str) -> Result<Option<StoredSession>, StoreError> {
+    pub(crate) fn session(&self, hash: &str) -> Result<Option<StoredSession>, StoreError> {
         let context = |e| db_error("cannot read a page session".into(), e);
         self.lock()
             .prepare_cached("SELECT id, hash, credential, created_at, expires_at FROM page_sessions WHERE hash = ?1")
@@ -808,7 +808,7 @@ impl Sqlite {
     }
 
     /// Every page session kept, oldest first.
-    pub fn sessions(&self) -> Result<Vec<StoredSession>, StoreError> {
+    pub(crate) fn sessions(&self) -> Result<Vec<StoredSession>, StoreError> {
         let context = |e| db_error("cannot read the page sessions".into(), e);
         let conn = self.lock();
         let mut stmt = conn
@@ -819,7 +819,7 @@ impl Sqlite {
     }
 
     /// Forgets page session `id`; whether there was one.
-    pub fn remove_session(&self, id: &str) -> Result<bool, StoreError> {
+    pub(crate) fn remove_session(&self, id: &str) -> Result<bool, StoreError> {
         let context = |e| db_error(format!("cannot remove page session {id:?}"), e);
         let sql = "DELETE FROM page_sessions WHERE id = ?1";
         let removed = self.noted(self.lock().prepare_cached(sql).and_then(|mut s| s.execute([id])).map_err(context))?;
@@ -827,14 +827,14 @@ impl Sqlite {
     }
 
     /// Forgets every page session credential `id` opened.
-    pub fn remove_sessions_of(&self, id: &str) -> Result<usize, StoreError> {
+    pub(crate) fn remove_sessions_of(&self, id: &str) -> Result<usize, StoreError> {
         let context = |e| db_error(format!("cannot remove the page sessions of {id:?}"), e);
         let sql = "DELETE FROM page_sessions WHERE credential = ?1";
         self.noted(self.lock().prepare_cached(sql).and_then(|mut s| s.execute([id])).map_err(context))
     }
 
     /// Keeps approval rule `rule` (a new id: an id already kept is refused).
-    pub fn add_rule(&self, rule: &StoredRule) -> Result<(), StoreError> {
+    pub(crate) fn add_rule(&self, rule: &StoredRule) -> Result<(), StoreError> {
         let context = |e| db_error(format!("cannot store approval rule {:?}", rule.id), e);
         let created = i64::try_from(rule.created_at).unwrap_or(i64::MAX);
         self.noted(
@@ -847,7 +847,7 @@ impl Sqlite {
     }
 
     /// Every approval rule, oldest first.
-    pub fn rules(&self) -> Result<Vec<StoredRule>, StoreError> {
+    pub(crate) fn rules(&self) -> Result<Vec<StoredRule>, StoreError> {
         let context = |e| db_error("cannot read the approval rules".into(), e);
         let conn = self.lock();
         let mut stmt =
@@ -866,7 +866,7 @@ impl Sqlite {
     }
 
     /// Forgets rule `id`; whether there was one.
-    pub fn remove_rule(&self, id: &str) -> Result<bool, StoreError> {
+    pub(crate) fn remove_rule(&self, id: &str) -> Result<bool, StoreError> {
         let context = |e| db_error(format!("cannot remove approval rule {id:?}"), e);
         let removed =
             self.noted(self.lock().prepare_cached("DELETE FROM rules WHERE id = ?1").and_then(|mut s| s.execute([id])).map_err(context))?;
@@ -874,7 +874,7 @@ impl Sqlite {
     }
 
     /// Adds one decision to the audit log.
-    pub fn add_decision(&self, decision: &StoredDecision) -> Result<(), StoreError> {
+    pub(crate) fn add_decision(&self, decision: &StoredDecision) -> Result<(), StoreError> {
         let context = |e| db_error("cannot record an approval decision".into(), e);
         let d = decision;
         let at = i64::try_from(d.at).unwrap_or(i64::MAX);
@@ -891,7 +891,7 @@ impl Sqlite {
     }
 
     /// The newest `limit` decisions, newest first (ties: the later added first).
-    pub fn decisions(&self, limit: usize) -> Result<Vec<StoredDecision>, StoreError> {
+    pub(crate) fn decisions(&self, limit: usize) -> Result<Vec<StoredDecision>, StoreError> {
         let context = |e| db_error("cannot read the approval decisions".into(), e);
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let conn = self.lock();
@@ -919,7 +919,7 @@ impl Sqlite {
     }
 
     /// How many questions are `(pending, final)`, for `/v1/health` and benchmarks.
-    pub fn counts(&self) -> Result<(usize, usize), StoreError> {
+    pub(crate) fn counts(&self) -> Result<(usize, usize), StoreError> {
         let context = |e| db_error("cannot count questions".into(), e);
         let mut conn = self.lock();
         // One read transaction, so both counts see the same state.
