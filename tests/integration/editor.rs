@@ -1,0 +1,325 @@
+//! The editor extension (editors/vscode) in a real web IDE: code-server from npm (scripts/setup
+//! editor) with the `.vsix` installed by its own `--install-extension`, the workbench driven by
+//! headless Chromium, against a bridge here that the extension finds through `bridge.json`.
+//! It runs in a network namespace of its own (`unshare -n`): nothing reaches beyond loopback.
+
+use crate::support::*;
+use fantoccini::elements::Element;
+use fantoccini::key::Key;
+use fantoccini::Locator;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Set in the child this test runs itself as, inside the namespace.
+const INSIDE: &str = "ASKUSER_TEST_NETNS";
+
+fn repo(path: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..").join(path)
+}
+
+/// code-server with its own settings, user data and extensions, serving `folder`; killed
+/// with its children (the extension host) when dropped.
+struct CodeServer {
+    child: Child,
+    url: String,
+    user_data: PathBuf,
+}
+
+impl Drop for CodeServer {
+    fn drop(&mut self) {
+        let _ = rustix::process::kill_process_group(rustix::process::Pid::from_child(&self.child), rustix::process::Signal::KILL);
+        let _ = self.child.wait();
+    }
+}
+
+fn code_server(home: &Path, vsix: &Path, folder: &Path, data_dir: &Path) -> CodeServer {
+    let exe = repo(".tools/editor/node_modules/.bin/code-server");
+    let (user_data, extensions) = (home.join("user-data"), home.join("extensions"));
+    std::fs::create_dir_all(user_data.join("User")).unwrap();
+    // A first start that shows the workbench and nothing else.
+    let settings = json!({
+        "workbench.startupEditor": "none", "workbench.tips.enabled": false, "security.workspace.trust.enabled": false,
+        "telemetry.telemetryLevel": "off", "extensions.autoCheckUpdates": false, "extensions.autoUpdate": false,
+        "update.mode": "none", "workbench.enableExperiments": false, "chat.commandCenter.enabled": false,
+    });
+    std::fs::write(user_data.join("User/settings.json"), settings.to_string()).unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let config = home.join("config.yaml");
+    std::fs::write(&config, format!("bind-addr: 127.0.0.1:{port}\nauth: none\ncert: false\n")).unwrap();
+    let base = |cmd: &mut Command| {
+        cmd.arg("--config").arg(&config).arg("--user-data-dir").arg(&user_data).arg("--extensions-dir").arg(&extensions);
+        cmd.env("HOME", home).env("EXTENSIONS_GALLERY", "{}").env("ASKUSER_DATA_DIR", data_dir);
+    };
+    let mut install = Command::new(&exe);
+    base(&mut install);
+    let out = install.arg("--install-extension").arg(vsix).output().expect("code-server runs");
+    assert!(out.status.success(), "--install-extension failed: {}{}", text(&out.stdout), text(&out.stderr));
+    let mut serve = Command::new(&exe);
+    base(&mut serve);
+    // The askuser under test first on PATH (the extension would start it if no bridge ran).
+    let bin = Path::new(env!("CARGO_BIN_EXE_askuser")).parent().unwrap().to_owned();
+    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
+    serve.env("PATH", path);
+    serve.args(["--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override"]);
+    let log = std::fs::File::create(home.join("code-server.log")).unwrap();
+    let child = std::os::unix::process::CommandExt::process_group(&mut serve, 0)
+        .arg(folder)
+        .stdout(log.try_clone().unwrap())
+        .stderr(log)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("code-server starts");
+    CodeServer { child, url: format!("http://127.0.0.1:{port}"), user_data }
+}
+
+/// Waits for code-server's `/healthz`.
+async fn healthy(url: &str) {
+    let http = reqwest::Client::new();
+    for _ in 0..300 {
+        if http.get(format!("{url}/healthz")).send().await.is_ok_and(|r| r.status().is_success()) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("code-server did not answer /healthz within 30 s");
+}
+
+/// The `.vsix` as scripts/build-vsix packs it from editors/vscode, into `dir`.
+fn vsix(dir: &Path) -> PathBuf {
+    let out = Command::new(repo("scripts/build-vsix")).arg(dir).output().expect("scripts/build-vsix runs");
+    assert!(out.status.success(), "scripts/build-vsix failed: {}", text(&out.stderr));
+    PathBuf::from(text(&out.stdout).trim())
+}
+
+/// The first element `css` matches whose text contains `want`, once there (within `secs`).
+async fn with_text(browser: &Browser, css: &str, want: &str, secs: u64) -> Element {
+    let until = Instant::now() + Duration::from_secs(secs);
+    loop {
+        for e in browser.find_all(Locator::Css(css)).await.unwrap_or_default() {
+            let shown = e.text().await.unwrap_or_default();
+            let label = e.attr("aria-label").await.ok().flatten().unwrap_or_default();
+            if shown.contains(want) || label.contains(want) {
+                return e;
+            }
+        }
+        if Instant::now() > until {
+            let all: Vec<String> = futures_util::future::join_all(
+                browser.find_all(Locator::Css(css)).await.unwrap_or_default().iter().map(|e| async move { e.text().await.unwrap_or_default() }),
+            )
+            .await;
+            panic!("no {css} with {want:?} within {secs} s; there were {all:?}");
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+/// askuser's status bar item's accessible name.
+async fn status_label(browser: &Browser) -> String {
+    let item = with_text(browser, ".part.statusbar .statusbar-item", "askuser", 30).await;
+    item.attr("aria-label").await.unwrap().unwrap_or_default()
+}
+
+async fn until_status(browser: &Browser, want: &str) {
+    for _ in 0..200 {
+        if status_label(browser).await.contains(want) {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("the status bar never said {want:?}: {:?}", status_label(browser).await);
+}
+
+/// A notification's button: the toast naming `about`, its button `label`.
+async fn notification_button(browser: &Browser, about: &str, label: &str) -> Element {
+    let toast = with_text(browser, ".notification-toast", about, 15).await;
+    for b in toast.find_all(Locator::Css(".monaco-button")).await.unwrap() {
+        if b.text().await.unwrap_or_default().trim() == label {
+            return b;
+        }
+    }
+    panic!("the notification about {about:?} has no {label:?} button: {:?}", toast.text().await);
+}
+
+/// Into the askuser panel's page: the webview's outer frame, then its active frame.
+async fn enter_panel(browser: &Browser) {
+    browser.wait_css("iframe.webview.ready").await.enter_frame().await.unwrap();
+    browser.wait_css("iframe#active-frame").await.enter_frame().await.unwrap();
+}
+
+async fn leave_panel(browser: &Browser) {
+    browser.enter_parent_frame().await.unwrap();
+    browser.enter_parent_frame().await.unwrap();
+}
+
+/// Runs an askuser command against the test bridge (found through bridge.json).
+fn cli(data_dir: &Path, args: &[&str]) -> std::process::Output {
+    askuser().args(args).env("ASKUSER_DATA_DIR", data_dir).output().unwrap()
+}
+
+/// The extension's own log (its output channel, as code-server keeps it).
+fn extension_log(user_data: &Path) -> String {
+    let mut found = String::new();
+    let mut stack = vec![user_data.join("logs")];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
+            let p = entry.path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p.file_name().is_some_and(|n| n.to_string_lossy().ends_with("askuser.log")) {
+                found.push_str(&std::fs::read_to_string(&p).unwrap_or_default());
+            }
+        }
+    }
+    found
+}
+
+/// The whole extension in code-server: the count follows `askuser ask --no-wait`; a
+/// notification's button answers (`askuser result` has it); the panel answers a
+/// four-question set by keyboard and passes axe; an edit approval opens the diff view
+/// and its Allow reaches the agent; a set answered elsewhere leaves the panel. In a
+/// network namespace of its own: the test runs itself again under `unshare -n`.
+#[tokio::test]
+async fn the_extension_answers_in_code_server() {
+    needs!(Chromium, Axe, CodeServer);
+    if std::env::var_os(INSIDE).is_none() {
+        let exe = std::env::current_exe().unwrap();
+        let started = Instant::now();
+        let status = Command::new("unshare")
+            .args(["--net", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""])
+            .arg(exe)
+            .args(["editor::the_extension_answers_in_code_server", "--exact", "--nocapture", "--test-threads", "1"])
+            .env(INSIDE, "1")
+            .status()
+            .expect("unshare runs (util-linux)");
+        assert!(status.success(), "the test inside its network namespace failed (its output is above)");
+        eprintln!("editor: the whole run took {:.1} s", started.elapsed().as_secs_f64());
+        return;
+    }
+    // Only loopback here.
+    let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
+    let links = text(&links.stdout);
+    assert_eq!(links.lines().count(), 1, "a network namespace with loopback alone: {links}");
+    assert!(links.contains(": lo:"), "{links}");
+
+    let b = bridge().await;
+    let home = tempfile::tempdir().unwrap();
+    let folder = home.path().join("app");
+    std::fs::create_dir_all(folder.join("src")).unwrap();
+    let db_rs = folder.join("src/db.rs");
+    std::fs::write(&db_rs, "fn open() {\n    sqlite();\n}\n").unwrap();
+    let started = Instant::now();
+    let vsix = vsix(home.path());
+    let vsix_bytes = std::fs::metadata(&vsix).unwrap().len();
+    let packed = started.elapsed();
+    let ide = code_server(home.path(), &vsix, &folder, b.dir.path());
+    healthy(&ide.url).await;
+    let browser = browser(1400, 900).await;
+    let opened = Instant::now();
+    browser.goto(&format!("{}/?folder={}", ide.url, folder.display())).await.unwrap();
+    browser.wait_css(".part.statusbar").await;
+    until_status(&browser, "0 question sets waiting").await;
+    let count_shown = opened.elapsed();
+
+    // 1. The count follows `askuser ask --no-wait`, and a notification's button answers.
+    let asked = Instant::now();
+    let out = cli(b.dir.path(), &["ask", "--no-wait", "--question", "Deploy now?", "--option", "Yes", "--option", "No", "--agent-name", "deployer"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let deploy = text(&out.stdout).trim().to_owned();
+    let yes = notification_button(&browser, "deployer asks: Deploy now?", "Yes").await;
+    let notified = asked.elapsed();
+    until_status(&browser, "1 question set waiting").await;
+    browser.shot("editor-notification").await;
+    yes.click().await.unwrap();
+    until_status(&browser, "0 question sets waiting").await;
+    let out = cli(b.dir.path(), &["result", &deploy, "-f", "text"]);
+    assert!(out.status.success(), "askuser result: {}{}", text(&out.stdout), text(&out.stderr));
+    assert!(text(&out.stdout).contains("Yes"), "{}", text(&out.stdout));
+
+    // 2. The panel answers a four-question set by keyboard, and axe finds nothing in it.
+    let four = json!({"id": "four", "questions": [
+        {"question": "Which database should we use?", "header": "Database",
+         "options": [{"label": "PostgreSQL", "description": "Relational", "preview": "CREATE TABLE t (id int);"}, {"label": "SQLite", "description": "A file"}]},
+        {"question": "Which cache?", "header": "Cache", "options": [{"label": "Redis"}, {"label": "None"}]},
+        {"question": "Which features should we include?", "header": "Features", "multiSelect": true,
+         "options": [{"label": "Authentication"}, {"label": "REST API"}, {"label": "Admin Dashboard"}]},
+        {"question": "What should we name this service?", "header": "Name"}
+    ], "agent": {"name": "claude-code", "sessionId": "s-1"}});
+    assert_eq!(b.post("/v1/ask?wait=false").json(&four).send().await.unwrap().status(), 202);
+    notification_button(&browser, "claude-code asks 4 questions", "Open").await.click().await.unwrap();
+    enter_panel(&browser).await;
+    browser.row("radio", "SQLite").await;
+    let panel_axe = crate::browser::axe(&browser).await;
+    assert!(panel_axe.is_empty(), "axe in the panel: {panel_axe:#?}");
+    leave_panel(&browser).await;
+    browser.shot("editor-panel").await;
+    enter_panel(&browser).await;
+    browser.keys(&format!("{}{}", Key::Down, Key::Enter)).await; // SQLite
+    browser.row("radio", "Redis").await;
+    browser.keys(&Key::Enter.to_string()).await; // Redis
+    browser.row("checkbox", "REST API").await;
+    browser.keys(" ").await; // Authentication
+    browser.keys(&format!("{}{}", Key::Down, Key::Down)).await;
+    browser.keys(" ").await; // Admin Dashboard
+    browser.keys(&Key::Enter.to_string()).await;
+    browser.wait_css("textarea.askuser-other").await;
+    browser.keys("order-processor").await;
+    browser.keys(&Key::Enter.to_string()).await; // the review
+    browser.keys(&Key::Enter.to_string()).await; // sent
+    let record = b.until_status("four", "answered").await;
+    let answers = &record["result"]["answers"];
+    assert_eq!(answers[0]["answer"], "SQLite");
+    assert_eq!(answers[1]["answer"], "Redis");
+    assert_eq!(answers[2]["answer"], json!(["Authentication", "Admin Dashboard"]));
+    assert_eq!(answers[3]["answer"], "order-processor");
+    leave_panel(&browser).await;
+
+    // 3. An edit approval opens the editor's diff view; its Allow reaches the agent.
+    let edit = json!({"tool_name": "Edit", "cwd": folder, "agent": {"name": "claude-code", "sessionId": "s-1"},
+        "input": {"file_path": db_rs, "old_string": "    sqlite();", "new_string": "    postgres();"}});
+    let approve = b.post("/v1/approve").json(&edit);
+    let approving = tokio::spawn(async move { approve.send().await.unwrap().json::<Value>().await.unwrap() });
+    notification_button(&browser, "claude-code asks to edit", "Show diff").await.click().await.unwrap();
+    with_text(&browser, ".monaco-diff-editor .editor.modified .view-lines", "postgres();", 15).await;
+    with_text(&browser, ".monaco-diff-editor .editor.original .view-lines", "sqlite();", 5).await;
+    browser.shot("editor-diff").await;
+    browser.wait_css(".editor-actions a.action-label[aria-label^='Allow this edit']").await.click().await.unwrap();
+    let decision = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("the agent hears back").unwrap();
+    assert_eq!(decision["behavior"], "allow", "{decision:#}");
+    assert_eq!(decision["updatedInput"]["new_string"], "    postgres();", "{decision:#}");
+    assert_eq!(decision["decidedBy"], "person", "{decision:#}");
+    // The diff view closes with its answer.
+    for _ in 0..100 {
+        if browser.find_all(Locator::Css(".monaco-diff-editor")).await.unwrap().is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(browser.find_all(Locator::Css(".monaco-diff-editor")).await.unwrap().is_empty(), "the diff view is still open");
+
+    // 4. A set answered elsewhere (the browser inbox's socket) leaves the panel.
+    let port = json!({"id": "port", "question": "Which port?", "choices": ["8080", "9090"], "agent": {"name": "claude-code"}});
+    assert_eq!(b.post("/v1/ask?wait=false").json(&port).send().await.unwrap().status(), 202);
+    notification_button(&browser, "Which port?", "Open").await.click().await.unwrap();
+    enter_panel(&browser).await;
+    browser.row("radio", "9090").await;
+    let mut inbox = b.browser().await;
+    send(&mut inbox, json!({"type": "answer", "ref": "r1", "id": "port", "answers": [{"selected": ["8080"]}]})).await;
+    with_text(&browser, "#status", "answered elsewhere", 10).await;
+    with_text(&browser, "#sets", "No questions are waiting.", 5).await;
+    assert!(browser.find_all(Locator::Css("[role=radio]")).await.unwrap().is_empty(), "the answered set left the dialog");
+    leave_panel(&browser).await;
+
+    let log = extension_log(&ide.user_data);
+    let activation = log.lines().find(|l| l.contains("activated in")).map(str::to_owned);
+    eprintln!(
+        "editor: .vsix {vsix_bytes} B (packed in {:.1} s); workbench opened → askuser's count shown {:.2} s; \
+         `askuser ask` → its notification {:.2} s; extension log: {activation:?}",
+        packed.as_secs_f64(),
+        count_shown.as_secs_f64(),
+        notified.as_secs_f64(),
+    );
+    assert!(activation.is_some(), "the extension logged its activation: {log}");
+    browser.close().await;
+}
