@@ -76,7 +76,7 @@ fn code_server(home: &Path, vsix: &Path, folder: &Path, data_dir: &Path) -> Code
 
 /// Waits for code-server's `/healthz`.
 async fn healthy(url: &str) {
-    let http = reqwest::Client::new();
+    let http = askuser_bridge::tls::http_client(None);
     for _ in 0..300 {
         if http.get(format!("{url}/healthz")).send().await.is_ok_and(|r| r.status().is_success()) {
             return;
@@ -131,15 +131,33 @@ async fn until_status(browser: &Browser, want: &str) {
     panic!("the status bar never said {want:?}: {:?}", status_label(browser).await);
 }
 
-/// A notification's button: the toast naming `about`, its button `label`.
+/// A notification's button: the toast naming `about`, its button `label` (read as its
+/// `textContent`: a toast still sliding in has no rendered text yet).
 async fn notification_button(browser: &Browser, about: &str, label: &str) -> Element {
     let toast = with_text(browser, ".notification-toast", about, 15).await;
-    for b in toast.find_all(Locator::Css(".monaco-button")).await.unwrap() {
-        if b.text().await.unwrap_or_default().trim() == label {
-            return b;
+    for _ in 0..100 {
+        for b in toast.find_all(Locator::Css(".monaco-button")).await.unwrap() {
+            if b.prop("textContent").await.ok().flatten().unwrap_or_default().trim() == label {
+                return b;
+            }
         }
+        tokio::time::sleep(Duration::from_millis(50)).await;
     }
     panic!("the notification about {about:?} has no {label:?} button: {:?}", toast.text().await);
+}
+
+/// Clicks `element` once it can be (a toast slides in; a button waits for its layout).
+async fn press(element: Element) {
+    for _ in 0..100 {
+        match element.click().await {
+            Ok(()) => return,
+            Err(e) if e.to_string().contains("not interactable") || e.to_string().contains("click intercepted") => {
+                tokio::time::sleep(Duration::from_millis(50)).await
+            }
+            Err(e) => panic!("clicking failed: {e}"),
+        }
+    }
+    panic!("the element never became clickable");
 }
 
 /// Into the askuser panel's page: the webview's outer frame, then its active frame.
@@ -153,9 +171,12 @@ async fn leave_panel(browser: &Browser) {
     browser.enter_parent_frame().await.unwrap();
 }
 
-/// Runs an askuser command against the test bridge (found through bridge.json).
-fn cli(data_dir: &Path, args: &[&str]) -> std::process::Output {
-    askuser().args(args).env("ASKUSER_DATA_DIR", data_dir).output().unwrap()
+/// Runs an askuser command against the test bridge (found through bridge.json), off the
+/// test's one thread, which serves that bridge meanwhile.
+async fn cli(data_dir: &Path, args: &[&str]) -> std::process::Output {
+    let mut cmd = askuser();
+    cmd.args(args).env("ASKUSER_DATA_DIR", data_dir);
+    tokio::task::spawn_blocking(move || cmd.output().unwrap()).await.unwrap()
 }
 
 /// The extension's own log (its output channel, as code-server keeps it).
@@ -214,26 +235,30 @@ async fn the_extension_answers_in_code_server() {
     let vsix_bytes = std::fs::metadata(&vsix).unwrap().len();
     let packed = started.elapsed();
     let ide = code_server(home.path(), &vsix, &folder, b.dir.path());
+    eprintln!("editor: installed in code-server at {:.1} s", started.elapsed().as_secs_f64());
     healthy(&ide.url).await;
+    eprintln!("editor: code-server up at {:.1} s", started.elapsed().as_secs_f64());
     let browser = browser(1400, 900).await;
     let opened = Instant::now();
     browser.goto(&format!("{}/?folder={}", ide.url, folder.display())).await.unwrap();
     browser.wait_css(".part.statusbar").await;
+    eprintln!("editor: workbench at {:.1} s", started.elapsed().as_secs_f64());
     until_status(&browser, "0 question sets waiting").await;
     let count_shown = opened.elapsed();
+    eprintln!("editor: count shown at {:.1} s", started.elapsed().as_secs_f64());
 
     // 1. The count follows `askuser ask --no-wait`, and a notification's button answers.
     let asked = Instant::now();
-    let out = cli(b.dir.path(), &["ask", "--no-wait", "--question", "Deploy now?", "--option", "Yes", "--option", "No", "--agent-name", "deployer"]);
+    let out = cli(b.dir.path(), &["ask", "--no-wait", "--question", "Deploy now?", "--option", "Yes", "--option", "No", "--agent-name", "deployer"]).await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let deploy = text(&out.stdout).trim().to_owned();
     let yes = notification_button(&browser, "deployer asks: Deploy now?", "Yes").await;
     let notified = asked.elapsed();
     until_status(&browser, "1 question set waiting").await;
     browser.shot("editor-notification").await;
-    yes.click().await.unwrap();
+    press(yes).await;
     until_status(&browser, "0 question sets waiting").await;
-    let out = cli(b.dir.path(), &["result", &deploy, "-f", "text"]);
+    let out = cli(b.dir.path(), &["result", &deploy, "-f", "text"]).await;
     assert!(out.status.success(), "askuser result: {}{}", text(&out.stdout), text(&out.stderr));
     assert!(text(&out.stdout).contains("Yes"), "{}", text(&out.stdout));
 
@@ -247,7 +272,7 @@ async fn the_extension_answers_in_code_server() {
         {"question": "What should we name this service?", "header": "Name"}
     ], "agent": {"name": "claude-code", "sessionId": "s-1"}});
     assert_eq!(b.post("/v1/ask?wait=false").json(&four).send().await.unwrap().status(), 202);
-    notification_button(&browser, "claude-code asks 4 questions", "Open").await.click().await.unwrap();
+    press(notification_button(&browser, "claude-code asks 4 questions", "Open").await).await;
     enter_panel(&browser).await;
     browser.row("radio", "SQLite").await;
     let panel_axe = crate::browser::axe(&browser).await;
@@ -280,11 +305,11 @@ async fn the_extension_answers_in_code_server() {
         "input": {"file_path": db_rs, "old_string": "    sqlite();", "new_string": "    postgres();"}});
     let approve = b.post("/v1/approve").json(&edit);
     let approving = tokio::spawn(async move { approve.send().await.unwrap().json::<Value>().await.unwrap() });
-    notification_button(&browser, "claude-code asks to edit", "Show diff").await.click().await.unwrap();
+    press(notification_button(&browser, "claude-code asks to edit", "Show diff").await).await;
     with_text(&browser, ".monaco-diff-editor .editor.modified .view-lines", "postgres();", 15).await;
     with_text(&browser, ".monaco-diff-editor .editor.original .view-lines", "sqlite();", 5).await;
     browser.shot("editor-diff").await;
-    browser.wait_css(".editor-actions a.action-label[aria-label^='Allow this edit']").await.click().await.unwrap();
+    press(browser.wait_css(".editor-actions a.action-label[aria-label^='Allow this edit']").await).await;
     let decision = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("the agent hears back").unwrap();
     assert_eq!(decision["behavior"], "allow", "{decision:#}");
     assert_eq!(decision["updatedInput"]["new_string"], "    postgres();", "{decision:#}");
@@ -301,7 +326,7 @@ async fn the_extension_answers_in_code_server() {
     // 4. A set answered elsewhere (the browser inbox's socket) leaves the panel.
     let port = json!({"id": "port", "question": "Which port?", "choices": ["8080", "9090"], "agent": {"name": "claude-code"}});
     assert_eq!(b.post("/v1/ask?wait=false").json(&port).send().await.unwrap().status(), 202);
-    notification_button(&browser, "Which port?", "Open").await.click().await.unwrap();
+    press(notification_button(&browser, "Which port?", "Open").await).await;
     enter_panel(&browser).await;
     browser.row("radio", "9090").await;
     let mut inbox = b.browser().await;
