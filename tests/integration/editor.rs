@@ -277,6 +277,10 @@ async fn the_extension_answers_in_code_server() {
     browser.row("radio", "SQLite").await;
     let panel_axe = crate::browser::axe(&browser).await;
     assert!(panel_axe.is_empty(), "axe in the panel: {panel_axe:#?}");
+    // The package's stylesheet lays the preview out as the page does: one shown, the
+    // sizer that holds the place for the tallest hidden.
+    let sizer = browser.execute("return getComputedStyle(document.querySelector('.askuser-preview-sizer')).visibility", vec![]).await.unwrap();
+    assert_eq!(sizer, json!("hidden"), "the preview's sizer shows: a second copy of the preview");
     leave_panel(&browser).await;
     browser.shot("editor-panel").await;
     enter_panel(&browser).await;
