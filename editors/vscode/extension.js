@@ -52,6 +52,7 @@ const proposedChanged = new vscode.EventEmitter();
 let timer;
 let lastProblem = "";
 let startedServe = false;
+let toldInstall = false;
 /** When this module was loaded: activation's own time is measured from here. */
 const loadedAt = Date.now();
 
@@ -224,9 +225,15 @@ async function poll() {
     if (!(e instanceof HttpError)) endpoint = undefined; // look for it again: it may have moved
     status.text = "$(comment-discussion) askuser: offline";
     status.tooltip = `askuser: ${message}`;
-    if (e.noBridge && !startedServe && vscode.workspace.getConfiguration("askuser").get("startBridge") && program()) {
-      serve(false);
-      return;
+    if (e.noBridge && !startedServe && !toldInstall && vscode.workspace.getConfiguration("askuser").get("startBridge")) {
+      if (program()) {
+        serve(false);
+        return;
+      }
+      // Once a session: how to get it (the count says offline meanwhile).
+      toldInstall = true;
+      say(`askuser is not on this PATH (${process.env.PATH}): ${INSTALL}, or set askuser.path`);
+      vscode.window.showInformationMessage(`askuser: no bridge runs, and askuser is not installed here: ${INSTALL}.`, "Copy the command").then((b) => b && vscode.env.clipboard.writeText("cargo install askuser"));
     }
     timer = setTimeout(poll, POLL_MS * 3);
   }
@@ -302,6 +309,9 @@ async function notify(record) {
     if (ap.tool === "Bash" && commandFits(ap.input?.command)) {
       message = `${agent} asks to run: ${ap.input.command}${ap.cwd ? ` (in ${plain(ap.cwd)})` : ""}`;
       buttons = [ALLOW, DENY, "Open"];
+    } else if (ap.tool === "Bash") {
+      message = `${agent} asks to run a command a notification cannot show whole (Open shows it)`;
+      buttons = [DENY, "Open"];
     } else if (isEdit(ap)) {
       message = `${agent} asks to ${ap.tool === "Write" ? "write" : "edit"} ${plain(ap.input?.file_path || ap.input?.path || "a file")}`;
       buttons = ["Show diff", DENY, "Open"];

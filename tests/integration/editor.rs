@@ -43,6 +43,8 @@ fn code_server(home: &Path, vsix: &Path, folder: &Path, data_dir: &Path) -> Code
         "workbench.startupEditor": "none", "workbench.tips.enabled": false, "security.workspace.trust.enabled": false,
         "telemetry.telemetryLevel": "off", "extensions.autoCheckUpdates": false, "extensions.autoUpdate": false,
         "update.mode": "none", "workbench.enableExperiments": false, "chat.commandCenter.enabled": false,
+        // The askuser under test (the extension host's PATH is the login shell's).
+        "askuser.path": env!("CARGO_BIN_EXE_askuser"),
     });
     std::fs::write(user_data.join("User/settings.json"), settings.to_string()).unwrap();
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
@@ -58,10 +60,6 @@ fn code_server(home: &Path, vsix: &Path, folder: &Path, data_dir: &Path) -> Code
     assert!(out.status.success(), "--install-extension failed: {}{}", text(&out.stdout), text(&out.stderr));
     let mut serve = Command::new(&exe);
     base(&mut serve);
-    // The askuser under test first on PATH (the extension would start it if no bridge ran).
-    let bin = Path::new(env!("CARGO_BIN_EXE_askuser")).parent().unwrap().to_owned();
-    let path = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default()))).unwrap();
-    serve.env("PATH", path);
     serve.args(["--disable-telemetry", "--disable-update-check", "--disable-workspace-trust", "--disable-getting-started-override"]);
     let log = std::fs::File::create(home.join("code-server.log")).unwrap();
     let child = std::os::unix::process::CommandExt::process_group(&mut serve, 0)
@@ -106,7 +104,12 @@ async fn with_text(browser: &Browser, css: &str, want: &str, secs: u64) -> Eleme
         }
         if Instant::now() > until {
             let all: Vec<String> = futures_util::future::join_all(
-                browser.find_all(Locator::Css(css)).await.unwrap_or_default().iter().map(|e| async move { e.text().await.unwrap_or_default() }),
+                browser
+                    .find_all(Locator::Css(css))
+                    .await
+                    .unwrap_or_default()
+                    .iter()
+                    .map(|e| async move { e.text().await.unwrap_or_default() }),
             )
             .await;
             panic!("no {css} with {want:?} within {secs} s; there were {all:?}");
@@ -196,6 +199,30 @@ fn extension_log(user_data: &Path) -> String {
     found
 }
 
+/// Outside the namespace: runs test `name` again in a network namespace of its own with
+/// loopback alone (`unshare -n`), checks it passed, and says so (true: the caller returns).
+/// Inside: checks there is nothing but loopback (false: the caller goes on).
+fn outside(name: &str) -> bool {
+    if std::env::var_os(INSIDE).is_some() {
+        let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
+        let links = text(&links.stdout);
+        assert_eq!(links.lines().count(), 1, "a network namespace with loopback alone: {links}");
+        assert!(links.contains(": lo:"), "{links}");
+        return false;
+    }
+    let started = Instant::now();
+    let status = Command::new("unshare")
+        .args(["--net", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""])
+        .arg(std::env::current_exe().unwrap())
+        .args([&format!("editor::{name}"), "--exact", "--nocapture", "--test-threads", "1"])
+        .env(INSIDE, "1")
+        .status()
+        .expect("unshare runs (util-linux)");
+    assert!(status.success(), "editor::{name} inside its network namespace failed (its output is above)");
+    eprintln!("editor::{name}: {:.1} s in all", started.elapsed().as_secs_f64());
+    true
+}
+
 /// The whole extension in code-server: the count follows `askuser ask --no-wait`; a
 /// notification's button answers (`askuser result` has it); the panel answers a
 /// four-question set by keyboard and passes axe; an edit approval opens the diff view
@@ -204,26 +231,9 @@ fn extension_log(user_data: &Path) -> String {
 #[tokio::test]
 async fn the_extension_answers_in_code_server() {
     needs!(Chromium, Axe, CodeServer);
-    if std::env::var_os(INSIDE).is_none() {
-        let exe = std::env::current_exe().unwrap();
-        let started = Instant::now();
-        let status = Command::new("unshare")
-            .args(["--net", "sh", "-c", "ip link set lo up && exec \"$0\" \"$@\""])
-            .arg(exe)
-            .args(["editor::the_extension_answers_in_code_server", "--exact", "--nocapture", "--test-threads", "1"])
-            .env(INSIDE, "1")
-            .status()
-            .expect("unshare runs (util-linux)");
-        assert!(status.success(), "the test inside its network namespace failed (its output is above)");
-        eprintln!("editor: the whole run took {:.1} s", started.elapsed().as_secs_f64());
+    if outside("the_extension_answers_in_code_server") {
         return;
     }
-    // Only loopback here.
-    let links = Command::new("ip").args(["-o", "link"]).output().unwrap();
-    let links = text(&links.stdout);
-    assert_eq!(links.lines().count(), 1, "a network namespace with loopback alone: {links}");
-    assert!(links.contains(": lo:"), "{links}");
-
     let b = bridge().await;
     let home = tempfile::tempdir().unwrap();
     let folder = home.path().join("app");
@@ -249,7 +259,11 @@ async fn the_extension_answers_in_code_server() {
 
     // 1. The count follows `askuser ask --no-wait`, and a notification's button answers.
     let asked = Instant::now();
-    let out = cli(b.dir.path(), &["ask", "--no-wait", "--question", "Deploy now?", "--option", "Yes", "--option", "No", "--agent-name", "deployer"]).await;
+    let out = cli(
+        b.dir.path(),
+        &["ask", "--no-wait", "--question", "Deploy now?", "--option", "Yes", "--option", "No", "--agent-name", "deployer"],
+    )
+    .await;
     assert!(out.status.success(), "{}", text(&out.stderr));
     let deploy = text(&out.stdout).trim().to_owned();
     let yes = notification_button(&browser, "deployer asks: Deploy now?", "Yes").await;
@@ -261,6 +275,30 @@ async fn the_extension_answers_in_code_server() {
     let out = cli(b.dir.path(), &["result", &deploy, "-f", "text"]).await;
     assert!(out.status.success(), "askuser result: {}{}", text(&out.stdout), text(&out.stderr));
     assert!(text(&out.stdout).contains("Yes"), "{}", text(&out.stdout));
+
+    // A command's approval shows the command whole beside Allow; one that cannot be shown
+    // whole in a notification (two lines) gets no Allow there, only Deny and Open.
+    let run = |command: &str| {
+        let call = json!({"tool_name": "Bash", "input": {"command": command}, "cwd": "/srv/app", "agent": {"name": "claude-code"}});
+        let req = b.post("/v1/approve").json(&call);
+        tokio::spawn(async move { req.send().await.unwrap().json::<Value>().await.unwrap() })
+    };
+    let approving = run("cargo test --workspace");
+    press(notification_button(&browser, "claude-code asks to run: cargo test --workspace (in /srv/app)", "Allow").await).await;
+    let decision = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("the agent hears back").unwrap();
+    assert_eq!(decision["behavior"], "allow", "{decision:#}");
+    let approving = run("rm -rf build\necho done");
+    let toast = with_text(&browser, ".notification-toast", "claude-code asks to run a command a notification cannot show whole", 15).await;
+    notification_button(&browser, "claude-code asks to run a command a notification cannot show whole", "Open").await;
+    let labels = toast.find_all(Locator::Css(".monaco-button")).await.unwrap();
+    let labels: Vec<String> = futures_util::future::join_all(
+        labels.iter().map(|b| async move { b.prop("textContent").await.ok().flatten().unwrap_or_default() }),
+    )
+    .await;
+    assert_eq!(labels, ["Deny", "Open"], "no Allow where the command is not shown whole");
+    press(notification_button(&browser, "claude-code asks to run a command a notification cannot show whole", "Deny").await).await;
+    let decision = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("the agent hears back").unwrap();
+    assert_eq!(decision["behavior"], "deny", "{decision:#}");
 
     // 2. The panel answers a four-question set by keyboard, and axe finds nothing in it.
     let four = json!({"id": "four", "questions": [
@@ -279,7 +317,8 @@ async fn the_extension_answers_in_code_server() {
     assert!(panel_axe.is_empty(), "axe in the panel: {panel_axe:#?}");
     // The package's stylesheet lays the preview out as the page does: one shown, the
     // sizer that holds the place for the tallest hidden.
-    let sizer = browser.execute("return getComputedStyle(document.querySelector('.askuser-preview-sizer')).visibility", vec![]).await.unwrap();
+    let sizer =
+        browser.execute("return getComputedStyle(document.querySelector('.askuser-preview-sizer')).visibility", vec![]).await.unwrap();
     assert_eq!(sizer, json!("hidden"), "the preview's sizer shows: a second copy of the preview");
     leave_panel(&browser).await;
     browser.shot("editor-panel").await;
@@ -342,13 +381,73 @@ async fn the_extension_answers_in_code_server() {
 
     let log = extension_log(&ide.user_data);
     let activation = log.lines().find(|l| l.contains("activated in")).map(str::to_owned);
+    let raised = log.lines().find(|l| l.contains(&format!("notified {deploy} "))).map(str::to_owned);
     eprintln!(
         "editor: .vsix {vsix_bytes} B (packed in {:.1} s); workbench opened → askuser's count shown {:.2} s; \
-         `askuser ask` → its notification {:.2} s; extension log: {activation:?}",
+         `askuser ask` → its notification {:.2} s; extension log: {activation:?}, {raised:?}",
         packed.as_secs_f64(),
         count_shown.as_secs_f64(),
         notified.as_secs_f64(),
     );
     assert!(activation.is_some(), "the extension logged its activation: {log}");
+    browser.close().await;
+}
+
+/// A bridge the extension started, stopped when the test ends.
+struct Started(Option<u32>);
+
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.and_then(|p| rustix::process::Pid::from_raw(p as i32)) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+    }
+}
+
+/// With no bridge running and askuser on its PATH, the extension starts `askuser serve`
+/// (found then by its bridge.json), and "askuser: Set up Claude Code for this workspace"
+/// runs `askuser setup claude-code` for the folder's own files.
+#[tokio::test]
+async fn the_extension_starts_the_bridge_and_sets_up_claude_code() {
+    needs!(Chromium, CodeServer);
+    if outside("the_extension_starts_the_bridge_and_sets_up_claude_code") {
+        return;
+    }
+    let home = tempfile::tempdir().unwrap();
+    let data_dir = home.path().join("askuser-data");
+    let folder = home.path().join("app");
+    std::fs::create_dir_all(&folder).unwrap();
+    let vsix = vsix(home.path());
+    let ide = code_server(home.path(), &vsix, &folder, &data_dir);
+    healthy(&ide.url).await;
+    let browser = browser(1200, 800).await;
+    browser.goto(&format!("{}/?folder={}", ide.url, folder.display())).await.unwrap();
+    browser.wait_css(".part.statusbar").await;
+    let mut started = Started(None);
+    for _ in 0..300 {
+        if let Ok(written) = std::fs::read_to_string(data_dir.join("bridge.json")) {
+            let written: Value = serde_json::from_str(&written).unwrap();
+            started.0 = written["pid"].as_u64().map(|p| p as u32);
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let Some(pid) = started.0 else {
+        panic!("the extension started no askuser serve that wrote bridge.json; its log:\n{}", extension_log(&ide.user_data));
+    };
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).unwrap();
+    assert!(text(&cmdline).contains("serve"), "{}", text(&cmdline));
+    until_status(&browser, "0 question sets waiting").await;
+
+    browser.active_element().await.unwrap().send_keys(&Key::F1.to_string()).await.unwrap();
+    let input = browser.wait_css(".quick-input-widget input").await;
+    input.send_keys("askuser: Set up Claude Code").await.unwrap();
+    with_text(&browser, ".quick-input-list .monaco-list-row", "Set up Claude Code for this workspace", 10).await;
+    input.send_keys(&Key::Enter.to_string()).await.unwrap();
+    with_text(&browser, ".notification-toast", "Claude Code asks you through askuser in this workspace", 20).await;
+    let mcp: Value = serde_json::from_str(&std::fs::read_to_string(folder.join(".mcp.json")).unwrap()).unwrap();
+    let server = &mcp["mcpServers"]["askuser"];
+    assert!(server["args"].to_string().contains("mcp"), "{mcp:#}");
+    assert!(folder.join(".claude/settings.json").exists(), "Claude Code's project settings");
     browser.close().await;
 }
