@@ -14,21 +14,13 @@ const fs = require("fs");
 const path = require("path");
 const cp = require("child_process");
 const { dataDir, fromBridgeFile, request, HttpError } = require("./bridge");
+const { plain, commandFits, isEdit, proposedText, HIDDEN } = require("./logic");
 
 const POLL_MS = 1000;
 const SCHEME = "askuser-proposed";
-const EDITS = ["Edit", "MultiEdit", "Write"];
 const ALLOW = "Allow";
 const ALWAYS = "Always allow";
 const DENY = "Deny";
-/** Characters that hide or reorder text (controls, format characters, invisible fillers):
- * a command with any of them is not shown in a notification, where they would be hidden;
- * the panel shows them as escapes. */
-const HIDDEN = /[\p{Cc}\p{Cf}\p{Zl}\p{Zp}\u034f\u115f\u1160\u17b4\u17b5\u180e\u3164\uffa0]/u;
-/** A notification shows at most this much of a command beside Allow (as the bridge's
- * own notifications do). */
-const NOTIFY_MAX = 600;
-
 /** @type {vscode.ExtensionContext} */
 let ctx;
 /** @type {vscode.OutputChannel} */
@@ -279,23 +271,8 @@ function plural(n, what) {
 
 // ----- notifications -----
 
-/** Agent text in a notification: one line, and no `[text](target)`, which a notification
- * would make a link (a `command:` one runs a command). */
-function plain(text) {
-  return String(text).replace(/\s+/g, " ").replace(/\]\(/g, "] (").trim();
-}
-
 function agentName(record) {
   return record.request.agent?.name || "An agent";
-}
-
-/** A command shown whole in a notification, where Allow may be offered beside it. */
-function commandFits(command) {
-  return typeof command === "string" && command.length <= NOTIFY_MAX && !HIDDEN.test(command) && !command.includes("](");
-}
-
-function isEdit(approval) {
-  return approval && EDITS.includes(approval.tool);
 }
 
 async function notify(record) {
@@ -372,35 +349,6 @@ async function decline(id, chat) {
 }
 
 // ----- a proposed edit in the editor's own diff view -----
-
-/** The file as it would be after `approval`'s edit, or an Error saying why it cannot be
- * known (the text to replace is not in the file as it is now). */
-function proposedText(approval) {
-  const input = approval.input || {};
-  const file = resolvePath(approval);
-  let current = "";
-  try {
-    current = fs.readFileSync(file, "utf8");
-  } catch {
-    // a new file
-  }
-  if (approval.tool === "Write") return { file, current, next: String(input.content ?? "") };
-  const edits = approval.tool === "MultiEdit" ? input.edits || [] : [input];
-  let next = current;
-  for (const [i, e] of edits.entries()) {
-    const from = String(e.old_string ?? "");
-    const to = String(e.new_string ?? "");
-    if (from === "" && next === "") next = to;
-    else if (!next.includes(from)) return new Error(`edit ${i + 1}'s old_string is not in ${file} as it is now`);
-    else next = e.replace_all ? next.split(from).join(to) : next.replace(from, () => to);
-  }
-  return { file, current, next };
-}
-
-function resolvePath(approval) {
-  const p = String(approval.input?.file_path || approval.input?.path || "");
-  return path.isAbsolute(p) ? p : path.join(approval.cwd || "", p);
-}
 
 async function showDiff(record) {
   const ap = record.request.approval;
