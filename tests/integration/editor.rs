@@ -226,7 +226,7 @@ fn outside(name: &str) -> bool {
 /// The whole extension in code-server: the count follows `askuser ask --no-wait`; a
 /// notification's button answers (`askuser result` has it); the panel answers a
 /// four-question set by keyboard and passes axe; an edit approval opens the diff view
-/// and its Allow reaches the agent; a set answered elsewhere leaves the panel. In a
+/// and its Allow reaches the agent; a set answered in the page (another tab) leaves the panel. In a
 /// network namespace of its own: the test runs itself again under `unshare -n`.
 #[tokio::test]
 async fn the_extension_answers_in_code_server() {
@@ -366,14 +366,21 @@ async fn the_extension_answers_in_code_server() {
     }
     assert!(browser.find_all(Locator::Css(".monaco-diff-editor")).await.unwrap().is_empty(), "the diff view is still open");
 
-    // 4. A set answered elsewhere (the browser inbox's socket) leaves the panel.
+    // 4. A set answered elsewhere (askuser's own page, in another tab) leaves the panel.
     let port = json!({"id": "port", "question": "Which port?", "choices": ["8080", "9090"], "agent": {"name": "claude-code"}});
     assert_eq!(b.post("/v1/ask?wait=false").json(&port).send().await.unwrap().status(), 202);
     press(notification_button(&browser, "Which port?", "Open").await).await;
     enter_panel(&browser).await;
     browser.row("radio", "9090").await;
-    let mut inbox = b.browser().await;
-    send(&mut inbox, json!({"type": "answer", "ref": "r1", "id": "port", "answers": [{"selected": ["8080"]}]})).await;
+    let workbench = browser.window().await.unwrap();
+    let tab = browser.new_window(true).await.unwrap();
+    browser.switch_to_window(tab.handle).await.unwrap();
+    browser.goto(&format!("{}/#token={TOKEN}", b.url)).await.unwrap();
+    browser.row("radio", "8080").await;
+    browser.keys(&Key::Enter.to_string()).await; // 8080, sent from the page
+    b.until_status("port", "answered").await;
+    browser.switch_to_window(workbench).await.unwrap();
+    enter_panel(&browser).await;
     with_text(&browser, "#status", "answered elsewhere", 10).await;
     with_text(&browser, "#sets", "No questions are waiting.", 5).await;
     assert!(browser.find_all(Locator::Css("[role=radio]")).await.unwrap().is_empty(), "the answered set left the dialog");
