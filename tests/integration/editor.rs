@@ -367,11 +367,18 @@ async fn the_extension_answers_in_code_server() {
     assert!(browser.find_all(Locator::Css(".monaco-diff-editor")).await.unwrap().is_empty(), "the diff view is still open");
 
     // 4. A set answered elsewhere (askuser's own page, in another tab) leaves the panel.
-    let port = json!({"id": "port", "question": "Which port?", "choices": ["8080", "9090"], "agent": {"name": "claude-code"}});
+    // Its text carries markup, which the notification and the panel show as text.
+    let payload = "<img src=x onerror=\"window.pwned=1\">";
+    let port =
+        json!({"id": "port", "question": format!("Which port? {payload}"), "choices": ["8080", "9090"], "agent": {"name": "claude-code"}});
     assert_eq!(b.post("/v1/ask?wait=false").json(&port).send().await.unwrap().status(), 202);
     press(notification_button(&browser, "Which port?", "Open").await).await;
     enter_panel(&browser).await;
     browser.row("radio", "9090").await;
+    with_text(&browser, "#dialog", &format!("Which port? {payload}"), 5).await;
+    with_text(&browser, "#sets", "Which port?", 5).await;
+    let markup = browser.execute("return [document.querySelectorAll('img').length, typeof window.pwned]", vec![]).await.unwrap();
+    assert_eq!(markup, json!([0, "undefined"]), "agent text became markup in the panel");
     let workbench = browser.window().await.unwrap();
     let tab = browser.new_window(true).await.unwrap();
     browser.switch_to_window(tab.handle).await.unwrap();
