@@ -366,6 +366,38 @@ async fn the_extension_answers_in_code_server() {
     }
     assert!(browser.find_all(Locator::Css(".monaco-diff-editor")).await.unwrap().is_empty(), "the diff view is still open");
 
+    // A new file's Always allow names the rule it keeps, whole, before it is kept.
+    let new_rs = folder.join("src/new.rs");
+    let write = json!({"tool_name": "Write", "cwd": folder, "agent": {"name": "claude-code", "sessionId": "s-1"},
+        "input": {"file_path": new_rs, "content": "fn new() {}\n"}});
+    let approve = b.post("/v1/approve").json(&write);
+    let approving = tokio::spawn(async move { approve.send().await.unwrap().json::<Value>().await.unwrap() });
+    press(notification_button(&browser, "claude-code asks to write", "Show diff").await).await;
+    with_text(&browser, ".monaco-diff-editor .editor.modified .view-lines", "fn new() {}", 15).await;
+    press(browser.wait_css(".editor-actions a.action-label[aria-label^='Always allow']").await).await;
+    let dialog = with_text(&browser, ".monaco-dialog-box", "Do not ask again for", 10).await;
+    let named = dialog.text().await.unwrap();
+    let rules: Value = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    assert_eq!(rules.as_array().map(Vec::len), Some(0), "no rule before the person confirms: {rules:#}");
+    for button in dialog.find_all(Locator::Css(".monaco-button")).await.unwrap() {
+        if button.text().await.unwrap_or_default().trim() == "Always allow" {
+            press(button).await;
+            break;
+        }
+    }
+    let decision = tokio::time::timeout(Duration::from_secs(15), approving).await.expect("the agent hears back").unwrap();
+    assert_eq!(decision["behavior"], "allow", "{decision:#}");
+    let rules: Value = b.get("/v1/rules").send().await.unwrap().json().await.unwrap();
+    let rule = &rules[0]["rule"];
+    let kept = format!(
+        "{}({}) in {}",
+        rule["tool"].as_str().unwrap(),
+        rule["pattern"].as_str().unwrap(),
+        rule["scope"]["project"].as_str().unwrap()
+    );
+    assert!(named.contains(&format!("Do not ask again for {kept}")), "the dialog named {named:?}; the rule kept is {rules:#}");
+    assert_eq!(rules.as_array().map(Vec::len), Some(1), "{rules:#}");
+
     // 4. A set answered elsewhere (askuser's own page, in another tab) leaves the panel.
     // Its text carries markup, which the notification and the panel show as text.
     let payload = "<img src=x onerror=\"window.pwned=1\">";
