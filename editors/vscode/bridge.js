@@ -108,10 +108,10 @@ function request(ep, method, route, body, timeoutMs = 10000) {
         if (got === want) done(null, socket);
         else {
           socket.destroy();
-          done(new Error(`the bridge at ${ep.url} presented certificate ${got}, not the pinned ${want}`));
+          done(new Error(`the bridge at ${ep.url} presented certificate ${got}, not the pinned ${want}`), undefined);
         }
       });
-      socket.once("error", (e) => done(e));
+      socket.once("error", (e) => done(e, undefined));
     };
   }
   return new Promise((resolve, reject) => {
