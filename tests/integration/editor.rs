@@ -450,9 +450,10 @@ impl Drop for Started {
     }
 }
 
-/// With no bridge running and askuser on its PATH, the extension starts `askuser serve`
+/// With no bridge running and askuser runnable (`askuser.path`), the extension starts `askuser serve`
 /// (found then by its bridge.json), and "askuser: Set up Claude Code for this workspace"
-/// runs `askuser setup claude-code` for the folder's own files.
+/// runs `askuser setup claude-code` for the folder's own files; "askuser: Connect to a
+/// bridge" then reaches another bridge by its URL, its token in the secret storage.
 #[tokio::test]
 async fn the_extension_starts_the_bridge_and_sets_up_claude_code() {
     needs!(Chromium, CodeServer);
@@ -485,15 +486,34 @@ async fn the_extension_starts_the_bridge_and_sets_up_claude_code() {
     assert!(text(&cmdline).contains("serve"), "{}", text(&cmdline));
     until_status(&browser, "0 question sets waiting").await;
 
-    browser.active_element().await.unwrap().send_keys(&Key::F1.to_string()).await.unwrap();
-    let input = browser.wait_css(".quick-input-widget input").await;
-    input.send_keys("askuser: Set up Claude Code").await.unwrap();
-    with_text(&browser, ".quick-input-list .monaco-list-row", "Set up Claude Code for this workspace", 10).await;
-    input.send_keys(&Key::Enter.to_string()).await.unwrap();
+    palette(&browser, "askuser: Set up Claude Code", "Set up Claude Code for this workspace").await;
     with_text(&browser, ".notification-toast", "Claude Code asks you through askuser in this workspace", 20).await;
     let mcp: Value = serde_json::from_str(&std::fs::read_to_string(folder.join(".mcp.json")).unwrap()).unwrap();
     let server = &mcp["mcpServers"]["askuser"];
     assert!(server["args"].to_string().contains("mcp"), "{mcp:#}");
     assert!(folder.join(".claude/settings.json").exists(), "Claude Code's project settings");
+
+    // "Connect to a bridge": another bridge's URL, and its token kept in the secret storage.
+    let other = bridge().await;
+    let asked = json!({"id": "elsewhere", "question": "From the other bridge?", "choices": ["Yes", "No"]});
+    assert_eq!(other.post("/v1/ask?wait=false").json(&asked).send().await.unwrap().status(), 202);
+    palette(&browser, "askuser: Connect to a bridge", "Connect to a bridge (URL and token)").await;
+    let url = browser.wait_css(".quick-input-widget input").await;
+    with_text(&browser, ".quick-input-widget", "the bridge's address", 10).await;
+    url.send_keys(&format!("{}{}", other.url, Key::Enter)).await.unwrap();
+    with_text(&browser, ".quick-input-widget", "its token", 10).await;
+    let token = browser.wait_css(".quick-input-widget input[type=password]").await;
+    token.send_keys(&format!("{TOKEN}{}", Key::Enter)).await.unwrap();
+    until_status(&browser, "1 question set waiting").await;
+    with_text(&browser, ".notification-toast", "From the other bridge?", 10).await;
     browser.close().await;
+}
+
+/// Runs `command` from the command palette (F1), picking the row that says `row`.
+async fn palette(browser: &Browser, command: &str, row: &str) {
+    browser.active_element().await.unwrap().send_keys(&Key::F1.to_string()).await.unwrap();
+    let input = browser.wait_css(".quick-input-widget input").await;
+    input.send_keys(command).await.unwrap();
+    with_text(browser, ".quick-input-list .monaco-list-row", row, 10).await;
+    input.send_keys(&Key::Enter.to_string()).await.unwrap();
 }
