@@ -413,7 +413,7 @@ function openPanel(id) {
   panelFocus = id;
   if (panel) {
     panel.reveal();
-    postRecords();
+    postRecords(true);
     return;
   }
   const media = vscode.Uri.joinPath(ctx.extensionUri, "media");
@@ -449,17 +449,26 @@ function openPanel(id) {
 <script type="module" nonce="${nonce}" src="${src("panel.js")}" data-wasm="${src("askuser_bg.wasm")}"></script>
 </body></html>`;
   web.onDidReceiveMessage(async (m) => {
-    if (m.type === "ready") postRecords();
+    if (m.type === "ready") postRecords(true);
     else if (m.type === "answer") web.postMessage({ type: "sent", id: m.id, ...(await answer(m.id, m.answers)) });
     else if (m.type === "cancel") web.postMessage({ type: "sent", id: m.id, ...(await decline(m.id, m.chat)) });
     else if (m.type === "diff" && waiting.has(m.id)) showDiff(waiting.get(m.id));
     else if (m.type === "shown") say(`panel shows ${m.id}`);
   });
-  panel.onDidDispose(() => (panel = undefined));
+  panel.onDidDispose(() => {
+    panel = undefined;
+    posted = "";
+  });
 }
 
-function postRecords() {
+/** What the panel was last sent: the same sets again (each second's read) are not resent. */
+let posted = "";
+
+function postRecords(again) {
   if (!panel) return;
+  const ids = [...waiting.keys()].join(" ");
+  if (ids === posted && !panelFocus && !again) return;
+  posted = ids;
   const records = [...waiting.values()].map((r) => ({ ...r, edit: isEdit(r.request.approval) && !(proposedText(r.request.approval) instanceof Error) }));
   panel.webview.postMessage({ type: "records", records, focus: panelFocus });
   panelFocus = undefined;
