@@ -283,8 +283,9 @@ async function notify(record) {
   let message;
   let buttons;
   if (ap && ap.tool !== "AskUserQuestion") {
-    if (ap.tool === "Bash" && commandFits(ap.input?.command)) {
-      message = `${agent} asks to run: ${ap.input.command}${ap.cwd ? ` (in ${plain(ap.cwd)})` : ""}`;
+    // Where it runs is part of what Allow allows: shown whole too, or no Allow.
+    if (ap.tool === "Bash" && commandFits(ap.input?.command) && (!ap.cwd || commandFits(ap.cwd))) {
+      message = `${agent} asks to run: ${ap.input.command}${ap.cwd ? ` (in ${ap.cwd})` : ""}`;
       buttons = [ALLOW, DENY, "Open"];
     } else if (ap.tool === "Bash") {
       message = `${agent} asks to run a command a notification cannot show whole (Open shows it)`;
