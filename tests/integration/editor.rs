@@ -224,10 +224,11 @@ fn outside(name: &str) -> bool {
 }
 
 /// The whole extension in code-server: the count follows `askuser ask --no-wait`; a
-/// notification's button answers (`askuser result` has it); the panel answers a
-/// four-question set by keyboard and passes axe; an edit approval opens the diff view
-/// and its Allow reaches the agent; a set answered in the page (another tab) leaves the panel. In a
-/// network namespace of its own: the test runs itself again under `unshare -n`.
+/// notification's button answers (`askuser result` has it); a command's approval shows the
+/// command whole beside Allow, or offers no Allow; the panel answers a four-question set by
+/// keyboard and passes axe; an edit approval opens the diff view and its Allow reaches the
+/// agent; Always allow names its rule first; a set answered in askuser's page (another tab)
+/// leaves the panel. In a network namespace of its own (see [`outside`]).
 #[tokio::test]
 async fn the_extension_answers_in_code_server() {
     needs!(Chromium, Axe, CodeServer);
