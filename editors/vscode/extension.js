@@ -182,7 +182,8 @@ async function setupHost(host, name) {
   const root = folder.uri.fsPath;
   const files = {
     "claude-code": ["--config", path.join(root, ".mcp.json"), "--settings", path.join(root, ".claude", "settings.json")],
-    codex: ["--config", path.join(root, ".codex", "config.toml")],
+    // Codex reads its servers from the user's ~/.codex/config.toml ($CODEX_HOME) alone.
+    codex: [],
     "gemini-cli": ["--config", path.join(root, ".gemini", "settings.json")],
   }[host];
   const args = ["setup", host, ...files];
@@ -191,6 +192,7 @@ async function setupHost(host, name) {
     if (stdout) say(stdout.trim());
     if (stderr) say(stderr.trim());
     if (err) vscode.window.showErrorMessage(`askuser setup ${host} failed: ${(stderr || err.message).trim()}`);
+    else if (!files.length) vscode.window.showInformationMessage(`askuser: ${name} asks you through askuser (${name} keeps its servers per user, so in every workspace).`);
     else vscode.window.showInformationMessage(`askuser: ${name} asks you through askuser in this workspace (${files.filter((_, i) => i % 2).map((f) => path.relative(root, f)).join(", ")}).`);
   });
 }
