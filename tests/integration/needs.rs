@@ -26,6 +26,9 @@ pub enum Tool {
     AcpSdk,
     /// axe-core in .tools/axe, the accessibility audit.
     Axe,
+    /// code-server and vsce in .tools/editor (scripts/setup editor), for the editor
+    /// extension, with util-linux's unshare for a network namespace of its own.
+    CodeServer,
 }
 
 impl Tool {
@@ -37,6 +40,7 @@ impl Tool {
             Tool::Node => "Node",
             Tool::AcpSdk => "Node and the ACP SDK in tests/acp",
             Tool::Axe => "axe-core in .tools/axe",
+            Tool::CodeServer => "code-server and vsce in .tools/editor",
         }
     }
 
@@ -47,7 +51,7 @@ impl Tool {
     }
 
     fn present(self) -> bool {
-        static FOUND: [OnceLock<bool>; 6] = [const { OnceLock::new() }; 6];
+        static FOUND: [OnceLock<bool>; 7] = [const { OnceLock::new() }; 7];
         *FOUND[self as usize].get_or_init(|| match self {
             Tool::Chromium => runs(&std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into()), "--version"),
             Tool::Tmux => runs("tmux", "-V"),
@@ -55,6 +59,11 @@ impl Tool {
             Tool::Node => runs("node", "--version"),
             Tool::AcpSdk => runs("node", "--version") && repo("tests/acp/node_modules/@agentclientprotocol/sdk/package.json").exists(),
             Tool::Axe => repo(".tools/axe/node_modules/axe-core/axe.min.js").exists(),
+            Tool::CodeServer => {
+                repo(".tools/editor/node_modules/.bin/code-server").exists()
+                    && repo(".tools/editor/node_modules/.bin/vsce").exists()
+                    && runs("unshare", "--version")
+            }
         })
     }
 }
