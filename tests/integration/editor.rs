@@ -74,7 +74,7 @@ fn code_server(home: &Path, vsix: &Path, folder: &Path, data_dir: &Path) -> Code
 
 /// Waits for code-server's `/healthz`.
 async fn healthy(url: &str) {
-    let http = askuser_bridge::tls::http_client(None);
+    let http = askuser_bridge::client::http_client(None);
     for _ in 0..300 {
         if http.get(format!("{url}/healthz")).send().await.is_ok_and(|r| r.status().is_success()) {
             return;

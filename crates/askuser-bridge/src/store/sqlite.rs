@@ -423,7 +423,12 @@ impl Sqlite {
     /// is returned, however big). Returns them, the last one's position for the next call,
     /// and whether more follow. A snapshot is read this way, part by part, so a tab's
     /// snapshot never holds every pending question in memory at once.
-    pub(crate) fn pending_page(&self, after_seq: i64, max_count: usize, max_bytes: usize) -> Result<(Vec<QuestionRecord>, i64, bool), StoreError> {
+    pub(crate) fn pending_page(
+        &self,
+        after_seq: i64,
+        max_count: usize,
+        max_bytes: usize,
+    ) -> Result<(Vec<QuestionRecord>, i64, bool), StoreError> {
         const SQL: &str =
             concat!("SELECT seq, ", record_columns!(), " FROM questions WHERE status = 'pending' AND seq > ?1 ORDER BY seq LIMIT ?2");
         let fail = |e| db_error("cannot list pending questions".into(), e);
