@@ -14,6 +14,7 @@
 
 pub mod channel;
 pub mod channels;
+pub mod command;
 #[cfg(test)]
 mod fixtures;
 pub mod push;
@@ -681,7 +682,7 @@ pub fn push_payload(m: &Message) -> Vec<u8> {
             s.chars().take(n - 1).chain(['…']).collect()
         }
     };
-    let title = Headline { agent: m.agent.clone(), chip: m.header.clone() }.line(60, 40, cut);
+    let title = Headline { agent: m.agent.clone(), chip: m.header.clone(), id: None }.line(60, 40, cut);
     let actions: Vec<_> = m.options.iter().take(2).map(|o| serde_json::json!({"title": cut(&o.label, 40), "link": o.link})).collect();
     let more = m.more || m.options.len() > 2;
     let mut body = 1000;
