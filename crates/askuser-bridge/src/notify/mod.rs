@@ -22,6 +22,7 @@ pub mod slack;
 pub mod slack_app;
 pub mod telegram;
 pub mod telegram_bot;
+pub mod whatsapp;
 
 use crate::hub::Bridge;
 use crate::lock;
