@@ -29,3 +29,4 @@ mod support;
 mod telegram;
 mod terminal;
 mod tokens;
+mod whatsapp;

@@ -208,6 +208,12 @@ pub trait Channel: std::any::Any + Send + Sync {
         (StatusCode::NOT_FOUND, String::new())
     }
 
+    /// A GET its service sends to [`Channel::inbound`] with query `query` (WhatsApp's
+    /// subscription handshake): the status and body to answer. None by default.
+    fn look(&self, _query: &str) -> (StatusCode, String) {
+        (StatusCode::METHOD_NOT_ALLOWED, String::new())
+    }
+
     /// Starts what it runs beside the notifier while the bridge runs (a poll for
     /// answers, a gateway connection).
     fn start(self: Arc<Self>, _notifier: Arc<Notifier>) {}

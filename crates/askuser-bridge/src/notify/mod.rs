@@ -23,6 +23,7 @@ pub mod slack_app;
 pub mod telegram;
 pub mod telegram_bot;
 pub mod whatsapp;
+pub mod whatsapp_app;
 
 use crate::hub::Bridge;
 use crate::lock;

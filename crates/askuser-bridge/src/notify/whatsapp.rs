@@ -201,7 +201,10 @@ fn approval_body(record: &QuestionRecord) -> (String, bool) {
 /// What the person can do.
 fn instructions(kind: Kind, n: usize, whole: bool, other: usize) -> String {
     match kind {
-        Kind::Approval { .. } if !whole => "Too long to show here whole: open askuser to see all of it and allow it. Deny it here, or reply with what to do instead.".into(),
+        Kind::Approval { .. } if !whole => {
+            "Too long to show here whole: open askuser to see all of it and allow it. Deny it here, or reply with what to do instead."
+                .into()
+        }
         Kind::Approval { .. } => "Allow or Deny it, or reply with what to do instead.".into(),
         Kind::Buttons => "Press an option, or reply with its number or your own answer.".into(),
         Kind::List => "Choose an option from the list, or reply with its number or your own answer.".into(),
@@ -246,7 +249,10 @@ pub fn message(record: &QuestionRecord, open: &str) -> Outgoing {
             };
             let (text, was_cut) = compose_with(true);
             if whole(record) && !was_cut {
-                return Outgoing::Buttons { body: text, buttons: vec![button(ALLOW, &format!("o{allow}")), button(DENY, &format!("o{deny}"))] };
+                return Outgoing::Buttons {
+                    body: text,
+                    buttons: vec![button(ALLOW, &format!("o{allow}")), button(DENY, &format!("o{deny}"))],
+                };
             }
             // Shown in part: no Allow, as the person would allow what they did not see.
             let (text, _) = compose_with(false);
@@ -258,7 +264,13 @@ pub fn message(record: &QuestionRecord, open: &str) -> Outgoing {
                 .enumerate()
                 .map(|(i, q)| {
                     let chip = q.header.as_deref().filter(|h| !h.trim().is_empty()).map(|h| format!("{}: ", cut(&clean(h), 40)));
-                    format!("{}{}. {}{}", if i == 0 { "" } else { "\n" }, i + 1, chip.unwrap_or_default(), cut(&clean(&summary(&q.question)), 300))
+                    format!(
+                        "{}{}. {}{}",
+                        if i == 0 { "" } else { "\n" },
+                        i + 1,
+                        chip.unwrap_or_default(),
+                        cut(&clean(&summary(&q.question)), 300)
+                    )
                 })
                 .collect();
             let tail = format!("\n\n{}{open_line}", instructions(kind, questions.len(), true, 0));
@@ -272,7 +284,11 @@ pub fn message(record: &QuestionRecord, open: &str) -> Outgoing {
                 Kind::Buttons | Kind::List => {
                     // The whole labels in the body, with descriptions while they fit.
                     let lines = |description_max: usize| -> String {
-                        q.options.iter().enumerate().map(|(j, o)| option_line(j, &o.label, o.description.as_deref(), description_max)).collect()
+                        q.options
+                            .iter()
+                            .enumerate()
+                            .map(|(j, o)| option_line(j, &o.label, o.description.as_deref(), description_max))
+                            .collect()
                     };
                     let options = [120, 40, 0].into_iter().map(lines).find(|l| l.chars().count() + what.chars().count() + 200 <= MAX_BODY);
                     let options = options.unwrap_or_else(|| lines(0));
@@ -315,6 +331,39 @@ pub fn message(record: &QuestionRecord, open: &str) -> Outgoing {
         }
         (_, None) => Outgoing::Text { body: head },
     }
+}
+
+/// What became of a set, as a message of its own (WhatsApp edits none): each question
+/// and its answer, and how it ended.
+pub fn closed(record: &QuestionRecord) -> String {
+    let said = super::channel::said(record);
+    let view = permission(record);
+    let mut body = String::new();
+    for (i, q) in record.request.questions.iter().enumerate() {
+        let asked = match (i, &view) {
+            (0, Some(view)) => view.title.clone(),
+            _ => summary(&q.question),
+        };
+        body.push_str(&format!("{}{}", if i == 0 { "" } else { "\n" }, cut(&clean(&asked), 200)));
+        if let Some(said) = said.get(i) {
+            body.push_str(&format!("\n→ {}", cut(&clean(said), 200)));
+        }
+    }
+    let by = match record.answered_by.as_deref() {
+        Some(by) if by.starts_with("whatsapp:") => " here",
+        Some(by) if by.starts_with("telegram:") => " in Telegram",
+        Some(by) if by.starts_with("slack:") => " in Slack",
+        Some(_) => " in askuser",
+        None => "",
+    };
+    let end = match record.status {
+        askuser_core::Status::Answered => format!("Answered{by}."),
+        askuser_core::Status::Cancelled => format!("Declined{by}."),
+        askuser_core::Status::Withdrawn => "Withdrawn by the agent.".into(),
+        askuser_core::Status::TimedOut => "Expired.".into(),
+        askuser_core::Status::Pending => "Not answered yet.".into(),
+    };
+    compose(&headline(record), &body, &format!("\n\n{end}"), MAX_TEXT).0
 }
 
 /// Whether option `label` may be chosen from WhatsApp: on an approval, Deny, and Allow only
@@ -366,9 +415,11 @@ pub fn replied(record: &QuestionRecord, text: &str, open: &str) -> Result<Vec<Se
 /// Checks `X-Hub-Signature-256` (`sha256=HEX`): the HMAC-SHA256 of the raw `body` under
 /// the app secret, compared in constant time.
 pub fn verify(app_secret: &[u8], signature: &str, body: &[u8]) -> Result<(), String> {
-    let tag = signature.strip_prefix("sha256=").and_then(unhex).filter(|t| t.len() == 32).ok_or_else(|| {
-        format!("X-Hub-Signature-256: expected sha256= and 64 hex digits, got {:?}", cut(signature, 80))
-    })?;
+    let tag = signature
+        .strip_prefix("sha256=")
+        .and_then(unhex)
+        .filter(|t| t.len() == 32)
+        .ok_or_else(|| format!("X-Hub-Signature-256: expected sha256= and 64 hex digits, got {:?}", cut(signature, 80)))?;
     let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, app_secret);
     ring::hmac::verify(&key, body, &tag).map_err(|_| "X-Hub-Signature-256 does not match the body under the app secret".to_owned())
 }
@@ -461,8 +512,12 @@ impl Inbound {
                 let Some(from) = m["from"].as_str() else { continue };
                 let said = match (m["type"].as_str(), m["interactive"]["type"].as_str()) {
                     (Some("text"), _) => m["text"]["body"].as_str().map(|t| Said::Text(t.to_owned())),
-                    (Some("interactive"), Some("button_reply")) => m["interactive"]["button_reply"]["id"].as_str().map(|i| Said::Chose(i.to_owned())),
-                    (Some("interactive"), Some("list_reply")) => m["interactive"]["list_reply"]["id"].as_str().map(|i| Said::Chose(i.to_owned())),
+                    (Some("interactive"), Some("button_reply")) => {
+                        m["interactive"]["button_reply"]["id"].as_str().map(|i| Said::Chose(i.to_owned()))
+                    }
+                    (Some("interactive"), Some("list_reply")) => {
+                        m["interactive"]["list_reply"]["id"].as_str().map(|i| Said::Chose(i.to_owned()))
+                    }
                     _ => Some(Said::Other),
                 };
                 inbound.messages.push(Message {

@@ -33,7 +33,12 @@ fn up_to_three_options_are_buttons_their_whole_labels_in_the_body() {
     within_limits(&m);
     let Outgoing::Buttons { body, buttons } = &m else { panic!("{m:?}") };
     let id = crate::notify::command::short_id("q-1");
-    assert!(body.starts_with(&format!("claude-code asks · DB · id {id}\n\nWhich database?\n\n1. PostgreSQL with the pgvector extension\n2. SQLite")), "{body}");
+    assert!(
+        body.starts_with(&format!(
+            "claude-code asks · DB · id {id}\n\nWhich database?\n\n1. PostgreSQL with the pgvector extension\n2. SQLite"
+        )),
+        "{body}"
+    );
     assert!(body.ends_with(&format!("Open askuser: {OPEN}")), "{body}");
     let titles: Vec<&str> = buttons.iter().map(|(_, t)| t.as_str()).collect();
     assert_eq!(titles, ["PostgreSQL with the…", "SQLite"]);
