@@ -185,20 +185,26 @@ fn sign(body: &[u8], secret: &str) -> String {
 }
 
 /// Posts a webhook call carrying `message` from `from`, as Meta sends it: signed with
-/// `secret` (the app secret: the person wrote, so the platform opens their window).
+/// `secret` (the app secret: the person wrote now, so the platform opens their window).
 async fn write(b: &TestBridge, fake: &FakeGraph, from: &str, message: Value, secret: &str) -> reqwest::Response {
-    let mut message = message;
-    message["from"] = from.into();
-    message["id"] = format!("wamid.in{}", rand_suffix()).into();
-    message["timestamp"] = "1700000000".into();
-    let body = json!({"object": "whatsapp_business_account", "entry": [{"id": "102290129340398", "changes": [{"field": "messages",
-        "value": {"messaging_product": "whatsapp", "metadata": {"display_phone_number": "15550783881", "phone_number_id": NUMBER_ID},
-                  "contacts": [{"profile": {"name": "Alice"}, "wa_id": from}], "messages": [message]}}]}]})
-    .to_string();
     if secret == APP_SECRET {
         // Meta's own call: the person wrote, which the platform knows before it calls.
         fake.window.lock().unwrap().insert(from.to_owned());
     }
+    let now = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs();
+    deliver(b, from, message, secret, now).await
+}
+
+/// Posts a webhook call carrying `message` that `from` sent at `sent` (Unix seconds).
+async fn deliver(b: &TestBridge, from: &str, message: Value, secret: &str, sent: u64) -> reqwest::Response {
+    let mut message = message;
+    message["from"] = from.into();
+    message["id"] = format!("wamid.in{}", rand_suffix()).into();
+    message["timestamp"] = sent.to_string().into();
+    let body = json!({"object": "whatsapp_business_account", "entry": [{"id": "102290129340398", "changes": [{"field": "messages",
+        "value": {"messaging_product": "whatsapp", "metadata": {"display_phone_number": "15550783881", "phone_number_id": NUMBER_ID},
+                  "contacts": [{"profile": {"name": "Alice"}, "wa_id": from}], "messages": [message]}}]}]})
+    .to_string();
     b.http
         .post(format!("{}/whatsapp/webhook", b.url))
         .header("content-type", "application/json")
@@ -422,4 +428,33 @@ async fn typed_commands_approve_and_deny_by_the_short_id_and_say_what_they_did()
     write(&b, &fake, ALICE, text(&format!("deny {short} use make clean")), APP_SECRET).await;
     let record = b.until_status(&second, "answered").await;
     assert_eq!(record["result"]["answers"][0]["answer"], "use make clean", "{record:#}");
+}
+
+#[tokio::test]
+async fn when_people_last_wrote_outlives_a_restart_and_a_late_call_opens_no_window() {
+    let (fake, api) = FakeGraph::start().await;
+    let b = whatsapp_bridge(&api, tempfile::tempdir().unwrap()).await;
+    // Bob's message of two days ago, delivered late (or replayed): his window stays shut.
+    let two_days_ago = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_secs() - 48 * 3600;
+    assert_eq!(deliver(&b, BOB, text("old"), APP_SECRET, two_days_ago).await.status(), 200);
+    let his = json!({"id": "w-5", "agent": {"name": "ci", "assignee": "bob"}, "questions": [{"question": "Go?", "options": [{"label": "Yes"}, {"label": "No"}]}]});
+    b.post("/v1/ask?wait=false").json(&his).send().await.unwrap();
+    let (first, _) = fake.nth(BOB, 1).await;
+    assert_eq!(first["type"], "template", "{first:#}");
+    assert!(fake.refused.lock().unwrap().is_empty(), "nothing free-form was tried: {:?}", fake.refused.lock().unwrap());
+
+    // Alice writes; the bridge restarts; her next set goes straight to her.
+    write(&b, &fake, ALICE, text("hi"), APP_SECRET).await;
+    fake.nth(ALICE, 1).await; // "No question waits here now."
+    let dir = b.stop().await;
+    let b = whatsapp_bridge(&api, dir).await;
+    b.post("/v1/ask?wait=false")
+        .json(&json!({"id": "w-6", "questions": [{"question": "Go?", "options": [{"label": "Yes"}, {"label": "No"}]}]}))
+        .send()
+        .await
+        .unwrap();
+    let (second, _) = fake.nth(ALICE, 2).await;
+    assert_eq!(second["type"], "interactive", "the store knew she wrote: {second:#}");
+    assert!(!fake.refused.lock().unwrap().iter().any(|(to, _)| to == ALICE), "{:?}", fake.refused.lock().unwrap());
+    assert_eq!(fake.sent_to(BOB).len(), 1, "Bob's held set is not sent again after the restart");
 }

@@ -468,6 +468,8 @@ pub struct Message {
     pub name: Option<String>,
     /// The message it replies to (a press's message, or a swiped reply), if any.
     pub context: Option<String>,
+    /// When they sent it (ms; Meta may deliver a call late, or it may be replayed).
+    pub sent_ms: Option<u64>,
     pub said: Said,
 }
 
@@ -524,6 +526,7 @@ impl Inbound {
                     from: from.to_owned(),
                     name: name_of(from),
                     context: m["context"]["id"].as_str().map(str::to_owned),
+                    sent_ms: m["timestamp"].as_str().and_then(|t| t.parse::<u64>().ok()).map(|s| s.saturating_mul(1000)),
                     said: said.unwrap_or(Said::Other),
                 });
             }

@@ -226,7 +226,12 @@ impl WhatsApp {
     }
 
     /// Sends `text` (askuser's words) to `to`, if the window is open.
-    async fn tell(&self, http: &reqwest::Client, to: &str, text: &str) {
+    async fn tell(&self, notifier: &Notifier, to: &str, text: &str) {
+        let heard = notifier.store.heard(&format!("whatsapp:{to}")).await.ok().flatten();
+        if !whatsapp::in_window(heard, notifier.now_ms()) {
+            return tracing::info!("not telling WhatsApp {to} (outside the 24-hour window): {text}");
+        }
+        let http = notifier.http();
         let payload = whatsapp::Outgoing::Text { body: whatsapp::cut(text, whatsapp::MAX_TEXT) }.payload(to);
         if let Err(failed) = self.send(http, &payload).await {
             tracing::warn!("cannot tell WhatsApp {to} why: {failed:?}");
@@ -287,8 +292,10 @@ impl WhatsApp {
             );
         }
         let key = format!("whatsapp:{to}");
-        let http = notifier.http();
-        if let Err(e) = notifier.store.add_heard(&key, notifier.now_ms()).await {
+        // When they wrote, not when Meta delivered it (a late or replayed call opens no
+        // window that WhatsApp has closed).
+        let wrote = message.sent_ms.map_or(notifier.now_ms(), |at| at.min(notifier.now_ms()));
+        if let Err(e) = notifier.store.add_heard(&key, wrote).await {
             tracing::warn!("{e}");
         }
         let held = self.held(notifier, &key).await;
@@ -307,7 +314,7 @@ impl WhatsApp {
                 let Some(context) = &message.context else { return };
                 let taken = notifier.answer_from_chat(&key, context, &by, |record| whatsapp::pressed(record, data).map(Some)).await;
                 if let Err(not) = taken {
-                    self.tell(http, &to, &not.told(str::to_owned)).await;
+                    self.tell(notifier, &to, &not.told(str::to_owned)).await;
                 }
                 return;
             }
@@ -322,7 +329,7 @@ impl WhatsApp {
                 }
                 Err(how) => how,
             };
-            return self.tell(http, &to, &told).await;
+            return self.tell(notifier, &to, &told).await;
         }
         // A reply (swiped) names its message; else the one set waiting here.
         let message_id = match &message.context {
@@ -337,21 +344,21 @@ impl WhatsApp {
                     .collect();
                 match waiting.as_slice() {
                     [one] => one.clone(),
-                    [] => return self.tell(http, &to, &format!("No question waits here now. {}", super::command::USAGE)).await,
+                    [] => return self.tell(notifier, &to, &format!("No question waits here now. {}", super::command::USAGE)).await,
                     _ => {
                         let text = format!(
                             "{} questions wait here: reply to one (swipe it right), or answer by its id. {}",
                             waiting.len(),
                             super::command::USAGE
                         );
-                        return self.tell(http, &to, &text).await;
+                        return self.tell(notifier, &to, &text).await;
                     }
                 }
             }
         };
         let decide = |record: &QuestionRecord| whatsapp::replied(record, &text, &open(record)).map(|s| Some(Outcome::Answer(s)));
         if let Err(not) = notifier.answer_from_chat(&key, &message_id, &by, decide).await {
-            self.tell(http, &to, &not.told(str::to_owned)).await;
+            self.tell(notifier, &to, &not.told(str::to_owned)).await;
         }
     }
 }

@@ -137,7 +137,7 @@ fn a_webhook_is_read_field_by_field_for_our_number_only() {
             "messages": [{"from": "1", "id": "x", "type": "text", "text": {"body": "not ours"}}]}}]}]});
     let inbound = Inbound::parse(body.to_string().as_bytes(), "PN").unwrap();
     assert_eq!(inbound.messages.len(), 3);
-    assert_eq!(inbound.messages[0].said, Said::Text("2".into()));
+    assert_eq!((inbound.messages[0].said.clone(), inbound.messages[0].sent_ms), (Said::Text("2".into()), Some(1000)));
     assert_eq!(inbound.messages[0].answered_by(), "whatsapp:15551234567 Alice");
     assert_eq!((inbound.messages[1].said.clone(), inbound.messages[1].context.as_deref()), (Said::Chose("m:o3".into()), Some("wamid.out")));
     assert_eq!(inbound.messages[2].said, Said::Other);
