@@ -210,7 +210,9 @@ fn instructions(kind: Kind, n: usize, whole: bool, other: usize) -> String {
         Kind::List => "Choose an option from the list, or reply with its number or your own answer.".into(),
         Kind::Numbered => format!("Reply with the number of your choice, or with your own answer in words ({other}. Other)."),
         Kind::Words => "Reply with your answer.".into(),
-        Kind::Several => format!("{n} questions: answer them in askuser."),
+        Kind::Several => format!(
+            "{n} questions: reply with a line for each, its number, a colon and your answer (an option's number, several like 1,3 where it takes several, or words), like\n1: 2\n2: 1,3\nor answer them in askuser."
+        ),
     }
 }
 
@@ -264,12 +266,17 @@ pub fn message(record: &QuestionRecord, open: &str) -> Outgoing {
                 .enumerate()
                 .map(|(i, q)| {
                     let chip = q.header.as_deref().filter(|h| !h.trim().is_empty()).map(|h| format!("{}: ", cut(&clean(h), 40)));
+                    // Its options inline, numbered: "(1) PostgreSQL (2) SQLite".
+                    let options: String =
+                        q.options.iter().enumerate().map(|(j, o)| format!(" ({}) {}", j + 1, cut(&clean(o.label.trim()), 60))).collect();
+                    let many = if q.multi_select { " [several]" } else { "" };
                     format!(
-                        "{}{}. {}{}",
+                        "{}{}. {}{}{}{many}",
                         if i == 0 { "" } else { "\n" },
                         i + 1,
                         chip.unwrap_or_default(),
-                        cut(&clean(&summary(&q.question)), 300)
+                        cut(&clean(&summary(&q.question)), 300),
+                        if options.is_empty() { String::new() } else { format!("\n  {}", options.trim_start()) },
                     )
                 })
                 .collect();
@@ -399,6 +406,9 @@ pub fn pressed(record: &QuestionRecord, data: &str) -> Result<Outcome, String> {
 /// an option's name, words), Allow only where [`allowable`]; the number after the last
 /// option ("Other") asks for the words. `open` links the set in askuser.
 pub fn replied(record: &QuestionRecord, text: &str, open: &str) -> Result<Vec<Selection>, String> {
+    if kind(record) == Kind::Several {
+        return several(record, text);
+    }
     if let [q] = record.request.questions.as_slice() {
         if !q.options.is_empty() && text.trim() == (q.options.len() + 1).to_string() && permission(record).is_none() {
             return Err("Reply with your own answer in words.".into());
@@ -409,6 +419,33 @@ pub fn replied(record: &QuestionRecord, text: &str, open: &str) -> Result<Vec<Se
         allowable(record, label)?;
     }
     // Telegram's words keep a zero-width space in what would be a link; none is needed here.
+    Ok(selections)
+}
+
+/// A reply to a set of several questions: a line each, `N: answer` (`N.` and `N)` too),
+/// each answer read as a reply to that question alone is; every question answered.
+fn several(record: &QuestionRecord, text: &str) -> Result<Vec<Selection>, String> {
+    let questions = &record.request.questions;
+    let n = questions.len();
+    let mut answers: Vec<Option<Selection>> = vec![None; n];
+    for line in text.lines().map(str::trim).filter(|l| !l.is_empty()) {
+        let how = || {
+            format!("Reply with a line for each question: its number, a colon and your answer (like 1: 2). {:?} is not one.", cut(line, 40))
+        };
+        let (number, answer) = line.split_once([':', '.', ')']).ok_or_else(how)?;
+        let i = number.trim().parse::<usize>().ok().filter(|i| (1..=n).contains(i)).ok_or_else(how)?;
+        let mut one = record.clone();
+        one.request.questions = vec![questions[i - 1].clone()];
+        one.request.approval = None;
+        let selection = telegram::replied(&one, answer.trim(), None).map_err(|e| format!("Question {i}: {e}"))?;
+        answers[i - 1] = selection.into_iter().next();
+    }
+    let missing: Vec<String> = answers.iter().enumerate().filter(|(_, a)| a.is_none()).map(|(i, _)| (i + 1).to_string()).collect();
+    if !missing.is_empty() {
+        return Err(format!("Answer every question, a line each (like 1: 2): {} has no answer yet.", missing.join(", ")));
+    }
+    let selections: Vec<Selection> = answers.into_iter().flatten().collect();
+    resolve(questions, &selections).map_err(|e| e.to_string())?;
     Ok(selections)
 }
 

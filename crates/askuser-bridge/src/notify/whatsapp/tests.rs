@@ -153,3 +153,20 @@ fn the_window_is_24_hours_after_the_person_last_wrote() {
     assert!(!in_window(Some(100 * h), 124 * h), "closed");
     assert!(!in_window(Some(100 * h), 124 * h - 60_000), "a minute before it closes is too late for a message on its way");
 }
+
+#[test]
+fn several_questions_are_numbered_and_answered_a_line_each() {
+    let r = record(vec![single(&["PostgreSQL", "SQLite"]), multi(&["Auth", "API", "UI"])]);
+    let Outgoing::Text { body } = message(&r, OPEN) else { panic!() };
+    assert!(
+        body.contains("1. DB: Which database?\n  (1) PostgreSQL (2) SQLite\n2. DB: Which features?\n  (1) Auth (2) API (3) UI [several]"),
+        "{body}"
+    );
+    assert!(body.contains("1: 2\n2: 1,3") && body.ends_with(OPEN), "{body}");
+    let both = Selection { selected: vec!["Auth".into(), "UI".into()], ..Selection::default() };
+    assert_eq!(replied(&r, "1: 2\n2: 1,3", OPEN), Ok(vec![Selection::option("SQLite"), both]));
+    assert_eq!(replied(&r, "2) api\n1. a file", OPEN), Ok(vec![Selection::custom("a file"), Selection::option("API")]));
+    assert!(replied(&r, "1: 2", OPEN).unwrap_err().contains("2 has no answer yet"));
+    assert!(replied(&r, "3: 1", OPEN).unwrap_err().contains("like 1: 2"));
+    assert!(replied(&r, "1: 1,2\n2: 1", OPEN).unwrap_err().starts_with("Question 1:"), "one answer for a single-select");
+}
