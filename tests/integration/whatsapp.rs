@@ -458,3 +458,44 @@ async fn when_people_last_wrote_outlives_a_restart_and_a_late_call_opens_no_wind
     assert!(!fake.refused.lock().unwrap().iter().any(|(to, _)| to == ALICE), "{:?}", fake.refused.lock().unwrap());
     assert_eq!(fake.sent_to(BOB).len(), 1, "Bob's held set is not sent again after the restart");
 }
+
+/// WhatsApp may accept a message and report later, in a status call, that it failed as
+/// outside the window (131047): the set is then held, the template sent, and the set sent
+/// again once the person writes.
+#[tokio::test]
+async fn a_message_reported_failed_as_outside_the_window_is_held_and_sent_when_they_write() {
+    let (fake, api) = FakeGraph::start().await;
+    let b = whatsapp_bridge(&api, tempfile::tempdir().unwrap()).await;
+    write(&b, &fake, ALICE, text("hi"), APP_SECRET).await;
+    fake.nth(ALICE, 1).await; // "No question waits here now."
+    b.post("/v1/ask?wait=false")
+        .json(&json!({"id": "w-8", "questions": [{"question": "Go?", "options": [{"label": "Yes"}, {"label": "No"}]}]}))
+        .send()
+        .await
+        .unwrap();
+    let (question, wamid) = fake.nth(ALICE, 2).await;
+    assert_eq!(question["type"], "interactive");
+    fake.window.lock().unwrap().clear();
+    let status = json!({"object": "whatsapp_business_account", "entry": [{"id": "102290129340398", "changes": [{"field": "messages",
+        "value": {"messaging_product": "whatsapp", "metadata": {"display_phone_number": "15550783881", "phone_number_id": NUMBER_ID},
+                  "statuses": [{"id": wamid, "status": "failed", "timestamp": "1700000000", "recipient_id": ALICE,
+                                "errors": [{"code": 131047, "title": "Re-engagement message"}]}]}}]}]})
+    .to_string();
+    let r = b
+        .http
+        .post(format!("{}/whatsapp/webhook", b.url))
+        .header("x-hub-signature-256", sign(status.as_bytes(), APP_SECRET))
+        .body(status)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(r.status(), 200);
+    let (template, _) = fake.nth(ALICE, 3).await;
+    assert_eq!(template["type"], "template", "{template:#}");
+    write(&b, &fake, ALICE, text("here"), APP_SECRET).await;
+    let (again, wamid) = fake.nth(ALICE, 4).await;
+    assert_eq!(again["interactive"]["body"], question["interactive"]["body"], "the same set, sent again");
+    let yes = buttons(&again)[0].0.clone();
+    write(&b, &fake, ALICE, press(&wamid, &yes, "Yes"), APP_SECRET).await;
+    assert_eq!(b.until_status("w-8", "answered").await["result"]["answers"][0]["answer"], "Yes");
+}
