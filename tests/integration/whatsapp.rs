@@ -499,3 +499,43 @@ async fn a_message_reported_failed_as_outside_the_window_is_held_and_sent_when_t
     write(&b, &fake, ALICE, press(&wamid, &yes, "Yes"), APP_SECRET).await;
     assert_eq!(b.until_status("w-8", "answered").await["result"]["answers"][0]["answer"], "Yes");
 }
+
+/// docs/notify.md's lines, pasted into a shell: the `export`, then each `askuser serve`
+/// (here on a free port and a data directory of its own): the bridge starts with
+/// WhatsApp, says where its webhook is, and shows none of the secrets.
+#[test]
+fn the_docs_commands_start_a_bridge_with_whatsapp() {
+    use std::io::BufRead;
+    let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
+    let export = docs.lines().find(|l| l.starts_with("export ASKUSER_WHATSAPP_")).expect("the export line");
+    let env: Vec<(&str, &str)> = export.trim_start_matches("export ").split_whitespace().filter_map(|a| a.split_once('=')).collect();
+    assert_eq!(env.len(), 4, "{env:?}");
+    let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-whatsapp")).collect();
+    assert_eq!(commands.len(), 2);
+    for command in commands {
+        let dir = tempfile::tempdir().unwrap();
+        let mut cmd = crate::support::askuser();
+        cmd.args(command.split_whitespace().skip(1)).args(["--addr", "127.0.0.1:0", "--data-dir"]).arg(dir.path());
+        cmd.envs(env.iter().copied()).env("HOME", dir.path()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+        let mut child = cmd.spawn().unwrap();
+        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+        let mut said = vec![];
+        for line in stderr.lines().map_while(Result::ok) {
+            said.push(line.clone());
+            if line.starts_with("askuser: open ") {
+                break;
+            }
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        let said = said.join("\n");
+        assert!(said.contains("askuser: open "), "{command}: {said}");
+        assert!(
+            said.contains("WhatsApp from number id 106540352242922 (template askuser_question); its webhook is /whatsapp/webhook"),
+            "{said}"
+        );
+        for (_, secret) in &env[1..] {
+            assert!(!said.contains(secret), "{said}");
+        }
+    }
+}
