@@ -299,11 +299,18 @@ impl WhatsApp {
             tracing::warn!("{e}");
         }
         let held = self.held(notifier, &key).await;
-        if !held.is_empty() {
-            // This message opened the window: it brings the questions, it answers none.
-            for id in held {
-                self.release(notifier, &to, &id).await;
-            }
+        let released = !held.is_empty();
+        for id in held {
+            self.release(notifier, &to, &id).await;
+        }
+        // A message that opened the window brings the questions and answers none of them,
+        // unless it names what it answers (a tap, a swiped reply, a command).
+        let names = match &message.said {
+            Said::Chose(_) => true,
+            Said::Text(text) => message.context.is_some() || super::command::parse(text, false).is_some(),
+            Said::Other => false,
+        };
+        if released && !names {
             return;
         }
         let by = message.answered_by();
