@@ -30,3 +30,4 @@ mod support;
 mod telegram;
 mod terminal;
 mod tokens;
+mod whatsapp;

@@ -692,13 +692,13 @@ async fn approval_rules_and_decisions_are_shared_by_every_bridge() {
     let a = Postgres::connect(&url).await.unwrap();
     // As if `a` were from before approvals (schema version 5): `b` upgrades the database,
     // through the steps both stores share (7: notifications keep their message's id; 8:
-    // page sessions).
+    // page sessions; 9: when people last wrote).
     db.psql(
         "approvals",
-        "DROP TABLE rules, decisions, page_sessions; ALTER TABLE notified DROP COLUMN message; UPDATE askuser_schema SET version = 5",
+        "DROP TABLE rules, decisions, page_sessions, heard; ALTER TABLE notified DROP COLUMN message; UPDATE askuser_schema SET version = 5",
     );
     let b = Postgres::connect(&url).await.unwrap();
-    assert_eq!(db.psql("approvals", "SELECT version FROM askuser_schema").trim(), "8");
+    assert_eq!(db.psql("approvals", "SELECT version FROM askuser_schema").trim(), "9");
     assert!(db.psql("approvals", "SELECT indexname FROM pg_indexes WHERE tablename = 'notified'").contains("notified_message"));
     let rule = |id: &str, at| StoredRule {
         id: id.into(),

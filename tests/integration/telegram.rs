@@ -170,6 +170,18 @@ impl FakeTelegram {
         message_id
     }
 
+    /// `user` writing `text` in `chat`, replying to nothing.
+    fn say(&self, chat: i64, text: &str, user: Value) -> i64 {
+        let chat_json = if chat > 0 {
+            json!({"id": chat, "type": "private", "first_name": "Alice"})
+        } else {
+            json!({"id": chat, "type": "supergroup", "title": "Ops"})
+        };
+        let message_id = self.next_message.fetch_add(1, Ordering::SeqCst) as i64;
+        self.queue("message", json!({"message_id": message_id, "chat": chat_json, "from": user, "text": text}));
+        message_id
+    }
+
     /// The answers to button press `id`.
     fn answers_to(&self, id: &str) -> Vec<Value> {
         self.calls("answerCallbackQuery").into_iter().filter(|a| a["callback_query_id"] == id).collect()
@@ -428,7 +440,8 @@ async fn a_question_set_sent_to_telegram_is_answered_by_its_button_and_then_says
     let (sent, message_id) = tg.sent(1).await;
     assert_eq!(sent["chat_id"], SHARED);
     let text = sent["text"].as_str().unwrap();
-    assert!(text.starts_with("ci asks · Database\n\n"), "{text}");
+    let id = askuser_bridge::notify::short_id("t-1");
+    assert!(text.starts_with(&format!("ci asks · Database · id {id}\n\n")), "{text}");
     assert!(
         !text.contains("evil.example") && !text.contains("@channel") && !text.contains(" /start"),
         "agent text links and pings nothing: {text:?}"
@@ -732,4 +745,41 @@ async fn the_docs_commands_start_a_bridge_with_the_telegram_bot() {
         assert!(!said.contains(&token) && !said.contains("your-bot-token"), "{said}");
         assert_eq!(polled["allowed_updates"], json!(["message", "callback_query"]), "{command}");
     }
+}
+
+/// Typed commands (`answer ID 2`, `/deny@bot ID`) answer a set by the short id its message
+/// shows, only in a chat it was sent to; an id no set sent there has is told so.
+#[tokio::test]
+async fn typed_commands_answer_a_set_by_its_id_only_in_a_chat_it_was_sent_to() {
+    use askuser_bridge::notify::short_id;
+    let (tg, api) = FakeTelegram::start().await;
+    let b = telegram_bridge(tempfile::tempdir().unwrap(), &api, &[("alice", ALICE)]).await;
+    let mut hers = question("t-20");
+    hers["agent"]["assignee"] = "alice".into();
+    b.post("/v1/ask?wait=false").json(&hers).send().await.unwrap();
+    b.post("/v1/ask?wait=false").json(&question("t-21")).send().await.unwrap();
+    let (first, _) = tg.sent(1).await;
+    let (second, _) = tg.sent(2).await;
+    let chats = [first["chat_id"].as_i64(), second["chat_id"].as_i64()];
+    assert!(chats.contains(&Some(ALICE)) && chats.contains(&Some(SHARED)), "{chats:?}");
+
+    let asked = tg.say(ALICE, &format!("answer {} 2", short_id("t-21")), alice());
+    let told = tg.told_one(ALICE, asked).await;
+    assert!(told.starts_with(&format!("No question set with id {} waits in this chat", short_id("t-21"))), "{told}");
+    let asked = tg.say(ALICE, &format!("answer {} sqlite", short_id("t-20")), alice());
+    let record = b.until_status("t-20", "answered").await;
+    assert_eq!(
+        (record["result"]["answers"][0]["answer"].as_str(), record["answeredBy"].as_str()),
+        (Some("SQLite"), Some("telegram:111 @alice"))
+    );
+    assert_eq!(tg.told_one(ALICE, asked).await, format!("Answered: {}.", short_id("t-20")));
+
+    // A group's command, as Telegram writes one with privacy mode on.
+    tg.say(SHARED, &format!("/deny@askuser_test_bot {}", short_id("t-21")), alice());
+    let record = b.until_status("t-21", "cancelled").await;
+    assert_eq!(record["answeredBy"], "telegram:111 @alice");
+    let late = tg.say(SHARED, &format!("approve {}", short_id("t-21")), alice());
+    assert_eq!(tg.told_one(SHARED, late).await, "This question set is not waiting any more.");
+    let bad = tg.say(ALICE, "approve", alice());
+    assert!(tg.told_one(ALICE, bad).await.starts_with("approve needs the question's id"));
 }

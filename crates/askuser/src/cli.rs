@@ -398,17 +398,19 @@ pub struct NotifyArgs {
     pub slack: SlackArgs,
     #[command(flatten)]
     pub telegram: TelegramArgs,
-    /// The webhook, ntfy, Slack and Telegram hear only of this agent's questions (name or
-    /// session id; repeatable). `webhook:NAME`, `ntfy:NAME`, `slack:NAME` or
-    /// `telegram:NAME` sets it for one channel.
+    #[command(flatten)]
+    pub whatsapp: WhatsAppArgs,
+    /// The webhook, ntfy, Slack, Telegram and WhatsApp hear only of this agent's questions
+    /// (name or session id; repeatable). `webhook:NAME`, `ntfy:NAME`, `slack:NAME`,
+    /// `telegram:NAME` or `whatsapp:NAME` sets it for one channel.
     #[arg(long = "notify-agent", value_name = "[CHANNEL:]NAME")]
     pub notify_agents: Vec<String>,
-    /// The webhook, ntfy, Slack and Telegram hear of a question only if it is still
+    /// The webhook, ntfy, Slack, Telegram and WhatsApp hear of a question only if it is still
     /// unanswered this many seconds after it was asked (`webhook:60`, `telegram:0`: for one
     /// channel).
     #[arg(long = "notify-delay", value_name = "[CHANNEL:]SECONDS")]
     pub notify_delays: Vec<String>,
-    /// No webhook, ntfy, Slack or Telegram message between these times of this machine's
+    /// No webhook, ntfy, Slack, Telegram or WhatsApp message between these times of this machine's
     /// day (e.g. 22:00-07:00); what is asked then is sent when they end, if it still waits
     /// (`ntfy:22:00-07:00`: for one channel).
     #[arg(long = "notify-quiet", value_name = "[CHANNEL:]HH:MM-HH:MM")]
@@ -437,8 +439,8 @@ trait ChannelArgs {
 
 impl NotifyArgs {
     /// Every channel's flags (a channel is added to the command line here).
-    fn channels(&self) -> [&dyn ChannelArgs; 4] {
-        [&self.webhook, &self.ntfy, &self.slack, &self.telegram]
+    fn channels(&self) -> [&dyn ChannelArgs; 5] {
+        [&self.webhook, &self.ntfy, &self.slack, &self.telegram, &self.whatsapp]
     }
 
     pub fn options(&self, data_dir: &std::path::Path) -> anyhow::Result<NotifyOptions> {
@@ -611,6 +613,61 @@ impl ChannelArgs for TelegramArgs {
 
     fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
         opts.add(TelegramBot::configure(&self.notify_telegram, self.telegram_bot_token.as_deref(), &self.telegram_api, rules)?);
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct WhatsAppArgs {
+    /// Send each question set to this WhatsApp number (international form, +15551234567)
+    /// with buttons or a list that answer, and take its replies as answers; `NAME=PHONE`
+    /// sends a person's or team's there instead (repeatable). Needs the business number's
+    /// id, an access token, the app secret and a verify token (docs/notify.md).
+    #[arg(long = "notify-whatsapp", value_name = "[NAME=]PHONE")]
+    pub notify_whatsapp: Vec<String>,
+    /// The business phone number's id (the Graph API's sender; not the number).
+    #[arg(long, env = "ASKUSER_WHATSAPP_PHONE_NUMBER_ID", value_name = "ID")]
+    pub whatsapp_phone_number_id: Option<String>,
+    /// The WhatsApp access token (a system user's).
+    #[arg(long, env = "ASKUSER_WHATSAPP_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub whatsapp_token: Option<String>,
+    /// The Meta app's secret: calls to /whatsapp/webhook must be signed with it.
+    #[arg(long, env = "ASKUSER_WHATSAPP_APP_SECRET", value_name = "SECRET", hide_env_values = true)]
+    pub whatsapp_app_secret: Option<String>,
+    /// What the webhook's subscription handshake must present (you choose it, and enter it
+    /// in the app's webhook settings too).
+    #[arg(long, env = "ASKUSER_WHATSAPP_VERIFY_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub whatsapp_verify_token: Option<String>,
+    /// The approved template sent to someone who has not written for 24 hours (NAME, or
+    /// NAME:LANGUAGE when not en_US); the question follows once they reply. Without it,
+    /// their questions wait until they write.
+    #[arg(long, value_name = "NAME[:LANGUAGE]")]
+    pub whatsapp_template: Option<String>,
+    /// The Graph API.
+    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::WHATSAPP_API)]
+    pub whatsapp_api: String,
+}
+
+impl ChannelArgs for WhatsAppArgs {
+    fn name(&self) -> &'static str {
+        "whatsapp"
+    }
+
+    fn wanted(&self) -> bool {
+        !self.notify_whatsapp.is_empty()
+    }
+
+    fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
+        let settings = askuser_bridge::notify::WhatsAppSettings {
+            places: &self.notify_whatsapp,
+            phone_number_id: self.whatsapp_phone_number_id.as_deref(),
+            token: self.whatsapp_token.as_deref(),
+            app_secret: self.whatsapp_app_secret.as_deref(),
+            verify_token: self.whatsapp_verify_token.as_deref(),
+            template: self.whatsapp_template.as_deref(),
+            api: &self.whatsapp_api,
+        };
+        opts.add(askuser_bridge::notify::WhatsApp::configure(&settings, rules)?);
         Ok(())
     }
 }
@@ -1128,16 +1185,77 @@ mod tests {
         assert_eq!(api.as_str(), "http://127.0.0.1:9/tg/", "the API's path ends with / so methods join under it");
     }
 
+    /// docs/notify.md's WhatsApp commands, pasted after its `export` line (each variable
+    /// given as its flag), set up the channel they say; a wrong number, template or
+    /// missing secret is refused naming the flag, never showing a secret.
+    #[test]
+    fn the_whatsapp_commands_in_the_docs_set_up_the_channel() {
+        use askuser_bridge::notify::{WhatsApp, WhatsAppTemplate};
+        let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
+        let export = docs.lines().find(|l| l.starts_with("export ASKUSER_WHATSAPP_")).expect("the export line");
+        let flags: Vec<String> = export
+            .split_whitespace()
+            .skip(1)
+            .map(|kv| {
+                let (var, value) = kv.split_once('=').unwrap();
+                let flag = var.trim_start_matches("ASKUSER_").to_lowercase().replace('_', "-");
+                format!("--{flag}={value}")
+            })
+            .collect();
+        assert_eq!(flags.len(), 4, "{flags:?}");
+        let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-whatsapp")).collect();
+        assert_eq!(commands.len(), 2, "{commands:?}");
+        for command in commands {
+            let args: Vec<&str> = command.split_whitespace().skip(2).chain(flags.iter().map(String::as_str)).collect();
+            let opts = notify(&args).unwrap_or_else(|e| panic!("{command}: {e}"));
+            let wa = opts.channel::<WhatsApp>().expect("WhatsApp");
+            assert_eq!((wa.phone.as_deref(), wa.phone_number_id.as_str()), (Some("15551234567"), "106540352242922"), "{command}");
+            assert_eq!(wa.api.as_str(), "https://graph.facebook.com/v23.0/");
+            assert_eq!((wa.token.as_str(), wa.app_secret.as_str()), ("EAAG-your-access-token", "your-app-secret"));
+            if command.contains("alice=") {
+                assert_eq!(wa.routes.get("alice").map(String::as_str), Some("15557654321"));
+                assert_eq!(wa.template, Some(WhatsAppTemplate { name: "askuser_question".into(), language: "en_GB".into() }));
+            } else {
+                assert_eq!(wa.template, Some(WhatsAppTemplate { name: "askuser_question".into(), language: "en_US".into() }));
+            }
+            let shown = format!("{wa:?}");
+            assert!(
+                !shown.contains("your-access-token") && !shown.contains("your-app-secret") && !shown.contains("pick-a-long"),
+                "{shown}"
+            );
+            let secrets = askuser_bridge::notify::Channel::secrets(wa);
+            assert_eq!(secrets, ["EAAG-your-access-token", "your-app-secret", "pick-a-long-random-string"], "what the log never shows");
+        }
+        let with = |extra: &[&str]| {
+            let args: Vec<&str> = extra.iter().copied().chain(flags.iter().map(String::as_str)).collect();
+            notify(&args).unwrap_err().to_string()
+        };
+        let bad = with(&["--notify-whatsapp=555-1234"]);
+        assert!(bad.contains("--notify-whatsapp: expected a phone number") && bad.contains("555-1234"), "{bad}");
+        let bad = with(&["--notify-whatsapp=15551234567", "--whatsapp-template=Ask User"]);
+        assert!(bad.contains("--whatsapp-template: expected a template's name"), "{bad}");
+        let bad = notify(&["--notify-whatsapp=15551234567", "--whatsapp-phone-number-id=1", "--whatsapp-token=t"]).unwrap_err().to_string();
+        assert!(bad.contains("--whatsapp-app-secret") && bad.contains("ASKUSER_WHATSAPP_APP_SECRET"), "{bad}");
+    }
+
     /// The README's notification lines, pasted with the secrets the README says go in
     /// the environment (given as flags here), set up what their comments say.
     #[test]
     fn the_readmes_notification_lines_set_up_their_channels() {
         let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
         let lines: Vec<&str> = readme.lines().filter(|l| l.starts_with("askuser serve --notify-")).collect();
-        assert_eq!(lines.len(), 5, "{lines:?}");
+        assert_eq!(lines.len(), 6, "{lines:?}");
         for line in lines {
             let command = line.split(" # ").next().unwrap();
-            let secrets = ["--slack-bot-token=xoxb-1", "--slack-signing-secret=s", "--telegram-bot-token=123456789:AAbc"];
+            let secrets = [
+                "--slack-bot-token=xoxb-1",
+                "--slack-signing-secret=s",
+                "--telegram-bot-token=123456789:AAbc",
+                "--whatsapp-phone-number-id=106540352242922",
+                "--whatsapp-token=t",
+                "--whatsapp-app-secret=s",
+                "--whatsapp-verify-token=v",
+            ];
             let args: Vec<&str> = command.split_whitespace().skip(2).chain(secrets).collect();
             let opts = notify(&args).unwrap_or_else(|e| panic!("{line}: {e}"));
             assert_eq!(opts.channels.len(), 1, "{line}: one channel each");

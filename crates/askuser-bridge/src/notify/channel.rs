@@ -98,11 +98,14 @@ impl Notice {
     }
 }
 
-/// "{agent} asks · {chip}": who asks and, for one question, its chip.
+/// "{agent} asks · {chip} · id {id}": who asks, for one question its chip, and the set's
+/// short id a typed command names it by (`approve a1b2c3`, [`super::command`]).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Headline {
     pub agent: String,
     pub chip: Option<String>,
+    /// The set's short id ([`super::command::short_id`]); none where no command answers.
+    pub id: Option<String>,
 }
 
 impl Headline {
@@ -113,15 +116,16 @@ impl Headline {
             [q] => q.header.clone().filter(|c| !c.trim().is_empty()),
             _ => None,
         };
-        Headline { agent: askuser_core::inbox::agent_name(record), chip }
+        Headline { agent: askuser_core::inbox::agent_name(record), chip, id: Some(super::command::short_id(&record.id)) }
     }
 
     /// The line, agent text through `fit` (a channel's escaping and cutting) at most
     /// `agent_max` and `chip_max` long.
     pub fn line(&self, agent_max: usize, chip_max: usize, fit: impl Fn(&str, usize) -> String) -> String {
+        let id = self.id.as_ref().map(|id| format!(" · id {id}")).unwrap_or_default();
         match &self.chip {
-            Some(chip) => format!("{} asks · {}", fit(&self.agent, agent_max), fit(chip, chip_max)),
-            None => format!("{} asks", fit(&self.agent, agent_max)),
+            Some(chip) => format!("{} asks · {}{id}", fit(&self.agent, agent_max), fit(chip, chip_max)),
+            None => format!("{} asks{id}", fit(&self.agent, agent_max)),
         }
     }
 }
@@ -202,6 +206,12 @@ pub trait Channel: std::any::Any + Send + Sync {
     /// to send; what it asks is carried out after, in its own task.
     async fn receive(&self, _notifier: &Arc<Notifier>, _headers: &HeaderMap, _body: &[u8]) -> (StatusCode, String) {
         (StatusCode::NOT_FOUND, String::new())
+    }
+
+    /// A GET its service sends to [`Channel::inbound`] with query `query` (WhatsApp's
+    /// subscription handshake): the status and body to answer. None by default.
+    fn look(&self, _query: &str) -> (StatusCode, String) {
+        (StatusCode::METHOD_NOT_ALLOWED, String::new())
     }
 
     /// Starts what it runs beside the notifier while the bridge runs (a poll for
@@ -306,6 +316,53 @@ impl Notifier {
     }
 }
 
+impl Notifier {
+    /// A command typed at place `key` by `by` ([`super::command`]): the set whose short id
+    /// it names, if it was sent to this place, answered as the command says (`allowable`
+    /// and `reply` are the chat's: whether Allow may be chosen there, how it reads a
+    /// reply's words). What to tell the person: that it was done, or why not (an id no
+    /// set sent here has, or a set no longer waiting).
+    pub async fn command_from_chat(
+        &self,
+        key: &str,
+        by: &str,
+        command: &super::command::Command,
+        allowable: impl FnOnce(&QuestionRecord, &str) -> Result<(), String>,
+        reply: impl FnOnce(&QuestionRecord, &str) -> Result<Vec<askuser_core::Selection>, String>,
+    ) -> Result<String, NotTaken> {
+        use super::command::short_id;
+        let id = command.id();
+        let pending = self.bridge.list(crate::store::Filter::Pending, 10_000, None).await.map_err(NotTaken::Refused)?;
+        let mut here = vec![];
+        for record in pending.into_iter().filter(|r| short_id(&r.id) == id) {
+            let posted = self.store.posted(&record.id).await.map_err(NotTaken::Unread)?;
+            if let Some((_, message)) = posted.into_iter().find(|(target, _)| target == key) {
+                here.push((record, message));
+            }
+        }
+        let (record, message) = match here.len() {
+            1 => here.remove(0),
+            0 => {
+                let recent = self.bridge.list(crate::store::Filter::Final, 1_000, None).await.map_err(NotTaken::Refused)?;
+                if recent.iter().any(|r| short_id(&r.id) == id) {
+                    return Err(NotTaken::Gone);
+                }
+                return Err(NotTaken::Unclear(format!("No question set with id {id} waits in this chat: check the id in its message.")));
+            }
+            _ => return Err(NotTaken::Unclear(format!("Several question sets here have id {id}: answer by replying to its message."))),
+        };
+        let done = match (command, permission(&record).is_some()) {
+            (super::command::Command::Approve { .. }, _) => "Allowed",
+            (super::command::Command::Deny { .. }, true) => "Denied",
+            (super::command::Command::Deny { .. }, false) => "Declined",
+            (super::command::Command::Answer { .. }, _) => "Answered",
+        };
+        let decide = |r: &QuestionRecord| super::command::outcome(r, command, allowable, reply).map(Some);
+        self.answer_from_chat(key, &message, by, decide).await?;
+        Ok(format!("{done}: {id}."))
+    }
+}
+
 /// Why a channel's settings are refused: names the flag, what it expects and what came
 /// (never a secret's value).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -382,11 +439,14 @@ mod tests {
     #[test]
     fn a_headline_names_the_chip_of_a_lone_question_only() {
         let one = record(vec![single(&["A"])]);
-        assert_eq!(Headline::of(&one).line(100, 60, |s, _| s.to_owned()), "claude-code asks · DB");
+        let id = super::super::command::short_id("q-1");
+        assert_eq!(Headline::of(&one).line(100, 60, |s, _| s.to_owned()), format!("claude-code asks · DB · id {id}"));
         let cut = |s: &str, max: usize| s.chars().take(max).collect::<String>();
-        assert_eq!(Headline::of(&one).line(6, 1, cut), "claude asks · D", "each part fitted its own way");
+        assert_eq!(Headline::of(&one).line(6, 1, cut), format!("claude asks · D · id {id}"), "each part fitted its own way");
         let two = record(vec![single(&["A"]), single(&["B"])]);
-        assert_eq!(Headline::of(&two).line(100, 60, |s, _| s.to_owned()), "claude-code asks", "no one chip for several");
+        assert_eq!(Headline::of(&two).line(100, 60, |s, _| s.to_owned()), format!("claude-code asks · id {id}"), "no one chip for several");
+        let push = Headline { agent: "ci".into(), chip: None, id: None };
+        assert_eq!(push.line(100, 60, |s, _| s.to_owned()), "ci asks", "no id where no command answers");
         let mut blank = one.clone();
         blank.request.questions[0].header = Some("  ".into());
         assert_eq!(Headline::of(&blank).chip, None);

@@ -58,7 +58,8 @@ impl Ntfy {
             .map(|o| serde_json::json!({"action": "http", "label": o.label, "url": o.link, "method": "POST", "clear": true}))
             .collect();
         actions.push(serde_json::json!({"action": "view", "label": "Answer…", "url": m.open}));
-        let title = super::Headline { agent: m.agent.clone(), chip: m.header.clone() }.line(usize::MAX, usize::MAX, |s, _| s.to_owned());
+        let title =
+            super::Headline { agent: m.agent.clone(), chip: m.header.clone(), id: None }.line(usize::MAX, usize::MAX, |s, _| s.to_owned());
         serde_json::json!({
             "topic": self.topic, "title": title, "message": m.question, "click": m.open,
             "priority": 4, "tags": ["question"], "actions": actions,

@@ -51,3 +51,14 @@ pub(crate) fn closed(status: Status, by: Option<&str>, chat: bool) -> QuestionRe
     });
     done
 }
+
+/// An approval of Bash running `command` in /srv/app, as the bridge asks it.
+pub(crate) fn approval(command: &str) -> QuestionRecord {
+    use askuser_core::approval::Approval;
+    let mut a =
+        Approval::from_claude(&serde_json::json!({"tool_name": "Bash", "input": {"command": command, "description": "Clean up"}})).unwrap();
+    a.cwd = Some("/srv/app".into());
+    let mut r = record(vec![]);
+    r.request = Request { agent: r.request.agent.clone(), ..a.request(&a.suggest(None), &askuser_core::Limits::default()).unwrap() };
+    r
+}

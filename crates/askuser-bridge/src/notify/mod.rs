@@ -14,6 +14,7 @@
 
 pub mod channel;
 pub(crate) mod channels;
+pub(crate) mod command;
 #[cfg(test)]
 mod fixtures;
 pub(crate) mod push;
@@ -21,11 +22,15 @@ pub(crate) mod slack;
 pub(crate) mod slack_app;
 pub(crate) mod telegram;
 pub(crate) mod telegram_bot;
+pub(crate) mod whatsapp;
+pub(crate) mod whatsapp_app;
 
 pub use channels::{webhook_secret, Ntfy, Webhook};
+pub use command::{short_id, USAGE as COMMAND_USAGE};
 pub use push::{topic as push_topic, Services as PushServices, Vapid};
 pub use slack_app::{SlackApp, API as SLACK_API};
 pub use telegram_bot::{TelegramBot, API as TELEGRAM_API};
+pub use whatsapp_app::{Settings as WhatsAppSettings, Template as WhatsAppTemplate, WhatsApp, API as WHATSAPP_API};
 
 use crate::hub::Bridge;
 use crate::lock;
@@ -686,7 +691,7 @@ pub fn push_payload(m: &Message) -> Vec<u8> {
             s.chars().take(n - 1).chain(['…']).collect()
         }
     };
-    let title = Headline { agent: m.agent.clone(), chip: m.header.clone() }.line(60, 40, cut);
+    let title = Headline { agent: m.agent.clone(), chip: m.header.clone(), id: None }.line(60, 40, cut);
     let actions: Vec<_> = m.options.iter().take(2).map(|o| serde_json::json!({"title": cut(&o.label, 40), "link": o.link})).collect();
     let more = m.more || m.options.len() > 2;
     let mut body = 1000;

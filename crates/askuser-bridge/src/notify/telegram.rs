@@ -639,7 +639,7 @@ pub fn replied(record: &QuestionRecord, text: &str, open: Option<&str>) -> Resul
 /// Whether option `label` may be chosen from Telegram: on an approval, Deny, and Allow
 /// only when the message shows it whole ([`whole`]); "Always allow" needs askuser,
 /// which names its rule.
-fn allowable(record: &QuestionRecord, label: &str) -> Result<(), String> {
+pub fn allowable(record: &QuestionRecord, label: &str) -> Result<(), String> {
     match kind(record) {
         Kind::Approval { .. } if label == DENY => Ok(()),
         Kind::Approval { .. } if label == ALLOW && whole(record) => Ok(()),

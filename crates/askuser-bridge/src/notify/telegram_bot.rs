@@ -414,9 +414,31 @@ async fn replied(notifier: &Arc<Notifier>, bot: &TelegramBot, said: Said) {
             tracing::warn!("cannot tell a Telegram chat why its answer was not taken: {e}");
         }
     };
+    let from = said.from.clone().unwrap_or_default();
+    // A typed command (`approve a1b2c3`): anywhere, but within a reply only when its
+    // second word is an id (else the reply's words answer the message it replies to).
+    let command = said.text.as_deref().and_then(|text| super::command::parse(text, said.reply_to.is_some()));
+    if let Some(command) = command {
+        let told = match command {
+            Ok(command) => {
+                let key = format!("telegram:{}", said.chat);
+                let reply = |record: &QuestionRecord, text: &str| {
+                    telegram::replied(record, text, Some(&telegram::open_link(&notifier.base, &record.id)))
+                };
+                let done = notifier.command_from_chat(&key, &from.answered_by(), &command, telegram::allowable, reply).await;
+                done.unwrap_or_else(|not| not.told(telegram::defuse))
+            }
+            Err(how) => telegram::defuse(&how),
+        };
+        return tell(told).await;
+    }
     let Some((original, original_from)) = said.reply_to.clone() else {
         if said.private {
-            tell("askuser sends its questions here. To answer one, press its buttons or reply to its message.".into()).await;
+            tell(format!(
+                "askuser sends its questions here. To answer one, press its buttons or reply to its message. {}",
+                super::command::USAGE
+            ))
+            .await;
         }
         return;
     };
@@ -426,7 +448,6 @@ async fn replied(notifier: &Arc<Notifier>, bot: &TelegramBot, said: Said) {
     let Some(text) = said.text.clone() else {
         return tell("Reply with text: an option's number, or your answer in words.".into()).await;
     };
-    let from = said.from.clone().unwrap_or_default();
     let decided = act(notifier, said.chat, original, &from, |record| {
         let open = telegram::open_link(&notifier.base, &record.id);
         telegram::replied(record, &text, Some(&open)).map(Outcome::Answer)

@@ -443,6 +443,25 @@ async fn a_notification_keeps_its_message_and_finds_its_question() {
     }
 }
 
+/// When each person last wrote (WhatsApp's 24-hour window): kept per place, a later time
+/// never replaced by an earlier one (two bridges hearing out of order), and kept after a
+/// question's notifications are forgotten.
+#[tokio::test]
+async fn when_a_person_last_wrote_is_kept_the_latest_first() {
+    for (backend, store) in stores().await {
+        eprintln!("checking the {backend} store");
+        let place = "whatsapp:15551234567";
+        assert_eq!(store.heard(place).await.unwrap(), None, "never wrote");
+        store.add_heard(place, 5_000).await.unwrap();
+        store.add_heard(place, 4_000).await.unwrap();
+        assert_eq!(store.heard(place).await.unwrap(), Some(5_000), "an earlier time does not replace a later one");
+        store.add_heard(place, 6_000).await.unwrap();
+        store.forget_notified("q-1").await.unwrap();
+        assert_eq!(store.heard(place).await.unwrap(), Some(6_000));
+        assert_eq!(store.heard("whatsapp:15557654321").await.unwrap(), None, "per place");
+    }
+}
+
 #[tokio::test]
 async fn credentials_are_kept_hashed_revoked_once_and_people_have_teams() {
     use super::{Credential, Scope};

@@ -197,6 +197,14 @@ pub trait Deliveries: Send + Sync {
 
     /// Forgets where question `id` was sent (its notifications are closed).
     async fn forget_notified(&self, id: &str) -> Result<(), StoreError>;
+
+    /// Records that the person at `place` (`whatsapp:PHONE`) wrote at `at`, for a channel
+    /// that may write to them only within a window after (WhatsApp's 24 hours); an
+    /// earlier time never replaces a later one.
+    async fn add_heard(&self, place: &str, at: u64) -> Result<(), StoreError>;
+
+    /// When the person at `place` last wrote, if ever ([`Deliveries::add_heard`]).
+    async fn heard(&self, place: &str) -> Result<Option<u64>, StoreError>;
 }
 
 /// What several bridges sharing one store need of it: each other's events, where agents
@@ -422,6 +430,13 @@ pub(crate) const SHARED_MIGRATIONS: &[&str] = &[
          expires_at BIGINT NOT NULL
      );
      CREATE INDEX page_sessions_credential ON page_sessions (credential);",
+    // 8 -> 9: when each person last wrote to a chat that may write to them only within
+    // a window after (WhatsApp's 24 hours), so a restarted bridge and the others sharing
+    // the store know whether a question may go out or must wait for them.
+    "CREATE TABLE heard (
+         place TEXT   PRIMARY KEY,
+         at    BIGINT NOT NULL
+     );",
 ];
 
 /// The version both stores' own histories end at.

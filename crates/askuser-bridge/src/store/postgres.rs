@@ -1376,6 +1376,34 @@ impl Deliveries for Postgres {
         Ok(rows.iter().map(|r| (r.get(0), r.get(1))).collect())
     }
 
+    async fn add_heard(&self, place: &str, at: u64) -> Result<(), StoreError> {
+        let what = "cannot record when a person last wrote";
+        let outcome = async {
+            let at = to_sql_ms(at, "heardAt", place)?;
+            let client = self.client().await?;
+            client
+                .execute(
+                    "INSERT INTO heard (place, at) VALUES ($1, $2) ON CONFLICT (place) DO UPDATE SET at = GREATEST(heard.at, EXCLUDED.at)",
+                    &[&place, &at],
+                )
+                .await
+                .map(drop)
+                .map_err(|e| db_error(what, e))
+        };
+        self.noted(self.within(what, outcome).await)
+    }
+
+    async fn heard(&self, place: &str) -> Result<Option<u64>, StoreError> {
+        let what = "cannot read when a person last wrote";
+        let row = self
+            .within(what, async {
+                let client = self.client().await?;
+                client.query_opt("SELECT at FROM heard WHERE place = $1", &[&place]).await.map_err(|e| db_error(what, e))
+            })
+            .await?;
+        Ok(row.map(|r| u64::try_from(r.get::<_, i64>(0)).unwrap_or(0)))
+    }
+
     async fn notified_by_message(&self, target: &str, message: &str) -> Result<Option<String>, StoreError> {
         let what = "cannot find the question of a channel's message";
         let row = self

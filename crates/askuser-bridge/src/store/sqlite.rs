@@ -657,6 +657,30 @@ impl Sqlite {
         )
     }
 
+    /// Records that the person at `place` wrote at `at` (a later time kept).
+    pub fn add_heard(&self, place: &str, at: u64) -> Result<(), StoreError> {
+        let context = |e| db_error("cannot record when a person last wrote".into(), e);
+        let at = to_sql_ms(at, "heardAt", place)?;
+        self.noted(
+            self.lock()
+                .prepare_cached("INSERT INTO heard (place, at) VALUES (?1, ?2) ON CONFLICT (place) DO UPDATE SET at = max(at, excluded.at)")
+                .and_then(|mut s| s.execute(params![place, at]))
+                .map(drop)
+                .map_err(context),
+        )
+    }
+
+    /// When the person at `place` last wrote.
+    pub fn heard(&self, place: &str) -> Result<Option<u64>, StoreError> {
+        let context = |e| db_error("cannot read when a person last wrote".into(), e);
+        let at: Option<i64> = self
+            .lock()
+            .prepare_cached("SELECT at FROM heard WHERE place = ?1")
+            .and_then(|mut s| s.query_row([place], |r| r.get(0)).optional())
+            .map_err(context)?;
+        Ok(at.map(|at| u64::try_from(at).unwrap_or(0)))
+    }
+
     /// Uses the link whose key hashes to `hash` at `now`: marks it used if it is unused
     /// and unexpired, in one `UPDATE`, so a link answers once however many use it at once.
     pub(crate) fn use_link(&self, hash: &str, now: u64) -> Result<LinkUse, StoreError> {
@@ -1000,6 +1024,8 @@ inline! { Deliveries:
     notified_by_message(target: &str, message: &str) -> Result<Option<String>, StoreError>;
     posted(id: &str) -> Result<Vec<(String, String)>, StoreError>;
     forget_notified(id: &str) -> Result<(), StoreError>;
+    add_heard(place: &str, at: u64) -> Result<(), StoreError>;
+    heard(place: &str) -> Result<Option<u64>, StoreError>;
 }
 
 #[async_trait::async_trait]

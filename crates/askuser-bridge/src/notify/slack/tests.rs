@@ -233,7 +233,7 @@ fn one_single_select_question_is_buttons_that_answer_at_once() {
     let b = blocks(&m);
     let kinds: Vec<&str> = b.iter().map(|b| b["type"].as_str().unwrap()).collect();
     assert_eq!(kinds, ["header", "section", "section", "actions", "input", "actions"]);
-    assert_eq!(b[0]["text"]["text"], "claude-code asks · DB");
+    assert_eq!(b[0]["text"]["text"], "claude-code asks · DB · id 8a3e90", "the short id a typed command names");
     assert_eq!(b[2]["text"]["text"], "SQLite: Embedded", "buttons cannot show descriptions: a section does");
     let buttons = &block(&m, "q-1/q0")["elements"];
     let ids: Vec<&str> = buttons.as_array().unwrap().iter().map(|e| e["action_id"].as_str().unwrap()).collect();
@@ -369,7 +369,7 @@ fn an_approval_shows_its_command_in_a_code_block_with_allow_and_deny() {
     r.request = Request { agent: r.request.agent.clone(), ..a.request(&a.suggest(None), &Limits::default()).unwrap() };
     let m = message(&r, None);
     let b = blocks(&m);
-    assert_eq!(b[0]["text"]["text"], "claude-code asks · Bash");
+    assert_eq!(b[0]["text"]["text"], "claude-code asks · Bash · id 8a3e90");
     assert_eq!(b[1]["text"]["text"], "Run this command in /home/me/app?");
     assert_eq!(b[2]["text"]["text"], "```\nrm -rf build &amp;&amp; echo '&lt;!here&gt;'\n```");
     assert_eq!(b[3]["text"]["text"], "Why: Clean &amp; go");

@@ -268,7 +268,9 @@ fn a_store_from_before_approvals_is_upgraded() {
     assert_eq!(store.decisions(10).unwrap().len(), 1);
     let version: i64 = store.lock().query_row("PRAGMA user_version", [], |r| r.get(0)).unwrap();
     assert_eq!(version, SCHEMA_VERSION);
-    assert_eq!(SCHEMA_VERSION, 8, "its own six steps, then the shared ones");
+    assert_eq!(SCHEMA_VERSION, 9, "its own six steps, then the shared ones");
+    store.add_heard("whatsapp:15551234567", 5_000).unwrap();
+    assert_eq!(store.heard("whatsapp:15551234567").unwrap(), Some(5_000), "the shared step 9: when people last wrote");
     // The shared step: a notification keeps its message's id, and finds its question.
     store.add_notified("q-1", "slack:C1", 2, None).unwrap();
     store.add_notified("q-1", "slack:C1", 3, Some("1700000000.000001")).unwrap();
