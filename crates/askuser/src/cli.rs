@@ -557,9 +557,14 @@ pub struct SlackArgs {
     /// The Slack app's bot token (xoxb-…).
     #[arg(long, env = "ASKUSER_SLACK_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     pub slack_bot_token: Option<String>,
-    /// The Slack app's signing secret: requests to /slack/actions must be signed with it.
+    /// The Slack app's signing secret: requests to /slack/actions must be signed with it
+    /// (not needed with --slack-app-token).
     #[arg(long, env = "ASKUSER_SLACK_SIGNING_SECRET", value_name = "SECRET", hide_env_values = true)]
     pub slack_signing_secret: Option<String>,
+    /// The Slack app's app-level token (xapp-…): buttons answer over Socket Mode, with no
+    /// public URL.
+    #[arg(long, env = "ASKUSER_SLACK_APP_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub slack_app_token: Option<String>,
     /// Slack's Web API.
     #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::slack_app::API)]
     pub slack_api: String,
@@ -576,7 +581,8 @@ impl ChannelArgs for SlackArgs {
 
     fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
         let (token, secret) = (self.slack_bot_token.as_deref(), self.slack_signing_secret.as_deref());
-        opts.add(SlackApp::configure(&self.notify_slack, token, secret, &self.slack_api, rules)?);
+        let app_token = self.slack_app_token.as_deref();
+        opts.add(SlackApp::configure(&self.notify_slack, token, secret, app_token, &self.slack_api, rules)?);
         Ok(())
     }
 }
