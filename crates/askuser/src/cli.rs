@@ -7,6 +7,7 @@ use crate::input::read_text;
 use crate::term::{err, fail, out, print_json};
 use askuser_bridge::config;
 use askuser_bridge::hub::Settings;
+use askuser_bridge::notify::discord_bot::DiscordBot;
 use askuser_bridge::notify::slack_app::SlackApp;
 use askuser_bridge::notify::telegram_bot::TelegramBot;
 use askuser_bridge::notify::{channels, NotifyOptions, Quiet, Rules};
@@ -398,9 +399,11 @@ pub struct NotifyArgs {
     pub slack: SlackArgs,
     #[command(flatten)]
     pub telegram: TelegramArgs,
-    /// The webhook, ntfy, Slack and Telegram hear only of this agent's questions (name or
-    /// session id; repeatable). `webhook:NAME`, `ntfy:NAME`, `slack:NAME` or
-    /// `telegram:NAME` sets it for one channel.
+    #[command(flatten)]
+    pub discord: DiscordArgs,
+    /// The webhook, ntfy, Slack, Telegram and Discord hear only of this agent's questions
+    /// (name or session id; repeatable). `webhook:NAME`, `ntfy:NAME`, `slack:NAME`,
+    /// `telegram:NAME` or `discord:NAME` sets it for one channel.
     #[arg(long = "notify-agent", value_name = "[CHANNEL:]NAME")]
     pub notify_agents: Vec<String>,
     /// The webhook, ntfy, Slack and Telegram hear of a question only if it is still
@@ -437,8 +440,8 @@ trait ChannelArgs {
 
 impl NotifyArgs {
     /// Every channel's flags (a channel is added to the command line here).
-    fn channels(&self) -> [&dyn ChannelArgs; 4] {
-        [&self.webhook, &self.ntfy, &self.slack, &self.telegram]
+    fn channels(&self) -> [&dyn ChannelArgs; 5] {
+        [&self.webhook, &self.ntfy, &self.slack, &self.telegram, &self.discord]
     }
 
     pub fn options(&self, data_dir: &std::path::Path) -> anyhow::Result<NotifyOptions> {
@@ -614,6 +617,36 @@ impl ChannelArgs for TelegramArgs {
 
     fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
         opts.add(TelegramBot::configure(&self.notify_telegram, self.telegram_bot_token.as_deref(), &self.telegram_api, rules)?);
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DiscordArgs {
+    /// Post each question set to this Discord channel (its id) with buttons that answer,
+    /// over the gateway (no public URL); `NAME=CHANNEL_ID` posts a person's or team's
+    /// there instead (repeatable). Needs the bot's token (docs/notify.md).
+    #[arg(long = "notify-discord", value_name = "[NAME=]CHANNEL_ID")]
+    pub notify_discord: Vec<String>,
+    /// The Discord bot's token (Developer Portal → Bot).
+    #[arg(long, env = "ASKUSER_DISCORD_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub discord_bot_token: Option<String>,
+    /// Discord's REST API (the gateway's address comes from its /gateway/bot).
+    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::discord_bot::API)]
+    pub discord_api: String,
+}
+
+impl ChannelArgs for DiscordArgs {
+    fn name(&self) -> &'static str {
+        "discord"
+    }
+
+    fn wanted(&self) -> bool {
+        !self.notify_discord.is_empty()
+    }
+
+    fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
+        opts.add(DiscordBot::configure(&self.notify_discord, self.discord_bot_token.as_deref(), &self.discord_api, rules)?);
         Ok(())
     }
 }
@@ -1075,7 +1108,22 @@ mod tests {
             format!("--slack-signing-secret={}", secret("ASKUSER_SLACK_SIGNING_SECRET")),
         );
         let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-slack")).collect();
-        assert_eq!(commands.len(), 2, "{commands:?}");
+        assert_eq!(commands.len(), 3, "{commands:?}");
+        // Socket Mode's: its own export, the app token and no signing secret.
+        let socket =
+            docs.lines().find(|l| l.starts_with("export ") && l.contains("ASKUSER_SLACK_APP_TOKEN=")).expect("Socket Mode's export");
+        let socket_env: Vec<(&str, &str)> =
+            socket.trim_start_matches("export ").split_whitespace().filter_map(|a| a.split_once('=')).collect();
+        let app_token =
+            socket_env.iter().find(|(k, _)| *k == "ASKUSER_SLACK_APP_TOKEN").map(|(_, v)| format!("--slack-app-token={v}")).unwrap();
+        let socket_mode = commands.iter().find(|c| !c.contains("--public-url")).expect("a command with no public URL");
+        let args: Vec<&str> = socket_mode.split_whitespace().skip(2).chain([token.as_str(), app_token.as_str()]).collect();
+        let opts = notify(&args).unwrap();
+        let slack = opts.channel::<SlackApp>().unwrap();
+        assert_eq!((slack.app_token.as_deref(), slack.signing_secret.as_str()), (Some("xapp-your-app-token"), ""));
+        assert!(!format!("{slack:?}").contains("xapp-your"), "its Debug shows no token");
+        let bad = notify(&["--notify-slack=C0123ABCD", "--slack-bot-token=x", "--slack-app-token=xoxb-1"]).unwrap_err().to_string();
+        assert!(bad.contains("--slack-app-token: expected an app-level token") && !bad.contains("xoxb-1"), "{bad}");
         for command in commands {
             let args: Vec<&str> = command.split_whitespace().skip(2).chain([token.as_str(), signing.as_str()]).collect();
             let opts = notify(&args).unwrap();
@@ -1129,6 +1177,36 @@ mod tests {
         let opts = notify(&["--notify-telegram=5", &token_flag, "--telegram-api=http://127.0.0.1:9/tg"]).unwrap();
         let api = &opts.channel::<TelegramBot>().unwrap().api;
         assert_eq!(api.as_str(), "http://127.0.0.1:9/tg/", "the API's path ends with / so methods join under it");
+    }
+
+    /// docs/notify.md's Discord commands, as pasted after its `export` line, set up the
+    /// bot they say; a wrong channel id or a missing token is refused, naming the flag.
+    #[test]
+    fn the_discord_commands_in_the_docs_set_up_the_bot() {
+        let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
+        let export = docs.lines().find(|l| l.starts_with("export ASKUSER_DISCORD_BOT_TOKEN=")).expect("the export line");
+        let token = export.trim_start_matches("export ASKUSER_DISCORD_BOT_TOKEN=").trim();
+        let token_flag = format!("--discord-bot-token={token}");
+        let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-discord")).collect();
+        assert_eq!(commands.len(), 2, "{commands:?}");
+        for command in commands {
+            let args: Vec<&str> = command.split_whitespace().skip(2).chain([token_flag.as_str(), "--notify-delay=discord:30"]).collect();
+            let opts = notify(&args).unwrap();
+            let bot = opts.channel::<DiscordBot>().expect("a Discord bot");
+            assert_eq!(bot.channel.as_deref(), Some("123456789012345678"), "{command}");
+            assert_eq!((bot.token.as_str(), bot.api.as_str(), bot.rules.delay_seconds), (token, "https://discord.com/api/v10/", 30));
+            if command.contains("alice=") {
+                assert_eq!(bot.routes.get("alice").map(String::as_str), Some("223456789012345678"));
+                assert_eq!(bot.routes.get("db-team").map(String::as_str), Some("323456789012345678"));
+            }
+            assert!(!format!("{bot:?}").contains(token), "its Debug shows no token");
+        }
+        let bad = notify(&["--notify-discord=#general", &token_flag]).unwrap_err().to_string();
+        assert!(bad.contains("--notify-discord: expected a channel id") && bad.contains("#general"), "{bad}");
+        let bad = notify(&["--notify-discord=123"]).unwrap_err().to_string();
+        assert!(bad.contains("--discord-bot-token") && bad.contains("ASKUSER_DISCORD_BOT_TOKEN"), "{bad}");
+        let bad = notify(&["--notify-discord=123", "--discord-bot-token=not a token"]).unwrap_err().to_string();
+        assert!(bad.contains("--discord-bot-token: expected") && !bad.contains("not a token"), "{bad}");
     }
 
     /// The README's notification lines, pasted with the secrets the README says go in

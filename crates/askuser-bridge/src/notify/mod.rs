@@ -1,7 +1,7 @@
 //! Reaching a person away from the screen. Every way is a [`Channel`] ([`channel`]):
 //! Web Push to paired devices ([`push`]), a signed webhook and ntfy ([`channels`]),
-//! Slack ([`slack_app`], its messages in [`slack`]) and Telegram ([`telegram_bot`], its
-//! messages in [`telegram`]), each with rules (which agents, quiet hours, a delay).
+//! Slack ([`slack_app`], its messages in [`slack`]), Telegram ([`telegram_bot`], its
+//! messages in [`telegram`]) and Discord ([`discord_bot`], its messages in [`discord`]), each with rules (which agents, quiet hours, a delay).
 //! Push, the webhook and ntfy carry answer links that answer one question with one
 //! option, once (`http/links.rs`); a chat's own buttons and replies answer through
 //! [`Notifier::answer_from_chat`].
@@ -14,6 +14,8 @@
 
 pub mod channel;
 pub mod channels;
+pub mod discord;
+pub mod discord_bot;
 #[cfg(test)]
 mod fixtures;
 pub mod push;
