@@ -45,6 +45,8 @@ struct FakeDiscord {
     /// Each interaction callback: (interaction id, its body, how long after the dispatch).
     callbacks: Arc<Mutex<Vec<(String, Value, Duration)>>>,
     base: Arc<Mutex<String>>,
+    /// Connections open now, and the most ever open at once.
+    live: Arc<Mutex<(usize, usize)>>,
 }
 
 impl FakeDiscord {
@@ -76,6 +78,15 @@ impl FakeDiscord {
             self.dispatched.lock().unwrap().push((d["id"].as_str().unwrap().to_owned(), Instant::now()));
         }
         self.sockets.lock().unwrap().last().expect("a connection").send(json!({"t": t, "d": d})).unwrap();
+    }
+
+    /// Sends dispatch `t` with `d` on every connection still open (as Discord would to
+    /// two sessions of one bot).
+    fn dispatch_all(&self, t: &str, d: Value) {
+        self.dispatched.lock().unwrap().push((d["id"].as_str().unwrap().to_owned(), Instant::now()));
+        for socket in self.sockets.lock().unwrap().iter() {
+            let _ = socket.send(json!({"t": t, "d": d}));
+        }
     }
 }
 
@@ -267,6 +278,12 @@ async fn play(discord: FakeDiscord, path: String, mut socket: WebSocket) {
     }
     let (tx, mut rx) = mpsc::unbounded_channel::<Value>();
     discord.sockets.lock().unwrap().push(tx);
+    {
+        let mut live = discord.live.lock().unwrap();
+        live.0 += 1;
+        live.1 = live.1.max(live.0);
+    }
+    let _closed = Closed(discord.live.clone());
     loop {
         tokio::select! {
             out = rx.recv() => match out {
@@ -294,6 +311,17 @@ async fn play(discord: FakeDiscord, path: String, mut socket: WebSocket) {
                 Some(Ok(_)) => {}
                 _ => return,
             },
+        }
+    }
+}
+
+/// Counts a connection closed when its task ends.
+struct Closed(Arc<Mutex<(usize, usize)>>);
+
+impl Drop for Closed {
+    fn drop(&mut self) {
+        if let Ok(mut live) = self.0.lock() {
+            live.0 -= 1;
         }
     }
 }
@@ -431,6 +459,52 @@ async fn a_command_too_long_to_show_whole_offers_no_allow_and_a_wrong_token_gets
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(discord.calls("GET gateway/bot").len(), 1, "only the first bridge's call was let in");
     assert_eq!(c.get("/v1/health").send().await.unwrap().status(), 200);
+}
+
+#[tokio::test]
+async fn bridges_sharing_a_store_keep_one_gateway_and_one_takes_over_when_the_other_stops() {
+    needs!(Postgres);
+    let db = crate::pg::Cluster::start();
+    let url = db.database("discord");
+    let (discord, api) = FakeDiscord::start().await;
+    let mut bridges = vec![];
+    for _ in 0..2 {
+        let bot = DiscordBot { lease: Duration::from_secs(3), ..bot(&api) };
+        let url = url.clone();
+        bridges.push(Some(
+            bridge_configured(tempfile::tempdir().unwrap(), move |o| {
+                o.store = Some(url);
+                o.notify.add(bot);
+            })
+            .await,
+        ));
+    }
+    nth_seen("a gateway connection", 1, || discord.sockets.lock().unwrap().clone()).await;
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let most = discord.live.lock().unwrap().1;
+    assert_eq!(most, 1, "never two connections at once");
+    // One question, one message; a press sent to every session is answered once.
+    bridges[0].as_ref().unwrap().post("/v1/ask?wait=false").json(&question("d-5")).send().await.unwrap();
+    let posted = nth_seen("a message", 1, || discord.calls(&format!("POST {SHARED}"))).await;
+    let message = discord.posted.lock().unwrap()[0].clone();
+    discord.dispatch_all("INTERACTION_CREATE", interaction(6001, SHARED, &message, &custom_id(&posted, "SQLite"), None));
+    bridges[1].as_ref().unwrap().until_status("d-5", "answered").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(discord.callbacks.lock().unwrap().len(), 1, "the press was answered once");
+    assert_eq!(discord.calls(&format!("POST {SHARED}")).len(), 1);
+    // One stops (the holder, or not): the one left holds the gateway within two terms
+    // and answers.
+    let (a, b) = (bridges[0].take().unwrap(), bridges[1].take().unwrap());
+    a.stop().await;
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let live = *discord.live.lock().unwrap();
+    assert_eq!(live, (1, 1), "the one left holds it, alone");
+    b.post("/v1/ask?wait=false").json(&question("d-6")).send().await.unwrap();
+    let posted = nth_seen("a second message", 2, || discord.calls(&format!("POST {SHARED}"))).await;
+    let message = discord.posted.lock().unwrap()[1].clone();
+    discord.dispatch_all("INTERACTION_CREATE", interaction(6002, SHARED, &message, &custom_id(&posted, "MySQL"), None));
+    b.until_status("d-6", "answered").await;
+    assert!(discord.problems.lock().unwrap().is_empty(), "{:?}", discord.problems.lock().unwrap());
 }
 
 /// docs/notify.md's lines, pasted into a shell: the `export`, then each `askuser serve`
