@@ -542,5 +542,6 @@ fn the_docs_commands_start_a_bridge_with_the_discord_bot() {
         let said = said.join("\n");
         assert!(open && said.contains("cannot connect to Discord's gateway"), "{command}: {said}");
         assert!(!said.contains("your-bot-token"), "{said}");
+        assert!(said.contains("askuser: question sets go to Discord channel(s) 123456789012345678"), "{said}");
     }
 }

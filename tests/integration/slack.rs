@@ -543,6 +543,8 @@ fn the_docs_commands_start_a_bridge_with_the_slack_app() {
         let _ = child.wait();
         let said = said.join("\n");
         assert!(said.contains("askuser: open "), "{command}: {said}");
+        let how = if export.contains("APP_TOKEN") { "buttons answer over Socket Mode\n" } else { "buttons answer at /slack/actions\n" };
+        assert!(said.contains("askuser: question sets go to Slack channel(s) C0123ABCD") && said.contains(how), "{said}");
         assert!(!said.contains("xoxb-your-token") && !said.contains("your-signing-secret") && !said.contains("xapp-your"), "{said}");
     }
 }

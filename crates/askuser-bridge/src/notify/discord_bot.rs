@@ -455,6 +455,12 @@ impl super::Channel for DiscordBot {
         "discord"
     }
 
+    /// Where it posts and how answers come (never the token).
+    fn describe(&self, _: &std::path::Path) -> Option<String> {
+        let places: Vec<&str> = self.channel.iter().chain(self.routes.values()).map(String::as_str).collect();
+        Some(format!("question sets go to Discord channel(s) {}; buttons answer over Discord's gateway", places.join(", ")))
+    }
+
     /// Its token (in every REST call's header and in Identify).
     fn secrets(&self) -> Vec<&str> {
         vec![self.token.as_str()]

@@ -235,6 +235,17 @@ impl super::Channel for SlackApp {
         "slack"
     }
 
+    /// Where it posts and how answers come (never a token or the secret).
+    fn describe(&self, _: &std::path::Path) -> Option<String> {
+        let places: Vec<&str> = self.channel.iter().chain(self.routes.values()).map(String::as_str).collect();
+        let how = match (self.app_token.is_some(), self.signing_secret.is_empty()) {
+            (true, true) => "over Socket Mode".to_owned(),
+            (true, false) => format!("over Socket Mode and at {ACTIONS}"),
+            (false, _) => format!("at {ACTIONS}"),
+        };
+        Some(format!("question sets go to Slack channel(s) {}; buttons answer {how}", places.join(", ")))
+    }
+
     fn secrets(&self) -> Vec<&str> {
         [Some(self.token.as_str()), Some(self.signing_secret.as_str()), self.app_token.as_deref()].into_iter().flatten().collect()
     }
