@@ -47,6 +47,8 @@ struct FakeDiscord {
     base: Arc<Mutex<String>>,
     /// Connections open now, and the most ever open at once.
     live: Arc<Mutex<(usize, usize)>>,
+    /// Heartbeats go unacknowledged (a zombie connection).
+    silent: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl FakeDiscord {
@@ -301,6 +303,9 @@ async fn play(discord: FakeDiscord, path: String, mut socket: WebSocket) {
                     let frame: Value = serde_json::from_str(&t).unwrap_or_default();
                     if frame["op"] == 1 {
                         discord.beats.lock().unwrap().push((frame["d"].clone(), Instant::now()));
+                        if discord.silent.load(std::sync::atomic::Ordering::SeqCst) {
+                            continue;
+                        }
                         if socket.send(send(json!({"op": 11}))).await.is_err() {
                             return;
                         }
@@ -406,6 +411,13 @@ async fn the_gateway_is_kept_with_heartbeats_a_press_answers_and_a_dropped_socke
     let resumed = discord.opened.lock().unwrap()[1].clone();
     assert_eq!((resumed.0.as_str(), resumed.1["op"].as_u64()), ("/resume/", Some(6)), "{resumed:?}");
     assert_eq!(discord.calls("GET gateway/bot").len(), 1, "a resume needs no new address");
+
+    // Heartbeats go unacknowledged: the connection is dead, and is resumed anew.
+    discord.silent.store(true, std::sync::atomic::Ordering::SeqCst);
+    nth_seen("a third connection", 3, || discord.sockets.lock().unwrap().clone()).await;
+    discord.silent.store(false, std::sync::atomic::Ordering::SeqCst);
+    let resumed = discord.opened.lock().unwrap()[2].clone();
+    assert_eq!((resumed.0.as_str(), resumed.1["op"].as_u64()), ("/resume/", Some(6)), "{resumed:?}");
 
     // "Other…" opens a modal; its words answer.
     b.post("/v1/ask?wait=false").json(&question("d-2")).send().await.unwrap();
