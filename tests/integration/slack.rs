@@ -43,6 +43,19 @@ struct FakeSlack {
     sent: Arc<Mutex<BTreeMap<String, std::time::Instant>>>,
     /// The Socket Mode URL's address.
     socket_url: Arc<Mutex<String>>,
+    /// Socket Mode connections open now, and the most ever open at once.
+    live: Arc<Mutex<(usize, usize)>>,
+}
+
+/// Counts a Socket Mode connection closed when its task ends.
+struct Closed(Arc<Mutex<(usize, usize)>>);
+
+impl Drop for Closed {
+    fn drop(&mut self) {
+        if let Ok(mut live) = self.0.lock() {
+            live.0 -= 1;
+        }
+    }
 }
 
 impl FakeSlack {
@@ -70,6 +83,14 @@ impl FakeSlack {
         }
         let sockets = self.sockets.lock().unwrap();
         sockets.last().expect("a connection").send(envelope.to_string()).unwrap();
+    }
+
+    /// Sends `envelope` on every connection still open (as Slack would not: it picks one;
+    /// two bridges each with a connection would both act on what they got).
+    fn envelope_all(&self, envelope: Value) {
+        for socket in self.sockets.lock().unwrap().iter() {
+            let _ = socket.send(envelope.to_string());
+        }
     }
 
     /// Waits up to 15 s for the `n`th call of `method` (1-based).
@@ -146,6 +167,12 @@ async fn socket(
     ws.on_upgrade(move |mut socket| async move {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
         slack.sockets.lock().unwrap().push(tx);
+        {
+            let mut live = slack.live.lock().unwrap();
+            live.0 += 1;
+            live.1 = live.1.max(live.0);
+        }
+        let _closed = Closed(slack.live.clone());
         let hello = json!({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0APP"}});
         if socket.send(Message::Text(hello.to_string().into())).await.is_err() {
             return;
@@ -502,6 +529,51 @@ async fn over_socket_mode_a_press_answers_with_no_public_url_and_a_disconnect_re
     slack.envelope(json!({"envelope_id": "e-3", "type": "events_api", "payload": {"event": {"type": "app_mention"}}}));
     let acked = crate::support::nth_seen("the acks", 3, || slack.acks.lock().unwrap().clone()).await;
     assert_eq!(acked.0, "e-3");
+}
+
+#[tokio::test]
+async fn bridges_sharing_a_store_keep_one_socket_mode_connection() {
+    needs!(Postgres);
+    let db = crate::pg::Cluster::start();
+    let url = db.database("slack");
+    let (slack, api) = FakeSlack::start().await;
+    let mut bridges = vec![];
+    for _ in 0..2 {
+        let mut app = app(&api, &[]);
+        (app.signing_secret, app.app_token, app.lease) = (String::new(), Some(APP.into()), Duration::from_secs(3));
+        let url = url.clone();
+        bridges.push(
+            bridge_configured(tempfile::tempdir().unwrap(), move |o| {
+                o.store = Some(url);
+                o.notify.add(app);
+            })
+            .await,
+        );
+    }
+    crate::support::nth_seen("a Socket Mode connection", 1, || slack.sockets.lock().unwrap().clone()).await;
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let most = slack.live.lock().unwrap().1;
+    assert_eq!(most, 1, "never two connections at once");
+    bridges[0].post("/v1/ask?wait=false").json(&question("s-20")).send().await.unwrap();
+    let posted = slack.nth("chat.postMessage", 1).await;
+    let ts = slack.posted.lock().unwrap()[SHARED][0].clone();
+    let payload = press_payload(SHARED, &ts, &button(&posted, "SQLite"), "U0ALICE");
+    slack.envelope_all(json!({"envelope_id": "e-20", "type": "interactive", "payload": payload}));
+    bridges[1].until_status("s-20", "answered").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(slack.calls("chat.postEphemeral").is_empty(), "acted on once: nobody told it came too late");
+    // One stops (the holder, or not): the one left connects within two terms and answers.
+    let left = bridges.pop().unwrap();
+    bridges.pop().unwrap().stop().await;
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let live = *slack.live.lock().unwrap();
+    assert_eq!(live, (1, 1), "the one left holds it, alone");
+    left.post("/v1/ask?wait=false").json(&question("s-21")).send().await.unwrap();
+    let posted = slack.nth("chat.postMessage", 2).await;
+    let ts = slack.posted.lock().unwrap()[SHARED][1].clone();
+    let payload = press_payload(SHARED, &ts, &button(&posted, "MySQL"), "U0BOB");
+    slack.envelope_all(json!({"envelope_id": "e-21", "type": "interactive", "payload": payload}));
+    left.until_status("s-21", "answered").await;
 }
 
 /// docs/notify.md's lines, pasted into a shell: the `export`, then each `askuser serve`
