@@ -1215,10 +1215,15 @@ mod tests {
     fn the_readmes_notification_lines_set_up_their_channels() {
         let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
         let lines: Vec<&str> = readme.lines().filter(|l| l.starts_with("askuser serve --notify-")).collect();
-        assert_eq!(lines.len(), 5, "{lines:?}");
+        assert_eq!(lines.len(), 6, "{lines:?}");
         for line in lines {
             let command = line.split(" # ").next().unwrap();
-            let secrets = ["--slack-bot-token=xoxb-1", "--slack-signing-secret=s", "--telegram-bot-token=123456789:AAbc"];
+            let secrets = [
+                "--slack-bot-token=xoxb-1",
+                "--slack-signing-secret=s",
+                "--telegram-bot-token=123456789:AAbc",
+                "--discord-bot-token=MTA.x",
+            ];
             let args: Vec<&str> = command.split_whitespace().skip(2).chain(secrets).collect();
             let opts = notify(&args).unwrap_or_else(|e| panic!("{line}: {e}"));
             assert_eq!(opts.channels.len(), 1, "{line}: one channel each");
