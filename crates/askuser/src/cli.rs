@@ -406,14 +406,14 @@ pub struct NotifyArgs {
     /// `telegram:NAME` or `discord:NAME` sets it for one channel.
     #[arg(long = "notify-agent", value_name = "[CHANNEL:]NAME")]
     pub notify_agents: Vec<String>,
-    /// The webhook, ntfy, Slack and Telegram hear of a question only if it is still
-    /// unanswered this many seconds after it was asked (`webhook:60`, `telegram:0`: for one
-    /// channel).
+    /// The webhook, ntfy, Slack, Telegram and Discord hear of a question only if it is
+    /// still unanswered this many seconds after it was asked (`webhook:60`, `telegram:0`:
+    /// for one channel).
     #[arg(long = "notify-delay", value_name = "[CHANNEL:]SECONDS")]
     pub notify_delays: Vec<String>,
-    /// No webhook, ntfy, Slack or Telegram message between these times of this machine's
-    /// day (e.g. 22:00-07:00); what is asked then is sent when they end, if it still waits
-    /// (`ntfy:22:00-07:00`: for one channel).
+    /// No webhook, ntfy, Slack, Telegram or Discord message between these times of this
+    /// machine's day (e.g. 22:00-07:00); what is asked then is sent when they end, if it
+    /// still waits (`ntfy:22:00-07:00`: for one channel).
     #[arg(long = "notify-quiet", value_name = "[CHANNEL:]HH:MM-HH:MM")]
     pub notify_quiets: Vec<String>,
     /// Also allow push messages to this push service host (repeatable; `*.` for a
