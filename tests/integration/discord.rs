@@ -49,6 +49,8 @@ struct FakeDiscord {
     live: Arc<Mutex<(usize, usize)>>,
     /// Heartbeats go unacknowledged (a zombie connection).
     silent: Arc<std::sync::atomic::AtomicBool>,
+    /// Statuses to answer the next new messages with before taking one (429, 500, ...).
+    failures: Arc<Mutex<Vec<u16>>>,
 }
 
 impl FakeDiscord {
@@ -172,6 +174,21 @@ async fn create(State(discord): State<FakeDiscord>, Path(channel): Path<String>,
     if let Err(e) = check_message(&body) {
         discord.problems.lock().unwrap().push(e.clone());
         return (StatusCode::BAD_REQUEST, Json(json!({"message": e, "code": 50035}))).into_response();
+    }
+    let failure = {
+        let mut failures = discord.failures.lock().unwrap();
+        (!failures.is_empty()).then(|| failures.remove(0))
+    };
+    match failure {
+        Some(429) => {
+            let limited = json!({"message": "You are being rate limited.", "retry_after": 0.2, "global": false});
+            return (StatusCode::TOO_MANY_REQUESTS, Json(limited)).into_response();
+        }
+        Some(status) => {
+            let status = StatusCode::from_u16(status).unwrap();
+            return (status, Json(json!({"message": status.to_string(), "code": 0}))).into_response();
+        }
+        None => {}
     }
     let mut posted = discord.posted.lock().unwrap();
     let id = format!("20000000000000000{}", posted.len() + 1);
@@ -471,6 +488,31 @@ async fn a_command_too_long_to_show_whole_offers_no_allow_and_a_wrong_token_gets
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(discord.calls("GET gateway/bot").len(), 1, "only the first bridge's call was let in");
     assert_eq!(c.get("/v1/health").send().await.unwrap().status(), 200);
+}
+
+#[tokio::test]
+async fn discord_limiting_or_failing_is_tried_again_and_posts_once_and_an_unknown_channel_is_not() {
+    let (discord, api) = FakeDiscord::start().await;
+    discord.failures.lock().unwrap().extend([429, 502]);
+    let b = discord_bridge(&api).await;
+    b.post("/v1/ask?wait=false").json(&question("d-3")).send().await.unwrap();
+    nth_seen("the third try", 3, || discord.calls(&format!("POST {SHARED}"))).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        (discord.calls(&format!("POST {SHARED}")).len(), discord.posted.lock().unwrap().len()),
+        (3, 1),
+        "posted once, on the third try"
+    );
+    // A channel Discord does not know is not tried again.
+    let bot = DiscordBot { channel: Some(ELSEWHERE.into()), ..bot(&api) };
+    let c = bridge_configured(tempfile::tempdir().unwrap(), move |opts| {
+        opts.notify.add(bot);
+    })
+    .await;
+    c.post("/v1/ask?wait=false").json(&question("d-4")).send().await.unwrap();
+    nth_seen("the try", 1, || discord.calls(&format!("POST {ELSEWHERE}"))).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(discord.calls(&format!("POST {ELSEWHERE}")).len(), 1, "refused for good: once");
 }
 
 #[tokio::test]
