@@ -61,6 +61,7 @@ impl FakeDiscord {
             .route("/api/v10/channels/{channel}/messages", axum::routing::post(create))
             .route("/api/v10/channels/{channel}/messages/{id}", axum::routing::patch(edit))
             .route("/api/v10/interactions/{id}/{token}/callback", axum::routing::post(callback))
+            .route("/api/v10/webhooks/{application}/{token}", axum::routing::post(follow_up))
             // Where `{url}/?v=10&encoding=json` leads for the two addresses given.
             .route("/gateway/", axum::routing::get(gateway))
             .route("/resume/", axum::routing::get(gateway))
@@ -235,6 +236,17 @@ async fn callback(State(discord): State<FakeDiscord>, Path((id, token)): Path<(S
     }
     discord.callbacks.lock().unwrap().push((id, body.0, took));
     StatusCode::NO_CONTENT.into_response()
+}
+
+/// A follow-up message to an interaction already acknowledged (no bot token: the
+/// interaction's token is the credential).
+async fn follow_up(State(discord): State<FakeDiscord>, Path((application, token)): Path<(String, String)>, body: Json<Value>) -> Response {
+    if application != "1" || !token.starts_with("itok-") {
+        discord.problems.lock().unwrap().push(format!("a follow-up to {application}/{token}"));
+        return (StatusCode::NOT_FOUND, Json(json!({"message": "Unknown Webhook", "code": 10015}))).into_response();
+    }
+    discord.calls.lock().unwrap().push((format!("FOLLOW-UP {token}"), body.0.clone()));
+    Json(json!({"id": "400000000000000001"})).into_response()
 }
 
 async fn gateway(State(discord): State<FakeDiscord>, uri: axum::http::Uri, ws: WebSocketUpgrade) -> Response {
@@ -513,6 +525,34 @@ async fn discord_limiting_or_failing_is_tried_again_and_posts_once_and_an_unknow
     nth_seen("the try", 1, || discord.calls(&format!("POST {ELSEWHERE}"))).await;
     tokio::time::sleep(Duration::from_millis(1500)).await;
     assert_eq!(discord.calls(&format!("POST {ELSEWHERE}")).len(), 1, "refused for good: once");
+}
+
+#[tokio::test]
+async fn a_slow_decision_is_acknowledged_in_time_and_what_became_of_it_follows() {
+    let (discord, api) = FakeDiscord::start().await;
+    // As if the store took longer than Discord waits: every press is only acknowledged.
+    let bot = DiscordBot { answer_within: Duration::ZERO, ..bot(&api) };
+    let b = bridge_configured(tempfile::tempdir().unwrap(), move |opts| {
+        opts.notify.add(bot);
+    })
+    .await;
+    nth_seen("a gateway connection", 1, || discord.sockets.lock().unwrap().clone()).await;
+    b.post("/v1/ask?wait=false").json(&question("d-7")).send().await.unwrap();
+    let posted = nth_seen("a message", 1, || discord.calls(&format!("POST {SHARED}"))).await;
+    let message = discord.posted.lock().unwrap()[0].clone();
+    discord.dispatch("INTERACTION_CREATE", interaction(7001, SHARED, &message, &custom_id(&posted, "SQLite"), None));
+    let (_, ack, took) = nth_seen("the acknowledgement", 1, || discord.callbacks.lock().unwrap().clone()).await;
+    assert_eq!(ack["type"], 6, "{ack}");
+    assert!(took < Duration::from_secs(3), "{took:?}");
+    b.until_status("d-7", "answered").await;
+    let edited = nth_seen("the close", 1, || discord.calls(&format!("PATCH {SHARED}/{message}"))).await;
+    assert!(edited["content"].as_str().unwrap().contains("Answered by <@42>"), "{edited}");
+    // A late press: acknowledged, then told why in a follow-up only its presser sees.
+    discord.dispatch("INTERACTION_CREATE", interaction(7002, SHARED, &message, &custom_id(&posted, "MySQL"), None));
+    let told = nth_seen("the follow-up", 1, || discord.calls("FOLLOW-UP itok-7002")).await;
+    assert_eq!(told["flags"], 64, "{told}");
+    assert!(told["content"].as_str().unwrap().contains("not waiting any more"), "{told}");
+    assert!(discord.problems.lock().unwrap().is_empty(), "{:?}", discord.problems.lock().unwrap());
 }
 
 #[tokio::test]

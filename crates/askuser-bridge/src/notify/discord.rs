@@ -449,6 +449,8 @@ pub struct Interaction {
     pub id: String,
     /// Its token: only for answering it (valid 15 minutes), never logged.
     pub token: String,
+    /// The bot's application, for a follow-up message.
+    pub application_id: Option<String>,
     /// [`COMPONENT`], [`MODAL_SUBMIT`], or another (a ping, a command).
     pub kind: u64,
     pub channel_id: Option<String>,
@@ -476,7 +478,8 @@ impl Interaction {
             .find(|c| c["custom_id"] == "text");
         Some(Interaction {
             id: text(&d["id"]).filter(|id| is_snowflake(id))?,
-            token: text(&d["token"]).filter(|t| !t.is_empty())?,
+            token: text(&d["token"]).filter(|t| !t.is_empty() && !t.contains(['/', '?', '#']))?,
+            application_id: text(&d["application_id"]).filter(|id| is_snowflake(id)),
             kind: d["type"].as_u64().unwrap_or(0),
             channel_id: text(&d["channel_id"]).filter(|id| is_snowflake(id)),
             message_id: text(&d["message"]["id"]).filter(|id| is_snowflake(id)),

@@ -35,6 +35,9 @@ use std::time::Duration;
 pub const API: &str = "https://discord.com/api/v10/";
 /// The gateway connection's lease term, for bridges sharing a store.
 pub const LEASE: Duration = Duration::from_secs(30);
+/// How long an interaction's answer may take to decide before the interaction is only
+/// acknowledged: within Discord's 3 s, with room for the callback's own way there.
+pub const ANSWER_WITHIN: Duration = Duration::from_millis(2000);
 
 /// How one Discord bot is set up (`askuser serve --notify-discord`, docs/notify.md).
 #[derive(Clone)]
@@ -51,6 +54,10 @@ pub struct DiscordBot {
     pub rules: Rules,
     /// The gateway connection's lease term among bridges sharing a store ([`LEASE`]).
     pub lease: Duration,
+    /// How long an interaction waits for its answer to be decided before it is only
+    /// acknowledged ([`ANSWER_WITHIN`]; Discord fails it after 3 s; zero: always only
+    /// acknowledged at once).
+    pub answer_within: Duration,
 }
 
 /// Says where it posts, never the token.
@@ -93,7 +100,7 @@ impl DiscordBot {
             });
         }
         let api = super::channel::api_url("discord-api", api)?;
-        Ok(DiscordBot { token, api, channel: places.shared, routes: places.own, rules, lease: LEASE })
+        Ok(DiscordBot { token, api, channel: places.shared, routes: places.own, rules, lease: LEASE, answer_within: ANSWER_WITHIN })
     }
 
     /// Whether `channel` is one the bot posts to (and so may answer).
@@ -175,6 +182,25 @@ impl DiscordBot {
         self.respond(http, interaction, json!({"type": discord::REPLY, "data": data})).await
     }
 
+    /// Tells the one who acted `text` after their interaction was acknowledged: a
+    /// follow-up message only they see.
+    async fn follow_up(&self, http: &reqwest::Client, interaction: &Interaction, text: &str) {
+        let Some(application) = interaction.application_id.as_deref() else { return };
+        let data =
+            json!({"content": discord::cut(text, discord::MAX_CONTENT), "flags": discord::EPHEMERAL, "allowed_mentions": {"parse": []}});
+        let path = format!("webhooks/{application}/{}", interaction.token);
+        if let Err(failed) = self.call(http, reqwest::Method::POST, &path, Some(&data)).await {
+            let why = match failed {
+                Sent::Refused(why) | Sent::Retry { why, .. } => why,
+                other => format!("{other:?}"),
+            };
+            tracing::warn!(
+                "cannot tell a Discord user why their answer was not taken: {}",
+                super::channel::scrub(&why, &[&self.token, &interaction.token])
+            );
+        }
+    }
+
     /// The gateway's address (`GET /gateway/bot`).
     async fn gateway_address(&self, http: &reqwest::Client) -> Result<String, String> {
         let answer = self.call(http, reqwest::Method::GET, "gateway/bot", None).await.map_err(|failed| match failed {
@@ -201,34 +227,62 @@ async fn interacted(notifier: Arc<Notifier>, bot: DiscordBot, interaction: Inter
         return bot.tell(http, &interaction, "askuser takes no answers from this channel.").await;
     }
     let key = format!("discord:{channel}");
-    let mut modal = None;
-    let taken = notifier
-        .answer_from_chat(&key, &message, &interaction.user.answered_by(), |record| match discord::act(record, &interaction) {
-            Ok(Act::Outcome(outcome)) => Ok(Some(outcome)),
-            Ok(Act::Modal(m)) => {
-                modal = Some(m);
-                Ok(None)
-            }
-            Err(e) => Err(e),
-        })
-        .await;
-    match taken {
-        Ok(true) => {
-            let record = match notifier.question_of(&key, &message).await {
-                Ok(Some(id)) => notifier.bridge.get(&id).await.ok(),
+    // Decided in its own task, so that what Discord waits for goes out in time even when
+    // the store is slow: past `answer_within`, the press is acknowledged as it is and
+    // what became of it follows (the message edited when the set closes, or a follow-up
+    // only the presser sees).
+    let decided = tokio::spawn({
+        let (notifier, interaction, key, message) = (notifier.clone(), interaction.clone(), key.clone(), message.clone());
+        async move {
+            let mut modal = None;
+            let taken = notifier
+                .answer_from_chat(&key, &message, &interaction.user.answered_by(), |record| match discord::act(record, &interaction) {
+                    Ok(Act::Outcome(outcome)) => Ok(Some(outcome)),
+                    Ok(Act::Modal(m)) => {
+                        modal = Some(m);
+                        Ok(None)
+                    }
+                    Err(e) => Err(e),
+                })
+                .await;
+            let taken = taken.map_err(|not| not.told(discord::escape));
+            let answered = match taken {
+                Ok(true) => match notifier.question_of(&key, &message).await {
+                    Ok(Some(id)) => notifier.bridge.get(&id).await.ok(),
+                    _ => None,
+                },
                 _ => None,
             };
-            let callback = match record {
-                Some(record) => json!({"type": discord::UPDATE, "data": discord::answered(&record).fields()}),
-                None => json!({"type": discord::DEFERRED_UPDATE}),
-            };
-            bot.respond(http, &interaction, callback).await
+            (taken, modal, answered)
         }
-        Ok(false) => match modal {
-            Some(modal) => bot.respond(http, &interaction, json!({"type": discord::MODAL, "data": modal})).await,
-            None => bot.respond(http, &interaction, json!({"type": discord::DEFERRED_UPDATE})).await,
+    });
+    let mut decided = std::pin::pin!(decided);
+    let waited = match bot.answer_within.is_zero() {
+        true => None,
+        false => tokio::select! {
+            biased;
+            _ = tokio::time::sleep(bot.answer_within) => None,
+            done = &mut decided => Some(done),
         },
-        Err(not) => bot.tell(http, &interaction, &not.told(discord::escape)).await,
+    };
+    let (taken, modal, answered) = match waited {
+        Some(Ok(done)) => done,
+        Some(Err(_)) => return,
+        None => {
+            bot.respond(http, &interaction, json!({"type": discord::DEFERRED_UPDATE})).await;
+            if let Ok((Err(why), _, _)) = decided.await {
+                bot.follow_up(http, &interaction, &why).await;
+            }
+            return;
+        }
+    };
+    match (taken, modal, answered) {
+        (Ok(true), _, Some(record)) => {
+            bot.respond(http, &interaction, json!({"type": discord::UPDATE, "data": discord::answered(&record).fields()})).await
+        }
+        (Ok(_), Some(modal), _) => bot.respond(http, &interaction, json!({"type": discord::MODAL, "data": modal})).await,
+        (Ok(_), None, _) => bot.respond(http, &interaction, json!({"type": discord::DEFERRED_UPDATE})).await,
+        (Err(why), _, _) => bot.tell(http, &interaction, &why).await,
     }
 }
 
