@@ -58,6 +58,8 @@ pub const MAX_SELECT: usize = 25;
 pub const MAX_OPTION: usize = 100;
 /// A modal's title and a text input's label.
 pub const MAX_MODAL_LABEL: usize = 45;
+/// A link button's URL (a longer one would have the whole message refused).
+pub const MAX_URL: usize = 512;
 /// What a modal's text input takes.
 pub const MAX_TYPED: usize = 4000;
 /// The note when a command is not shown whole.
@@ -350,7 +352,7 @@ pub fn message(record: &QuestionRecord, open: Option<&str>) -> Outgoing {
         }
     }
     end.push(button("Decline", 2, format!("{mark}:no")));
-    if let Some(url) = open {
+    if let Some(url) = open.filter(|url| url.len() <= MAX_URL) {
         end.push(json!({"type": 2, "style": 5, "label": "Open askuser", "url": url}));
     }
     rows.push(json!({"type": 1, "components": end}));

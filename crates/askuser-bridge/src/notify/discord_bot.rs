@@ -312,6 +312,7 @@ struct Connection {
     interval: Duration,
     next_beat: tokio::time::Instant,
     acked: bool,
+    opened: tokio::time::Instant,
 }
 
 /// Keeps the gateway connection while the bridge runs (with bridges sharing a store,
@@ -339,10 +340,7 @@ async fn gateway(notifier: Arc<Notifier>, bot: DiscordBot) {
         let until = tokio::time::Instant::now() + run;
         if connection.is_none() {
             match connect(&notifier, &bot, session.as_ref(), seq).await {
-                Ok(c) => {
-                    connection = Some(c);
-                    backoff = Duration::from_secs(1);
-                }
+                Ok(c) => connection = Some(c),
                 Err(why) => {
                     let why = super::channel::scrub(&why, &[&bot.token]);
                     if told.as_deref() != Some(why.as_str()) {
@@ -360,9 +358,23 @@ async fn gateway(notifier: Arc<Notifier>, bot: DiscordBot) {
         }
         let Some(c) = connection.as_mut() else { continue };
         let ended = run_connection(&notifier, &bot, c, &mut session, &mut seq, until).await;
+        // A connection that ends as soon as it is made (a resume refused over and over)
+        // is not made again at once: the pause grows as when it cannot be made at all.
+        let brief = c.opened.elapsed() < Duration::from_secs(5);
         if !matches!(ended, Ended::TermOver) {
             if let Some(mut c) = connection.take() {
                 let _ = c.socket.close(None).await;
+            }
+        }
+        if !brief {
+            (backoff, told) = (Duration::from_secs(1), None);
+        }
+        if brief && matches!(ended, Ended::Again | Ended::SessionGone) {
+            let pause = backoff;
+            backoff = (backoff * 2).min(Duration::from_secs(60));
+            tokio::select! {
+                _ = tokio::time::sleep(pause) => {}
+                _ = notifier.stopped() => return,
             }
         }
         match ended {
@@ -415,7 +427,8 @@ async fn connect(notifier: &Notifier, bot: &DiscordBot, session: Option<&Session
     // The first heartbeat after a random part of the interval, as Discord asks.
     let jitter = interval.mul_f64(f64::from(notifier.now_ms() as u32 % 1000) / 1000.0);
     tracing::info!("connected to Discord's gateway");
-    Ok(Connection { socket, interval, next_beat: tokio::time::Instant::now() + jitter, acked: true })
+    let now = tokio::time::Instant::now();
+    Ok(Connection { socket, interval, next_beat: now + jitter, acked: true, opened: now })
 }
 
 /// Reads the gateway until the connection ends or `until`.

@@ -329,6 +329,7 @@ async fn socket_mode(notifier: Arc<super::Notifier>, app: SlackApp) {
     let token = app.app_token.clone().unwrap_or_default();
     let mut turns = Turns::new("slack-socket", super::channel::fingerprint(&token), app.lease);
     let mut socket: Option<crate::tls::Socket> = None;
+    let mut opened = tokio::time::Instant::now();
     let mut backoff = Duration::from_secs(1);
     let mut told = None::<String>;
     loop {
@@ -350,6 +351,7 @@ async fn socket_mode(notifier: Arc<super::Notifier>, app: SlackApp) {
             None => match open_socket(&app, notifier.http()).await {
                 Ok(s) => {
                     tracing::info!("connected to Slack over Socket Mode");
+                    opened = tokio::time::Instant::now();
                     socket.insert(s)
                 }
                 Err(why) => {
@@ -400,10 +402,7 @@ async fn socket_mode(notifier: Arc<super::Notifier>, app: SlackApp) {
                 }
             }
             match envelope.kind.as_str() {
-                "hello" => {
-                    backoff = Duration::from_secs(1);
-                    told = None;
-                }
+                "hello" => {}
                 "disconnect" => {
                     tracing::info!("Slack asked for a new Socket Mode connection");
                     lost = true;
@@ -422,6 +421,17 @@ async fn socket_mode(notifier: Arc<super::Notifier>, app: SlackApp) {
         if lost {
             if let Some(mut s) = socket.take() {
                 let _ = s.close(None).await;
+            }
+            // A connection that ends as soon as it is made is not made again at once.
+            if opened.elapsed() < Duration::from_secs(5) {
+                let pause = backoff;
+                backoff = (backoff * 2).min(Duration::from_secs(60));
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = notifier.stopped() => return,
+                }
+            } else {
+                (backoff, told) = (Duration::from_secs(1), None);
             }
         }
     }

@@ -105,6 +105,8 @@ fn options_are_buttons_then_a_menu_and_every_message_keeps_discords_limits() {
             .collect(),
     );
     within_limits(&message(&huge, None));
+    let far = format!("https://h/#q={}", "q".repeat(600));
+    assert!(!controls(&message(&few, Some(&far))).iter().any(|(l, _)| l == "Open askuser"), "a URL Discord would refuse is left out");
     let set = message(&record(vec![single(&["A"]), multi(&["B"])]), Some("https://h/#q=q-1"));
     within_limits(&set);
     assert!(set.content.contains("2 questions: answer them in askuser"));
