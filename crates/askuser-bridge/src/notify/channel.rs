@@ -15,7 +15,7 @@
 //! come from the channel's own task ([`Channel::start`], handed the notifier); bridges
 //! sharing a store run one such connection at a time, each in the terms it claimed
 //! ([`Lease`], [`Turns`]), as Telegram's poller does. Answers a service posts
-//! to the bridge (a WhatsApp or Discord interactions webhook, Slack's actions) come to
+//! to the bridge (a WhatsApp webhook, Slack's actions without Socket Mode) come to
 //! [`Channel::receive`] at the path [`Channel::inbound`] names, the raw body kept for the
 //! signature. Either way [`super::Notifier::answer_from_chat`] takes them. A channel that
 //! may only write within a window (WhatsApp: 24 hours after the person last wrote) keeps
@@ -192,7 +192,7 @@ pub trait Channel: std::any::Any + Send + Sync {
     }
 
     /// The path its service posts to on this bridge (Slack's interactivity URL; a
-    /// webhook WhatsApp or Discord calls), if any: [`Channel::receive`] takes it.
+    /// webhook WhatsApp calls), if any: [`Channel::receive`] takes it.
     fn inbound(&self) -> Option<&'static str> {
         None
     }
