@@ -13,7 +13,11 @@
 //! `tls.rs` so that none trusts certificates its own way. It also brings `twilight-model`
 //! (every Discord type, hundreds of structs, for the four fields read here),
 //! `twilight-gateway-queue`, `bitflags` and zstd by default, and REST needs
-//! `twilight-http` besides. What the bot needs of the gateway is five opcodes (Hello,
+//! `twilight-http` besides. Measured on the 2-core machine (a scratch crate, debug,
+//! `default-features = false` with webpki roots): `twilight-gateway` 21 s and
+//! `twilight-model` 21 s of compile on their own, and 9 crates this lock file does not
+//! have (`tokio-websockets`, `webpki-roots`, `serde-value`, `serde_repr`, `ordered-float`,
+//! `sha1_smol`, the queue and the two). What the bot needs of the gateway is five opcodes (Hello,
 //! Identify, Heartbeat and its ACK, Resume), two dispatches (READY, INTERACTION_CREATE)
 //! and the close codes that say stop: a few dozen lines over `tls::websocket`, tested
 //! against a local gateway that checks the heartbeat and the resume.
