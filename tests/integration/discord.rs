@@ -319,6 +319,11 @@ async fn play(discord: FakeDiscord, path: String, mut socket: WebSocket) {
         tokio::select! {
             out = rx.recv() => match out {
                 Some(v) if v == "drop" => return, // the socket just goes
+                Some(v) if v.get("op").is_some() => {
+                    if socket.send(send(v)).await.is_err() {
+                        return;
+                    }
+                }
                 Some(v) => {
                     let seq = next_seq(&discord);
                     if socket.send(send(json!({"op": 0, "t": v["t"], "s": seq, "d": v["d"]}))).await.is_err() {
@@ -469,6 +474,15 @@ async fn the_gateway_is_kept_with_heartbeats_a_press_answers_and_a_dropped_socke
     let (_, refused, _) = nth_seen("the other channel's answer", 5, || discord.callbacks.lock().unwrap().clone()).await;
     assert!(refused["data"]["content"].as_str().unwrap().contains("no answers from this channel"), "{refused}");
     assert_eq!(b.record("d-2").await["result"]["answers"][0]["answer"], "DuckDB, please", "the first answer stands");
+
+    // A session Discord ends (Invalid Session, not resumable): identified afresh, at a
+    // new address from /gateway/bot.
+    let opened = discord.opened.lock().unwrap().len();
+    discord.sockets.lock().unwrap().last().unwrap().send(json!({"op": 9, "d": false})).unwrap();
+    nth_seen("a connection after the session ended", opened + 1, || discord.opened.lock().unwrap().clone()).await;
+    let again = discord.opened.lock().unwrap()[opened].clone();
+    assert_eq!((again.0.as_str(), again.1["op"].as_u64()), ("/gateway/", Some(2)), "{again:?}");
+    assert_eq!(discord.calls("GET gateway/bot").len(), 2);
     assert!(discord.problems.lock().unwrap().is_empty(), "{:?}", discord.problems.lock().unwrap());
 }
 
