@@ -13,6 +13,7 @@ mod browser;
 mod channel;
 mod cli;
 mod clients;
+mod discord;
 mod editor;
 mod first;
 mod hardening;

@@ -1,7 +1,9 @@
 //! The Slack app against a local stand-in for Slack's Web API that checks what Slack
 //! checks (the bot token, JSON bodies, the Block Kit limits a message must keep, known
 //! channels and messages), and a person pressing buttons, played as Slack sends them:
-//! a form-encoded `block_actions` payload signed with the app's signing secret.
+//! a form-encoded `block_actions` payload signed with the app's signing secret, or over
+//! Socket Mode: `apps.connections.open` with the app token, then a WebSocket whose
+//! envelopes the bridge must acknowledge.
 
 use crate::support::{bridge_configured, TestBridge};
 use askuser_bridge::notify::SlackApp;
@@ -16,6 +18,7 @@ use std::time::Duration;
 const BOT: &str = "xoxb-1-test";
 const SECRET: &str = "8f742231b10e8888abcd99yyyzzz85a5";
 const SHARED: &str = "C0SHARED";
+const APP: &str = "xapp-1-A0APP-1-test";
 
 /// One Web API call Slack got: its method and body.
 #[derive(Debug, Clone)]
@@ -32,20 +35,62 @@ struct FakeSlack {
     failures: Arc<Mutex<Vec<&'static str>>>,
     /// Channel → the ts of each message posted there.
     posted: Arc<Mutex<BTreeMap<String, Vec<String>>>>,
+    /// Socket Mode: where to send envelopes on each connection made, in order.
+    sockets: Arc<Mutex<Vec<tokio::sync::mpsc::UnboundedSender<String>>>>,
+    /// The envelope ids acknowledged, and how long after it was sent each was.
+    acks: Arc<Mutex<Vec<(String, Duration)>>>,
+    /// When each envelope was sent, by id.
+    sent: Arc<Mutex<BTreeMap<String, std::time::Instant>>>,
+    /// The Socket Mode URL's address.
+    socket_url: Arc<Mutex<String>>,
+    /// Socket Mode connections open now, and the most ever open at once.
+    live: Arc<Mutex<(usize, usize)>>,
+}
+
+/// Counts a Socket Mode connection closed when its task ends.
+struct Closed(Arc<Mutex<(usize, usize)>>);
+
+impl Drop for Closed {
+    fn drop(&mut self) {
+        if let Ok(mut live) = self.0.lock() {
+            live.0 -= 1;
+        }
+    }
 }
 
 impl FakeSlack {
     async fn start() -> (FakeSlack, String) {
         let slack = FakeSlack::default();
-        let app = axum::Router::new().route("/api/{method}", axum::routing::post(call)).with_state(slack.clone());
+        let app = axum::Router::new()
+            .route("/api/{method}", axum::routing::post(call))
+            .route("/link", axum::routing::get(socket))
+            .with_state(slack.clone());
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let url = format!("http://{}/api/", listener.local_addr().unwrap());
+        *slack.socket_url.lock().unwrap() = format!("ws://{}/link", listener.local_addr().unwrap());
         tokio::spawn(async move { axum::serve(listener, app).await });
         (slack, url)
     }
 
     fn calls(&self, method: &str) -> Vec<Value> {
         self.calls.lock().unwrap().iter().filter(|c| c.method == method).map(|c| c.body.clone()).collect()
+    }
+
+    /// Sends `envelope` on the latest Socket Mode connection.
+    fn envelope(&self, envelope: Value) {
+        if let Some(id) = envelope["envelope_id"].as_str() {
+            self.sent.lock().unwrap().insert(id.to_owned(), std::time::Instant::now());
+        }
+        let sockets = self.sockets.lock().unwrap();
+        sockets.last().expect("a connection").send(envelope.to_string()).unwrap();
+    }
+
+    /// Sends `envelope` on every connection still open (as Slack would not: it picks one;
+    /// two bridges each with a connection would both act on what they got).
+    fn envelope_all(&self, envelope: Value) {
+        for socket in self.sockets.lock().unwrap().iter() {
+            let _ = socket.send(envelope.to_string());
+        }
     }
 
     /// Waits up to 15 s for the `n`th call of `method` (1-based).
@@ -107,9 +152,69 @@ fn check_message(body: &Value) -> Result<(), String> {
     Ok(())
 }
 
+/// Socket Mode's WebSocket, as `apps.connections.open` gave it: `hello`, then the
+/// envelopes the test sends; acknowledgements are kept with how long they took.
+async fn socket(
+    State(slack): State<FakeSlack>,
+    axum::extract::Query(query): axum::extract::Query<BTreeMap<String, String>>,
+    ws: axum::extract::ws::WebSocketUpgrade,
+) -> axum::response::Response {
+    use axum::extract::ws::Message;
+    use axum::response::IntoResponse;
+    if query.get("ticket").map(String::as_str) != Some("t-1") {
+        return axum::http::StatusCode::UNAUTHORIZED.into_response();
+    }
+    ws.on_upgrade(move |mut socket| async move {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+        slack.sockets.lock().unwrap().push(tx);
+        {
+            let mut live = slack.live.lock().unwrap();
+            live.0 += 1;
+            live.1 = live.1.max(live.0);
+        }
+        let _closed = Closed(slack.live.clone());
+        let hello = json!({"type": "hello", "num_connections": 1, "connection_info": {"app_id": "A0APP"}});
+        if socket.send(Message::Text(hello.to_string().into())).await.is_err() {
+            return;
+        }
+        loop {
+            tokio::select! {
+                out = rx.recv() => match out {
+                    Some(text) => {
+                        let disconnect = text.contains("\"disconnect\"");
+                        if socket.send(Message::Text(text.into())).await.is_err() || disconnect {
+                            return;
+                        }
+                    }
+                    None => return,
+                },
+                got = socket.recv() => match got {
+                    Some(Ok(Message::Text(text))) => {
+                        let ack: Value = serde_json::from_str(&text).unwrap_or_default();
+                        let id = ack["envelope_id"].as_str().unwrap_or("not an ack").to_owned();
+                        let took = slack.sent.lock().unwrap().get(&id).map(|at| at.elapsed()).unwrap_or(Duration::MAX);
+                        slack.acks.lock().unwrap().push((id, took));
+                    }
+                    Some(Ok(_)) => {}
+                    _ => return,
+                },
+            }
+        }
+    })
+}
+
 async fn call(State(slack): State<FakeSlack>, Path(method): Path<String>, headers: HeaderMap, body: String) -> axum::response::Response {
     use axum::response::IntoResponse;
     let bad = |error: &str| Json(json!({"ok": false, "error": error})).into_response();
+    if method == "apps.connections.open" {
+        // Only the app-level token opens a connection; the bot token does not.
+        if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(&format!("Bearer {APP}")) {
+            return bad("not_allowed_token_type");
+        }
+        slack.calls.lock().unwrap().push(Call { method, body: Value::Null });
+        let url = format!("{}?ticket=t-1", slack.socket_url.lock().unwrap());
+        return Json(json!({"ok": true, "url": url})).into_response();
+    }
     if headers.get("authorization").and_then(|v| v.to_str().ok()) != Some(&format!("Bearer {BOT}")) {
         return bad("not_authed");
     }
@@ -166,6 +271,8 @@ fn app(api: &str, routes: &[(&str, &str)]) -> SlackApp {
     SlackApp {
         token: BOT.into(),
         signing_secret: SECRET.into(),
+        app_token: None,
+        lease: askuser_bridge::notify::SLACK_LEASE,
         api: api.parse().unwrap(),
         channel: Some(SHARED.into()),
         routes: routes.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
@@ -212,8 +319,14 @@ fn now_s() -> u64 {
 
 /// A person (Slack user `user`) pressing the button `(block, action)` of message `ts`
 /// in `channel`, as Slack sends it: the form body and its timestamp.
-fn press(channel: &str, ts: &str, (block, action): &(String, String), user: &str) -> String {
-    let payload = json!({
+fn press(channel: &str, ts: &str, pressed: &(String, String), user: &str) -> String {
+    let payload = press_payload(channel, ts, pressed, user);
+    url::form_urlencoded::Serializer::new(String::new()).append_pair("payload", &payload.to_string()).finish()
+}
+
+/// The `block_actions` payload of such a press.
+fn press_payload(channel: &str, ts: &str, (block, action): &(String, String), user: &str) -> Value {
+    json!({
         "type": "block_actions", "user": {"id": user, "username": "alice", "name": "alice", "team_id": "T0TEAM"},
         "api_app_id": "A0APP", "team": {"id": "T0TEAM", "domain": "example"},
         "container": {"type": "message", "message_ts": ts, "channel_id": channel, "is_ephemeral": false},
@@ -222,8 +335,7 @@ fn press(channel: &str, ts: &str, (block, action): &(String, String), user: &str
         "response_url": "https://hooks.slack.com/actions/T0TEAM/1/x", "state": {"values": {}},
         "actions": [{"type": "button", "block_id": block, "action_id": action, "value": "0", "action_ts": "1700000002.1",
                      "text": {"type": "plain_text", "text": "…"}}]
-    });
-    url::form_urlencoded::Serializer::new(String::new()).append_pair("payload", &payload.to_string()).finish()
+    })
 }
 
 async fn send_action(b: &TestBridge, body: &str, timestamp: &str, signature: &str) -> reqwest::Response {
@@ -377,6 +489,93 @@ async fn a_set_for_a_person_goes_to_their_channel_and_to_the_shared_one_only_whe
     assert!(second.to_string().contains("s-8"), "{second}");
 }
 
+#[tokio::test]
+async fn over_socket_mode_a_press_answers_with_no_public_url_and_a_disconnect_reconnects() {
+    let (slack, api) = FakeSlack::start().await;
+    let mut app = app(&api, &[]);
+    (app.signing_secret, app.app_token) = (String::new(), Some(APP.into()));
+    let b = bridge_configured(tempfile::tempdir().unwrap(), move |opts| {
+        opts.notify.add(app);
+    })
+    .await;
+    let r = send_action(&b, "payload=%7B%7D", &now_s().to_string(), "v0=00").await;
+    assert!([404, 405].contains(&r.status().as_u16()), "no signing secret: no /slack/actions at all ({})", r.status());
+    crate::support::nth_seen("a Socket Mode connection", 1, || slack.sockets.lock().unwrap().clone()).await;
+
+    b.post("/v1/ask?wait=false").json(&question("s-1")).send().await.unwrap();
+    let posted = slack.nth("chat.postMessage", 1).await;
+    let ts = slack.posted.lock().unwrap()[SHARED][0].clone();
+    let payload = press_payload(SHARED, &ts, &button(&posted, "SQLite"), "U0ALICE");
+    slack.envelope(json!({"envelope_id": "e-1", "type": "interactive", "payload": payload, "accepts_response_payload": false}));
+    let (id, took) = crate::support::nth_seen("an ack", 1, || slack.acks.lock().unwrap().clone()).await;
+    assert!(id == "e-1" && took < Duration::from_secs(3), "acknowledged within Slack's 3 s: {id} after {took:?}");
+    let record = b.until_status("s-1", "answered").await;
+    assert_eq!((record["result"]["answers"][0]["answer"].as_str(), record["answeredBy"].as_str()), (Some("SQLite"), Some("slack:U0ALICE")));
+    let updated = slack.nth("chat.update", 1).await;
+    assert_eq!(updated["ts"].as_str(), Some(ts.as_str()), "the message says so");
+
+    // Slack refreshes the connection: the bridge opens a new one and answers over it.
+    slack.envelope(json!({"type": "disconnect", "reason": "refresh_requested"}));
+    crate::support::nth_seen("a second connection", 2, || slack.sockets.lock().unwrap().clone()).await;
+    assert_eq!(slack.calls("apps.connections.open").len(), 2, "a new URL for it");
+    b.post("/v1/ask?wait=false").json(&question("s-2")).send().await.unwrap();
+    let posted = slack.nth("chat.postMessage", 2).await;
+    let ts = slack.posted.lock().unwrap()[SHARED][1].clone();
+    let payload = press_payload(SHARED, &ts, &button(&posted, "MySQL"), "U0BOB");
+    slack.envelope(json!({"envelope_id": "e-2", "type": "interactive", "payload": payload}));
+    let record = b.until_status("s-2", "answered").await;
+    assert_eq!(record["result"]["answers"][0]["answer"], "MySQL");
+    // Envelopes it does not act on are acknowledged too, or Slack sends them again.
+    slack.envelope(json!({"envelope_id": "e-3", "type": "events_api", "payload": {"event": {"type": "app_mention"}}}));
+    let acked = crate::support::nth_seen("the acks", 3, || slack.acks.lock().unwrap().clone()).await;
+    assert_eq!(acked.0, "e-3");
+}
+
+#[tokio::test]
+async fn bridges_sharing_a_store_keep_one_socket_mode_connection() {
+    needs!(Postgres);
+    let db = crate::pg::Cluster::start();
+    let url = db.database("slack");
+    let (slack, api) = FakeSlack::start().await;
+    let mut bridges = vec![];
+    for _ in 0..2 {
+        let mut app = app(&api, &[]);
+        (app.signing_secret, app.app_token, app.lease) = (String::new(), Some(APP.into()), Duration::from_secs(3));
+        let url = url.clone();
+        bridges.push(
+            bridge_configured(tempfile::tempdir().unwrap(), move |o| {
+                o.store = Some(url);
+                o.notify.add(app);
+            })
+            .await,
+        );
+    }
+    crate::support::nth_seen("a Socket Mode connection", 1, || slack.sockets.lock().unwrap().clone()).await;
+    tokio::time::sleep(Duration::from_secs(7)).await;
+    let most = slack.live.lock().unwrap().1;
+    assert_eq!(most, 1, "never two connections at once");
+    bridges[0].post("/v1/ask?wait=false").json(&question("s-20")).send().await.unwrap();
+    let posted = slack.nth("chat.postMessage", 1).await;
+    let ts = slack.posted.lock().unwrap()[SHARED][0].clone();
+    let payload = press_payload(SHARED, &ts, &button(&posted, "SQLite"), "U0ALICE");
+    slack.envelope_all(json!({"envelope_id": "e-20", "type": "interactive", "payload": payload}));
+    bridges[1].until_status("s-20", "answered").await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert!(slack.calls("chat.postEphemeral").is_empty(), "acted on once: nobody told it came too late");
+    // One stops (the holder, or not): the one left connects within two terms and answers.
+    let left = bridges.pop().unwrap();
+    bridges.pop().unwrap().stop().await;
+    tokio::time::sleep(Duration::from_secs(8)).await;
+    let live = *slack.live.lock().unwrap();
+    assert_eq!(live, (1, 1), "the one left holds it, alone");
+    left.post("/v1/ask?wait=false").json(&question("s-21")).send().await.unwrap();
+    let posted = slack.nth("chat.postMessage", 2).await;
+    let ts = slack.posted.lock().unwrap()[SHARED][1].clone();
+    let payload = press_payload(SHARED, &ts, &button(&posted, "MySQL"), "U0BOB");
+    slack.envelope_all(json!({"envelope_id": "e-21", "type": "interactive", "payload": payload}));
+    left.until_status("s-21", "answered").await;
+}
+
 /// docs/notify.md's lines, pasted into a shell: the `export`, then each `askuser serve`
 /// (here on a free port and a data directory of its own): the bridge starts with the
 /// app, and shows neither the token nor the secret.
@@ -384,14 +583,24 @@ async fn a_set_for_a_person_goes_to_their_channel_and_to_the_shared_one_only_whe
 fn the_docs_commands_start_a_bridge_with_the_slack_app() {
     use std::io::BufRead;
     let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
-    let export = docs.lines().find(|l| l.starts_with("export ASKUSER_SLACK_BOT_TOKEN=")).expect("the export line");
-    let env: Vec<(&str, &str)> = export.trim_start_matches("export ").split_whitespace().filter_map(|a| a.split_once('=')).collect();
-    let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-slack")).collect();
-    assert_eq!(commands.len(), 2);
-    for command in commands {
+    // Each command with the `export` line above it.
+    let mut export = "";
+    let mut commands = vec![];
+    for line in docs.lines() {
+        if line.starts_with("export ASKUSER_SLACK_") {
+            export = line;
+        } else if line.starts_with("askuser serve ") && line.contains("--notify-slack") {
+            commands.push((export, line));
+        }
+    }
+    assert_eq!(commands.len(), 3);
+    for (export, command) in commands {
+        let env: Vec<(&str, &str)> = export.trim_start_matches("export ").split_whitespace().filter_map(|a| a.split_once('=')).collect();
         let dir = tempfile::tempdir().unwrap();
         let mut cmd = crate::support::askuser();
         cmd.args(command.split_whitespace().skip(1)).args(["--addr", "127.0.0.1:0", "--data-dir"]).arg(dir.path());
+        // Socket Mode connects as it starts: to nothing here, not to Slack.
+        cmd.arg("--slack-api=http://127.0.0.1:9/");
         cmd.envs(env.iter().copied()).env("HOME", dir.path()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
         let mut child = cmd.spawn().unwrap();
         let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
@@ -406,6 +615,8 @@ fn the_docs_commands_start_a_bridge_with_the_slack_app() {
         let _ = child.wait();
         let said = said.join("\n");
         assert!(said.contains("askuser: open "), "{command}: {said}");
-        assert!(!said.contains("xoxb-your-token") && !said.contains("your-signing-secret"), "{said}");
+        let how = if export.contains("APP_TOKEN") { "buttons answer over Socket Mode\n" } else { "buttons answer at /slack/actions\n" };
+        assert!(said.contains("askuser: question sets go to Slack channel(s) C0123ABCD") && said.contains(how), "{said}");
+        assert!(!said.contains("xoxb-your-token") && !said.contains("your-signing-secret") && !said.contains("xapp-your"), "{said}");
     }
 }

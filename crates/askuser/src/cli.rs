@@ -6,9 +6,7 @@ use crate::client::{BridgeArgs, Client, Refused};
 use crate::input::read_text;
 use crate::term::{err, fail, out, print_json};
 use askuser_bridge::client::Scope;
-use askuser_bridge::notify::SlackApp;
-use askuser_bridge::notify::TelegramBot;
-use askuser_bridge::notify::{self, NotifyOptions, Quiet, Rules};
+use askuser_bridge::notify::{self, DiscordBot, NotifyOptions, Quiet, Rules, SlackApp, TelegramBot};
 use askuser_bridge::runtime;
 use askuser_bridge::store::Durability;
 use askuser_bridge::Settings;
@@ -400,19 +398,21 @@ pub struct NotifyArgs {
     pub telegram: TelegramArgs,
     #[command(flatten)]
     pub whatsapp: WhatsAppArgs,
-    /// The webhook, ntfy, Slack, Telegram and WhatsApp hear only of this agent's questions
-    /// (name or session id; repeatable). `webhook:NAME`, `ntfy:NAME`, `slack:NAME`,
-    /// `telegram:NAME` or `whatsapp:NAME` sets it for one channel.
+    #[command(flatten)]
+    pub discord: DiscordArgs,
+    /// The webhook, ntfy, Slack, Telegram, WhatsApp and Discord hear only of this agent's
+    /// questions (name or session id; repeatable). `webhook:NAME`, `ntfy:NAME`, `slack:NAME`,
+    /// `telegram:NAME`, `whatsapp:NAME` or `discord:NAME` sets it for one channel.
     #[arg(long = "notify-agent", value_name = "[CHANNEL:]NAME")]
     pub notify_agents: Vec<String>,
-    /// The webhook, ntfy, Slack, Telegram and WhatsApp hear of a question only if it is still
-    /// unanswered this many seconds after it was asked (`webhook:60`, `telegram:0`: for one
-    /// channel).
+    /// The webhook, ntfy, Slack, Telegram, WhatsApp and Discord hear of a question only if it
+    /// is still unanswered this many seconds after it was asked (`webhook:60`, `telegram:0`:
+    /// for one channel).
     #[arg(long = "notify-delay", value_name = "[CHANNEL:]SECONDS")]
     pub notify_delays: Vec<String>,
-    /// No webhook, ntfy, Slack, Telegram or WhatsApp message between these times of this machine's
-    /// day (e.g. 22:00-07:00); what is asked then is sent when they end, if it still waits
-    /// (`ntfy:22:00-07:00`: for one channel).
+    /// No webhook, ntfy, Slack, Telegram, WhatsApp or Discord message between these times of
+    /// this machine's day (e.g. 22:00-07:00); what is asked then is sent when they end, if it
+    /// still waits (`ntfy:22:00-07:00`: for one channel).
     #[arg(long = "notify-quiet", value_name = "[CHANNEL:]HH:MM-HH:MM")]
     pub notify_quiets: Vec<String>,
     /// Also allow push messages to this push service host (repeatable; `*.` for a
@@ -439,8 +439,8 @@ trait ChannelArgs {
 
 impl NotifyArgs {
     /// Every channel's flags (a channel is added to the command line here).
-    fn channels(&self) -> [&dyn ChannelArgs; 5] {
-        [&self.webhook, &self.ntfy, &self.slack, &self.telegram, &self.whatsapp]
+    fn channels(&self) -> [&dyn ChannelArgs; 6] {
+        [&self.webhook, &self.ntfy, &self.slack, &self.telegram, &self.whatsapp, &self.discord]
     }
 
     pub fn options(&self, data_dir: &std::path::Path) -> anyhow::Result<NotifyOptions> {
@@ -562,9 +562,14 @@ pub struct SlackArgs {
     /// The Slack app's bot token (xoxb-…).
     #[arg(long, env = "ASKUSER_SLACK_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     pub slack_bot_token: Option<String>,
-    /// The Slack app's signing secret: requests to /slack/actions must be signed with it.
+    /// The Slack app's signing secret: requests to /slack/actions must be signed with it
+    /// (not needed with --slack-app-token).
     #[arg(long, env = "ASKUSER_SLACK_SIGNING_SECRET", value_name = "SECRET", hide_env_values = true)]
     pub slack_signing_secret: Option<String>,
+    /// The Slack app's app-level token (xapp-…): buttons answer over Socket Mode, with no
+    /// public URL.
+    #[arg(long, env = "ASKUSER_SLACK_APP_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub slack_app_token: Option<String>,
     /// Slack's Web API.
     #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::SLACK_API)]
     pub slack_api: String,
@@ -581,7 +586,8 @@ impl ChannelArgs for SlackArgs {
 
     fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
         let (token, secret) = (self.slack_bot_token.as_deref(), self.slack_signing_secret.as_deref());
-        opts.add(SlackApp::configure(&self.notify_slack, token, secret, &self.slack_api, rules)?);
+        let app_token = self.slack_app_token.as_deref();
+        opts.add(SlackApp::configure(&self.notify_slack, token, secret, app_token, &self.slack_api, rules)?);
         Ok(())
     }
 }
@@ -668,6 +674,36 @@ impl ChannelArgs for WhatsAppArgs {
             api: &self.whatsapp_api,
         };
         opts.add(askuser_bridge::notify::WhatsApp::configure(&settings, rules)?);
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct DiscordArgs {
+    /// Post each question set to this Discord channel (its id) with buttons that answer,
+    /// over the gateway (no public URL); `NAME=CHANNEL_ID` posts a person's or team's
+    /// there instead (repeatable). Needs the bot's token (docs/notify.md).
+    #[arg(long = "notify-discord", value_name = "[NAME=]CHANNEL_ID")]
+    pub notify_discord: Vec<String>,
+    /// The Discord bot's token (Developer Portal → Bot).
+    #[arg(long, env = "ASKUSER_DISCORD_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
+    pub discord_bot_token: Option<String>,
+    /// Discord's REST API (the gateway's address comes from its /gateway/bot).
+    #[arg(long, value_name = "URL", default_value = askuser_bridge::notify::DISCORD_API)]
+    pub discord_api: String,
+}
+
+impl ChannelArgs for DiscordArgs {
+    fn name(&self) -> &'static str {
+        "discord"
+    }
+
+    fn wanted(&self) -> bool {
+        !self.notify_discord.is_empty()
+    }
+
+    fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
+        opts.add(DiscordBot::configure(&self.notify_discord, self.discord_bot_token.as_deref(), &self.discord_api, rules)?);
         Ok(())
     }
 }
@@ -1129,7 +1165,22 @@ mod tests {
             format!("--slack-signing-secret={}", secret("ASKUSER_SLACK_SIGNING_SECRET")),
         );
         let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-slack")).collect();
-        assert_eq!(commands.len(), 2, "{commands:?}");
+        assert_eq!(commands.len(), 3, "{commands:?}");
+        // Socket Mode's: its own export, the app token and no signing secret.
+        let socket =
+            docs.lines().find(|l| l.starts_with("export ") && l.contains("ASKUSER_SLACK_APP_TOKEN=")).expect("Socket Mode's export");
+        let socket_env: Vec<(&str, &str)> =
+            socket.trim_start_matches("export ").split_whitespace().filter_map(|a| a.split_once('=')).collect();
+        let app_token =
+            socket_env.iter().find(|(k, _)| *k == "ASKUSER_SLACK_APP_TOKEN").map(|(_, v)| format!("--slack-app-token={v}")).unwrap();
+        let socket_mode = commands.iter().find(|c| !c.contains("--public-url")).expect("a command with no public URL");
+        let args: Vec<&str> = socket_mode.split_whitespace().skip(2).chain([token.as_str(), app_token.as_str()]).collect();
+        let opts = notify(&args).unwrap();
+        let slack = opts.channel::<SlackApp>().unwrap();
+        assert_eq!((slack.app_token.as_deref(), slack.signing_secret.as_str()), (Some("xapp-your-app-token"), ""));
+        assert!(!format!("{slack:?}").contains("xapp-your"), "its Debug shows no token");
+        let bad = notify(&["--notify-slack=C0123ABCD", "--slack-bot-token=x", "--slack-app-token=xoxb-1"]).unwrap_err().to_string();
+        assert!(bad.contains("--slack-app-token: expected an app-level token") && !bad.contains("xoxb-1"), "{bad}");
         for command in commands {
             let args: Vec<&str> = command.split_whitespace().skip(2).chain([token.as_str(), signing.as_str()]).collect();
             let opts = notify(&args).unwrap();
@@ -1238,13 +1289,43 @@ mod tests {
         assert!(bad.contains("--whatsapp-app-secret") && bad.contains("ASKUSER_WHATSAPP_APP_SECRET"), "{bad}");
     }
 
+    /// docs/notify.md's Discord commands, as pasted after its `export` line, set up the
+    /// bot they say; a wrong channel id or a missing token is refused, naming the flag.
+    #[test]
+    fn the_discord_commands_in_the_docs_set_up_the_bot() {
+        let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
+        let export = docs.lines().find(|l| l.starts_with("export ASKUSER_DISCORD_BOT_TOKEN=")).expect("the export line");
+        let token = export.trim_start_matches("export ASKUSER_DISCORD_BOT_TOKEN=").trim();
+        let token_flag = format!("--discord-bot-token={token}");
+        let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-discord")).collect();
+        assert_eq!(commands.len(), 2, "{commands:?}");
+        for command in commands {
+            let args: Vec<&str> = command.split_whitespace().skip(2).chain([token_flag.as_str(), "--notify-delay=discord:30"]).collect();
+            let opts = notify(&args).unwrap();
+            let bot = opts.channel::<DiscordBot>().expect("a Discord bot");
+            assert_eq!(bot.channel.as_deref(), Some("123456789012345678"), "{command}");
+            assert_eq!((bot.token.as_str(), bot.api.as_str(), bot.rules.delay_seconds), (token, "https://discord.com/api/v10/", 30));
+            if command.contains("alice=") {
+                assert_eq!(bot.routes.get("alice").map(String::as_str), Some("223456789012345678"));
+                assert_eq!(bot.routes.get("db-team").map(String::as_str), Some("323456789012345678"));
+            }
+            assert!(!format!("{bot:?}").contains(token), "its Debug shows no token");
+        }
+        let bad = notify(&["--notify-discord=#general", &token_flag]).unwrap_err().to_string();
+        assert!(bad.contains("--notify-discord: expected a channel id") && bad.contains("#general"), "{bad}");
+        let bad = notify(&["--notify-discord=123"]).unwrap_err().to_string();
+        assert!(bad.contains("--discord-bot-token") && bad.contains("ASKUSER_DISCORD_BOT_TOKEN"), "{bad}");
+        let bad = notify(&["--notify-discord=123", "--discord-bot-token=not a token"]).unwrap_err().to_string();
+        assert!(bad.contains("--discord-bot-token: expected") && !bad.contains("not a token"), "{bad}");
+    }
+
     /// The README's notification lines, pasted with the secrets the README says go in
     /// the environment (given as flags here), set up what their comments say.
     #[test]
     fn the_readmes_notification_lines_set_up_their_channels() {
         let readme = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md")).unwrap();
         let lines: Vec<&str> = readme.lines().filter(|l| l.starts_with("askuser serve --notify-")).collect();
-        assert_eq!(lines.len(), 6, "{lines:?}");
+        assert_eq!(lines.len(), 7, "{lines:?}");
         for line in lines {
             let command = line.split(" # ").next().unwrap();
             let secrets = [
@@ -1255,6 +1336,7 @@ mod tests {
                 "--whatsapp-token=t",
                 "--whatsapp-app-secret=s",
                 "--whatsapp-verify-token=v",
+                "--discord-bot-token=MTA.x",
             ];
             let args: Vec<&str> = command.split_whitespace().skip(2).chain(secrets).collect();
             let opts = notify(&args).unwrap_or_else(|e| panic!("{line}: {e}"));

@@ -10,12 +10,12 @@
 //! A channel is added by one implementation and one registration
 //! ([`super::NotifyOptions::add`]; `tests/integration/channel.rs` adds one from outside).
 //!
-//! # What the next chats need of it
+//! # How a chat answers
 //! Answers that arrive over a gateway connection (Slack's Socket Mode, Discord's gateway)
 //! come from the channel's own task ([`Channel::start`], handed the notifier); bridges
-//! sharing a store run one such connection at a time with a lease, as Telegram's poller
-//! does (`telegram::Lease`, to move here with its second user). Answers a service posts
-//! to the bridge (a WhatsApp or Discord interactions webhook, Slack's actions) come to
+//! sharing a store run one such connection at a time, each in the terms it claimed
+//! ([`Lease`], [`Turns`]), as Telegram's poller does. Answers a service posts
+//! to the bridge (a WhatsApp webhook, Slack's actions without Socket Mode) come to
 //! [`Channel::receive`] at the path [`Channel::inbound`] names, the raw body kept for the
 //! signature. Either way [`super::Notifier::answer_from_chat`] takes them. A channel that
 //! may only write within a window (WhatsApp: 24 hours after the person last wrote) keeps
@@ -196,7 +196,7 @@ pub trait Channel: std::any::Any + Send + Sync {
     }
 
     /// The path its service posts to on this bridge (Slack's interactivity URL; a
-    /// webhook WhatsApp or Discord calls), if any: [`Channel::receive`] takes it.
+    /// webhook WhatsApp calls), if any: [`Channel::receive`] takes it.
     fn inbound(&self) -> Option<&'static str> {
         None
     }
@@ -431,6 +431,164 @@ pub fn scrub(text: &str, secrets: &[&str]) -> String {
     secrets.iter().filter(|s| s.len() >= 6).fold(text.to_owned(), |text, secret| text.replace(secret, "…"))
 }
 
+/// When each of several bridges sharing a store may run a chat's one connection for
+/// answers: only one may at a time (Telegram ends a second `getUpdates` with 409 and two
+/// pollers would each take updates the other has not confirmed; a Slack app's Socket Mode
+/// and a Discord bot's gateway would hand each event to every connection, and two bridges
+/// would both act on it). Time is cut in terms of `term_ms`, and a bridge runs it only in
+/// a term it claimed through the store ([`crate::store::Shared::claim_close`] under
+/// [`Lease::key`], true for one bridge). The holder claims the next term [`Lease::lead`]
+/// before its term ends, so it keeps the connection while it runs; the others try each
+/// term [`Lease::grace`] after it began, so a holder that stopped is replaced within a
+/// term. A bridge whose claim failed stops [`Lease::margin`] before its term ends: with
+/// clocks less than that apart, two never run it at once.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease {
+    pub term_ms: u64,
+}
+
+/// What a lease's holder does next ([`Lease::step`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Step {
+    /// Claim term `n` (then ask again, with what came of it).
+    Claim(u64),
+    /// Run (poll, keep the connection), for at most this many ms.
+    Poll(u64),
+    /// Wait this many ms, then ask again.
+    Wait(u64),
+}
+
+/// Runs shorter than this are not started (a wait instead).
+const MIN_POLL_MS: u64 = 2000;
+
+impl Lease {
+    pub fn lead(&self) -> u64 {
+        self.term_ms / 6
+    }
+
+    pub fn margin(&self) -> u64 {
+        self.term_ms / 15
+    }
+
+    pub fn grace(&self) -> u64 {
+        self.term_ms / 10
+    }
+
+    pub fn term(&self, now_ms: u64) -> u64 {
+        now_ms / self.term_ms.max(1)
+    }
+
+    pub fn end(&self, term: u64) -> u64 {
+        (term + 1) * self.term_ms
+    }
+
+    /// The claim of term `term` of connection `kind` (`telegram-poll`, `slack-socket`,
+    /// `discord-gateway`) for `who` (a bot, an app) in the store: (question id, target).
+    /// The target is a `close:` key, so [`crate::store::Deliveries::forget_notified`]
+    /// sweeps old terms away as it does old claims to close.
+    pub fn key(kind: &str, who: &str, term: u64) -> (String, String) {
+        (format!("{kind}:{who}"), format!("close:{kind}:{term}"))
+    }
+
+    /// What a bridge does at `now_ms` that holds terms up to `held` and whose claim of term
+    /// `refused` (if any) was refused.
+    pub fn step(&self, now_ms: u64, held: Option<u64>, refused: Option<u64>) -> Step {
+        let current = self.term(now_ms);
+        if let Some(h) = held.filter(|&h| self.end(h) > now_ms) {
+            let renew_at = self.end(h) - self.lead();
+            if now_ms < renew_at {
+                return poll_or_wait(renew_at - now_ms);
+            }
+            if refused != Some(h + 1) {
+                return Step::Claim(h + 1);
+            }
+            // Another bridge has the next term: run out this one, then step aside.
+            let stop_at = self.end(h) - self.margin();
+            if now_ms < stop_at {
+                return poll_or_wait(stop_at - now_ms);
+            }
+            return Step::Wait(self.end(h) + self.grace() - now_ms);
+        }
+        if refused != Some(current) {
+            return Step::Claim(current);
+        }
+        Step::Wait(self.end(current) + self.grace() - now_ms)
+    }
+}
+
+fn poll_or_wait(ms: u64) -> Step {
+    if ms >= MIN_POLL_MS {
+        Step::Poll(ms)
+    } else {
+        Step::Wait(ms)
+    }
+}
+
+/// A chat's one connection among bridges sharing a store ([`Lease`]), claimed as it goes:
+/// [`Turns::next`] says how long this bridge may keep it now, or how long to wait.
+#[derive(Debug)]
+pub struct Turns {
+    lease: Lease,
+    kind: &'static str,
+    who: String,
+    /// The last term this bridge holds, and the last one refused it.
+    pub held: Option<u64>,
+    refused: Option<u64>,
+}
+
+/// What a connection does now ([`Turns::next`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Turn {
+    /// Keep it (open it) for at most this long, then ask again.
+    Run(std::time::Duration),
+    /// Not this bridge's: have it closed, and ask again after this long.
+    Wait(std::time::Duration),
+}
+
+impl Turns {
+    /// Connection `kind` of `who` (not a secret: it is kept in the store), in terms of `term`.
+    pub fn new(kind: &'static str, who: impl Into<String>, term: std::time::Duration) -> Turns {
+        let lease = Lease { term_ms: (term.as_millis() as u64).max(1000) };
+        Turns { lease, kind, who: who.into(), held: None, refused: None }
+    }
+
+    /// Alone (no shared store): always this bridge's, for `alone` at a time. Sharing one:
+    /// claims the terms as [`Lease::step`] says.
+    pub async fn next(&mut self, notifier: &Notifier, alone: std::time::Duration) -> Turn {
+        let Some(shared) = notifier.store.shared() else { return Turn::Run(alone) };
+        loop {
+            let now = notifier.now_ms();
+            match self.lease.step(now, self.held, self.refused) {
+                Step::Claim(term) => {
+                    let (id, target) = Lease::key(self.kind, &self.who, term);
+                    match shared.claim_close(&id, &target, now).await {
+                        Ok(true) => {
+                            if self.held.is_none_or(|h| h + 1 != term) {
+                                tracing::info!("this bridge holds {} for the bridges sharing its store", self.kind);
+                            }
+                            self.held = Some(term);
+                        }
+                        Ok(false) => self.refused = Some(term),
+                        Err(e) => {
+                            tracing::warn!("cannot claim {}: {e}", self.kind);
+                            self.refused = Some(term);
+                        }
+                    }
+                }
+                Step::Poll(ms) => return Turn::Run(std::time::Duration::from_millis(ms)),
+                Step::Wait(ms) => return Turn::Wait(std::time::Duration::from_millis(ms)),
+            }
+        }
+    }
+}
+
+/// A stand-in for a secret in what the store keeps (a lease's owner): 16 hex digits of
+/// its SHA-256, which name it without giving it away.
+pub fn fingerprint(secret: &str) -> String {
+    let digest = ring::digest::digest(&ring::digest::SHA256, secret.as_bytes());
+    digest.as_ref()[..8].iter().map(|b| format!("{b:02x}")).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -470,5 +628,28 @@ mod tests {
         assert_eq!(e, "--notify-x: expected NAME=ID with a person or team name, got \"=1\"");
         let e = Places::parse("notify-x", "ID", "chat", &values(&["@ops"]), id).unwrap_err().to_string();
         assert_eq!(e, "--notify-x: expected a number, got \"@ops\"");
+    }
+
+    #[test]
+    fn one_bridge_at_a_time_holds_the_polling_lease() {
+        let lease = Lease { term_ms: 30_000 };
+        let t = 1_000 * 30_000; // a term's start
+                                // Nobody holds it: claim the current term at once.
+        assert_eq!(lease.step(t + 12_000, None, None), Step::Claim(1_000));
+        // Held: poll until the renewal, then claim the next term.
+        assert_eq!(lease.step(t + 12_000, Some(1_000), None), Step::Poll(30_000 - 5_000 - 12_000));
+        assert_eq!(lease.step(t + 25_000, Some(1_000), None), Step::Claim(1_001));
+        assert_eq!(lease.step(t + 25_000, Some(1_001), None), Step::Poll(30_000 + 25_000 - 25_000));
+        // The next term is another's: poll until just before the end, then step aside.
+        assert_eq!(lease.step(t + 25_000, Some(1_000), Some(1_001)), Step::Poll(28_000 - 25_000));
+        assert_eq!(lease.step(t + 27_500, Some(1_000), Some(1_001)), Step::Wait(500));
+        assert_eq!(lease.step(t + 28_000, Some(1_000), Some(1_001)), Step::Wait(2_000 + 3_000));
+        // Refused: wait for the next term's start and its grace, then try it.
+        assert_eq!(lease.step(t + 12_000, None, Some(1_000)), Step::Wait(18_000 + 3_000));
+        assert_eq!(lease.step(t + 33_000, None, Some(1_000)), Step::Claim(1_001));
+        // A holder stops polling before others start: a margin before its term ends,
+        // against a grace after the next begins.
+        assert!(lease.margin() + lease.grace() >= 5_000 && lease.lead() > lease.margin());
+        assert_eq!(Lease::key("telegram-poll", "123", 7), ("telegram-poll:123".to_owned(), "close:telegram-poll:7".to_owned()));
     }
 }

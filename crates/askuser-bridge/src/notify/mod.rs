@@ -1,7 +1,9 @@
 //! Reaching a person away from the screen. Every way is a [`Channel`] ([`channel`]):
 //! Web Push to paired devices (`push`), a signed webhook and ntfy (`channels`),
-//! Slack (`slack_app`, its messages in `slack`) and Telegram (`telegram_bot`, its
-//! messages in `telegram`), each with rules (which agents, quiet hours, a delay).
+//! Slack (`slack_app`, its messages in `slack`), Telegram (`telegram_bot`, its
+//! messages in `telegram`), WhatsApp (`whatsapp_app`, its messages in `whatsapp`) and
+//! Discord (`discord_bot`, its messages in `discord`), each with rules (which agents,
+//! quiet hours, a delay).
 //! Push, the webhook and ntfy carry answer links that answer one question with one
 //! option, once (`http/links.rs`); a chat's own buttons and replies answer through
 //! [`Notifier::answer_from_chat`].
@@ -15,6 +17,8 @@
 pub mod channel;
 pub(crate) mod channels;
 pub(crate) mod command;
+pub(crate) mod discord;
+pub(crate) mod discord_bot;
 #[cfg(test)]
 mod fixtures;
 pub(crate) mod push;
@@ -27,8 +31,9 @@ pub(crate) mod whatsapp_app;
 
 pub use channels::{webhook_secret, Ntfy, Webhook};
 pub use command::{short_id, USAGE as COMMAND_USAGE};
+pub use discord_bot::{DiscordBot, API as DISCORD_API};
 pub use push::{topic as push_topic, Services as PushServices, Vapid};
-pub use slack_app::{SlackApp, API as SLACK_API};
+pub use slack_app::{SlackApp, API as SLACK_API, LEASE as SLACK_LEASE};
 pub use telegram_bot::{TelegramBot, API as TELEGRAM_API};
 pub use whatsapp_app::{Settings as WhatsAppSettings, Template as WhatsAppTemplate, WhatsApp, API as WHATSAPP_API};
 

@@ -5,13 +5,24 @@
 //! checked against the app's signing secret, what it chose taken by
 //! [`super::Notifier::answer_from_chat`].
 //!
+//! # Socket Mode: no public URL
+//! With an app-level token (`xapp-…`, `--slack-app-token`) the bridge fetches the same
+//! interactions itself: it asks `apps.connections.open` for a WebSocket URL, connects,
+//! and acknowledges each envelope at once (Slack wants it within 3 s) before carrying
+//! out what it carries, through the same code as `/slack/actions` ([`SlackApp::interact`]).
+//! A `disconnect` envelope (Slack refreshes connections every few hours) or a closed
+//! socket opens a new one. Slack hands each envelope to one of an app's connections, so
+//! bridges sharing a store keep one between them ([`super::channel::Turns`]); the signed
+//! HTTP endpoint stays for a bridge that has a public URL (it is served only when the
+//! signing secret is given).
+//!
 //! Calls go to Slack's Web API with the bridge's notification client (no redirects, the
 //! bridge's TLS): `chat.postMessage`, `chat.update` and `chat.postEphemeral` (to tell
 //! only the person who pressed a button what was wrong). A call Slack refuses for good
 //! (`channel_not_found`, `invalid_auth`, ...) is not tried again; a rate limit (429) or an
 //! outage is, with the notifier's backoff or Slack's `Retry-After`.
 
-use super::channel::{Places, SettingsError};
+use super::channel::{Places, SettingsError, Turn, Turns};
 use super::push::{outcome, Sent};
 use super::slack::{self, Interaction};
 use super::Rules;
@@ -27,14 +38,21 @@ use std::time::Duration;
 pub const API: &str = "https://slack.com/api/";
 /// Where Slack posts what a person did in a message (the app's "Interactivity" request URL).
 pub const ACTIONS: &str = "/slack/actions";
+/// The Socket Mode connection's lease term, for bridges sharing a store.
+pub const LEASE: Duration = Duration::from_secs(30);
 
 /// How one Slack app is set up (`askuser serve --notify-slack`, docs/notify.md).
 #[derive(Clone)]
 pub struct SlackApp {
     /// The bot token (`xoxb-…`): posts and edits the messages.
     pub token: String,
-    /// The signing secret: proves a request to `/slack/actions` comes from Slack.
+    /// The signing secret: proves a request to `/slack/actions` comes from Slack (empty:
+    /// no such endpoint, Socket Mode only).
     pub signing_secret: String,
+    /// The app-level token (`xapp-…`, with `connections:write`): Socket Mode.
+    pub app_token: Option<String>,
+    /// The Socket Mode connection's lease term among bridges sharing a store ([`LEASE`]).
+    pub lease: Duration,
     /// Where the Web API is (ends with `/`): [`API`], or a test's stand-in.
     pub api: reqwest::Url,
     /// Where question sets for no one go, and everyone else's once they escalate.
@@ -48,17 +66,25 @@ pub struct SlackApp {
 /// Says where it posts, never the token or the secret.
 impl std::fmt::Debug for SlackApp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("SlackApp").field("api", &self.api.as_str()).field("channel", &self.channel).field("routes", &self.routes).finish()
+        f.debug_struct("SlackApp")
+            .field("api", &self.api.as_str())
+            .field("socket_mode", &self.app_token.is_some())
+            .field("channel", &self.channel)
+            .field("routes", &self.routes)
+            .finish()
     }
 }
 
 impl SlackApp {
     /// The app `--notify-slack [NAME=]CHANNEL` (`places`), `--slack-bot-token`,
-    /// `--slack-signing-secret` and `--slack-api` set up, hearing of sets as `rules` say.
+    /// `--slack-signing-secret`, `--slack-app-token` and `--slack-api` set up, hearing of
+    /// sets as `rules` say. The signing secret may be left out with an app token (Socket
+    /// Mode only).
     pub fn configure(
         places: &[String],
         bot_token: Option<&str>,
         signing_secret: Option<&str>,
+        app_token: Option<&str>,
         api: &str,
         rules: Rules,
     ) -> Result<SlackApp, SettingsError> {
@@ -74,14 +100,34 @@ impl SlackApp {
             Some(v) if !v.is_empty() => Ok(v.to_owned()),
             _ => Err(SettingsError::Missing { channel: "notify-slack", what, flag, var }),
         };
+        let app_token = match app_token.map(str::trim).filter(|t| !t.is_empty()) {
+            // Checked without showing it: it is a password.
+            Some(t) if !t.starts_with("xapp-") => {
+                return Err(SettingsError::Invalid {
+                    flag: "slack-app-token",
+                    expected: "an app-level token (xapp-…, Basic Information → App-Level Tokens)".into(),
+                    got: format!("{} characters that do not start with xapp-", t.chars().count()),
+                })
+            }
+            t => t.map(str::to_owned),
+        };
+        let signing_secret = match (signing_secret.map(str::trim).filter(|s| !s.is_empty()), &app_token) {
+            (Some(s), _) => s.to_owned(),
+            (None, Some(_)) => String::new(),
+            (None, None) => {
+                return Err(SettingsError::Missing {
+                    channel: "notify-slack",
+                    what: "the Slack app's slack-signing-secret (or an app token for Socket Mode, --slack-app-token)",
+                    flag: "slack-signing-secret",
+                    var: "ASKUSER_SLACK_SIGNING_SECRET",
+                })
+            }
+        };
         Ok(SlackApp {
             token: given(bot_token, "the Slack app's slack-bot-token", "slack-bot-token", "ASKUSER_SLACK_BOT_TOKEN")?,
-            signing_secret: given(
-                signing_secret,
-                "the Slack app's slack-signing-secret",
-                "slack-signing-secret",
-                "ASKUSER_SLACK_SIGNING_SECRET",
-            )?,
+            signing_secret,
+            app_token,
+            lease: LEASE,
             api: super::channel::api_url("slack-api", api)?,
             channel: places.shared,
             routes: places.own,
@@ -89,10 +135,15 @@ impl SlackApp {
         })
     }
 
-    /// Calls Web API method `method` with `body`: its answer when Slack says `ok`.
+    /// Calls Web API method `method` with `body` as the bot: its answer when Slack says `ok`.
     async fn call(&self, http: &reqwest::Client, method: &str, body: &Value) -> Result<Value, Sent> {
+        self.call_as(http, &self.token, method, body).await
+    }
+
+    /// Calls Web API method `method` with `body` and `token`.
+    async fn call_as(&self, http: &reqwest::Client, token: &str, method: &str, body: &Value) -> Result<Value, Sent> {
         let url = self.api.join(method).map_err(|e| Sent::Refused(format!("Slack's API address: {e}")))?;
-        let response = http.post(url).bearer_auth(&self.token).json(body).timeout(Duration::from_secs(30)).send().await;
+        let response = http.post(url).bearer_auth(token).json(body).timeout(Duration::from_secs(30)).send().await;
         let response = match response {
             Ok(r) if r.status().is_success() => r,
             other => {
@@ -144,7 +195,17 @@ impl SlackApp {
         }
     }
 
-    /// Carries out one interaction ([`super::Channel::receive`]).
+    /// Carries out one interaction, however it came (`/slack/actions` or Socket Mode): a
+    /// button pressed or a menu chosen in a message; anything else (a modal's submission:
+    /// the app opens none) is not askuser's.
+    pub async fn interact(&self, notifier: &super::Notifier, interaction: &Interaction) {
+        match interaction.kind.as_str() {
+            "block_actions" => self.act(notifier, interaction).await,
+            other => tracing::debug!("a Slack {other} interaction: not one askuser acts on"),
+        }
+    }
+
+    /// Carries out a `block_actions` interaction.
     async fn act(&self, notifier: &super::Notifier, interaction: &Interaction) {
         let (Some(channel), Some(ts)) = (interaction.channel_id(), interaction.message_ts()) else { return };
         let by = interaction.answered_by().unwrap_or_else(|| "slack".into());
@@ -174,8 +235,19 @@ impl super::Channel for SlackApp {
         "slack"
     }
 
+    /// Where it posts and how answers come (never a token or the secret).
+    fn describe(&self, _: &std::path::Path) -> Option<String> {
+        let places: Vec<&str> = self.channel.iter().chain(self.routes.values()).map(String::as_str).collect();
+        let how = match (self.app_token.is_some(), self.signing_secret.is_empty()) {
+            (true, true) => "over Socket Mode".to_owned(),
+            (true, false) => format!("over Socket Mode and at {ACTIONS}"),
+            (false, _) => format!("at {ACTIONS}"),
+        };
+        Some(format!("question sets go to Slack channel(s) {}; buttons answer {how}", places.join(", ")))
+    }
+
     fn secrets(&self) -> Vec<&str> {
-        vec![self.token.as_str(), self.signing_secret.as_str()]
+        [Some(self.token.as_str()), Some(self.signing_secret.as_str()), self.app_token.as_deref()].into_iter().flatten().collect()
     }
 
     async fn routes(&self, _: &super::Notifier, record: &QuestionRecord) -> Vec<super::Route> {
@@ -194,7 +266,7 @@ impl super::Channel for SlackApp {
     /// Slack's "Interactivity" request URL: a button pressed (or a box ticked, a menu
     /// chosen) in one of the app's messages.
     fn inbound(&self) -> Option<&'static str> {
-        Some(ACTIONS)
+        (!self.signing_secret.is_empty()).then_some(ACTIONS)
     }
 
     /// Checked against the signing secret first; then acknowledged at once (Slack wants
@@ -204,6 +276,9 @@ impl super::Channel for SlackApp {
         let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
         let now_s = notifier.now_ms() / 1000;
         let (timestamp, signature) = (header("x-slack-request-timestamp"), header("x-slack-signature"));
+        if self.signing_secret.is_empty() {
+            return (StatusCode::NOT_FOUND, String::new());
+        }
         if let Err(e) = slack::verify(self.signing_secret.as_bytes(), timestamp, signature, body, now_s) {
             tracing::warn!("refused a request to {ACTIONS}: {e}");
             return (StatusCode::UNAUTHORIZED, format!("not from Slack: {e}"));
@@ -212,10 +287,8 @@ impl super::Channel for SlackApp {
             Ok(i) => i,
             Err(e) => return (StatusCode::BAD_REQUEST, e),
         };
-        if interaction.kind == "block_actions" {
-            let (app, notifier) = (self.clone(), notifier.clone());
-            tokio::spawn(async move { app.act(&notifier, &interaction).await });
-        }
+        let (app, notifier) = (self.clone(), notifier.clone());
+        tokio::spawn(async move { app.interact(&notifier, &interaction).await });
         (StatusCode::OK, String::new())
     }
 
@@ -224,5 +297,149 @@ impl super::Channel for SlackApp {
             Some(ts) => self.update(notifier.http(), to, ts, &slack::answered(record)).await,
             None => Sent::Delivered,
         }
+    }
+
+    /// Socket Mode, with an app token.
+    fn start(self: Arc<Self>, notifier: Arc<super::Notifier>) {
+        if self.app_token.is_some() {
+            tokio::spawn(socket_mode(notifier, (*self).clone()));
+        }
+    }
+}
+
+/// Why a Socket Mode connection could not be had.
+async fn open_socket(app: &SlackApp, http: &reqwest::Client) -> Result<crate::tls::Socket, String> {
+    let token = app.app_token.as_deref().unwrap_or_default();
+    let answer = app.call_as(http, token, "apps.connections.open", &json!({})).await.map_err(|failed| match failed {
+        Sent::Refused(why) | Sent::Retry { why, .. } => why,
+        other => format!("{other:?}"),
+    })?;
+    let url = answer["url"].as_str().ok_or("Slack's apps.connections.open answer has no url")?;
+    let request = tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(url)
+        .map_err(|e| format!("Slack's Socket Mode URL: {e}"))?;
+    // The URL holds a ticket: it is never logged.
+    crate::tls::websocket(request, None).await.map_err(|e| format!("cannot open Slack's Socket Mode socket: {}", crate::tls::explain(&e)))
+}
+
+/// Keeps a Socket Mode connection while the bridge runs (with bridges sharing a store,
+/// while this one holds it), acknowledging each envelope and carrying out interactions.
+async fn socket_mode(notifier: Arc<super::Notifier>, app: SlackApp) {
+    use futures_util::{SinkExt, StreamExt};
+    use tokio_tungstenite::tungstenite::Message as Frame;
+    let token = app.app_token.clone().unwrap_or_default();
+    let mut turns = Turns::new("slack-socket", super::channel::fingerprint(&token), app.lease);
+    let mut socket: Option<crate::tls::Socket> = None;
+    let mut opened = tokio::time::Instant::now();
+    let mut backoff = Duration::from_secs(1);
+    let mut told = None::<String>;
+    loop {
+        let run = match turns.next(&notifier, Duration::from_secs(3600)).await {
+            Turn::Run(run) => run,
+            Turn::Wait(wait) => {
+                if let Some(mut s) = socket.take() {
+                    let _ = s.close(None).await;
+                }
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => continue,
+                    _ = notifier.stopped() => return,
+                }
+            }
+        };
+        let until = tokio::time::Instant::now() + run;
+        let s = match &mut socket {
+            Some(s) => s,
+            None => match open_socket(&app, notifier.http()).await {
+                Ok(s) => {
+                    tracing::info!("connected to Slack over Socket Mode");
+                    opened = tokio::time::Instant::now();
+                    socket.insert(s)
+                }
+                Err(why) => {
+                    let why = super::channel::scrub(&why, &app.secrets_of());
+                    if told.as_deref() != Some(why.as_str()) {
+                        tracing::warn!("cannot connect to Slack over Socket Mode: {why}; trying again");
+                        told = Some(why);
+                    }
+                    let pause = backoff.min(run);
+                    backoff = (backoff * 2).min(Duration::from_secs(60));
+                    tokio::select! {
+                        _ = tokio::time::sleep(pause) => continue,
+                        _ = notifier.stopped() => return,
+                    }
+                }
+            },
+        };
+        let mut lost = false;
+        loop {
+            let frame = tokio::select! {
+                frame = s.next() => frame,
+                _ = tokio::time::sleep_until(until) => break,
+                _ = notifier.stopped() => {
+                    let _ = s.close(None).await;
+                    return;
+                }
+            };
+            let text = match frame {
+                Some(Ok(Frame::Text(text))) => text,
+                Some(Ok(Frame::Close(_))) | Some(Err(_)) | None => {
+                    lost = true;
+                    break;
+                }
+                Some(Ok(_)) => continue, // pings are answered by the socket itself
+            };
+            let envelope = match slack::Envelope::parse(&text) {
+                Ok(e) => e,
+                Err(e) => {
+                    tracing::warn!("{e}");
+                    continue;
+                }
+            };
+            // Acknowledged first, whatever it is: Slack sends it again otherwise.
+            if let Some(ack) = envelope.ack() {
+                if s.send(Frame::text(ack)).await.is_err() {
+                    lost = true;
+                    break;
+                }
+            }
+            match envelope.kind.as_str() {
+                "hello" => {}
+                "disconnect" => {
+                    tracing::info!("Slack asked for a new Socket Mode connection");
+                    lost = true;
+                    break;
+                }
+                _ => match envelope.interaction() {
+                    Ok(Some(interaction)) => {
+                        let (app, notifier) = (app.clone(), notifier.clone());
+                        tokio::spawn(async move { app.interact(&notifier, &interaction).await });
+                    }
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!("{e}"),
+                },
+            }
+        }
+        if lost {
+            if let Some(mut s) = socket.take() {
+                let _ = s.close(None).await;
+            }
+            // A connection that ends as soon as it is made is not made again at once.
+            if opened.elapsed() < Duration::from_secs(5) {
+                let pause = backoff;
+                backoff = (backoff * 2).min(Duration::from_secs(60));
+                tokio::select! {
+                    _ = tokio::time::sleep(pause) => {}
+                    _ = notifier.stopped() => return,
+                }
+            } else {
+                (backoff, told) = (Duration::from_secs(1), None);
+            }
+        }
+    }
+}
+
+impl SlackApp {
+    /// What it holds that must never be shown ([`super::Channel::secrets`]).
+    fn secrets_of(&self) -> Vec<&str> {
+        <Self as super::Channel>::secrets(self)
     }
 }

@@ -1,8 +1,8 @@
 //! Telegram as a channel that answers: a pending question set as a bot message with an
 //! inline keyboard ([`message`]), the same message once the set closed ([`answered`]),
 //! the updates a bot receives ([`Update`]), what a button press or a reply chose
-//! ([`pressed`], [`replied`]), and when each of several bridges sharing a store may poll
-//! ([`Lease`]). Pure: no IO, no clock (`now_ms` is passed in); `telegram_bot.rs` sends,
+//! ([`pressed`], [`replied`]). When each of several bridges sharing a store may poll is
+//! [`super::channel::Lease`]'s. Pure: no IO, no clock (`now_ms` is passed in); `telegram_bot.rs` sends,
 //! edits and polls.
 //!
 //! # Why the JSON is written here, not with frankenstein
@@ -811,99 +811,6 @@ impl Update {
             Event::Other
         };
         Some(Update { id, event })
-    }
-}
-
-/// When each of several bridges sharing a store may poll: only one may at a time (Telegram
-/// ends the other's `getUpdates` with 409, and two pollers would each take updates the
-/// other has not confirmed). Time is cut in terms of `term_ms`, and a bridge polls only in
-/// a term it claimed through the store ([`crate::store::Shared::claim_close`] under
-/// [`Lease::key`], true for one bridge). The holder claims the next term [`Lease::lead`]
-/// before its term ends, so it keeps polling while it runs; the others try each term
-/// [`Lease::grace`] after it began, so a holder that stopped is replaced within a term. A
-/// bridge whose claim failed stops polling [`Lease::margin`] before its term ends: with
-/// clocks less than that apart, two never poll at once.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Lease {
-    pub term_ms: u64,
-}
-
-/// How a polling lease's claims begin in the store (a term's number follows).
-pub const LEASE_PREFIX: &str = "close:telegram-poll:";
-
-/// What a poller does next ([`Lease::step`]).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Step {
-    /// Claim term `n` (then ask again, with what came of it).
-    Claim(u64),
-    /// Poll, for at most this many ms.
-    Poll(u64),
-    /// Wait this many ms, then ask again.
-    Wait(u64),
-}
-
-/// Polls shorter than this are not started (a wait instead).
-const MIN_POLL_MS: u64 = 2000;
-
-impl Lease {
-    pub fn lead(&self) -> u64 {
-        self.term_ms / 6
-    }
-
-    pub fn margin(&self) -> u64 {
-        self.term_ms / 15
-    }
-
-    pub fn grace(&self) -> u64 {
-        self.term_ms / 10
-    }
-
-    pub fn term(&self, now_ms: u64) -> u64 {
-        now_ms / self.term_ms.max(1)
-    }
-
-    pub fn end(&self, term: u64) -> u64 {
-        (term + 1) * self.term_ms
-    }
-
-    /// The claim of term `term` of bot `bot` in the store: (question id, target). The
-    /// target is a `close:` key, so [`crate::store::Deliveries::forget_notified`] sweeps
-    /// old terms away as it does old claims to close.
-    pub fn key(bot: &str, term: u64) -> (String, String) {
-        (format!("telegram-poll:{bot}"), format!("{LEASE_PREFIX}{term}"))
-    }
-
-    /// What a bridge does at `now_ms` that holds terms up to `held` and whose claim of term
-    /// `refused` (if any) was refused.
-    pub fn step(&self, now_ms: u64, held: Option<u64>, refused: Option<u64>) -> Step {
-        let current = self.term(now_ms);
-        if let Some(h) = held.filter(|&h| self.end(h) > now_ms) {
-            let renew_at = self.end(h) - self.lead();
-            if now_ms < renew_at {
-                return poll_or_wait(renew_at - now_ms);
-            }
-            if refused != Some(h + 1) {
-                return Step::Claim(h + 1);
-            }
-            // Another bridge has the next term: poll out this one, then step aside.
-            let stop_at = self.end(h) - self.margin();
-            if now_ms < stop_at {
-                return poll_or_wait(stop_at - now_ms);
-            }
-            return Step::Wait(self.end(h) + self.grace() - now_ms);
-        }
-        if refused != Some(current) {
-            return Step::Claim(current);
-        }
-        Step::Wait(self.end(current) + self.grace() - now_ms)
-    }
-}
-
-fn poll_or_wait(ms: u64) -> Step {
-    if ms >= MIN_POLL_MS {
-        Step::Poll(ms)
-    } else {
-        Step::Wait(ms)
     }
 }
 

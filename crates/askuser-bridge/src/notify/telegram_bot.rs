@@ -3,7 +3,7 @@
 //! closes, and takes answers from its buttons and from replies to it. It fetches those
 //! itself by long polling `getUpdates` (no public URL, no webhook): one task the notifier
 //! starts, which only the bridge holding the polling lease runs when bridges share a store
-//! ([`super::telegram::Lease`]; Telegram answers a second poller with 409).
+//! ([`super::channel::Lease`]; Telegram answers a second poller with 409).
 //!
 //! Calls go to the Bot API with the bridge's notification client (no redirects, the
 //! bridge's TLS): `sendMessage`, `editMessageText`, `answerCallbackQuery` and `getUpdates`.
@@ -13,9 +13,10 @@
 //! backoff or Telegram's `retry_after`. Only the configured chats are listened to: an
 //! update from any other chat answers nothing and is logged without its text.
 
+use super::channel::{Lease, Step};
 use super::channel::{Places, SettingsError};
 use super::push::Sent;
-use super::telegram::{self, Event, Lease, Outcome, Press, Said, Step, Update};
+use super::telegram::{self, Event, Outcome, Press, Said, Update};
 use super::{Notifier, Rules};
 use askuser_core::protocol::QuestionRecord;
 use serde_json::{json, Value};
@@ -259,7 +260,7 @@ pub(super) async fn poll(notifier: Arc<Notifier>, bot: TelegramBot) {
             None => Step::Poll(bot.poll.as_millis() as u64 + 10_000),
             Some(shared) => match lease.step(now, held, refused) {
                 Step::Claim(term) => {
-                    let (id, target) = Lease::key(bot.bot_id(), term);
+                    let (id, target) = Lease::key("telegram-poll", bot.bot_id(), term);
                     match shared.claim_close(&id, &target, now).await {
                         Ok(true) => {
                             if held.is_none_or(|h| h + 1 != term) {

@@ -303,26 +303,3 @@ fn updates_are_read_field_by_field_and_unknown_ones_are_skipped() {
     assert_eq!(Update::parse(&odd).unwrap().event, Event::Other);
     assert_eq!(Update::parse(&json!({"message": {}})), None);
 }
-
-#[test]
-fn one_bridge_at_a_time_holds_the_polling_lease() {
-    let lease = Lease { term_ms: 30_000 };
-    let t = 1_000 * 30_000; // a term's start
-                            // Nobody holds it: claim the current term at once.
-    assert_eq!(lease.step(t + 12_000, None, None), Step::Claim(1_000));
-    // Held: poll until the renewal, then claim the next term.
-    assert_eq!(lease.step(t + 12_000, Some(1_000), None), Step::Poll(30_000 - 5_000 - 12_000));
-    assert_eq!(lease.step(t + 25_000, Some(1_000), None), Step::Claim(1_001));
-    assert_eq!(lease.step(t + 25_000, Some(1_001), None), Step::Poll(30_000 + 25_000 - 25_000));
-    // The next term is another's: poll until just before the end, then step aside.
-    assert_eq!(lease.step(t + 25_000, Some(1_000), Some(1_001)), Step::Poll(28_000 - 25_000));
-    assert_eq!(lease.step(t + 27_500, Some(1_000), Some(1_001)), Step::Wait(500));
-    assert_eq!(lease.step(t + 28_000, Some(1_000), Some(1_001)), Step::Wait(2_000 + 3_000));
-    // Refused: wait for the next term's start and its grace, then try it.
-    assert_eq!(lease.step(t + 12_000, None, Some(1_000)), Step::Wait(18_000 + 3_000));
-    assert_eq!(lease.step(t + 33_000, None, Some(1_000)), Step::Claim(1_001));
-    // A holder stops polling before others start: a margin before its term ends,
-    // against a grace after the next begins.
-    assert!(lease.margin() + lease.grace() >= 5_000 && lease.lead() > lease.margin());
-    assert_eq!(Lease::key("123", 7), ("telegram-poll:123".to_owned(), "close:telegram-poll:7".to_owned()));
-}
