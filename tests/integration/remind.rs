@@ -248,3 +248,28 @@ async fn bridges_sharing_a_store_send_each_reminder_once() {
     assert_eq!(seen[0], "lobby: Which database?");
     assert!(seen[1..].iter().all(|s| s.starts_with("lobby: Reminder: still waiting since ")), "{seen:#?}");
 }
+
+/// The inbox shows when a waiting set's next reminder goes out and when its default
+/// applies.
+#[tokio::test]
+async fn the_inbox_shows_when_the_next_reminder_goes_out_and_the_default_applies() {
+    needs!(Chromium);
+    let b = bridge().await;
+    let body = ask("u-1", None, json!({"remindAfterSeconds": 600, "defaultAfterSeconds": 1800}));
+    assert_eq!(b.post("/v1/ask?wait=false").json(&body).send().await.unwrap().status(), 202);
+    let browser = browser(1000, 700).await;
+    browser.goto(&format!("{}/#token={TOKEN}", b.url)).await.unwrap();
+    let mut said = String::new();
+    for _ in 0..200 {
+        if let Ok(line) = browser.find(fantoccini::Locator::Css(".askuser-schedule")).await {
+            said = line.text().await.unwrap_or_default();
+            if !said.is_empty() {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(said, "next reminder in 10 min · no answer (default) in 30 min");
+    browser.shot("reminder-schedule").await;
+    browser.close().await;
+}

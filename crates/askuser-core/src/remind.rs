@@ -34,6 +34,37 @@ impl Reminder {
     }
 }
 
+/// What a caller asked of a set's wait: the two fields of a [`Request`], read on their
+/// own where the bridge builds the request (an approval's body).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Patience {
+    pub remind_after_seconds: Option<u64>,
+    pub default_after_seconds: Option<u64>,
+}
+
+impl Patience {
+    /// `remindAfterSeconds` and `defaultAfterSeconds` of a JSON body, each checked; an
+    /// error names the field, what was expected and what came.
+    pub fn from_json(body: &serde_json::Value) -> Result<Patience, String> {
+        let read = |field: &str| -> Result<Option<u64>, String> {
+            match body.get(field) {
+                None | Some(serde_json::Value::Null) => Ok(None),
+                Some(v) => match v.as_u64() {
+                    Some(n) => check_seconds(field, n).map(Some),
+                    None => Err(format!("{field}: expected a whole number of seconds, got {}", crate::error::describe(v))),
+                },
+            }
+        };
+        Ok(Patience { remind_after_seconds: read("remindAfterSeconds")?, default_after_seconds: read("defaultAfterSeconds")? })
+    }
+
+    /// Sets them on `request`.
+    pub fn apply(self, request: &mut Request) {
+        request.remind_after_seconds = self.remind_after_seconds;
+        request.default_after_seconds = self.default_after_seconds;
+    }
+}
+
 /// A duration as a person types it (`90`, `90s`, `10m`, `1h30m`, `2d`: a bare number is
 /// seconds) in whole seconds, between 1 second and [`MAX_SECONDS`]; the error names
 /// `field`, what was expected and what came.
@@ -162,6 +193,34 @@ pub fn reminder_line(created_at: u64, now: u64, utc_offset_minutes: i32) -> Stri
     format!("Reminder: still waiting since {} ({})", time_of_day(created_at, utc_offset_minutes), span(waited))
 }
 
+/// `seconds` to come, as the inbox counts down: seconds under a minute, else whole
+/// minutes rounded up (`7 min`, `1 h 5 min`).
+fn about(seconds: u64) -> String {
+    match seconds {
+        s if s < 60 => format!("{s} s"),
+        s => span(s.div_ceil(60) * 60),
+    }
+}
+
+/// What the inbox says at `now` of a waiting set's reminders and default: `next
+/// reminder in 7 min · no answer (default) in 27 min` (an approval: `denied (default)
+/// in …`); `None` when it asked for neither, or both are past.
+pub fn schedule_line(request: &Request, created_at: u64, now: u64) -> Option<String> {
+    let mut parts = vec![];
+    if let Some((at, reminder)) = next_reminder(request, created_at, now) {
+        let what = match reminder {
+            Reminder::Again => "next reminder",
+            Reminder::Escalate => "escalates to everyone",
+        };
+        parts.push(format!("{what} in {}", about((at - now).div_ceil(1000))));
+    }
+    if let Some(at) = default_at(request, created_at).filter(|at| *at > now) {
+        let what = if request.approval.is_some() { "denied (default)" } else { "no answer (default)" };
+        parts.push(format!("{what} in {}", about((at - now).div_ceil(1000))));
+    }
+    (!parts.is_empty()).then(|| parts.join(" · "))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -189,6 +248,23 @@ mod tests {
         }
         assert_eq!(ok("0m").unwrap_err(), "--remind-after: expected at least 1 second, got 0");
         assert_eq!(ok("31d").unwrap_err(), "--remind-after: expected at most 30 days (2592000 seconds), got 2678400 seconds");
+    }
+
+    #[test]
+    fn an_approvals_body_names_the_wrong_field() {
+        let read = |v: serde_json::Value| Patience::from_json(&v);
+        assert_eq!(
+            read(serde_json::json!({"remindAfterSeconds": 600})),
+            Ok(Patience { remind_after_seconds: Some(600), default_after_seconds: None })
+        );
+        assert_eq!(
+            read(serde_json::json!({"defaultAfterSeconds": "30m"})).unwrap_err(),
+            "defaultAfterSeconds: expected a whole number of seconds, got the string \"30m\""
+        );
+        assert_eq!(
+            read(serde_json::json!({"remindAfterSeconds": 0})).unwrap_err(),
+            "remindAfterSeconds: expected at least 1 second, got 0"
+        );
     }
 
     #[test]
@@ -226,6 +302,25 @@ mod tests {
         assert_eq!(escalate_after(&r, None), Some(2 * MIN), "even on a bridge that never escalates");
         assert_eq!(escalate_after(&request(Some(600), None, None), Some(300 * S)), Some(300 * S), "the bridge's first");
         assert_eq!(escalate_after(&request(None, None, None), None), None);
+    }
+
+    #[test]
+    fn the_inbox_counts_down_to_the_next_reminder_and_the_default() {
+        let at = 1_000_000;
+        let r = request(Some(600), Some(1800), None);
+        assert_eq!(schedule_line(&r, at, at).as_deref(), Some("next reminder in 10 min · no answer (default) in 30 min"));
+        assert_eq!(schedule_line(&r, at, at + 3 * MIN + 20 * S).as_deref(), Some("next reminder in 7 min · no answer (default) in 27 min"));
+        assert_eq!(
+            schedule_line(&r, at, at + 10 * MIN).as_deref(),
+            Some("escalates to everyone in 10 min · no answer (default) in 20 min")
+        );
+        assert_eq!(schedule_line(&r, at, at + 29 * MIN + 30 * S).as_deref(), Some("no answer (default) in 30 s"));
+        assert_eq!(schedule_line(&r, at, at + 30 * MIN), None, "due: the bridge ends it");
+        let mut approval = request(None, Some(3900), None);
+        approval.approval =
+            Some(crate::model::Approval { tool: "Bash".into(), input: Default::default(), reason: None, cwd: None, tool_use_id: None });
+        assert_eq!(schedule_line(&approval, at, at).as_deref(), Some("denied (default) in 1 h 5 min"));
+        assert_eq!(schedule_line(&request(None, None, Some(60)), at, at), None, "neither asked for");
     }
 
     #[test]

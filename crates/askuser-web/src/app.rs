@@ -558,6 +558,11 @@ fn ActiveQuestion(page: Page) -> impl IntoView {
             Memo::new(move |_| inbox.with(|i| i.agent_waiting(&record)) == Some(false))
         };
         let request = record.request;
+        // When its next reminder goes out and its default applies, if it asked for them.
+        let schedule = {
+            let request = request.clone();
+            move || askuser_core::remind::schedule_line(&request, created, page.now.get())
+        };
         let body = move || {
             (fate.get() == Some(Fate::Pending)).then(|| {
                 let (a, c) = (id.clone(), id.clone());
@@ -574,6 +579,7 @@ fn ActiveQuestion(page: Page) -> impl IntoView {
                     <span class="askuser-agent">{agent.clone()}</span>
                     <span class="askuser-muted">{move || format!(" asks · waiting {}", waited(page.now.get().saturating_sub(created)))}</span>
                 </p>
+                {move || schedule().map(|line| view! { <p class="askuser-muted askuser-schedule">{line}</p> })}
                 {move || nobody_waits.get().then(|| view! {
                     <p class="askuser-nobody" role="note">
                         "Nobody is waiting for this answer now: the agent that asked has gone away. Your answer is kept: \

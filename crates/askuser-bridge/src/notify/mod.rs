@@ -841,6 +841,25 @@ mod tests {
         assert!(!approval_text(&a).1, "longer: not whole, so no Allow");
     }
 
+    /// A reminder says so first in every channel, and the set below it is the same.
+    #[test]
+    fn a_reminder_is_marked_in_slack_and_telegram_above_the_same_set() {
+        use crate::notify::fixtures::{record, single};
+        let mut set = record(vec![single(&["PostgreSQL", "SQLite"])]);
+        set.request.questions[0].question = "Which database? Run `make db` first.".into();
+        let line = "Reminder: still waiting since 12:00 (10 min)";
+        let (plain, reminded) = (slack::message(&set, None), slack::reminder(&set, None, line));
+        assert_eq!(reminded["blocks"][0]["text"]["text"], format!("{line} · claude-code asks · DB"));
+        assert!(reminded["text"].as_str().unwrap().starts_with(line));
+        assert_eq!(plain["blocks"].as_array().unwrap()[1..], reminded["blocks"].as_array().unwrap()[1..], "the same set below");
+        let (plain, reminded) = (telegram::message(&set, None), telegram::reminder(&set, None, Some(line)));
+        assert_eq!(reminded.text, format!("{line}\n{}", plain.text));
+        assert_eq!(reminded.keyboard, plain.keyboard);
+        let shift = telegram::len16(line) + 1;
+        let code = &reminded.entities[0];
+        assert_eq!((code.offset, code.length), (plain.entities[0].offset + shift, plain.entities[0].length), "code stays over `make db`");
+    }
+
     #[test]
     fn a_push_message_fits_what_push_services_take() {
         let m = Message {
