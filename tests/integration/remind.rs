@@ -45,7 +45,14 @@ impl Channel for Rooms {
 
     async fn post(&self, _: &Notifier, route: &Route, notice: &Notice) -> Sent {
         let mut shown = self.shown.lock().unwrap();
-        let mark = notice.reminder.clone().map(|r| format!("{r} | ")).unwrap_or_default();
+        // A reminder's mark, where the notice says it three ways alike: its own, the
+        // message's, and the first line of the message's text (what push, the webhook
+        // and ntfy show).
+        let said = notice
+            .reminder
+            .as_ref()
+            .filter(|r| notice.message.reminder.as_ref() == Some(*r) && notice.message.question.lines().next() == Some(r.as_str()));
+        let mark = said.map(|r| format!("{r} | ")).unwrap_or_default();
         shown.push(format!("{}: {mark}{}", route.to, notice.message.question.lines().last().unwrap_or_default()));
         Sent::Posted(format!("m{}", shown.len()))
     }
@@ -247,6 +254,15 @@ async fn bridges_sharing_a_store_send_each_reminder_once() {
     assert_eq!(seen_after.len(), 3, "one notice and two reminders, each once: {seen_after:#?}");
     assert_eq!(seen[0], "lobby: Which database?");
     assert!(seen[1..].iter().all(|s| s.starts_with("lobby: Reminder: still waiting since ")), "{seen:#?}");
+
+    // A default applies once: one denial in the audit log, whichever bridge applied it.
+    let body = json!({"tool_name": "Bash", "input": {"command": "make deploy"}, "tool_use_id": "toolu_p", "defaultAfterSeconds": 1});
+    let decision: Value = bridges[1].post("/v1/approve").json(&body).send().await.unwrap().json().await.unwrap();
+    assert_eq!(decision["behavior"], "deny", "{decision:#}");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let log: Vec<Value> = bridges[0].get("/v1/decisions").send().await.unwrap().json().await.unwrap();
+    assert_eq!(log.len(), 1, "{log:#?}");
+    assert_eq!((log[0]["decision"].as_str(), log[0]["by"].as_str()), (Some("deny"), Some("no answer after 1 s; default applied")));
 }
 
 /// The inbox shows when a waiting set's next reminder goes out and when its default
@@ -261,15 +277,17 @@ async fn the_inbox_shows_when_the_next_reminder_goes_out_and_the_default_applies
     browser.goto(&format!("{}/#token={TOKEN}", b.url)).await.unwrap();
     let mut said = String::new();
     for _ in 0..200 {
-        if let Ok(line) = browser.find(fantoccini::Locator::Css(".askuser-schedule")).await {
+        if let Ok(line) = browser.find(fantoccini::Locator::Css(".askuser-current .askuser-from")).await {
             said = line.text().await.unwrap_or_default();
-            if !said.is_empty() {
+            if said.contains(" · next") {
                 break;
             }
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    assert_eq!(said, "next reminder in 10 min · no answer (default) in 30 min");
+    let (asks, schedule) = said.split_once(" s · ").unwrap_or_default();
+    assert!(asks.starts_with("ci asks · waiting "), "{said}");
+    assert_eq!(schedule, "next reminder in 10 min · no answer (default) in 30 min", "{said}");
     browser.shot("reminder-schedule").await;
     browser.close().await;
 }
