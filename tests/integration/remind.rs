@@ -229,6 +229,19 @@ async fn a_restart_sends_a_reminder_that_fell_due_once_and_not_one_sent_before()
     drop(b);
 }
 
+/// A default that fell due while the bridge was down applies when it starts again.
+#[tokio::test]
+async fn a_default_due_while_the_bridge_was_down_applies_at_its_start() {
+    let b = bridge().await;
+    b.post("/v1/ask?wait=false").json(&ask("e-1", None, json!({"defaultAfterSeconds": 1}))).send().await.unwrap();
+    let dir = b.stop().await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let b = bridge_in(dir).await;
+    let record = b.until_status("e-1", "timed_out").await;
+    assert_eq!(record["result"]["reason"], "no answer after 1 s; default applied");
+    assert_eq!(record["answeredBy"], "no answer after 1 s; default applied");
+}
+
 /// Bridges sharing PostgreSQL send each reminder once between them.
 #[tokio::test]
 async fn bridges_sharing_a_store_send_each_reminder_once() {
