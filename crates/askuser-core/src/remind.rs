@@ -196,8 +196,8 @@ pub fn reminder_line(created_at: u64, now: u64, utc_offset_minutes: i32) -> Stri
 /// `seconds` to come, as the inbox counts down: seconds under a minute, else whole
 /// minutes rounded up (`7 min`, `1 h 5 min`, `2 d`).
 fn about(seconds: u64) -> String {
-    // The inbox's own wording ([`crate::inbox::waited`]), so the page carries one.
-    crate::inbox::waited(match seconds {
+    // The inbox's own wording ([`crate::text::waited`]), so the page carries one.
+    crate::text::waited(match seconds {
         s if s < 60 => s * 1000,
         s => s.div_ceil(60) * 60_000,
     })
