@@ -290,6 +290,49 @@ fn ask_round_trips_and_exit_codes() {
     assert_eq!(text(&out.stdout), "Ship it? → yes, ship it\n");
 }
 
+/// `askuser ask --remind-after --default-after`: kept on the question; the default ends
+/// the wait with no answer and says why (exit 4); a bad duration names its flag.
+#[test]
+fn ask_with_a_reminder_and_a_default() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let args = ["--id", "remind-1", "--question", "Deploy now?", "--remind-after", "10m", "--default-after", "2s", "-f", "text"];
+    let out = run(askuser().args(["ask", "--data-dir"]).arg(dir.path()).args(args), None);
+    assert_eq!(out.status.code(), Some(4), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).starts_with("The user did not answer: no answer after 2 s; default applied"), "{}", text(&out.stdout));
+    let stored: Value = serde_json::from_str(&curl(&server, "GET", "/v1/questions/remind-1", None)).unwrap();
+    assert_eq!((stored["request"]["remindAfterSeconds"].as_u64(), stored["request"]["defaultAfterSeconds"].as_u64()), (Some(600), Some(2)));
+    assert_eq!(stored["result"]["reason"], "no answer after 2 s; default applied");
+    let out = run(askuser().args(["ask", "--question", "Q?", "--default-after", "0s", "--data-dir"]).arg(dir.path()), None);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("--default-after: expected at least 1 second, got 0"), "{}", text(&out.stderr));
+}
+
+/// docs/notify.md's reminder lines, pasted into a shell (with `--no-wait` added to the
+/// ask, and no host on the MCP server's stdin): the ask stores what they say, the MCP
+/// server takes its flag.
+#[test]
+fn the_reminder_commands_in_the_docs_work_as_pasted() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = Server::start(dir.path());
+    let docs = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
+    let block = docs.split("## Reminders and a default").nth(1).unwrap();
+    let lines: Vec<&str> = block.split("```sh\n").nth(1).unwrap().split("```").next().unwrap().lines().collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    let bin = Path::new(env!("CARGO_BIN_EXE_askuser")).parent().unwrap().to_owned();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let paste = |line: String| run(askuser_shell(&line).env("PATH", &path).env("ASKUSER_DATA_DIR", dir.path()), None);
+    let out = paste(format!("{} --no-wait --id from-docs", lines[0]));
+    assert!(out.status.success(), "{}: {}", lines[0], text(&out.stderr));
+    let stored: Value = serde_json::from_str(&curl(&server, "GET", "/v1/questions/from-docs", None)).unwrap();
+    assert_eq!(
+        (stored["request"]["remindAfterSeconds"].as_u64(), stored["request"]["defaultAfterSeconds"].as_u64()),
+        (Some(600), Some(1800))
+    );
+    let out = paste(lines[1].to_owned());
+    assert!(out.status.success(), "{}: {}", lines[1], text(&out.stderr));
+}
+
 #[test]
 fn ask_without_a_bridge_exits_1() {
     let dir = tempfile::tempdir().unwrap();

@@ -23,6 +23,7 @@ mod notify;
 mod people;
 mod pg;
 mod preview;
+mod remind;
 mod remote;
 mod setup;
 mod shared;

@@ -582,3 +582,55 @@ async fn elicitation_races_the_inbox_and_the_first_answer_wins() {
     let first = plain.next(|m| m.get("method").is_some() || m["id"] == 1).await;
     assert_eq!(first["id"], 1, "no elicitation/create before the answer: {first}");
 }
+
+/// Reminders and a default, per agent (`askuser mcp --remind-after --default-after`) and
+/// per call (the model's `remindAfterSeconds`, `defaultAfterSeconds`, which win): stored
+/// on the question, and a default ends the call with no answer and the reason.
+#[tokio::test]
+async fn reminders_and_a_default_per_agent_and_per_call() {
+    let b = bridge().await;
+    let mut host = Host::start(&b, &["--remind-after", "10m", "--default-after", "1s", "--no-elicitation"]).await;
+    host.call(1, json!({"question": "Name the service?"})).await;
+    let result = &host.reply(1).await["result"];
+    let content = &result["structuredContent"];
+    assert_eq!(
+        (content["status"].as_str(), content["reason"].as_str()),
+        (Some("timed_out"), Some("no answer after 1 s; default applied")),
+        "{result:#}"
+    );
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("no answer after 1 s; default applied") && text.contains("Do not assume an answer"), "{text}");
+    let record = b.record(content["id"].as_str().unwrap()).await;
+    assert_eq!((record["request"]["remindAfterSeconds"].as_u64(), record["request"]["defaultAfterSeconds"].as_u64()), (Some(600), Some(1)));
+
+    // The model's own: kept over the agent's.
+    host.call(2, json!({"question": "Name the queue?", "remindAfterSeconds": 120, "defaultAfterSeconds": 3600})).await;
+    let id = loop {
+        let list: Vec<Value> = b.get("/v1/questions").send().await.unwrap().json().await.unwrap();
+        if let Some(q) = list.first() {
+            break q["id"].as_str().unwrap().to_owned();
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    let record = b.record(&id).await;
+    assert_eq!(
+        (record["request"]["remindAfterSeconds"].as_u64(), record["request"]["defaultAfterSeconds"].as_u64()),
+        (Some(120), Some(3600))
+    );
+    b.post(&format!("/v1/questions/{id}/answer")).json(&json!({"answers": ["jobs"]})).send().await.unwrap();
+    assert_eq!(host.reply(2).await["result"]["structuredContent"]["answers"][0]["answer"], "jobs");
+
+    // A bad one is the model's to fix, named.
+    host.call(3, json!({"question": "Name the topic?", "defaultAfterSeconds": "30m"})).await;
+    let result = &host.reply(3).await["result"];
+    let text = result["content"][0]["text"].as_str().unwrap();
+    assert!(
+        result["isError"] == true && text.contains("defaultAfterSeconds: expected a whole number of seconds, got the string \"30m\""),
+        "{result:#}"
+    );
+
+    // A bad flag names itself.
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_askuser")).args(["mcp", "--remind-after", "10 minutes"]).output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && said.contains("--remind-after: expected a duration such as 90s, 10m, 1h30m or 2d"), "{said}");
+}

@@ -18,6 +18,7 @@ use askuser_core::model::Agent;
 use askuser_core::protocol::{
     AgentPresence, BrowserEvent, ErrorBody, ErrorCode, QuestionRecord, Viewer, SNAPSHOT_PART, SNAPSHOT_PART_BYTES,
 };
+use askuser_core::remind::{self, Patience};
 use askuser_core::{resolve, AskResult, Invalid, Limits, Request, Selection, Status, Warning};
 use serde_json::Value;
 use std::collections::{HashMap, HashSet, VecDeque};
@@ -377,12 +378,40 @@ impl Bridge {
                 }
             });
         }
-        if let Some(deadline) = deadline {
-            let id = record.id.clone();
-            self.at(deadline, move |bridge| async move {
-                let _ = bridge.close(&id, Status::TimedOut, None).await;
-            });
+        // The default its caller asked for, unless its own timeout ends it first.
+        let default = remind::default_at(&record.request, record.created_at).and_then(|ms| self.clock.instant_at(ms));
+        match (deadline, default) {
+            (Some(deadline), Some(default)) if default < deadline => self.default_at(record, default),
+            (None, Some(default)) => self.default_at(record, default),
+            (Some(deadline), _) => {
+                let id = record.id.clone();
+                self.at(deadline, move |bridge| async move {
+                    let _ = bridge.close(&id, Status::TimedOut, None).await;
+                });
+            }
+            (None, None) => {}
         }
+    }
+
+    /// At `at`, question set `record` ends with the default its caller asked for
+    /// ([`AskResult::defaulted`]): `timed_out` with the reason, an approval denied and
+    /// logged as decided by the default. Among bridges sharing a store, the first to
+    /// finish it wins, as for any answer; the others see it final.
+    fn default_at(self: &Arc<Self>, record: &QuestionRecord, at: tokio::time::Instant) {
+        let id = record.id.clone();
+        self.at(at, move |bridge| async move {
+            let Ok(Some(record)) = bridge.store.get(&id).await else { return };
+            if record.status != Status::Pending {
+                return;
+            }
+            let result = AskResult::defaulted(&id, &record.request, bridge.now_ms());
+            let by = result.reason.clone();
+            match bridge.finish(record, result, by.as_deref()).await {
+                Ok(_) => tracing::info!(%id, "{}", by.unwrap_or_default()),
+                Err(e) if e.is_conflict() => {}
+                Err(e) => tracing::warn!(%id, "cannot apply the default: {e}"),
+            }
+        });
     }
 
     /// Runs `then` with the bridge at `at`, unless the bridge stops or is gone first.
@@ -409,7 +438,7 @@ impl Bridge {
     fn escalates_at(&self, record: &QuestionRecord) -> Option<u64> {
         match inbox::assignee(record) {
             None => Some(record.created_at),
-            Some(_) => self.escalate_after().map(|after| record.created_at.saturating_add(after)),
+            Some(_) => remind::escalate_after(&record.request, self.escalate_after()).map(|after| record.created_at.saturating_add(after)),
         }
     }
 
@@ -549,6 +578,7 @@ impl Bridge {
         agent: Option<Agent>,
         id: Option<String>,
         owner: Option<&str>,
+        patience: Patience,
     ) -> Result<Approving, BridgeError> {
         approval.reason = approval.reason.filter(|r| !r.trim().is_empty());
         // The folder as this machine's file system has it: what the person is shown, and
@@ -576,6 +606,7 @@ impl Bridge {
         });
         request.id = id.or(call);
         request.agent = agent;
+        patience.apply(&mut request);
         let (request, warnings) = askuser_core::validate::validate(request, &self.settings.limits).map_err(BridgeError::Invalid)?;
         let asked = self.ask_request(request, warnings).await?;
         Ok(Approving::Asked(self.own(asked, owner).await?))

@@ -171,6 +171,11 @@ pub struct AskResult {
     /// rather talk the questions over with the agent than pick an answer.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub chat: bool,
+    /// Why it ended without an answer, when askuser can say more than its status: on a
+    /// `timed_out` set whose caller asked for a default, `no answer after 30 min; default
+    /// applied` ([`crate::remind::reason`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
 }
 
 impl AskResult {
@@ -184,6 +189,7 @@ impl AskResult {
             metadata: request.metadata.clone(),
             answered_at: at,
             chat: false,
+            reason: None,
         }
     }
 
@@ -198,7 +204,15 @@ impl AskResult {
             metadata: request.metadata.clone(),
             answered_at: at,
             chat: false,
+            reason: None,
         }
+    }
+
+    /// No answer within the `defaultAfterSeconds` its caller asked for: `timed_out`, with
+    /// the reason ([`crate::remind::reason`]). Never an answer the person did not give.
+    pub fn defaulted(id: impl Into<String>, request: &Request, at: u64) -> Self {
+        let reason = request.default_after_seconds.map(crate::remind::reason);
+        AskResult { reason, ..AskResult::unanswered(id, request, Status::TimedOut, at) }
     }
 
     /// The person declined with "Chat about this": `cancelled`, with `chat` set.

@@ -457,11 +457,11 @@ impl Approval {
     /// the text for the model; no answer (declined, timed out, withdrawn) denies.
     pub fn decide(&self, result: &AskResult) -> Decision {
         if result.status != Status::Answered {
-            let why = result.no_answer_sentence().unwrap_or("The user did not answer.");
-            let message = if self.tool == ASK_USER_QUESTION {
-                why.to_owned()
-            } else {
-                format!("The user did not allow {} (no answer: {}). Do not run it.", self.tool, result.status.as_str())
+            let why = result.no_answer_sentence().unwrap_or_else(|| "The user did not answer.".into());
+            let message = match (self.tool == ASK_USER_QUESTION, &result.reason) {
+                (true, _) => why,
+                (false, Some(reason)) => format!("The user did not allow {} ({reason}: denied). Do not run it.", self.tool),
+                (false, None) => format!("The user did not allow {} (no answer: {}). Do not run it.", self.tool, result.status.as_str()),
             };
             return Decision::Deny { message };
         }
@@ -1027,6 +1027,14 @@ mod tests {
         let request = a.request(&a.suggest(None), &Limits::default()).unwrap();
         let declined = a.decide(&AskResult::unanswered("q", &request, Status::TimedOut, 1));
         assert_eq!(declined.claude()["message"], "The user did not allow Bash (no answer: timed_out). Do not run it.");
+        let mut defaulted = request.clone();
+        defaulted.default_after_seconds = Some(1800);
+        let denied = a.decide(&AskResult::defaulted("q", &defaulted, 1));
+        assert_eq!(denied.kind(), "deny");
+        assert_eq!(
+            denied.claude()["message"],
+            "The user did not allow Bash (no answer after 30 min; default applied: denied). Do not run it."
+        );
     }
 
     #[test]

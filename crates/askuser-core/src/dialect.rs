@@ -75,11 +75,31 @@ pub fn normalize(input: &Value, limits: &Limits) -> Result<Normalized, Invalid> 
         metadata: r.metadata(obj),
         agent: r.agent(obj),
         timeout_seconds: r.opt_u64(obj, &["timeoutSeconds", "timeout_seconds"], "timeoutSeconds"),
+        remind_after_seconds: r.opt_u64(obj, &["remindAfterSeconds", "remind_after_seconds"], "remindAfterSeconds"),
+        default_after_seconds: r.opt_u64(obj, &["defaultAfterSeconds", "default_after_seconds"], "defaultAfterSeconds"),
         questions,
         approval: None,
         preview_docs: None,
     };
-    r.unknown_keys(obj, "", &[own_keys, &["id", "metadata", "agent", "timeoutSeconds", "timeout_seconds"]].concat());
+    r.unknown_keys(
+        obj,
+        "",
+        &[
+            own_keys,
+            &[
+                "id",
+                "metadata",
+                "agent",
+                "timeoutSeconds",
+                "timeout_seconds",
+                "remindAfterSeconds",
+                "remind_after_seconds",
+                "defaultAfterSeconds",
+                "default_after_seconds",
+            ],
+        ]
+        .concat(),
+    );
 
     let reported = r.errors.clone();
     let mut rule_errors = Vec::new();
@@ -436,6 +456,22 @@ mod tests {
         assert_eq!(n.request.id.as_deref(), Some("run-1"));
         assert_eq!(n.request.timeout_seconds, Some(60));
         assert_eq!(n.request.agent.unwrap().parent_session_id.as_deref(), Some("p0"));
+    }
+
+    #[test]
+    fn reminders_and_a_default_in_any_dialect_each_error_naming_its_field() {
+        let n = ok(json!({"question": "Q?", "remindAfterSeconds": 600, "default_after_seconds": 1800}));
+        assert_eq!((n.request.remind_after_seconds, n.request.default_after_seconds), (Some(600), Some(1800)));
+        let e = errs(json!({"question": "Q?", "remindAfterSeconds": "10m", "defaultAfterSeconds": 0}));
+        assert_eq!(
+            e,
+            [
+                "remindAfterSeconds: expected a whole number of seconds, got the string \"10m\"",
+                "defaultAfterSeconds: expected at least 1 second, got 0",
+            ]
+        );
+        let e = errs(json!({"question": "Q?", "remindAfterSeconds": 9_000_000}));
+        assert_eq!(e, ["remindAfterSeconds: expected at most 30 days (2592000 seconds), got 9000000 seconds"]);
     }
 
     #[test]

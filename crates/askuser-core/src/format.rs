@@ -70,7 +70,17 @@ impl AskResult {
     }
 
     /// What the model should be told when there is no answer, or `None` when answered.
-    pub fn no_answer_sentence(&self) -> Option<&'static str> {
+    pub fn no_answer_sentence(&self) -> Option<String> {
+        if let (Status::TimedOut, Some(reason)) = (self.status, &self.reason) {
+            return Some(format!(
+                "The user did not answer: {reason} (the question ended without an answer, as the caller asked). \
+Do not assume an answer: continue without it, or ask again later."
+            ));
+        }
+        self.status_sentence().map(str::to_owned)
+    }
+
+    fn status_sentence(&self) -> Option<&'static str> {
         match self.status {
             Status::Answered => None,
             Status::Pending => Some("The user has not answered yet. Do not assume an answer."),
@@ -93,7 +103,7 @@ ask them in the conversation what they would like to discuss or clarify, then as
     /// Claude Code's tool-result sentence.
     pub fn claude_message(&self) -> String {
         if let Some(s) = self.no_answer_sentence() {
-            return s.to_owned();
+            return s;
         }
         // Claude Code's own shape: `"Q"="A" selected preview:\n… user notes: …`.
         let pairs: Vec<String> = self
@@ -188,6 +198,9 @@ ask them in the conversation what they would like to discuss or clarify, then as
             }
             Status::TimedOut => {
                 out.insert("timedOut".into(), true.into());
+                if let Some(reason) = &self.reason {
+                    out.insert("reason".into(), reason.clone().into());
+                }
             }
             Status::Withdrawn => {
                 out.insert("withdrawn".into(), true.into());
@@ -205,7 +218,7 @@ ask them in the conversation what they would like to discuss or clarify, then as
     /// sentence that says there is no answer.
     pub fn summary(&self) -> String {
         if let Some(s) = self.no_answer_sentence() {
-            return s.to_owned();
+            return s;
         }
         self.answers
             .iter()
@@ -306,8 +319,30 @@ You can now continue with the user's answers in mind."
             assert_eq!(pi["answered"], false);
         }
         let cancelled = AskResult::unanswered("q-1", &r, Status::Cancelled, 5);
+        assert_eq!(cancelled.reason, None);
         insta::assert_json_snapshot!(cancelled.to_json(Format::Pi));
         insta::assert_json_snapshot!(cancelled.to_json(Format::Canonical));
+    }
+
+    #[test]
+    fn a_default_says_why_in_every_format_and_answers_nothing() {
+        let r = Request { default_after_seconds: Some(1800), ..request() };
+        let res = AskResult::defaulted("q-1", &r, 5);
+        assert_eq!((res.status, res.answered, res.answers.len()), (Status::TimedOut, false, 0));
+        let canonical = res.to_json(Format::Canonical);
+        assert_eq!(
+            (canonical["status"].as_str(), canonical["reason"].as_str()),
+            (Some("timed_out"), Some("no answer after 30 min; default applied"))
+        );
+        assert_eq!(res.to_json(Format::Pi)["reason"], "no answer after 30 min; default applied");
+        assert!(res.to_json(Format::Claude)["message"].as_str().unwrap().contains("no answer after 30 min; default applied"));
+        assert_eq!(
+            res.to_text(Format::Text),
+            "The user did not answer: no answer after 30 min; default applied (the question ended without an answer, as the caller asked). \
+Do not assume an answer: continue without it, or ask again later."
+        );
+        let plain = AskResult::unanswered("q-1", &r, Status::TimedOut, 5);
+        assert!(plain.to_text(Format::Claude).starts_with("The question timed out"), "a timeout without a default says so");
     }
 
     #[test]

@@ -108,7 +108,8 @@ pub fn is_for(record: &QuestionRecord, viewer: &Viewer) -> bool {
 /// same: a viewer who is no one (the admin token, a device of no one) sees everything
 /// from its start; a person sees a question set for no one, for them or for a team of
 /// theirs from its start, and anyone else's once it escalates (`escalate_after` ms after
-/// it was asked; never without it). A closed set is history, which everyone sees.
+/// it was asked, or sooner when its reminders escalate it ([`crate::remind::escalate_after`]);
+/// never without either). A closed set is history, which everyone sees.
 pub fn seen_from(record: &QuestionRecord, viewer: Option<&Viewer>, escalate_after: Option<u64>) -> Option<u64> {
     match record.status {
         Status::Pending => waiting_from(record, viewer, escalate_after),
@@ -119,7 +120,9 @@ pub fn seen_from(record: &QuestionRecord, viewer: Option<&Viewer>, escalate_afte
 /// From when `viewer` sees `record` while it waits, whether it still does or not.
 fn waiting_from(record: &QuestionRecord, viewer: Option<&Viewer>, escalate_after: Option<u64>) -> Option<u64> {
     match viewer {
-        Some(viewer) if !is_for(record, viewer) => escalate_after.map(|after| record.created_at.saturating_add(after)),
+        Some(viewer) if !is_for(record, viewer) => {
+            crate::remind::escalate_after(&record.request, escalate_after).map(|after| record.created_at.saturating_add(after))
+        }
         _ => Some(record.created_at),
     }
 }
@@ -502,16 +505,8 @@ pub fn first_rows(groups: Vec<Group>, rows: usize) -> (Vec<Group>, usize) {
     (shown, hidden)
 }
 
-/// "12 s", "3 min", "2 h 5 min", "3 d": how long something has waited.
-pub fn waited(ms: u64) -> String {
-    let s = ms / 1000;
-    match s {
-        0..=59 => format!("{s} s"),
-        60..=3599 => format!("{} min", s / 60),
-        3600..=86_399 => format!("{} h {} min", s / 3600, (s % 3600) / 60),
-        _ => format!("{} d", s / 86_400),
-    }
-}
+/// How long something has waited ([`crate::text::waited`]).
+pub use crate::text::waited;
 
 #[cfg(test)]
 mod tests {
@@ -571,6 +566,18 @@ mod tests {
         assert!(own(&closed(Some("bob"), 3_700_000), Some(&alice), hour, 4_000_000), "closed after it escalated");
         assert!(own(&closed(Some("bob"), 2_000), None, None, 5_000), "a viewer who is no one saw it");
         assert!(own(&bobs, Some(&alice), hour, 3_601_000) && !own(&bobs, Some(&alice), hour, 3_600_999), "waiting: as `sees`");
+    }
+
+    #[test]
+    fn reminders_escalate_a_set_to_everyone_sooner() {
+        let mut r: QuestionRecord = serde_json::from_value(record("q", "a", "s", 1_000)).unwrap();
+        r.request.agent.as_mut().unwrap().assignee = Some("bob".into());
+        r.request.remind_after_seconds = Some(60);
+        let alice = Viewer { person: "alice".into(), teams: vec![] };
+        assert_eq!(seen_from(&r, Some(&alice), Some(3_600_000)), Some(121_000), "at twice the reminder's delay");
+        assert_eq!(seen_from(&r, Some(&alice), None), Some(121_000), "also where the bridge never escalates");
+        let bob = Viewer { person: "bob".into(), teams: vec![] };
+        assert_eq!(seen_from(&r, Some(&bob), None), Some(1_000), "his from the start");
     }
 
     fn snapshot() -> Inbox {

@@ -21,6 +21,7 @@
 //!   (raw HTML stays text; nothing here makes HTML).
 //! - [`approval`]: an agent's request to use a tool, asked as a question, answered as
 //!   a decision in each host's shape, and the rules that answer it without asking.
+//! - [`remind`]: reminders and a default: what is due when, so a wait never goes silent.
 //! - [`client`]: a front end's bridge client (outbox, acknowledgements, snapshot
 //!   parts, reconnecting) as a pure state machine.
 
@@ -35,6 +36,7 @@ pub mod inbox;
 pub mod markdown;
 pub mod model;
 pub mod protocol;
+pub mod remind;
 pub mod text;
 pub mod validate;
 

@@ -2,7 +2,8 @@
 //!
 //! Every dialect the core reads (see [`crate::dialect`]) normalizes to a [`Request`].
 //! The JSON is camelCase, so the canonical shape is Claude Code's AskUserQuestion
-//! plus askuser's own optional fields (`id`, `metadata`, `agent`, `timeoutSeconds`).
+//! plus askuser's own optional fields (`id`, `metadata`, `agent`, `timeoutSeconds`,
+//! `remindAfterSeconds`, `defaultAfterSeconds`).
 //!
 //! "Other" is never an option in the data: every front end adds its own free-text
 //! row. A question without options is a free-text question.
@@ -26,6 +27,14 @@ pub struct Request {
     /// `None` waits for as long as the human takes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u64>,
+    /// Send the set again after this long without an answer, then escalate it after twice
+    /// as long ([`crate::remind`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remind_after_seconds: Option<u64>,
+    /// Only when the caller asks: after this long without an answer, end it with the
+    /// default (an approval is denied, a question returns no answer with the reason).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub default_after_seconds: Option<u64>,
     /// Set when this asks leave to use a tool ([`crate::approval`]); made by the bridge
     /// from an approval, never read from an agent's question.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -127,6 +127,18 @@ fn push_text(text: &str, out: &mut Vec<Segment>) {
     }
 }
 
+/// "12 s", "3 min", "2 h 5 min", "3 d": how long something has waited
+/// (or is still to wait: the reminders' countdown, [`crate::remind`]).
+pub fn waited(ms: u64) -> String {
+    let s = ms / 1000;
+    match s {
+        0..=59 => format!("{s} s"),
+        60..=3599 => format!("{} min", s / 60),
+        3600..=86_399 => format!("{} h {} min", s / 3600, (s % 3600) / 60),
+        _ => format!("{} d", s / 86_400),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

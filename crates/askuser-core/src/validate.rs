@@ -173,6 +173,12 @@ pub(crate) fn apply_rules(
     if request.timeout_seconds == Some(0) {
         check.error("timeoutSeconds", "expected at least 1 second (leave it out to wait without limit), got 0");
     }
+    for (field, seconds) in [("remindAfterSeconds", request.remind_after_seconds), ("defaultAfterSeconds", request.default_after_seconds)] {
+        if let Some(Err(e)) = seconds.map(|s| crate::remind::check_seconds(field, s)) {
+            let message = e.split_once(": ").map_or(e.as_str(), |(_, m)| m).to_owned();
+            check.error(field, message);
+        }
+    }
     if let Some(agent) = &request.agent {
         check.agent(agent);
     }

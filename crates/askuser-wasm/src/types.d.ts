@@ -31,6 +31,10 @@ export interface Request {
   metadata?: Record<string, unknown>;
   agent?: Agent;
   timeoutSeconds?: number;
+  /** Sent again after this many seconds without an answer, then escalated after twice as long. */
+  remindAfterSeconds?: number;
+  /** Only if the caller can go on without an answer: after this many seconds, no answer (`timed_out`, with `reason`). */
+  defaultAfterSeconds?: number;
 }
 
 /** What an agent asks leave to do (set by the bridge on an approval's question). */
@@ -65,6 +69,10 @@ export interface OpalRequest {
   metadata?: Record<string, unknown>;
   agent?: Agent;
   timeoutSeconds?: number;
+  /** Sent again after this many seconds without an answer, then escalated after twice as long. */
+  remindAfterSeconds?: number;
+  /** Only if the caller can go on without an answer: after this many seconds, no answer (`timed_out`, with `reason`). */
+  defaultAfterSeconds?: number;
 }
 
 /** Roo Code's shape. */
@@ -76,6 +84,10 @@ export interface RooRequest {
   metadata?: Record<string, unknown>;
   agent?: Agent;
   timeoutSeconds?: number;
+  /** Sent again after this many seconds without an answer, then escalated after twice as long. */
+  remindAfterSeconds?: number;
+  /** Only if the caller can go on without an answer: after this many seconds, no answer (`timed_out`, with `reason`). */
+  defaultAfterSeconds?: number;
 }
 
 /** A request in any dialect, or its JSON text. */
@@ -143,6 +155,8 @@ export interface AskResult {
   answeredAt: number;
   /** Declined with "Chat about this": the person would rather talk it over. */
   chat?: true;
+  /** On a `timed_out` result whose request set `defaultAfterSeconds`: "no answer after 30 min; default applied". */
+  reason?: string;
 }
 
 export type Format = "canonical" | "claude" | "pi" | "text";

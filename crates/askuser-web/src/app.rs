@@ -558,6 +558,10 @@ fn ActiveQuestion(page: Page) -> impl IntoView {
             Memo::new(move |_| inbox.with(|i| i.agent_waiting(&record)) == Some(false))
         };
         let request = record.request;
+        let schedule = {
+            let request = request.clone();
+            move || askuser_core::remind::schedule_line(&request, created, page.now.get())
+        };
         let body = move || {
             (fate.get() == Some(Fate::Pending)).then(|| {
                 let (a, c) = (id.clone(), id.clone());
@@ -572,7 +576,16 @@ fn ActiveQuestion(page: Page) -> impl IntoView {
             <section class="askuser-current" aria-label=format!("Question from {agent}")>
                 <p class="askuser-from">
                     <span class="askuser-agent">{agent.clone()}</span>
-                    <span class="askuser-muted">{move || format!(" asks · waiting {}", waited(page.now.get().saturating_sub(created)))}</span>
+                    // And when its next reminder goes out and its default applies, if it
+                    // asked for them (in the same text: a node of its own costs the wasm more).
+                    <span class="askuser-muted">{move || {
+                        let mut line = format!(" asks · waiting {}", waited(page.now.get().saturating_sub(created)));
+                        if let Some(schedule) = schedule() {
+                            line.push_str(" · ");
+                            line.push_str(&schedule);
+                        }
+                        line
+                    }}</span>
                 </p>
                 {move || nobody_waits.get().then(|| view! {
                     <p class="askuser-nobody" role="note">

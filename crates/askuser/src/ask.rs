@@ -51,6 +51,14 @@ pub struct AskArgs {
     /// Give up after this many seconds (the result is then `timed_out`).
     #[arg(long, value_name = "SECONDS")]
     pub timeout: Option<u64>,
+    /// Without an answer after this long (`90s`, `10m`, `1h`), send the question again
+    /// where it was notified; after twice as long, to everyone's (it escalates).
+    #[arg(long, value_name = "DURATION", value_parser = remind_after)]
+    pub remind_after: Option<u64>,
+    /// Without an answer after this long, end the wait with no answer (`timed_out`, with
+    /// the reason "no answer after …; default applied"; exit 4). Never an invented answer.
+    #[arg(long, value_name = "DURATION", value_parser = default_after)]
+    pub default_after: Option<u64>,
     /// Who is asking, as shown in the inbox.
     #[arg(long, default_value = "askuser ask")]
     pub agent_name: String,
@@ -92,6 +100,16 @@ pub struct McpArgs {
     /// Open the page in the default browser when this process starts the bridge.
     #[arg(long)]
     pub open: bool,
+    /// Every question and approval of this agent is sent again after this long without an
+    /// answer (`90s`, `10m`, `1h`), then escalates after twice as long, unless the model
+    /// sets its own `remindAfterSeconds`.
+    #[arg(long, value_name = "DURATION", value_parser = remind_after)]
+    pub remind_after: Option<u64>,
+    /// Every question and approval of this agent ends with no answer after this long (an
+    /// approval is denied; the result says why), unless the model sets its own
+    /// `defaultAfterSeconds`.
+    #[arg(long, value_name = "DURATION", value_parser = default_after)]
+    pub default_after: Option<u64>,
     /// After this many seconds without an answer, return "not answered yet, call again with
     /// this id" instead of waiting on (for hosts that fail a tool call after a fixed time).
     #[arg(long, value_name = "SECONDS", value_parser = clap::value_parser!(u64).range(1..))]
@@ -113,6 +131,16 @@ pub struct McpArgs {
     /// this many seconds old (once; the result says so); older, the person is asked again.
     #[arg(long, value_name = "SECONDS", env = "ASKUSER_RESUME_WINDOW", default_value_t = 600)]
     pub resume_window: u64,
+}
+
+/// `--remind-after`: a duration ([`askuser_core::remind::parse_duration`]) in seconds.
+pub fn remind_after(text: &str) -> Result<u64, String> {
+    askuser_core::remind::parse_duration("--remind-after", text)
+}
+
+/// `--default-after`: a duration in seconds.
+pub fn default_after(text: &str) -> Result<u64, String> {
+    askuser_core::remind::parse_duration("--default-after", text)
 }
 
 /// The exit code that tells a script how the ask ended.
@@ -160,6 +188,12 @@ fn build_request(args: &AskArgs) -> anyhow::Result<Value> {
         map.insert("id".into(), id.unwrap_or_else(|| format!("ask-{}", files::random_hex(8))).into());
         if let Some(t) = args.timeout {
             map.insert("timeoutSeconds".into(), t.into());
+        }
+        if let Some(s) = args.remind_after {
+            map.insert("remindAfterSeconds".into(), s.into());
+        }
+        if let Some(s) = args.default_after {
+            map.insert("defaultAfterSeconds".into(), s.into());
         }
         let agent = map.entry("agent").or_insert_with(|| json!({"name": args.agent_name}));
         if let (Some(to), Value::Object(agent)) = (&args.to, agent) {
@@ -366,6 +400,7 @@ pub async fn mcp(args: McpArgs) -> anyhow::Result<()> {
         journal: Some(journal),
         resume_window: Duration::from_secs(args.resume_window),
         approvals: args.approvals,
+        patience: askuser_core::remind::Patience { remind_after_seconds: args.remind_after, default_after_seconds: args.default_after },
     };
     // The bridge is found (or started) at the first tool call, not before: a host that only
     // probes this server, or lists its tools, starts nothing and opens no browser.

@@ -2,6 +2,7 @@
 //! declining and withdrawing them, the bridge's health, and the two WebSockets.
 
 use super::*;
+use askuser_core::remind::Patience;
 
 /// `POST /v1/ask`: store, then block until the question is final (unless `wait=false`).
 pub(super) async fn ask(
@@ -31,8 +32,8 @@ pub(super) async fn ask(
 }
 
 /// `POST /v1/approve`: may the agent use a tool? Claude Code's permission call
-/// (`{tool_name, input, tool_use_id}`), with askuser's optional `id`, `agent`, `cwd` and
-/// `reason`. A rule that matches answers at once; otherwise the person is asked and the
+/// (`{tool_name, input, tool_use_id}`), with askuser's optional `id`, `agent`, `cwd`,
+/// `reason`, `remindAfterSeconds` and `defaultAfterSeconds`. A rule that matches answers at once; otherwise the person is asked and the
 /// call waits (`?wait=false`: 202 with the question). The reply is the decision in
 /// Claude Code's shape (`behavior`, `updatedInput` or `message`), plus `decidedBy`
 /// (`rule` or `person`), and `rule` or `id`.
@@ -44,8 +45,8 @@ pub(super) async fn approve(
 ) -> Reply {
     let p = read_query(p)?;
     let body = parse_json(&read_body(body)?)?;
-    let (approval, agent, id) = read_approval(&body)?;
-    let asked = match app.bridge.approve(approval.clone(), agent, id, caller.owner()).await? {
+    let (approval, agent, id, patience) = read_approval(&body)?;
+    let asked = match app.bridge.approve(approval.clone(), agent, id, caller.owner(), patience).await? {
         Approving::Decided { decision, rule } => {
             let mut reply = decision.claude();
             reply["decidedBy"] = "rule".into();
@@ -73,7 +74,7 @@ pub(super) async fn approve(
 }
 
 /// An approval's body: the call (see [`Approval::from_claude`]) and askuser's fields.
-pub(super) fn read_approval(body: &Value) -> Result<(Approval, Option<Agent>, Option<String>), Refusal> {
+pub(super) fn read_approval(body: &Value) -> Result<(Approval, Option<Agent>, Option<String>, Patience), Refusal> {
     let refuse = |e: askuser_core::Invalid| Refusal(error(StatusCode::BAD_REQUEST, ErrorBody::invalid(e)));
     let mut approval = Approval::from_claude(body).map_err(refuse)?;
     let text = |key: &str| -> Result<Option<String>, Refusal> {
@@ -91,7 +92,8 @@ pub(super) fn read_approval(body: &Value) -> Result<(Approval, Option<Agent>, Op
         None | Some(Value::Null) => None,
         Some(a) => Some(serde_json::from_value::<Agent>(a.clone()).map_err(|e| invalid(format!("agent: {e}")))?),
     };
-    Ok((approval, agent, text("id")?))
+    let patience = Patience::from_json(body).map_err(invalid)?;
+    Ok((approval, agent, text("id")?, patience))
 }
 
 #[derive(Deserialize)]

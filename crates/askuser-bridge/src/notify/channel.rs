@@ -89,12 +89,25 @@ pub struct Notice {
     /// The set as a notification with answer links says it: the links only for a channel
     /// that takes them ([`Channel::links`]).
     pub message: Message,
+    /// On a reminder, what it says first: `Reminder: still waiting since 14:05 (10 min)`
+    /// ([`askuser_core::remind::reminder_line`]); a channel shows it above the set.
+    pub reminder: Option<String>,
 }
 
 impl Notice {
     /// Who asks, and the chip of a lone question.
     pub fn headline(&self) -> Headline {
         Headline::of(&self.record)
+    }
+
+    /// This notice as a reminder at `now`: marked, and its message's text starting with
+    /// the mark (so push, the webhook and ntfy say it with no code of their own).
+    pub fn reminder(mut self, now: u64, utc_offset_minutes: i32) -> Notice {
+        let line = askuser_core::remind::reminder_line(self.record.created_at, now, utc_offset_minutes);
+        self.message.question = format!("{line}\n{}", self.message.question);
+        self.message.reminder = Some(line.clone());
+        self.reminder = Some(line);
+        self
     }
 }
 

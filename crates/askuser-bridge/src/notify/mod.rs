@@ -42,6 +42,7 @@ use crate::lock;
 use crate::store::{LinkUse, Store, StoreError, StoredLink, StoredSubscription};
 use askuser_core::approval::{ALLOW, DENY};
 use askuser_core::protocol::{BrowserEvent, QuestionRecord};
+use askuser_core::remind::{self, Reminder};
 use askuser_core::Status;
 pub use channel::{Channel, Headline, NotTaken, Notice, Outcome, Reach, Route};
 use push::Sent;
@@ -233,6 +234,10 @@ pub struct Message {
     pub more: bool,
     /// The page, opened on this question.
     pub open: String,
+    /// On a reminder, what it says first (`Reminder: still waiting since 14:05 (10
+    /// min)`), which `question` then starts with too.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reminder: Option<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -263,6 +268,8 @@ pub struct Notifier {
     /// restart (the store keeps the sent ones).
     claimed: Mutex<HashSet<(String, String)>>,
     gate: Semaphore,
+    /// This machine's offset from UTC (minutes east): the time of day a reminder says.
+    utc_offset_minutes: i32,
 }
 
 impl Notifier {
@@ -288,6 +295,7 @@ impl Notifier {
             reached: Mutex::default(),
             claimed: Mutex::default(),
             gate: Semaphore::new(CONCURRENT_SENDS),
+            utc_offset_minutes: local_offset_minutes(),
         });
         let me = notifier.clone();
         let mut events = bridge.subscribe();
@@ -429,12 +437,7 @@ impl Notifier {
                 }
                 // A place of someone the set is not for (a shared chat, another person's
                 // device) gets it when it escalates.
-                let from = match &route.reach {
-                    Reach::Asked => Some(record.created_at),
-                    Reach::Everyone => self.bridge.seen_from(record, Some(&askuser_core::protocol::Viewer::default())),
-                    Reach::Viewer(viewer) => self.bridge.seen_from(record, viewer.as_ref()),
-                };
-                let Some(from) = from else { continue };
+                let Some(from) = self.reached_from(record, &route) else { continue };
                 let due = route.rules.due(from);
                 let me = self.clone();
                 let id = record.id.clone();
@@ -446,20 +449,79 @@ impl Notifier {
                         _ = tokio::time::sleep(wait) => {}
                         _ = crate::hub::stopped(&mut stop) => return,
                     }
-                    me.deliver(&id, &*channel, route).await;
+                    me.deliver(&id, &*channel, route, None).await;
+                });
+            }
+        }
+        // Its reminders, from the store's times (a restart schedules them again; what was
+        // sent is claimed): after a bridge was down through two, only the latest.
+        for (at, reminder) in remind::remaining(&record.request, record.created_at, self.now_ms()) {
+            let me = self.clone();
+            let id = record.id.clone();
+            let mut stop = self.bridge.shutdown_signal();
+            tokio::spawn(async move {
+                let wait = Duration::from_millis(at.saturating_sub(me.bridge.now_ms()));
+                tokio::select! {
+                    _ = tokio::time::sleep(wait) => {}
+                    _ = crate::hub::stopped(&mut stop) => return,
+                }
+                me.remind(&id, reminder, at).await;
+            });
+        }
+    }
+
+    /// From when `route` is for `record` (None: never).
+    fn reached_from(&self, record: &QuestionRecord, route: &Route) -> Option<u64> {
+        match &route.reach {
+            Reach::Asked => Some(record.created_at),
+            Reach::Everyone => self.bridge.seen_from(record, Some(&askuser_core::protocol::Viewer::default())),
+            Reach::Viewer(viewer) => self.bridge.seen_from(record, viewer.as_ref()),
+        }
+    }
+
+    /// Reminder `reminder` of question set `id`, due at `at`: the set again, marked as a
+    /// reminder, to every place whose notice was due before (a place it reaches only now,
+    /// as it escalates, gets its first notice instead), each once among bridges sharing a
+    /// store; quiet hours hold it as they hold a notice.
+    async fn remind(self: &Arc<Self>, id: &str, reminder: Reminder, at: u64) {
+        let Ok(record) = self.bridge.get(id).await else { return };
+        if record.status != Status::Pending {
+            return;
+        }
+        for channel in &self.channels {
+            for route in channel.routes(self, &record).await {
+                let Some(from) = self.reached_from(&record, &route).filter(|_| route.rules.wants(&record)) else { continue };
+                if route.rules.due(from) >= at {
+                    continue;
+                }
+                let due = Rules { delay_seconds: 0, ..route.rules.clone() }.due(at);
+                let (me, id, channel) = (self.clone(), id.to_owned(), channel.clone());
+                let mut stop = self.bridge.shutdown_signal();
+                tokio::spawn(async move {
+                    let wait = Duration::from_millis(due.saturating_sub(me.bridge.now_ms()));
+                    tokio::select! {
+                        _ = tokio::time::sleep(wait) => {}
+                        _ = crate::hub::stopped(&mut stop) => return,
+                    }
+                    me.deliver(&id, &*channel, route, Some(reminder)).await;
                 });
             }
         }
     }
 
-    /// Sends question `id` to `route` of `channel` if it still waits, retrying with backoff.
-    async fn deliver(self: &Arc<Self>, id: &str, channel: &dyn Channel, route: Route) {
+    /// Sends question `id` (as `reminder`, if one) to `route` of `channel` if it still
+    /// waits, retrying with backoff.
+    async fn deliver(self: &Arc<Self>, id: &str, channel: &dyn Channel, route: Route, reminder: Option<Reminder>) {
         let Ok(record) = self.bridge.get(id).await else { return };
         if record.status != Status::Pending {
             return; // answered before it was due
         }
         let name = channel.name();
-        let key = route.key(name);
+        // A reminder is a message of its own: kept (and claimed) as `remind1:slack:C0123`.
+        let key = match reminder {
+            Some(r) => format!("{}:{}", r.key(), route.key(name)),
+            None => route.key(name),
+        };
         if !lock(&self.claimed).insert((id.to_owned(), key.clone())) {
             return; // sent already, or on its way
         }
@@ -471,6 +533,7 @@ impl Notifier {
         }
         let links = channel.links().then(|| (name, route.credential.clone()));
         let notice = match self.notice(&record, links).await {
+            Ok(notice) if reminder.is_some() => notice.reminder(self.bridge.now_ms(), self.utc_offset_minutes),
             Ok(notice) => notice,
             Err(e) => return tracing::warn!(%id, "cannot make answer links: {e}"),
         };
@@ -575,17 +638,29 @@ impl Notifier {
             },
             options,
             open: format!("{}/#q={}", self.base, record.id),
+            reminder: None,
         };
-        Ok(Notice { record: record.clone(), message })
+        Ok(Notice { record: record.clone(), message, reminder: None })
     }
 
-    /// The question a channel's message is about ([`crate::store::Deliveries::notified_by_message`]).
+    /// The question a channel's message is about ([`crate::store::Deliveries::notified_by_message`]):
+    /// the set's first message at `target`, or a reminder of it.
     pub async fn question_of(&self, target: &str, message: &str) -> Result<Option<String>, StoreError> {
-        self.store.notified_by_message(target, message).await
+        if let Some(id) = self.store.notified_by_message(target, message).await? {
+            return Ok(Some(id));
+        }
+        for reminder in [Reminder::Again, Reminder::Escalate] {
+            if let Some(id) = self.store.notified_by_message(&format!("{}:{target}", reminder.key()), message).await? {
+                return Ok(Some(id));
+            }
+        }
+        Ok(None)
     }
 
-    /// The channel a place the store keys (`slack:C0123`, `webhook`) is in, and the place.
+    /// The channel a place the store keys (`slack:C0123`, `webhook`, a reminder's
+    /// `remind1:slack:C0123`) is in, and the place.
     fn place<'a>(&self, key: &'a str) -> Option<(&Arc<dyn Channel>, &'a str)> {
+        let key = key.split_once(':').filter(|(r, _)| Reminder::from_key(r).is_some()).map_or(key, |(_, place)| place);
         let (name, to) = key.split_once(':').unwrap_or((key, ""));
         self.channels.iter().find(|c| c.name() == name).map(|c| (c, to))
     }
@@ -773,11 +848,31 @@ mod tests {
             options: links,
             more: true,
             open: "https://h/#q=q-1".into(),
+            reminder: None,
         };
         let v: serde_json::Value = serde_json::from_slice(&push_payload(&m)).unwrap();
         assert_eq!(v["body"], text.as_str(), "not cut");
         a.input.insert("command".into(), "x".repeat(WHOLE_APPROVAL).into());
         assert!(!approval_text(&a).1, "longer: not whole, so no Allow");
+    }
+
+    /// A reminder says so first in every channel, and the set below it is the same.
+    #[test]
+    fn a_reminder_is_marked_in_slack_and_telegram_above_the_same_set() {
+        use crate::notify::fixtures::{record, single};
+        let mut set = record(vec![single(&["PostgreSQL", "SQLite"])]);
+        set.request.questions[0].question = "Which database? Run `make db` first.".into();
+        let line = "Reminder: still waiting since 12:00 (10 min)";
+        let (plain, reminded) = (slack::message(&set, None), slack::reminder(&set, None, line));
+        assert_eq!(reminded["blocks"][0]["text"]["text"], format!("{line} · claude-code asks · DB"));
+        assert!(reminded["text"].as_str().unwrap().starts_with(line));
+        assert_eq!(plain["blocks"].as_array().unwrap()[1..], reminded["blocks"].as_array().unwrap()[1..], "the same set below");
+        let (plain, reminded) = (telegram::message(&set, None), telegram::reminder(&set, None, Some(line)));
+        assert_eq!(reminded.text, format!("{line}\n{}", plain.text));
+        assert_eq!(reminded.keyboard, plain.keyboard);
+        let shift = telegram::len16(line) + 1;
+        let code = &reminded.entities[0];
+        assert_eq!((code.offset, code.length), (plain.entities[0].offset + shift, plain.entities[0].length), "code stays over `make db`");
     }
 
     #[test]
@@ -792,6 +887,7 @@ mod tests {
                 .collect(),
             more: false,
             open: "https://h/#q=q-1".into(),
+            reminder: None,
         };
         let payload = push_payload(&m);
         assert!(payload.len() <= push::MAX_PLAINTEXT, "{}", payload.len());

@@ -511,6 +511,16 @@ pub fn message(record: &QuestionRecord, open: Option<&str>) -> Value {
     json!({"text": fallback(record), "blocks": blocks})
 }
 
+/// [`message`] as a reminder: `line` (`Reminder: still waiting since …`) before who asks,
+/// in the header and the notification's text.
+pub fn reminder(record: &QuestionRecord, open: Option<&str>, line: &str) -> Value {
+    let mut message = message(record, open);
+    let header = super::Headline::of(record).line(usize::MAX, usize::MAX, |s, _| s.to_owned());
+    message["blocks"][0]["text"] = plain(&format!("{line} · {header}"), MAX_HEADER);
+    message["text"] = format!("{line} · {}", message["text"].as_str().unwrap_or_default()).into();
+    message
+}
+
 /// Who answered, as the context line says it (mrkdwn) and as the fallback says it.
 fn who(answered_by: Option<&str>) -> (String, String) {
     match answered_by {

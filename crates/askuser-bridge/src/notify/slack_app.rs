@@ -256,7 +256,12 @@ impl super::Channel for SlackApp {
 
     /// Its buttons answer: no answer links.
     async fn post(&self, notifier: &super::Notifier, route: &super::Route, notice: &super::Notice) -> Sent {
-        self.post(notifier.http(), &route.to, &slack::message(&notice.record, Some(&notice.message.open))).await
+        let open = Some(notice.message.open.as_str());
+        let message = match &notice.reminder {
+            Some(line) => slack::reminder(&notice.record, open, line),
+            None => slack::message(&notice.record, open),
+        };
+        self.post(notifier.http(), &route.to, &message).await
     }
 
     fn closes(&self) -> bool {

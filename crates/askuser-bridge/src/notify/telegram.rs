@@ -412,6 +412,11 @@ fn open_line(open: Option<&str>) -> Option<Piece> {
 /// buttons: an option each for one question with one answer (Allow and Deny for an
 /// approval), and Decline. Within [`MAX_TEXT`] and [`MAX_CALLBACK_DATA`].
 pub fn message(record: &QuestionRecord, open: Option<&str>) -> Outgoing {
+    reminder(record, open, None)
+}
+
+/// [`message`], with a reminder's `line` (`Reminder: still waiting since …`) first.
+pub fn reminder(record: &QuestionRecord, open: Option<&str>, line: Option<&str>) -> Outgoing {
     let questions = &record.request.questions;
     let kind = kind(record);
     let mark = mark(&record.id);
@@ -443,7 +448,8 @@ pub fn message(record: &QuestionRecord, open: Option<&str>) -> Outgoing {
         let mut tail = tail.clone();
         tail.push(Piece::own(format!("\n\n{}", instructions(kind, questions.len(), whole))));
         tail.extend(open_line(open));
-        compose(header(record), body.pieces.clone(), tail)
+        let head = line.map(|l| Piece::own(format!("{l}\n"))).into_iter().chain(header(record)).collect();
+        compose(head, body.pieces.clone(), tail)
     };
     // An approval cut to fit offers no Allow: the person allows what they saw whole.
     let (mut text, mut entities, was_cut) = compose_with(whole(record));

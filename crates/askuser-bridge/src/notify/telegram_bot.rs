@@ -478,7 +478,11 @@ impl super::Channel for TelegramBot {
     async fn post(&self, notifier: &Notifier, route: &super::Route, notice: &super::Notice) -> Sent {
         let Ok(chat) = route.to.parse::<i64>() else { return Sent::Refused(format!("{:?} is not a Telegram chat id", route.to)) };
         let open = telegram::open_link(notifier.base(), &notice.record.id);
-        self.post(notifier.http(), chat, &telegram::message(&notice.record, Some(&open))).await
+        let message = match notice.reminder.as_deref() {
+            Some(line) => telegram::reminder(&notice.record, Some(&open), Some(line)),
+            None => telegram::message(&notice.record, Some(&open)),
+        };
+        self.post(notifier.http(), chat, &message).await
     }
 
     fn closes(&self) -> bool {

@@ -159,6 +159,14 @@ pub fn input_schema() -> Value {
                 "pattern": "^[A-Za-z0-9._@-]+$",
                 "description": "Optional: the person or team who should answer (e.g. \"db-team\"), when you were told who; others see the question later."
             },
+            "remindAfterSeconds": {
+                "type": "integer", "minimum": 1, "maximum": askuser_core::remind::MAX_SECONDS,
+                "description": "Optional: if the user has not answered after this many seconds, remind them (again after twice as long, to everyone)."
+            },
+            "defaultAfterSeconds": {
+                "type": "integer", "minimum": 1, "maximum": askuser_core::remind::MAX_SECONDS,
+                "description": "Optional, only if you can go on without an answer: after this many seconds the call returns no answer (status timed_out, with the reason), so continue without one."
+            },
             "question": text(l.max_question_chars, "Short form: one question (instead of `questions`)."),
             "choices": {"type": "array", "maxItems": l.max_options, "items": {"type": "string", "maxLength": l.max_label_chars}, "description": "Short form: the choices for `question`."}
         }
@@ -193,6 +201,7 @@ pub fn output_schema() -> Value {
             },
             "metadata": {"type": "object"},
             "chat": {"type": "boolean", "description": "The user chose to talk the questions over instead of answering."},
+            "reason": {"type": "string", "description": "Why it ended without an answer, when the call asked for a default: \"no answer after 30 min; default applied\"."},
             "message": {"type": "string", "description": "What the result means and what to do next, in words (the same as the text content: hosts that show the model only structuredContent drop that)."},
             "answeredAt": {"type": "integer", "description": "Milliseconds since the Unix epoch."},
             "earlierSession": {"type": "boolean", "description": "The answer is to the same question an earlier session asked from this folder, which ended before it got it."}
@@ -228,6 +237,22 @@ pub struct McpOptions {
     pub resume_window: Duration,
     /// Also offer [`APPROVE_TOOL`].
     pub approvals: bool,
+    /// This agent's reminders and default (`--remind-after`, `--default-after`), for
+    /// every call that sets none of its own.
+    pub patience: askuser_core::remind::Patience,
+}
+
+impl McpOptions {
+    /// Sets this agent's reminders and default on a call's body, where it has none.
+    fn patient(&self, body: &mut Map<String, Value>) {
+        let own =
+            [("remindAfterSeconds", self.patience.remind_after_seconds), ("defaultAfterSeconds", self.patience.default_after_seconds)];
+        for (field, seconds) in own {
+            if let (Some(seconds), false) = (seconds, body.contains_key(field)) {
+                body.insert(field.into(), seconds.into());
+            }
+        }
+    }
 }
 
 /// How the bridge names an answer given in the host's own dialog.
@@ -762,6 +787,7 @@ impl Server {
             agent["parentSessionId"] = parent.clone().into();
         }
         body.insert("agent".into(), agent);
+        self.opts.patient(&mut body);
         if let Some(cwd) = std::env::current_dir().ok().and_then(|c| c.to_str().map(str::to_owned)) {
             body.insert("cwd".into(), cwd.into());
         }
@@ -829,6 +855,7 @@ impl Server {
         }
         args.insert("id".into(), id.clone().into());
         args.insert("agent".into(), agent);
+        self.opts.patient(&mut args);
         Ok(Call {
             id,
             body: Some(Value::Object(args)),

@@ -219,12 +219,15 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect, beside:
         frame.render_widget(Paragraph::new(lines).wrap(Wrap { trim: false }), area);
         return;
     };
-    let (created, nobody_waits, to) = {
+    let (created, nobody_waits, to, schedule) = {
         let id = app.inbox.active.clone().unwrap_or_default();
         let record = app.inbox.get(&id).map(|i| i.record.clone());
         let waits = record.as_ref().and_then(|r| app.inbox.agent_waiting(r));
         let to = record.as_ref().and_then(assignee).map(|to| format!(" for {}", safe(to))).unwrap_or_default();
-        (record.map_or(0, |r| r.created_at), waits == Some(false), to)
+        // When its next reminder goes out and its default applies, if it asked for them.
+        let schedule = record.as_ref().and_then(|r| askuser_core::remind::schedule_line(&r.request, r.created_at, look.now));
+        let schedule = schedule.map(|s| format!(" · {s}")).unwrap_or_default();
+        (record.map_or(0, |r| r.created_at), waits == Some(false), to, schedule)
     };
     let Some((_, dialog)) = app.dialog() else { return };
     let view = dialog.state();
@@ -280,7 +283,7 @@ fn dialog_area(frame: &mut Frame, app: &mut App, look: Look, area: Rect, beside:
     let mut lines = notice(width);
     let asks = Line::from(vec![
         Span::styled(safe(&asker), Style::default().add_modifier(Modifier::BOLD)),
-        Span::styled(format!(" asks{to} · waiting {}", waited(look.now.saturating_sub(created))), look.dim()),
+        Span::styled(format!(" asks{to} · waiting {}{schedule}", waited(look.now.saturating_sub(created))), look.dim()),
     ]);
     lines.extend(wrap::wrap(&asks, width, 2));
     if nobody_waits {

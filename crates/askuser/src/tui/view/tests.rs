@@ -54,6 +54,18 @@ fn an_80_by_24_terminal_shows_the_question_its_options_and_the_keys() {
 }
 
 #[test]
+fn the_header_says_when_the_next_reminder_goes_out_and_the_default_applies() {
+    // Asked at 1 ms, shown at 60 s: the reminder (at 10 min) 9 min 1 s away, said in whole
+    // minutes rounded up.
+    let mut a = app(json!([{"questions": [{"question": "Deploy?", "options": [{"label": "Yes"}, {"label": "No"}]}],
+            "agent": {"name": "ci", "sessionId": "s-1"}, "remindAfterSeconds": 600, "defaultAfterSeconds": 1800}]));
+    let s = screen(&mut a, 120, 24);
+    assert!(s.contains("ci asks · waiting 59 s · next reminder in 10 min · no answer (default) in 30 min"), "{s}");
+    let mut plain = app(json!([{"questions": [{"question": "Deploy?"}], "agent": {"name": "ci", "sessionId": "s-1"}}]));
+    assert!(!screen(&mut plain, 120, 24).contains("reminder"), "none asked for, none said");
+}
+
+#[test]
 fn an_approval_shows_the_command_or_the_diff_and_a_allows_it() {
     use askuser_core::approval::Approval;
     let request = |call: serde_json::Value| {
