@@ -257,9 +257,17 @@ fn offered(label: &str, whole: bool) -> bool {
 /// words, Decline, and a link to the set in askuser (`open`). A set of several questions
 /// shows them and is answered in askuser.
 pub fn message(record: &QuestionRecord, open: Option<&str>) -> Outgoing {
+    reminder(record, open, None)
+}
+
+/// [`message`], with a reminder's `line` (`Reminder: still waiting since …`) first.
+pub fn reminder(record: &QuestionRecord, open: Option<&str>, line: Option<&str>) -> Outgoing {
     let mark = mark(&record.id);
     let questions = &record.request.questions;
-    let head = headline(record);
+    let head = match line {
+        Some(line) => format!("{}\n{}", cut(line, 100), headline(record)),
+        None => headline(record),
+    };
     let mut end = vec![];
     let mut rows = vec![];
     let content;

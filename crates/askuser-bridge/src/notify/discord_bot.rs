@@ -539,7 +539,12 @@ impl super::Channel for DiscordBot {
 
     /// Its components answer: no answer links.
     async fn post(&self, notifier: &Notifier, route: &super::Route, notice: &super::Notice) -> Sent {
-        self.post(notifier.http(), &route.to, &discord::message(&notice.record, Some(&notice.message.open))).await
+        let open = Some(notice.message.open.as_str());
+        let message = match notice.reminder.as_deref() {
+            Some(line) => discord::reminder(&notice.record, open, Some(line)),
+            None => discord::message(&notice.record, open),
+        };
+        self.post(notifier.http(), &route.to, &message).await
     }
 
     fn closes(&self) -> bool {

@@ -864,7 +864,7 @@ mod tests {
         set.request.questions[0].question = "Which database? Run `make db` first.".into();
         let line = "Reminder: still waiting since 12:00 (10 min)";
         let (plain, reminded) = (slack::message(&set, None), slack::reminder(&set, None, line));
-        assert_eq!(reminded["blocks"][0]["text"]["text"], format!("{line} · claude-code asks · DB"));
+        assert_eq!(reminded["blocks"][0]["text"]["text"], format!("{line} · claude-code asks · DB · id {}", command::short_id(&set.id)));
         assert!(reminded["text"].as_str().unwrap().starts_with(line));
         assert_eq!(plain["blocks"].as_array().unwrap()[1..], reminded["blocks"].as_array().unwrap()[1..], "the same set below");
         let (plain, reminded) = (telegram::message(&set, None), telegram::reminder(&set, None, Some(line)));

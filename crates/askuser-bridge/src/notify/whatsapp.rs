@@ -230,10 +230,18 @@ fn option_line(j: usize, label: &str, description: Option<&str>, description_max
 
 /// The message for a pending set, `open` linking it in askuser.
 pub fn message(record: &QuestionRecord, open: &str) -> Outgoing {
+    reminder(record, open, None)
+}
+
+/// [`message`], with a reminder's `line` (`Reminder: still waiting since …`) first.
+pub fn reminder(record: &QuestionRecord, open: &str, line: Option<&str>) -> Outgoing {
     let questions = &record.request.questions;
     let kind = kind(record);
     let mark = mark(&record.id);
-    let head = headline(record);
+    let head = match line {
+        Some(line) => format!("{}\n{}", cut(&clean(line), 100), headline(record)),
+        None => headline(record),
+    };
     let open_line = format!("\n\nOpen askuser: {open}");
     let button = |title: &str, action: &str| (format!("{mark}:{action}"), cut(&clean(title.trim()), MAX_BUTTON));
     match (kind, questions.first()) {

@@ -402,7 +402,7 @@ impl super::Channel for WhatsApp {
             return self.open_window(notifier.http(), &route.to, id).await;
         }
         let open = super::telegram::open_link(notifier.base(), id);
-        match self.send(notifier.http(), &whatsapp::message(&notice.record, &open).payload(&route.to)).await {
+        match self.send(notifier.http(), &whatsapp::reminder(&notice.record, &open, notice.reminder.as_deref()).payload(&route.to)).await {
             Ok(wamid) => Sent::Posted(wamid),
             Err(Failed::Window) => self.open_window(notifier.http(), &route.to, id).await,
             Err(Failed::Sent(sent)) => sent,

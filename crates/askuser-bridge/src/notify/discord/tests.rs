@@ -211,3 +211,14 @@ fn gateway_frames_are_read_and_written_as_discord_has_them() {
     assert_eq!(gateway_url("wss://gateway.discord.gg/"), "wss://gateway.discord.gg/?v=10&encoding=json");
     assert!(fatal_close(4004).is_some() && fatal_close(4000).is_none() && session_ended(4009));
 }
+
+#[test]
+fn a_reminder_says_so_first_and_still_offers_allow_for_a_command_shown_whole() {
+    let r = approval("rm -rf build");
+    let line = "Reminder: still waiting since 14:05 (10 min)";
+    let m = reminder(&r, None, Some(line));
+    assert!(m.content.starts_with(&format!("{line}\n")) && m.content.contains("rm -rf build"), "{}", m.content);
+    assert!(m.content.chars().count() <= MAX_CONTENT);
+    assert!(controls(&m).iter().any(|(label, _)| label == "Allow"), "{:?}", controls(&m));
+    assert_eq!(reminder(&r, None, None).content, message(&r, None).content, "a first notice has no line");
+}

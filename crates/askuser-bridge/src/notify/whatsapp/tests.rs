@@ -170,3 +170,16 @@ fn several_questions_are_numbered_and_answered_a_line_each() {
     assert!(replied(&r, "3: 1", OPEN).unwrap_err().contains("like 1: 2"));
     assert!(replied(&r, "1: 1,2\n2: 1", OPEN).unwrap_err().starts_with("Question 1:"), "one answer for a single-select");
 }
+
+#[test]
+fn a_reminder_says_so_first_and_still_shows_the_command_whole() {
+    let r = approval("rm -rf build");
+    let line = "Reminder: still waiting since 14:05 (10 min)";
+    let m = reminder(&r, OPEN, Some(line));
+    within_limits(&m);
+    let Outgoing::Buttons { body, buttons } = &m else { panic!("{m:?}") };
+    assert!(body.starts_with(&format!("{line}\n")), "{body}");
+    assert!(body.contains("\n```\nrm -rf build\n```\n"), "{body}");
+    assert_eq!(buttons.iter().map(|(_, t)| t.as_str()).collect::<Vec<_>>(), ["Allow", "Deny"]);
+    assert_eq!(message(&r, OPEN), reminder(&r, OPEN, None), "a first notice has no line");
+}
