@@ -13,6 +13,7 @@ mod browser;
 mod channel;
 mod cli;
 mod clients;
+mod email;
 mod first;
 mod hardening;
 mod input;

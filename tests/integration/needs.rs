@@ -1,7 +1,7 @@
 //! What a test needs beyond cargo, and skipping it where that is missing.
 //!
 //! A plain `cargo test` on a fresh checkout runs every test that needs nothing installed.
-//! A test that drives Chromium, tmux, PostgreSQL or Node says so first (`needs!(Chromium)`)
+//! A test that drives Chromium, tmux, PostgreSQL, Node or a mail server says so first (`needs!(Chromium)`)
 //! and, where that is missing, returns at once after one line on the terminal:
 //! `skipped: browser::x needs Chromium (scripts/test installs it)`. `scripts/test` installs
 //! everything and sets `ASKUSER_TEST_ALL=1`: there a missing tool fails the test instead,
@@ -26,6 +26,9 @@ pub enum Tool {
     AcpSdk,
     /// axe-core in .tools/axe, the accessibility audit.
     Axe,
+    /// A real mail server: dovecot (IMAP, LMTP) and exim (SMTP) from Debian, run as
+    /// throwaway instances by root (tests/integration/email.rs).
+    MailServer,
 }
 
 impl Tool {
@@ -37,6 +40,7 @@ impl Tool {
             Tool::Node => "Node",
             Tool::AcpSdk => "Node and the ACP SDK in tests/acp",
             Tool::Axe => "axe-core in .tools/axe",
+            Tool::MailServer => "dovecot and exim4 (run as root)",
         }
     }
 
@@ -47,7 +51,7 @@ impl Tool {
     }
 
     fn present(self) -> bool {
-        static FOUND: [OnceLock<bool>; 6] = [const { OnceLock::new() }; 6];
+        static FOUND: [OnceLock<bool>; 7] = [const { OnceLock::new() }; 7];
         *FOUND[self as usize].get_or_init(|| match self {
             Tool::Chromium => runs(&std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into()), "--version"),
             Tool::Tmux => runs("tmux", "-V"),
@@ -55,6 +59,7 @@ impl Tool {
             Tool::Node => runs("node", "--version"),
             Tool::AcpSdk => runs("node", "--version") && repo("tests/acp/node_modules/@agentclientprotocol/sdk/package.json").exists(),
             Tool::Axe => repo(".tools/axe/node_modules/axe-core/axe.min.js").exists(),
+            Tool::MailServer => Path::new("/usr/sbin/dovecot").exists() && Path::new("/usr/sbin/exim").exists() && crate::email::is_root(),
         })
     }
 }
