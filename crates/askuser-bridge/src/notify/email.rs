@@ -156,7 +156,7 @@ fn is_approval(record: &QuestionRecord) -> bool {
 /// links `notice` carries and the set in askuser (`open`).
 pub fn mail(notice: &Notice, open: &str) -> Mail {
     let record = &notice.record;
-    let headline = notice.headline().line(100, 60, |t, max| line(t, max));
+    let headline = notice.headline().line(100, 60, line);
     let mut blocks = vec![Block::Own(format!("{headline}\n\n"))];
     let questions = &record.request.questions;
     match permission(record).filter(|_| is_approval(record)) {
