@@ -450,7 +450,11 @@ async fn wait_idle(session: Session, wait: Duration) -> Result<Session, String> 
     let mut idle = session.idle();
     idle.init().await.map_err(said)?;
     let (done, _stop) = idle.wait_with_timeout(wait);
-    done.await.map_err(said)?;
+    // Its timeout restarts at each keepalive the server sends: `wait` is a hard limit here
+    // (a bridge sharing a store reads only within its lease).
+    if let Ok(done) = tokio::time::timeout(wait, done).await {
+        done.map_err(said)?;
+    }
     tokio::time::timeout(TIMEOUT, idle.done()).await.map_err(|_| "IDLE did not end in time".to_owned())?.map_err(said)
 }
 
