@@ -15,6 +15,7 @@ mod cli;
 mod clients;
 mod discord;
 mod editor;
+mod email;
 mod first;
 mod hardening;
 mod input;

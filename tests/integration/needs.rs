@@ -1,7 +1,7 @@
 //! What a test needs beyond cargo, and skipping it where that is missing.
 //!
 //! A plain `cargo test` on a fresh checkout runs every test that needs nothing installed.
-//! A test that drives Chromium, tmux, PostgreSQL or Node says so first (`needs!(Chromium)`)
+//! A test that drives Chromium, tmux, PostgreSQL, Node or a mail server says so first (`needs!(Chromium)`)
 //! and, where that is missing, returns at once after one line on the terminal:
 //! `skipped: browser::x needs Chromium (scripts/test installs it)`. `scripts/test` installs
 //! everything and sets `ASKUSER_TEST_ALL=1`: there a missing tool fails the test instead,
@@ -29,6 +29,9 @@ pub enum Tool {
     /// code-server and vsce in .tools/editor (scripts/setup editor), for the editor
     /// extension, with util-linux's unshare for a network namespace of its own.
     CodeServer,
+    /// A real mail server: dovecot (IMAP, LMTP) and exim (SMTP) from Debian, run as
+    /// throwaway instances by root (tests/integration/email.rs).
+    MailServer,
 }
 
 impl Tool {
@@ -41,6 +44,7 @@ impl Tool {
             Tool::AcpSdk => "Node and the ACP SDK in tests/acp",
             Tool::Axe => "axe-core in .tools/axe",
             Tool::CodeServer => "code-server and vsce in .tools/editor",
+            Tool::MailServer => "dovecot and exim4 (run as root)",
         }
     }
 
@@ -51,7 +55,7 @@ impl Tool {
     }
 
     fn present(self) -> bool {
-        static FOUND: [OnceLock<bool>; 7] = [const { OnceLock::new() }; 7];
+        static FOUND: [OnceLock<bool>; 8] = [const { OnceLock::new() }; 8];
         *FOUND[self as usize].get_or_init(|| match self {
             Tool::Chromium => runs(&std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into()), "--version"),
             Tool::Tmux => runs("tmux", "-V"),
@@ -64,6 +68,7 @@ impl Tool {
                     && repo(".tools/editor/node_modules/.bin/vsce").exists()
                     && runs("unshare", "--version")
             }
+            Tool::MailServer => Path::new("/usr/sbin/dovecot").exists() && Path::new("/usr/sbin/exim").exists() && crate::email::is_root(),
         })
     }
 }

@@ -6,7 +6,7 @@ use crate::client::{BridgeArgs, Client, Refused};
 use crate::input::read_text;
 use crate::term::{err, fail, out, print_json};
 use askuser_bridge::client::Scope;
-use askuser_bridge::notify::{self, DiscordBot, NotifyOptions, Quiet, Rules, SlackApp, TelegramBot};
+use askuser_bridge::notify::{self, DiscordBot, Email, NotifyOptions, Quiet, Rules, SlackApp, TelegramBot};
 use askuser_bridge::runtime;
 use askuser_bridge::store::Durability;
 use askuser_bridge::Settings;
@@ -400,19 +400,22 @@ pub struct NotifyArgs {
     pub whatsapp: WhatsAppArgs,
     #[command(flatten)]
     pub discord: DiscordArgs,
-    /// The webhook, ntfy, Slack, Telegram, WhatsApp and Discord hear only of this agent's
-    /// questions (name or session id; repeatable). `webhook:NAME`, `ntfy:NAME`, `slack:NAME`,
-    /// `telegram:NAME`, `whatsapp:NAME` or `discord:NAME` sets it for one channel.
+    #[command(flatten)]
+    pub email: EmailArgs,
+    /// The webhook, ntfy, Slack, Telegram, WhatsApp, Discord and email hear only of this
+    /// agent's questions (name or session id; repeatable). `webhook:NAME`, `ntfy:NAME`,
+    /// `slack:NAME`, `telegram:NAME`, `whatsapp:NAME`, `discord:NAME` or `email:NAME` sets it
+    /// for one channel.
     #[arg(long = "notify-agent", value_name = "[CHANNEL:]NAME")]
     pub notify_agents: Vec<String>,
-    /// The webhook, ntfy, Slack, Telegram, WhatsApp and Discord hear of a question only if it
-    /// is still unanswered this many seconds after it was asked (`webhook:60`, `telegram:0`:
-    /// for one channel).
+    /// The webhook, ntfy, Slack, Telegram, WhatsApp, Discord and email hear of a question only
+    /// if it is still unanswered this many seconds after it was asked (`webhook:60`,
+    /// `telegram:0`: for one channel).
     #[arg(long = "notify-delay", value_name = "[CHANNEL:]SECONDS")]
     pub notify_delays: Vec<String>,
-    /// No webhook, ntfy, Slack, Telegram, WhatsApp or Discord message between these times of
-    /// this machine's day (e.g. 22:00-07:00); what is asked then is sent when they end, if it
-    /// still waits (`ntfy:22:00-07:00`: for one channel).
+    /// No webhook, ntfy, Slack, Telegram, WhatsApp, Discord or email message between these
+    /// times of this machine's day (e.g. 22:00-07:00); what is asked then is sent when they
+    /// end, if it still waits (`ntfy:22:00-07:00`: for one channel).
     #[arg(long = "notify-quiet", value_name = "[CHANNEL:]HH:MM-HH:MM")]
     pub notify_quiets: Vec<String>,
     /// Also allow push messages to this push service host (repeatable; `*.` for a
@@ -439,8 +442,8 @@ trait ChannelArgs {
 
 impl NotifyArgs {
     /// Every channel's flags (a channel is added to the command line here).
-    fn channels(&self) -> [&dyn ChannelArgs; 6] {
-        [&self.webhook, &self.ntfy, &self.slack, &self.telegram, &self.whatsapp, &self.discord]
+    fn channels(&self) -> [&dyn ChannelArgs; 7] {
+        [&self.webhook, &self.ntfy, &self.slack, &self.telegram, &self.whatsapp, &self.discord, &self.email]
     }
 
     pub fn options(&self, data_dir: &std::path::Path) -> anyhow::Result<NotifyOptions> {
@@ -704,6 +707,56 @@ impl ChannelArgs for DiscordArgs {
 
     fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
         opts.add(DiscordBot::configure(&self.notify_discord, self.discord_bot_token.as_deref(), &self.discord_api, rules)?);
+        Ok(())
+    }
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct EmailArgs {
+    /// Mail each question set to this address, with answer links, and take replies to it
+    /// as answers; `NAME=ADDRESS` mails a person's or team's there instead (repeatable).
+    /// Needs --email-from, --email-smtp, --email-imap and the passwords (docs/notify.md).
+    #[arg(long = "notify-email", value_name = "[NAME=]ADDRESS")]
+    pub notify_email: Vec<String>,
+    /// The bridge's own address: mails come from it and replies go to it, as
+    /// NAME+q-TOKEN@DOMAIN (the server must deliver those to its mailbox).
+    #[arg(long, env = "ASKUSER_EMAIL_FROM", value_name = "ADDRESS")]
+    pub email_from: Option<String>,
+    /// The SMTP server mails go out by: smtps://USER@HOST[:465] (TLS),
+    /// smtp://USER@HOST[:587] (STARTTLS), or smtp+plain://HOST:PORT (this machine only).
+    #[arg(long, env = "ASKUSER_EMAIL_SMTP", value_name = "URL")]
+    pub email_smtp: Option<String>,
+    /// The IMAP mailbox replies arrive in: imaps://USER@HOST[:993][/MAILBOX] (TLS),
+    /// imap://… (STARTTLS), or imap+plain://… (this machine only); MAILBOX: INBOX.
+    #[arg(long, env = "ASKUSER_EMAIL_IMAP", value_name = "URL")]
+    pub email_imap: Option<String>,
+    /// The SMTP user's password.
+    #[arg(long, env = "ASKUSER_SMTP_PASSWORD", value_name = "PASSWORD", hide_env_values = true)]
+    pub smtp_password: Option<String>,
+    /// The IMAP user's password (default: the SMTP one).
+    #[arg(long, env = "ASKUSER_IMAP_PASSWORD", value_name = "PASSWORD", hide_env_values = true)]
+    pub imap_password: Option<String>,
+}
+
+impl ChannelArgs for EmailArgs {
+    fn name(&self) -> &'static str {
+        "email"
+    }
+
+    fn wanted(&self) -> bool {
+        !self.notify_email.is_empty()
+    }
+
+    fn add(&self, opts: &mut NotifyOptions, rules: Rules, _: &std::path::Path) -> anyhow::Result<()> {
+        opts.add(Email::configure(
+            &self.notify_email,
+            self.email_from.as_deref(),
+            self.email_smtp.as_deref(),
+            self.email_imap.as_deref(),
+            self.smtp_password.as_deref(),
+            self.imap_password.as_deref(),
+            rules,
+        )?);
         Ok(())
     }
 }
@@ -1317,6 +1370,70 @@ mod tests {
         assert!(bad.contains("--discord-bot-token") && bad.contains("ASKUSER_DISCORD_BOT_TOKEN"), "{bad}");
         let bad = notify(&["--notify-discord=123", "--discord-bot-token=not a token"]).unwrap_err().to_string();
         assert!(bad.contains("--discord-bot-token: expected") && !bad.contains("not a token"), "{bad}");
+    }
+
+    /// docs/notify.md's email commands, as pasted after its `export` line, set up what they
+    /// say; a wrong address, a password in a URL, a plain connection beyond this machine or
+    /// a missing password is refused, naming the flag and never showing the password.
+    #[test]
+    fn the_email_commands_in_the_docs_set_up_email() {
+        let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
+        let export = docs.lines().find(|l| l.starts_with("export ASKUSER_SMTP_PASSWORD=")).expect("the export line");
+        let password = export.trim_start_matches("export ASKUSER_SMTP_PASSWORD=").trim();
+        let password_flag = format!("--smtp-password={password}");
+        let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-email")).collect();
+        assert_eq!(commands.len(), 2, "{commands:?}");
+        for command in commands {
+            let args: Vec<&str> = command.split_whitespace().skip(2).chain([password_flag.as_str(), "--notify-delay=email:30"]).collect();
+            let opts = notify(&args).unwrap_or_else(|e| panic!("{command}: {e}"));
+            let email = opts.channel::<Email>().expect("email");
+            assert_eq!(email.from, "askuser@example.com");
+            assert_eq!((email.smtp_password.as_deref(), email.imap_password.as_str()), (Some(password), password), "one password for both");
+            assert_eq!(email.imap.user.as_deref(), Some("askuser@example.com"), "{command}");
+            assert_eq!((email.imap.host.as_str(), email.imap.port, email.imap.mailbox.as_str()), ("imap.example.com", 993, "INBOX"));
+            assert_eq!(email.rules.delay_seconds, 30);
+            assert!(!format!("{email:?}").contains(password), "its Debug shows no password");
+            if command.contains("alice=") {
+                assert_eq!(email.to.as_deref(), Some("ops@example.com"));
+                assert_eq!(email.routes.get("alice").map(String::as_str), Some("alice@example.com"));
+                assert_eq!((email.smtp.port, email.smtp.security), (587, notify::MailSecurity::StartTls));
+            } else {
+                assert_eq!(email.to.as_deref(), Some("alice@example.com"));
+                assert_eq!(
+                    (email.smtp.host.as_str(), email.smtp.port, email.smtp.security),
+                    ("smtp.example.com", 465, notify::MailSecurity::Tls)
+                );
+            }
+        }
+        let base = ["--email-from=a@example.com", "--email-smtp=smtps://a@smtp.example.com", "--email-imap=imaps://a@imap.example.com"];
+        let with = |extra: &[&str]| {
+            notify(&base.iter().copied().chain(extra.iter().copied()).collect::<Vec<_>>()).map(|_| ()).unwrap_err().to_string()
+        };
+        let bad = with(&["--notify-email=alice", "--smtp-password=pw-secret"]);
+        assert!(bad.contains("--notify-email: expected an email address") && bad.contains("alice"), "{bad}");
+        let bad = with(&["--notify-email=alice@example.com"]);
+        assert!(bad.contains("--smtp-password") && bad.contains("ASKUSER_SMTP_PASSWORD"), "{bad}");
+        let bad = notify(&[
+            "--notify-email=b@example.com",
+            "--email-from=a@example.com",
+            "--email-smtp=smtp+plain://smtp.example.com",
+            "--email-imap=imaps://a@imap.example.com",
+            "--smtp-password=pw-secret",
+        ])
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+        assert!(bad.contains("--email-smtp") && bad.contains("this one"), "{bad}");
+        let bad = notify(&[
+            "--notify-email=b@example.com",
+            "--email-from=a@example.com",
+            "--email-smtp=smtps://a:pw-secret@smtp.example.com",
+            "--email-imap=imaps://a@imap.example.com",
+        ])
+        .map(|_| ())
+        .unwrap_err()
+        .to_string();
+        assert!(bad.contains("--email-smtp") && bad.contains("password") && !bad.contains("pw-secret"), "{bad}");
     }
 
     /// The README's notification lines, pasted with the secrets the README says go in

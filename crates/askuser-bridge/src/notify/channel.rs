@@ -20,8 +20,8 @@
 //! signature. Either way [`super::Notifier::answer_from_chat`] takes them. A channel that
 //! may only write within a window (WhatsApp: 24 hours after the person last wrote) keeps
 //! when it last heard from each place and leaves a place out of [`Channel::routes`], or
-//! sends a template from [`Channel::post`], once the window closed. Email, which cannot
-//! answer by itself, takes answer links ([`Channel::links`]).
+//! sends a template from [`Channel::post`], once the window closed. Email takes answer
+//! links ([`Channel::links`]) and reads replies in its own task (IMAP, `mailbox.rs`).
 
 /// The attribute a [`Channel`] is implemented under (`#[channel::async_trait]`), so an
 /// implementation elsewhere needs no dependency of its own.

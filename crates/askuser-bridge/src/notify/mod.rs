@@ -1,12 +1,12 @@
 //! Reaching a person away from the screen. Every way is a [`Channel`] ([`channel`]):
 //! Web Push to paired devices (`push`), a signed webhook and ntfy (`channels`),
 //! Slack (`slack_app`, its messages in `slack`), Telegram (`telegram_bot`, its
-//! messages in `telegram`), WhatsApp (`whatsapp_app`, its messages in `whatsapp`) and
-//! Discord (`discord_bot`, its messages in `discord`), each with rules (which agents,
-//! quiet hours, a delay).
-//! Push, the webhook and ntfy carry answer links that answer one question with one
-//! option, once (`http/links.rs`); a chat's own buttons and replies answer through
-//! [`Notifier::answer_from_chat`].
+//! messages in `telegram`), WhatsApp (`whatsapp_app`, its messages in `whatsapp`),
+//! Discord (`discord_bot`, its messages in `discord`) and email (`mailbox`, its mails and
+//! replies in `email`), each with rules (which agents, quiet hours, a delay).
+//! Push, the webhook, ntfy and email carry answer links that answer one question with one
+//! option, once (`http/links.rs`); a chat's own buttons and replies (and email's replies)
+//! answer through [`Notifier::answer_from_chat`].
 //!
 //! The [`Notifier`] listens to the bridge's events like a browser tab does. Nothing it
 //! does can hold the bridge up: every delivery is its own task that sleeps until the
@@ -19,8 +19,10 @@ pub(crate) mod channels;
 pub(crate) mod command;
 pub(crate) mod discord;
 pub(crate) mod discord_bot;
+pub(crate) mod email;
 #[cfg(test)]
 mod fixtures;
+pub(crate) mod mailbox;
 pub(crate) mod push;
 pub(crate) mod slack;
 pub(crate) mod slack_app;
@@ -32,6 +34,7 @@ pub(crate) mod whatsapp_app;
 pub use channels::{webhook_secret, Ntfy, Webhook};
 pub use command::{short_id, USAGE as COMMAND_USAGE};
 pub use discord_bot::{DiscordBot, API as DISCORD_API};
+pub use mailbox::{Email, Security as MailSecurity, Server as MailServer};
 pub use push::{topic as push_topic, Services as PushServices, Vapid};
 pub use slack_app::{SlackApp, API as SLACK_API, LEASE as SLACK_LEASE};
 pub use telegram_bot::{TelegramBot, API as TELEGRAM_API};

@@ -1,0 +1,317 @@
+//! Email against a real mail server from Debian's packages: exim (SMTP, with AUTH PLAIN
+//! for the bridge, as a provider's submission port has) delivering over LMTP to dovecot
+//! (IMAP, with IDLE), each a throwaway instance with its own configuration, spool and
+//! maildirs in a temporary directory, on free loopback ports. The bridge mails a set; the
+//! person reads it from their own IMAP mailbox as a mail client would and replies over
+//! SMTP; the bridge reads the reply from its mailbox and answers the agent.
+
+use crate::support::{bridge_configured, TestBridge};
+use askuser_bridge::notify::{Email, MailSecurity, MailServer};
+use futures_util::TryStreamExt;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+const DOMAIN: &str = "mail.test";
+
+/// Whether this process runs as root (exim and dovecot are started as root, which then
+/// drop to their own users).
+pub fn is_root() -> bool {
+    rustix::process::geteuid().is_root()
+}
+
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port()
+}
+
+/// exim and dovecot running for one test; stopped when dropped.
+struct Mail {
+    dir: tempfile::TempDir,
+    smtp: u16,
+    imap: u16,
+    children: Vec<Child>,
+}
+
+impl Drop for Mail {
+    fn drop(&mut self) {
+        for child in &mut self.children {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+        // dovecot -F's children end with their master; exim's daemon runs in the foreground.
+    }
+}
+
+fn chmod(path: &Path, mode: u32) {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).unwrap();
+}
+
+impl Mail {
+    /// Starts both, with mailboxes for `bridge`, `alice` and `mallory` (password: the name
+    /// and `pw`), and waits until each answers.
+    fn start() -> Mail {
+        let dir = tempfile::tempdir().unwrap();
+        let d = dir.path().to_path_buf();
+        chmod(&d, 0o755);
+        for sub in ["run", "mail", "spool", "log"] {
+            std::fs::create_dir(d.join(sub)).unwrap();
+        }
+        for sub in ["mail", "spool", "log"] {
+            chmod(&d.join(sub), 0o777);
+        }
+        let (smtp, imap) = (free_port(), free_port());
+        std::fs::write(d.join("users"), "bridge:{PLAIN}bridgepw::::::\nalice:{PLAIN}alicepw::::::\nmallory:{PLAIN}mallorypw::::::\n")
+            .unwrap();
+        let p = |s: &str| d.join(s).display().to_string();
+        std::fs::write(
+            d.join("dovecot.conf"),
+            format!(
+                "protocols = imap lmtp\nlisten = 127.0.0.1\nbase_dir = {run}\nstate_dir = {run}\nlog_path = {log}\n\
+                 ssl = no\ndisable_plaintext_auth = no\nauth_mechanisms = plain login\nauth_username_format = %Ln\n\
+                 default_internal_user = dovecot\ndefault_login_user = dovenull\nfirst_valid_uid = 1\n\
+                 mailbox_idle_check_interval = 1 secs\nmail_location = maildir:{mail}/%n\n\
+                 passdb {{\n driver = passwd-file\n args = {users}\n}}\n\
+                 userdb {{\n driver = static\n args = uid=65534 gid=65534 home={mail}/%n\n}}\n\
+                 service imap-login {{\n chroot =\n inet_listener imap {{\n  port = {imap}\n }}\n}}\n\
+                 service lmtp {{\n unix_listener lmtp {{\n  mode = 0666\n }}\n}}\n\
+                 service anvil {{\n chroot =\n}}\n",
+                run = p("run"),
+                log = p("log/dovecot.log"),
+                mail = p("mail"),
+                users = p("users"),
+            ),
+        )
+        .unwrap();
+        std::fs::write(
+            d.join("exim.conf"),
+            format!(
+                "primary_hostname = {DOMAIN}\ndomainlist local_domains = {DOMAIN}\nspool_directory = {spool}\n\
+                 log_file_path = {log}/%slog\nkeep_environment =\nexim_user = Debian-exim\nexim_group = Debian-exim\n\
+                 daemon_smtp_ports = {smtp}\nlocal_interfaces = 127.0.0.1\nhost_lookup =\nrfc1413_hosts =\n\
+                 tls_advertise_hosts =\nacl_smtp_rcpt = check_rcpt\n\
+                 begin acl\ncheck_rcpt:\n  accept domains = +local_domains\n  deny message = relay not permitted\n\
+                 begin routers\nlocal:\n  driver = accept\n  domains = +local_domains\n  local_part_suffix = +*\n\
+                 \x20 local_part_suffix_optional\n  transport = dovecot_lmtp\n\
+                 begin transports\ndovecot_lmtp:\n  driver = lmtp\n  socket = {lmtp}\n\
+                 begin retry\n*  *  F,1m,1s\n\
+                 begin authenticators\nplain:\n  driver = plaintext\n  public_name = PLAIN\n  server_prompts = :\n\
+                 \x20 server_condition = ${{if and{{{{eq{{$auth2}}{{bridge}}}}{{eq{{$auth3}}{{bridgepw}}}}}}}}\n\
+                 \x20 server_set_id = $auth2\n",
+                spool = p("spool"),
+                log = p("log"),
+                lmtp = p("run/lmtp"),
+            ),
+        )
+        .unwrap();
+        let spawn = |cmd: &mut Command| cmd.stdout(Stdio::null()).stderr(Stdio::null()).spawn().expect("it starts");
+        let dovecot = spawn(Command::new("/usr/sbin/dovecot").arg("-F").arg("-c").arg(d.join("dovecot.conf")));
+        let exim = spawn(Command::new("/usr/sbin/exim").arg("-C").arg(d.join("exim.conf")).arg("-bdf"));
+        let mail = Mail { dir, smtp, imap, children: vec![dovecot, exim] };
+        for port in [smtp, imap] {
+            let up = (0..200).any(|_| {
+                std::thread::sleep(Duration::from_millis(50));
+                std::net::TcpStream::connect(("127.0.0.1", port)).is_ok()
+            });
+            assert!(up, "port {port} never answered: {}", mail.logs());
+        }
+        mail
+    }
+
+    fn logs(&self) -> String {
+        let read = |p: PathBuf| std::fs::read_to_string(&p).unwrap_or_default();
+        format!("exim: {}\ndovecot: {}", read(self.dir.path().join("log/mainlog")), read(self.dir.path().join("log/dovecot.log")))
+    }
+
+    /// The bridge's email channel at this server, mailing `alice`.
+    fn channel(&self) -> Email {
+        let mut email = Email::configure(
+            &[format!("alice@{DOMAIN}")],
+            Some(&format!("bridge@{DOMAIN}")),
+            Some(&format!("smtp+plain://bridge@127.0.0.1:{}", self.smtp)),
+            Some(&format!("imap+plain://bridge@127.0.0.1:{}/INBOX", self.imap)),
+            Some("bridgepw"),
+            None,
+            Default::default(),
+        )
+        .unwrap();
+        email.poll = Duration::from_secs(1);
+        email
+    }
+
+    /// `user`'s mailbox, logged in over IMAP as a mail client would.
+    async fn mailbox(&self, user: &str) -> async_imap::Session<tokio::net::TcpStream> {
+        let tcp = tokio::net::TcpStream::connect(("127.0.0.1", self.imap)).await.unwrap();
+        let mut client = async_imap::Client::new(tcp);
+        client.read_response().await.unwrap();
+        let mut session = client.login(user, format!("{user}pw")).await.map_err(|(e, _)| e).unwrap();
+        session.select("INBOX").await.unwrap();
+        session
+    }
+
+    /// Every mail in `user`'s INBOX: its flags and its raw text.
+    async fn mails(&self, user: &str) -> Vec<(Vec<String>, Vec<u8>)> {
+        let mut session = self.mailbox(user).await;
+        let fetched: Vec<_> = session.fetch("1:*", "(FLAGS BODY.PEEK[])").await.unwrap().try_collect().await.unwrap_or_default();
+        let mails =
+            fetched.iter().map(|f| (f.flags().map(|fl| format!("{fl:?}")).collect(), f.body().unwrap_or_default().to_vec())).collect();
+        let _ = session.logout().await;
+        mails
+    }
+
+    /// Waits up to 15 s for `user`'s `n`th mail (1-based).
+    async fn nth(&self, user: &str, n: usize) -> (Vec<String>, Vec<u8>) {
+        for _ in 0..150 {
+            if let Some(m) = self.mails(user).await.into_iter().nth(n - 1) {
+                return m;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("{user} never got mail {n}: {}", self.logs());
+    }
+
+    /// Sends `raw` from `from` to `to` over SMTP, as the person's mail client does.
+    async fn send(&self, from: &str, to: &str, raw: &str) {
+        use lettre::AsyncTransport;
+        let transport = lettre::AsyncSmtpTransport::<lettre::Tokio1Executor>::builder_dangerous("127.0.0.1").port(self.smtp).build();
+        let envelope = lettre::address::Envelope::new(Some(from.parse().unwrap()), vec![to.parse().unwrap()]).unwrap();
+        transport.send_raw(&envelope, raw.as_bytes()).await.unwrap();
+    }
+}
+
+fn question(id: &str) -> Value {
+    json!({"id": id, "agent": {"name": "ci"}, "questions": [{
+        "question": "Which database? <b>not bold</b>", "header": "Database",
+        "options": [{"label": "Postgres"}, {"label": "SQLite"}, {"label": "MySQL"}]}]})
+}
+
+/// A reply from `from` to the mail `to` (parsed), saying `text` above the quoted mail.
+fn reply(from: &str, to: &mail_parser::Message, id: &str, text: &str) -> (String, String) {
+    let reply_to = to.reply_to().and_then(|a| a.first()).and_then(|a| a.address()).expect("a Reply-To").to_owned();
+    let message_id = to.message_id().expect("a Message-ID");
+    let raw = format!(
+        "From: {from}\r\nTo: {reply_to}\r\nSubject: Re: {}\r\nMessage-ID: <{id}@{DOMAIN}>\r\nIn-Reply-To: <{message_id}>\r\n\
+         References: <{message_id}>\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n{text}\r\n\r\n\
+         On Sat, 28 Nov 2026, askuser <bridge@{DOMAIN}> wrote:\r\n> ci asks\r\n> 1. Postgres\r\n",
+        to.subject().unwrap_or_default()
+    );
+    (reply_to, raw)
+}
+
+async fn email_bridge(mail: &Mail) -> TestBridge {
+    let channel = mail.channel();
+    bridge_configured(tempfile::tempdir().unwrap(), move |opts| {
+        opts.notify.add(channel);
+    })
+    .await
+}
+
+#[tokio::test]
+async fn a_set_mailed_is_answered_by_the_persons_reply_and_only_theirs() {
+    needs!(MailServer);
+    let mail = Mail::start();
+    let b = email_bridge(&mail).await;
+    let waiting = b.ask(question("e-1"), "claude");
+
+    // Alice reads it in her mailbox.
+    let (_, raw) = mail.nth("alice", 1).await;
+    let sent = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    let subject = format!("ci asks · Database · id {}", askuser_bridge::notify::short_id("e-1"));
+    assert_eq!(sent.subject(), Some(subject.as_str()));
+    assert_eq!(sent.from().and_then(|a| a.first()).and_then(|a| a.address()), Some("bridge@mail.test"));
+    let text = sent.body_text(0).unwrap().replace("\r\n", "\n");
+    assert!(text.contains("Which database? <b>not bold</b>\n1. Postgres\n2. SQLite\n3. MySQL\n"), "{text}");
+    assert!(text.contains("#q=e-1"), "it links to the set in askuser: {text}");
+    assert!(text.contains("SQLite: ") && text.contains("/a/"), "answer links: {text}");
+    let html = sent.body_html(0).unwrap().into_owned();
+    assert!(html.contains("&lt;b&gt;not bold&lt;/b&gt;") && !html.contains("<b>"), "{html}");
+    let reply_to = sent.reply_to().and_then(|a| a.first()).and_then(|a| a.address()).unwrap().to_owned();
+    assert!(reply_to.starts_with("bridge+q-") && reply_to.ends_with("@mail.test"), "{reply_to}");
+    assert!(sent.message_id().unwrap().starts_with("askuser."), "{:?}", sent.message_id());
+
+    // Mallory, who got the mail somehow, replies from her own address: ignored, told nothing.
+    let (to, forged) = reply("mallory@mail.test", &sent, "m1", "1");
+    mail.send("mallory@mail.test", &to, &forged).await;
+    let (flags, _) = mail.nth("bridge", 1).await;
+    for _ in 0..150 {
+        if mail.nth("bridge", 1).await.0.iter().any(|f| f.contains("Seen")) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(mail.nth("bridge", 1).await.0.iter().any(|f| f.contains("Seen")), "read and marked seen (was {flags:?}): {}", mail.logs());
+    assert_eq!(b.record("e-1").await["status"], "pending", "a reply from another address answers nothing");
+    // So is a forged From with no token of askuser's in In-Reply-To.
+    let guessed = format!(
+        "From: alice@mail.test\r\nTo: {to}\r\nSubject: Re\r\nMessage-ID: <g1@{DOMAIN}>\r\nIn-Reply-To: <askuser.000000000000000000000000@{DOMAIN}>\r\n\r\n1\r\n"
+    );
+    mail.send("alice@mail.test", &to, &guessed).await;
+
+    // Alice replies "2" above the quoted mail.
+    let (to, answer) = reply("alice@mail.test", &sent, "a1", "2");
+    mail.send("alice@mail.test", &to, &answer).await;
+    let record = b.until_status("e-1", "answered").await;
+    assert_eq!(record["result"]["answers"][0]["answer"], "SQLite", "{record:#}");
+    assert_eq!(record["answeredBy"], "email:alice@mail.test");
+    let response = waiting.await.unwrap();
+    let told: Value = response.json().await.unwrap();
+    assert!(told.to_string().contains("SQLite"), "the waiting agent gets the answer: {told}");
+    assert_eq!(mail.mails("mallory").await.len(), 0, "Mallory is told nothing");
+
+    // A second reply comes too late: Alice is told, in reply to it.
+    let (to, late) = reply("alice@mail.test", &sent, "a2", "3");
+    mail.send("alice@mail.test", &to, &late).await;
+    let (_, raw) = mail.nth("alice", 2).await;
+    let said = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    let text = said.body_text(0).unwrap().replace("\r\n", "\n");
+    assert!(text.contains("not waiting any more"), "{text}");
+    assert_eq!(said.in_reply_to().as_text(), Some(&*format!("a2@{DOMAIN}")));
+    assert_eq!(b.record("e-1").await["result"]["answers"][0]["answer"], "SQLite", "the first answer stands");
+    let bridge_mails = mail.mails("bridge").await;
+    assert_eq!(bridge_mails.len(), 4, "{}", mail.logs());
+    for _ in 0..100 {
+        if mail.mails("bridge").await.iter().all(|(f, _)| f.iter().any(|f| f.contains("Seen"))) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(mail.mails("bridge").await.iter().all(|(f, _)| f.iter().any(|f| f.contains("Seen"))), "each reply handled once, marked seen");
+    let alice: Vec<String> = mail.mails("alice").await.iter().map(|(_, m)| String::from_utf8_lossy(m).into_owned()).collect();
+    assert_eq!(alice.len(), 2, "the guessed reply got no answer: {alice:#?}");
+}
+
+#[tokio::test]
+async fn an_approval_mailed_shows_its_command_whole_and_a_reply_in_words_denies_it() {
+    needs!(MailServer);
+    let mail = Mail::start();
+    let b = email_bridge(&mail).await;
+    let command = format!("rm -rf build && echo '{}'", "x".repeat(3000));
+    let body = json!({"tool_name": "Bash", "input": {"command": command}, "tool_use_id": "t1", "cwd": "/work/app"});
+    let req = b.post("/v1/approve").json(&body);
+    let waiting = tokio::spawn(async move { req.send().await.unwrap() });
+    let (_, raw) = mail.nth("alice", 1).await;
+    let sent = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    let text = sent.body_text(0).unwrap().replace("\r\n", "\n");
+    assert!(text.contains(&command), "the command whole: {}", &text[..200]);
+    let (to, answer) = reply("alice@mail.test", &sent, "a1", "Use make clean instead");
+    mail.send("alice@mail.test", &to, &answer).await;
+    let response: Value = waiting.await.unwrap().json().await.unwrap();
+    assert_eq!(response["behavior"], "deny", "{response:#}");
+    assert!(response["message"].as_str().unwrap_or_default().contains("Use make clean instead"), "{response:#}");
+}
+
+#[test]
+fn a_plain_connection_is_refused_beyond_this_machine_and_passwords_stay_out_of_urls() {
+    let bad = MailServer::parse("email-smtp", "smtp", "smtp+plain://mail.example.com:25").unwrap_err().to_string();
+    assert!(bad.contains("--email-smtp") && bad.contains("only on this one"), "{bad}");
+    let bad = MailServer::parse("email-imap", "imap", "imaps://me:secret@mail.example.com").unwrap_err().to_string();
+    assert!(bad.contains("--email-imap") && !bad.contains("secret"), "{bad}");
+    let s = MailServer::parse("email-imap", "imap", "imaps://me@example.com@mail.example.com/Answers").unwrap();
+    assert_eq!(
+        (s.host.as_str(), s.port, s.security, s.user.as_deref(), s.mailbox.as_str()),
+        ("mail.example.com", 993, MailSecurity::Tls, Some("me@example.com"), "Answers")
+    );
+    let s = MailServer::parse("email-smtp", "smtp", "smtp://me@mail.example.com").unwrap();
+    assert_eq!((s.port, s.security), (587, MailSecurity::StartTls));
+}
