@@ -34,6 +34,9 @@ pub enum Tool {
     MailServer,
 }
 
+/// How many tools [`Tool`] names: its last one's number and one (a tool added last must be named here).
+const TOOLS: usize = Tool::MailServer as usize + 1;
+
 impl Tool {
     fn name(self) -> &'static str {
         match self {
@@ -55,7 +58,7 @@ impl Tool {
     }
 
     fn present(self) -> bool {
-        static FOUND: [OnceLock<bool>; 8] = [const { OnceLock::new() }; 8];
+        static FOUND: [OnceLock<bool>; TOOLS] = [const { OnceLock::new() }; TOOLS];
         *FOUND[self as usize].get_or_init(|| match self {
             Tool::Chromium => runs(&std::env::var("CHROMEDRIVER").unwrap_or_else(|_| "chromedriver".into()), "--version"),
             Tool::Tmux => runs("tmux", "-V"),
