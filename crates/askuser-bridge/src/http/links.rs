@@ -9,6 +9,8 @@
 
 use super::App;
 use crate::hub::Answerer;
+/// Agent text as HTML text: never markup (the one escape a mail's HTML uses too).
+pub use crate::notify::email::escape;
 use crate::store::{LinkUse, StoredLink};
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::{Selection, Status};
@@ -161,20 +163,4 @@ button{{font:inherit;padding:.7rem 1.2rem;border-radius:.5rem;border:0;backgroun
     // Its button posts here with this origin (under `no-referrer`, `Origin: null`).
     h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
     r
-}
-
-/// Agent text as HTML text: never markup.
-pub fn escape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
 }

@@ -85,7 +85,7 @@ fn line(text: &str, max: usize) -> String {
     }
 }
 
-/// HTML-escaped `text`.
+/// HTML-escaped `text`: never markup (also the bridge's own pages, `http::links`).
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
