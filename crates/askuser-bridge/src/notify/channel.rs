@@ -537,6 +537,42 @@ fn poll_or_wait(ms: u64) -> Step {
     }
 }
 
+/// How a chat's connection (Slack's Socket Mode, Discord's gateway) is tried again: after a
+/// failure, or one that ended as soon as it was made, a pause from 1 s doubling to a minute;
+/// a reason said once until it changes; both forgotten once a connection lasts.
+#[derive(Debug)]
+pub struct Retry {
+    pause: std::time::Duration,
+    told: Option<String>,
+}
+
+impl Default for Retry {
+    fn default() -> Retry {
+        Retry { pause: std::time::Duration::from_secs(1), told: None }
+    }
+}
+
+impl Retry {
+    /// The pause before the next try, at most `most` (what is left of this bridge's turn).
+    pub fn next(&mut self, most: std::time::Duration) -> std::time::Duration {
+        let pause = self.pause.min(most);
+        self.pause = (self.pause * 2).min(std::time::Duration::from_secs(60));
+        pause
+    }
+
+    /// Whether `why` is to be said: not when it was the last reason said.
+    pub fn tell(&mut self, why: &str) -> bool {
+        let new = self.told.as_deref() != Some(why);
+        self.told = Some(why.to_owned());
+        new
+    }
+
+    /// A connection that lasted: the next failure is said, and waited for from 1 s again.
+    pub fn lasted(&mut self) {
+        *self = Retry::default();
+    }
+}
+
 /// A chat's one connection among bridges sharing a store ([`Lease`]), claimed as it goes:
 /// [`Turns::next`] says how long this bridge may keep it now, or how long to wait.
 #[derive(Debug)]
@@ -664,5 +700,22 @@ mod tests {
         // against a grace after the next begins.
         assert!(lease.margin() + lease.grace() >= 5_000 && lease.lead() > lease.margin());
         assert_eq!(Lease::key("telegram-poll", "123", 7), ("telegram-poll:123".to_owned(), "close:telegram-poll:7".to_owned()));
+    }
+
+    #[test]
+    fn a_connection_is_tried_again_after_a_pause_that_doubles_to_a_minute() {
+        use std::time::Duration;
+        let mut retry = Retry::default();
+        let pauses: Vec<u64> = (0..8).map(|_| retry.next(Duration::MAX).as_secs()).collect();
+        assert_eq!(pauses, [1, 2, 4, 8, 16, 32, 60, 60]);
+        assert_eq!(retry.next(Duration::from_secs(5)), Duration::from_secs(5), "never past the turn's end");
+        assert!(retry.tell("refused") && !retry.tell("refused"), "a reason is said once");
+        assert!(retry.tell("timed out"), "until it changes");
+        retry.lasted();
+        assert_eq!(
+            (retry.next(Duration::MAX), retry.tell("timed out")),
+            (Duration::from_secs(1), true),
+            "a connection that lasted starts over"
+        );
     }
 }

@@ -21,7 +21,7 @@
 //! client (no redirects, the bridge's TLS), the token in the `Authorization` header only.
 //! Only the configured channels answer: an interaction in another is refused and logged.
 
-use super::channel::{Places, SettingsError, Turn, Turns};
+use super::channel::{Places, Retry, SettingsError, Turn, Turns};
 use super::discord::{self, op, Act, Frame, Interaction};
 use super::push::Sent;
 use super::{Notifier, Rules};
@@ -322,8 +322,7 @@ async fn gateway(notifier: Arc<Notifier>, bot: DiscordBot) {
     let mut session: Option<Session> = None;
     let mut seq: Option<u64> = None;
     let mut connection: Option<Connection> = None;
-    let mut backoff = Duration::from_secs(1);
-    let mut told = None::<String>;
+    let mut retry = Retry::default();
     loop {
         let run = match turns.next(&notifier, Duration::from_secs(3600)).await {
             Turn::Run(run) => run,
@@ -343,12 +342,10 @@ async fn gateway(notifier: Arc<Notifier>, bot: DiscordBot) {
                 Ok(c) => connection = Some(c),
                 Err(why) => {
                     let why = super::channel::scrub(&why, &[&bot.token]);
-                    if told.as_deref() != Some(why.as_str()) {
+                    if retry.tell(&why) {
                         tracing::warn!("cannot connect to Discord's gateway: {why}; trying again");
-                        told = Some(why);
                     }
-                    let pause = backoff.min(run);
-                    backoff = (backoff * 2).min(Duration::from_secs(60));
+                    let pause = retry.next(run);
                     tokio::select! {
                         _ = tokio::time::sleep(pause) => continue,
                         _ = notifier.stopped() => return,
@@ -367,11 +364,10 @@ async fn gateway(notifier: Arc<Notifier>, bot: DiscordBot) {
             }
         }
         if !brief {
-            (backoff, told) = (Duration::from_secs(1), None);
+            retry.lasted();
         }
         if brief && matches!(ended, Ended::Again | Ended::SessionGone) {
-            let pause = backoff;
-            backoff = (backoff * 2).min(Duration::from_secs(60));
+            let pause = retry.next(Duration::MAX);
             tokio::select! {
                 _ = tokio::time::sleep(pause) => {}
                 _ = notifier.stopped() => return,
@@ -384,9 +380,8 @@ async fn gateway(notifier: Arc<Notifier>, bot: DiscordBot) {
                 (session, seq) = (None, None);
             }
             Ended::Pause(why, pause) => {
-                if told.as_deref() != Some(why.as_str()) {
+                if retry.tell(&why) {
                     tracing::warn!("Discord's gateway: {why}");
-                    told = Some(why);
                 }
                 tokio::select! {
                     _ = tokio::time::sleep(pause) => {}

@@ -22,7 +22,7 @@
 //! (`channel_not_found`, `invalid_auth`, ...) is not tried again; a rate limit (429) or an
 //! outage is, with the notifier's backoff or Slack's `Retry-After`.
 
-use super::channel::{Places, SettingsError, Turn, Turns};
+use super::channel::{Places, Retry, SettingsError, Turn, Turns};
 use super::push::{outcome, Sent};
 use super::slack::{self, Interaction};
 use super::Rules;
@@ -335,8 +335,7 @@ async fn socket_mode(notifier: Arc<super::Notifier>, app: SlackApp) {
     let mut turns = Turns::new("slack-socket", super::channel::fingerprint(&token), app.lease);
     let mut socket: Option<crate::tls::Socket> = None;
     let mut opened = tokio::time::Instant::now();
-    let mut backoff = Duration::from_secs(1);
-    let mut told = None::<String>;
+    let mut retry = Retry::default();
     loop {
         let run = match turns.next(&notifier, Duration::from_secs(3600)).await {
             Turn::Run(run) => run,
@@ -361,12 +360,10 @@ async fn socket_mode(notifier: Arc<super::Notifier>, app: SlackApp) {
                 }
                 Err(why) => {
                     let why = super::channel::scrub(&why, &app.secrets_of());
-                    if told.as_deref() != Some(why.as_str()) {
+                    if retry.tell(&why) {
                         tracing::warn!("cannot connect to Slack over Socket Mode: {why}; trying again");
-                        told = Some(why);
                     }
-                    let pause = backoff.min(run);
-                    backoff = (backoff * 2).min(Duration::from_secs(60));
+                    let pause = retry.next(run);
                     tokio::select! {
                         _ = tokio::time::sleep(pause) => continue,
                         _ = notifier.stopped() => return,
@@ -429,14 +426,13 @@ async fn socket_mode(notifier: Arc<super::Notifier>, app: SlackApp) {
             }
             // A connection that ends as soon as it is made is not made again at once.
             if opened.elapsed() < Duration::from_secs(5) {
-                let pause = backoff;
-                backoff = (backoff * 2).min(Duration::from_secs(60));
+                let pause = retry.next(Duration::MAX);
                 tokio::select! {
                     _ = tokio::time::sleep(pause) => {}
                     _ = notifier.stopped() => return,
                 }
             } else {
-                (backoff, told) = (Duration::from_secs(1), None);
+                retry.lasted();
             }
         }
     }
