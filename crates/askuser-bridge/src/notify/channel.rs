@@ -537,6 +537,21 @@ fn poll_or_wait(ms: u64) -> Step {
     }
 }
 
+/// Whether option `label` may be chosen in a chat whose message showed `whole` the
+/// approval it asks (when `approval`): Deny always, Allow only when shown whole (else the
+/// person would allow what they did not see), "Always allow" only in askuser, which names
+/// the rule it keeps. Anything goes on a question.
+pub fn allowable(approval: bool, whole: impl FnOnce() -> bool, label: &str) -> Result<(), String> {
+    use askuser_core::approval::{ALLOW, DENY};
+    match label {
+        _ if !approval => Ok(()),
+        DENY => Ok(()),
+        ALLOW if whole() => Ok(()),
+        ALLOW => Err("Too long to show here whole: open askuser to see all of it and allow it.".into()),
+        _ => Err("Allow or Deny here; Always allow is in askuser, which names the rule it keeps.".into()),
+    }
+}
+
 /// How a chat's connection (Slack's Socket Mode, Discord's gateway) is tried again: after a
 /// failure, or one that ended as soon as it was made, a pause from 1 s doubling to a minute;
 /// a reason said once until it changes; both forgotten once a connection lasts.

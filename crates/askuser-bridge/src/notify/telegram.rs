@@ -646,13 +646,8 @@ pub fn replied(record: &QuestionRecord, text: &str, open: Option<&str>) -> Resul
 /// only when the message shows it whole ([`whole`]); "Always allow" needs askuser,
 /// which names its rule.
 pub fn allowable(record: &QuestionRecord, label: &str) -> Result<(), String> {
-    match kind(record) {
-        Kind::Approval { .. } if label == DENY => Ok(()),
-        Kind::Approval { .. } if label == ALLOW && whole(record) => Ok(()),
-        Kind::Approval { .. } if label == ALLOW => Err("Too long to show here whole: open askuser to see all of it and allow it.".into()),
-        Kind::Approval { .. } => Err("Allow or Deny here; Always allow is in askuser, which names the rule it keeps.".into()),
-        _ => Ok(()),
-    }
+    let approval = matches!(kind(record), Kind::Approval { .. });
+    super::channel::allowable(approval, || whole(record), label)
 }
 
 /// `id` as it may follow `#q=` in a link: characters other than letters, digits and

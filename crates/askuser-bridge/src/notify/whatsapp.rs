@@ -378,13 +378,8 @@ pub fn closed(record: &QuestionRecord) -> String {
 /// Whether option `label` may be chosen from WhatsApp: on an approval, Deny, and Allow only
 /// when its message shows it whole ([`whole`]).
 pub fn allowable(record: &QuestionRecord, label: &str) -> Result<(), String> {
-    match kind(record) {
-        Kind::Approval { .. } if label == DENY => Ok(()),
-        Kind::Approval { .. } if label == ALLOW && whole(record) => Ok(()),
-        Kind::Approval { .. } if label == ALLOW => Err("Too long to show here whole: open askuser to see all of it and allow it.".into()),
-        Kind::Approval { .. } => Err("Allow or Deny here; Always allow is in askuser, which names the rule it keeps.".into()),
-        _ => Ok(()),
-    }
+    let approval = matches!(kind(record), Kind::Approval { .. });
+    super::channel::allowable(approval, || whole(record), label)
 }
 
 /// What a reply button or list row with id `data` chose on `record`'s message.
