@@ -442,35 +442,28 @@ impl Notifier {
                 // device) gets it when it escalates.
                 let Some(from) = self.reached_from(record, &route) else { continue };
                 let due = route.rules.due(from);
-                let me = self.clone();
-                let id = record.id.clone();
-                let channel = channel.clone();
-                let mut stop = self.bridge.shutdown_signal();
-                tokio::spawn(async move {
-                    let wait = Duration::from_millis(due.saturating_sub(me.bridge.now_ms()));
-                    tokio::select! {
-                        _ = tokio::time::sleep(wait) => {}
-                        _ = crate::hub::stopped(&mut stop) => return,
-                    }
-                    me.deliver(&id, &*channel, route, None).await;
-                });
+                let (me, id, channel) = (self.clone(), record.id.clone(), channel.clone());
+                self.at(due, async move { me.deliver(&id, &*channel, route, None).await });
             }
         }
         // Its reminders, from the store's times (a restart schedules them again; what was
         // sent is claimed): after a bridge was down through two, only the latest.
         for (at, reminder) in remind::remaining(&record.request, record.created_at, self.now_ms()) {
-            let me = self.clone();
-            let id = record.id.clone();
-            let mut stop = self.bridge.shutdown_signal();
-            tokio::spawn(async move {
-                let wait = Duration::from_millis(at.saturating_sub(me.bridge.now_ms()));
-                tokio::select! {
-                    _ = tokio::time::sleep(wait) => {}
-                    _ = crate::hub::stopped(&mut stop) => return,
-                }
-                me.remind(&id, reminder, at).await;
-            });
+            let (me, id) = (self.clone(), record.id.clone());
+            self.at(at, async move { me.remind(&id, reminder, at).await });
         }
+    }
+
+    /// Runs `then` in a task of its own at bridge time `at` (ms), unless the bridge stops first.
+    fn at(&self, at: u64, then: impl std::future::Future<Output = ()> + Send + 'static) {
+        let mut stop = self.bridge.shutdown_signal();
+        let wait = Duration::from_millis(at.saturating_sub(self.bridge.now_ms()));
+        tokio::spawn(async move {
+            tokio::select! {
+                _ = tokio::time::sleep(wait) => then.await,
+                _ = crate::hub::stopped(&mut stop) => {}
+            }
+        });
     }
 
     /// From when `route` is for `record` (None: never).
