@@ -10,7 +10,7 @@
 //! across an `.await`.
 
 use crate::lock;
-use crate::store::{Filter, Finished, Inserted, Store, StoreError, StoreEvent, StoredDecision, StoredRule};
+use crate::store::{Filter, Finished, Inserted, Shared, Store, StoreError, StoreEvent, StoredDecision, StoredRule};
 use askuser_core::approval::{self, Approval, Decision, Rule};
 use askuser_core::dialect::normalize;
 use askuser_core::inbox;
@@ -216,6 +216,8 @@ struct Session {
 
 pub struct Bridge {
     store: Arc<dyn Store>,
+    /// What the bridges sharing `store` need of it, when others share it.
+    shared: Option<Arc<dyn Shared>>,
     /// Questions this bridge is finishing, so a resync does not take them for finished
     /// elsewhere.
     settling: Mutex<HashSet<String>>,
@@ -254,6 +256,7 @@ impl Bridge {
         Arc::new(Bridge {
             settling: Mutex::new(HashSet::new()),
             clients: Mutex::new(HashMap::new()),
+            shared: store.clone().shared(),
             store,
             settings,
             clock: Clock::new(),
@@ -286,7 +289,7 @@ impl Bridge {
         for record in self.store.list(Filter::Pending, usize::MAX).await? {
             self.track(&record, now);
         }
-        if let Some(mut heard) = self.store.shared().map(|s| s.events()) {
+        if let Some(mut heard) = self.shared.as_ref().map(|s| s.events()) {
             let me = Arc::downgrade(self);
             let mut stop = self.shutdown.subscribe();
             tokio::spawn(async move {
@@ -479,7 +482,7 @@ impl Bridge {
 
     /// Whether an agent waits on question `id` at another bridge sharing the store.
     async fn attached_elsewhere(&self, id: &str) -> Result<bool, StoreError> {
-        match self.store.shared() {
+        match &self.shared {
             Some(shared) => shared.attached_elsewhere(id).await,
             None => Ok(false),
         }
@@ -726,7 +729,7 @@ impl Bridge {
         if let Some(sid) = &session {
             self.set_attached(sid, 1);
         }
-        if let Some(shared) = self.store.shared().filter(|_| first) {
+        if let Some(shared) = self.shared.as_ref().filter(|_| first) {
             if let Err(e) = shared.attach(id, session.as_deref(), true).await {
                 tracing::warn!(%id, "{e}");
             }
@@ -827,9 +830,9 @@ impl Bridge {
         let tracked = waiting.is_some();
         let mut delivered = false;
         if let Some(w) = waiting {
-            if self.store.shared().is_some() && !w.senders.is_empty() {
+            if let Some(shared) = self.shared.clone().filter(|_| !w.senders.is_empty()) {
                 // No agent waits on it here any more (their waits end with the result).
-                detach_elsewhere(self.store.clone(), id.to_owned(), w.session.clone());
+                detach_elsewhere(shared, id.to_owned(), w.session.clone());
             }
             for (_, tx) in w.senders {
                 delivered |= tx.send(result.clone()).is_ok();
@@ -905,7 +908,7 @@ impl Bridge {
     /// Compares what this bridge tracks with the store: adopts what others asked and
     /// settles what others finished, whether or not their events arrived.
     async fn resync(self: &Arc<Self>) {
-        let Some(shared) = self.store.shared() else { return };
+        let Some(shared) = &self.shared else { return };
         let pending = match shared.pending_ids().await {
             Ok(p) => p,
             Err(e) => return tracing::warn!("cannot resync with the store: {e}"),
@@ -924,7 +927,7 @@ impl Bridge {
 
     /// Which agent sessions wait at other bridges, and tabs told of every change.
     async fn refresh_presence(&self) {
-        let elsewhere = match self.store.shared().map(|s| s.sessions_elsewhere()) {
+        let elsewhere = match self.shared.as_ref().map(|s| s.sessions_elsewhere()) {
             Some(found) => found.await,
             None => Ok(HashSet::new()),
         };
@@ -1086,8 +1089,8 @@ impl Drop for Detach<'_> {
                 left = true;
             }
         }
-        if left && self.bridge.store.shared().is_some() {
-            detach_elsewhere(self.bridge.store.clone(), self.id.to_owned(), self.session.clone());
+        if let Some(shared) = self.bridge.shared.clone().filter(|_| left) {
+            detach_elsewhere(shared, self.id.to_owned(), self.session.clone());
         }
         if let Some(sid) = &self.session {
             self.bridge.set_attached(sid, -1);
@@ -1114,14 +1117,12 @@ impl Drop for Settling<'_> {
     }
 }
 
-/// Tells the bridges sharing `store` that no agent of `session` waits on question `id`
+/// Tells the bridges sharing the store that no agent of `session` waits on question `id`
 /// here any more, without holding up the caller.
-fn detach_elsewhere(store: Arc<dyn Store>, id: String, session: Option<String>) {
+fn detach_elsewhere(shared: Arc<dyn Shared>, id: String, session: Option<String>) {
     tokio::spawn(async move {
-        if let Some(shared) = store.shared() {
-            if let Err(e) = shared.attach(&id, session.as_deref(), false).await {
-                tracing::warn!(%id, "{e}");
-            }
+        if let Err(e) = shared.attach(&id, session.as_deref(), false).await {
+            tracing::warn!(%id, "{e}");
         }
     });
 }

@@ -217,7 +217,8 @@ pub async fn start(opts: ServeOptions) -> Result<Running> {
     let scheme = if acceptor.is_some() { "https" } else { "http" };
     let registry = Arc::new(crate::tokens::Registry::load(store.clone()).await.map_err(|e| Error::Store(Box::new(e)))?);
     let people = registry.clone();
-    if let Some(heard) = store.shared().map(|s| s.events()) {
+    let shared = store.clone().shared();
+    if let Some(heard) = shared.as_ref().map(|s| s.events()) {
         reload_credentials(bridge.clone(), registry.clone(), heard);
     }
     let mut security = Security::new(token.clone(), registry, addr, scheme, &opts.names, &opts.allow_origins);
@@ -234,7 +235,7 @@ pub async fn start(opts: ServeOptions) -> Result<Running> {
         .clone()
         .or_else(|| opts.names.first().map(|n| format!("{scheme}://{}", http::host_port(n, addr.port()))))
         .unwrap_or_else(|| url.clone());
-    let vapid = crate::notify::push::Vapid::for_store(&*store, &opts.data_dir, &opts.notify.push_contact).await?;
+    let vapid = crate::notify::push::Vapid::for_store(shared.as_deref(), &opts.data_dir, &opts.notify.push_contact).await?;
     let notifier = crate::notify::Notifier::start(bridge.clone(), store.clone(), people, opts.notify.clone(), vapid, base);
     let app = App { bridge: bridge.clone(), security: Arc::new(security), notifier };
     let (stop, stopped) = watch::channel(false);

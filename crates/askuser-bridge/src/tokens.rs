@@ -15,7 +15,7 @@
 //! SHA-256 too; it ends when revoked, when it expires, or with its credential.
 
 pub use crate::store::{Credential, Paired, Scope, StoredSession};
-use crate::store::{Store, StoreError};
+use crate::store::{Credentials, Shared, Store, StoreError};
 use std::collections::{HashMap, VecDeque};
 use std::net::IpAddr;
 use std::sync::{Arc, RwLock};
@@ -48,7 +48,9 @@ pub fn hash(token: &str) -> String {
 /// The credentials in force, by hash, kept in step with the store.
 pub struct Registry {
     /// Where credentials and teams are kept: only the registry reads and writes them.
-    store: Arc<dyn Store>,
+    store: Arc<dyn Credentials>,
+    /// Where pairing codes are kept when other bridges share the store.
+    shared: Option<Arc<dyn Shared>>,
     by_hash: RwLock<HashMap<String, Credential>>,
     /// Each person's teams.
     teams: RwLock<HashMap<String, Vec<String>>>,
@@ -72,6 +74,7 @@ impl Registry {
     pub async fn load(store: Arc<dyn Store>) -> Result<Registry, StoreError> {
         let by_hash = store.credentials().await?.into_iter().filter(|c| c.revoked_at.is_none()).map(|c| (c.hash.clone(), c)).collect();
         let registry = Registry {
+            shared: store.clone().shared(),
             store,
             by_hash: RwLock::new(by_hash),
             teams: RwLock::default(),
@@ -195,7 +198,7 @@ impl Registry {
     /// Keeps pairing code `code` where every bridge sharing the store can take it; false:
     /// the store is not shared (keep it in [`Pairings`]).
     pub async fn share_pairing(&self, code: &str, paired: &Paired, expires_at: u64) -> Result<bool, StoreError> {
-        match self.store.shared() {
+        match &self.shared {
             Some(shared) => shared.put_pairing(&hash(code), paired, expires_at).await.map(|()| true),
             None => Ok(false),
         }
@@ -203,7 +206,7 @@ impl Registry {
 
     /// Takes a code [`Registry::share_pairing`] kept, once, at any bridge.
     pub async fn take_shared_pairing(&self, code: &str) -> Result<Option<(Paired, u64)>, StoreError> {
-        match self.store.shared() {
+        match &self.shared {
             Some(shared) => shared.take_pairing(&hash(code)).await,
             None => Ok(None),
         }
@@ -219,8 +222,6 @@ impl Registry {
     /// working: see [`Registry::in_force`]).
     pub async fn revoke(&self, id: &str, now: u64) -> Result<bool, StoreError> {
         let revoked = self.store.revoke_credential(id, now).await?;
-        self.store.remove_subscriptions_of(id).await?;
-        self.store.remove_sessions_of(id).await?;
         self.by_hash.write().unwrap_or_else(std::sync::PoisonError::into_inner).retain(|_, c| c.id != id);
         if revoked {
             let _ = self.revoked.send(id.to_owned());

@@ -348,7 +348,7 @@ impl Notifier {
         let pending = self.bridge.list(crate::store::Filter::Pending, 10_000, None).await.map_err(NotTaken::Refused)?;
         let mut here = vec![];
         for record in pending.into_iter().filter(|r| short_id(&r.id) == id) {
-            let posted = self.store.posted(&record.id).await.map_err(NotTaken::Unread)?;
+            let posted = self.deliveries.posted(&record.id).await.map_err(NotTaken::Unread)?;
             if let Some((_, message)) = posted.into_iter().find(|(target, _)| target == key) {
                 here.push((record, message));
             }
@@ -619,7 +619,7 @@ impl Turns {
     /// Alone (no shared store): always this bridge's, for `alone` at a time. Sharing one:
     /// claims the terms as [`Lease::step`] says.
     pub async fn next(&mut self, notifier: &Notifier, alone: std::time::Duration) -> Turn {
-        let Some(shared) = notifier.store.shared() else { return Turn::Run(alone) };
+        let Some(shared) = notifier.shared.as_deref() else { return Turn::Run(alone) };
         loop {
             let now = notifier.now_ms();
             match self.lease.step(now, self.held, self.refused) {

@@ -363,7 +363,7 @@ pub(super) async fn read(notifier: Arc<Notifier>, mail: Email) {
     let mut told = None::<String>;
     loop {
         let now = notifier.bridge.now_ms();
-        let step = match notifier.store.shared() {
+        let step = match notifier.shared.as_deref() {
             None => Step::Poll(u64::MAX),
             Some(shared) => match lease.step(now, held, refused) {
                 Step::Claim(term) => {

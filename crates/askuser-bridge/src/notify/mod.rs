@@ -42,7 +42,7 @@ pub use whatsapp_app::{Settings as WhatsAppSettings, Template as WhatsAppTemplat
 
 use crate::hub::Bridge;
 use crate::lock;
-use crate::store::{LinkUse, Store, StoreError, StoredLink, StoredSubscription};
+use crate::store::{Deliveries, LinkUse, Shared, Store, StoreError, StoredLink, StoredSubscription};
 use askuser_core::approval::{ALLOW, DENY};
 use askuser_core::protocol::{BrowserEvent, QuestionRecord};
 use askuser_core::remind::{self, Reminder};
@@ -254,7 +254,9 @@ pub struct Notifier {
     bridge: Arc<Bridge>,
     /// Where deliveries are kept (subscriptions, links, what reached whom): only the
     /// notifier reads and writes them.
-    store: Arc<dyn Store>,
+    deliveries: Arc<dyn Deliveries>,
+    /// Claims and leases, when other bridges share the store.
+    shared: Option<Arc<dyn Shared>>,
     /// Whose each device is: a question for someone else reaches it when it escalates.
     registry: Arc<crate::tokens::Registry>,
     options: NotifyOptions,
@@ -288,7 +290,8 @@ impl Notifier {
         let channels = std::iter::once(Arc::new(push::Push) as Arc<dyn Channel>).chain(options.channels.iter().cloned()).collect();
         let notifier = Arc::new(Notifier {
             bridge: bridge.clone(),
-            store,
+            shared: store.clone().shared(),
+            deliveries: store,
             registry,
             options,
             channels,
@@ -359,34 +362,34 @@ impl Notifier {
 
     /// The push subscriptions credential `whose` made (None: the admin token's).
     pub async fn subscriptions_of(&self, whose: Option<&str>) -> Result<Vec<StoredSubscription>, StoreError> {
-        Ok(self.store.subscriptions().await?.into_iter().filter(|s| s.credential.as_deref() == whose).collect())
+        Ok(self.deliveries.subscriptions().await?.into_iter().filter(|s| s.credential.as_deref() == whose).collect())
     }
 
     /// Keeps push subscription `sub`; false: another credential holds its endpoint
     /// ([`crate::store::Deliveries::add_subscription`]).
     pub async fn subscribe(&self, sub: &StoredSubscription) -> Result<bool, StoreError> {
-        self.store.add_subscription(sub).await
+        self.deliveries.add_subscription(sub).await
     }
 
     /// Forgets the subscription at `endpoint` (only credential `whose`'s, when given).
     pub async fn unsubscribe(&self, endpoint: &str, whose: Option<Option<&str>>) -> Result<bool, StoreError> {
-        self.store.remove_subscription(endpoint, whose).await
+        self.deliveries.remove_subscription(endpoint, whose).await
     }
 
     /// The answer link whose key is `key`, and whether it was used, without using it.
     pub async fn link(&self, key: &str) -> Result<Option<(StoredLink, bool)>, StoreError> {
-        self.store.link(&crate::tokens::hash(key)).await
+        self.deliveries.link(&crate::tokens::hash(key)).await
     }
 
     /// Uses the answer link whose key is `key`, once ([`crate::store::Deliveries::use_link`]).
     pub async fn use_link(&self, key: &str) -> Result<LinkUse, StoreError> {
-        self.store.use_link(&crate::tokens::hash(key), self.bridge.now_ms()).await
+        self.deliveries.use_link(&crate::tokens::hash(key), self.bridge.now_ms()).await
     }
 
     /// Claims sending question `id` to `target` among the bridges sharing the store (at
     /// one bridge alone there is nobody to claim against).
     async fn claim_notified(&self, id: &str, target: &str) -> Result<bool, StoreError> {
-        match self.store.shared() {
+        match self.shared.as_deref() {
             Some(shared) => shared.claim_notified(id, target, self.bridge.now_ms()).await,
             None => Ok(true),
         }
@@ -394,7 +397,7 @@ impl Notifier {
 
     /// Claims closing question `id`'s notification at `target` ([`crate::store::Shared::claim_close`]).
     async fn claim_close(&self, id: &str, target: &str) -> Result<bool, StoreError> {
-        match self.store.shared() {
+        match self.shared.as_deref() {
             Some(shared) => shared.claim_close(id, target, self.bridge.now_ms()).await,
             None => Ok(true),
         }
@@ -403,7 +406,7 @@ impl Notifier {
     /// Takes in what the store says was sent, closes what closed meanwhile (or whose
     /// close did not go out before a stop), then schedules every pending question.
     async fn resume(self: &Arc<Self>) {
-        let sent = self.store.notified().await.unwrap_or_else(|e| {
+        let sent = self.deliveries.notified().await.unwrap_or_else(|e| {
             tracing::warn!("cannot read the notifications sent: {e}");
             vec![]
         });
@@ -551,7 +554,7 @@ impl Notifier {
                         Sent::Posted(m) => Some(m.as_str()),
                         _ => None,
                     };
-                    if let Err(e) = self.store.add_notified(id, &key, self.bridge.now_ms(), posted).await {
+                    if let Err(e) = self.deliveries.add_notified(id, &key, self.bridge.now_ms(), posted).await {
                         tracing::warn!(%id, "{e}");
                     }
                     lock(&self.reached).entry(id.to_owned()).or_default().push(key);
@@ -621,7 +624,7 @@ impl Notifier {
                 });
                 options.push(LinkedOption { label: choice.label.clone(), link: format!("{}/a/{key}", self.base) });
             }
-            self.store.add_links(&stored).await?;
+            self.deliveries.add_links(&stored).await?;
         }
         let message = Message {
             id: record.id.clone(),
@@ -642,11 +645,11 @@ impl Notifier {
     /// The question a channel's message is about ([`crate::store::Deliveries::notified_by_message`]):
     /// the set's first message at `target`, or a reminder of it.
     pub async fn question_of(&self, target: &str, message: &str) -> Result<Option<String>, StoreError> {
-        if let Some(id) = self.store.notified_by_message(target, message).await? {
+        if let Some(id) = self.deliveries.notified_by_message(target, message).await? {
             return Ok(Some(id));
         }
         for reminder in [Reminder::Again, Reminder::Escalate] {
-            if let Some(id) = self.store.notified_by_message(&format!("{}:{target}", reminder.key()), message).await? {
+            if let Some(id) = self.deliveries.notified_by_message(&format!("{}:{target}", reminder.key()), message).await? {
                 return Ok(Some(id));
             }
         }
@@ -704,7 +707,7 @@ impl Notifier {
         let me = self.clone();
         let id = id.to_owned();
         tokio::spawn(async move {
-            let posted = match me.store.posted(&id).await {
+            let posted = match me.deliveries.posted(&id).await {
                 Ok(posted) => posted,
                 Err(e) => {
                     tracing::warn!(%id, "cannot read where it was posted: {e}");
@@ -732,7 +735,7 @@ impl Notifier {
                     return;
                 }
             }
-            let _ = me.store.forget_notified(&id).await;
+            let _ = me.deliveries.forget_notified(&id).await;
         });
     }
 }

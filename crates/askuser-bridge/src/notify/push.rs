@@ -65,12 +65,12 @@ impl Vapid {
         Ok(Vapid { key, rng, contact: contact.to_owned() })
     }
 
-    /// The key every bridge sharing `store` signs with (made by the first), else the one
-    /// kept in data directory `dir`: a device subscribed through one bridge is pushed
+    /// The key every bridge sharing the store signs with (made by the first), else the
+    /// one kept in data directory `dir`: a device subscribed through one bridge is pushed
     /// to by any.
-    pub async fn for_store(store: &dyn crate::store::Store, dir: &Path, contact: &str) -> Result<Vapid> {
+    pub async fn for_store(shared: Option<&dyn crate::store::Shared>, dir: &Path, contact: &str) -> Result<Vapid> {
         let fresh = B64.encode(Vapid::generate()?);
-        match store.shared() {
+        match shared {
             Some(shared) => {
                 let shared = shared.shared_value("vapid", &fresh).await.map_err(|e| Error::Store(Box::new(e)))?;
                 let pkcs8 = B64.decode(shared.trim()).map_err(|e| Error::invalid(format!("the shared VAPID key is not base64url: {e}")))?;
@@ -266,7 +266,7 @@ impl Push {
     /// The stored subscription at `endpoint`, checked again (the allowed push services
     /// may have changed).
     async fn target(notifier: &super::Notifier, endpoint: &str, credential: Option<&Option<String>>) -> Option<Target> {
-        let subs = notifier.store.subscriptions().await.unwrap_or_default();
+        let subs = notifier.deliveries.subscriptions().await.unwrap_or_default();
         // Unsubscribed or revoked while a notification waited for its time: not sent.
         let sub = subs.into_iter().find(|s| s.endpoint == endpoint && credential.is_none_or(|c| *c == s.credential))?;
         let keys = Keys { p256dh: sub.p256dh.clone(), auth: sub.auth.clone() };
@@ -280,7 +280,7 @@ impl Push {
         let sent = send(&notifier.http, &notifier.vapid, target, payload, &topic(id), now_s).await;
         if sent == Sent::Gone {
             tracing::info!(endpoint = %target.endpoint, "the push service says this subscription is gone: forgetting it");
-            let _ = notifier.store.remove_subscription(target.endpoint.as_str(), None).await;
+            let _ = notifier.deliveries.remove_subscription(target.endpoint.as_str(), None).await;
         }
         sent
     }
@@ -293,7 +293,7 @@ impl super::Channel for Push {
     }
 
     async fn routes(&self, notifier: &super::Notifier, _record: &askuser_core::protocol::QuestionRecord) -> Vec<super::Route> {
-        let subs = match notifier.store.subscriptions().await {
+        let subs = match notifier.deliveries.subscriptions().await {
             Ok(subs) => subs,
             Err(e) => {
                 tracing::warn!("cannot read push subscriptions: {e}");

@@ -256,7 +256,7 @@ pub(super) async fn poll(notifier: Arc<Notifier>, bot: TelegramBot) {
     let mut told = None::<String>;
     loop {
         let now = notifier.bridge.now_ms();
-        let step = match notifier.store.shared() {
+        let step = match notifier.shared.as_deref() {
             None => Step::Poll(bot.poll.as_millis() as u64 + 10_000),
             Some(shared) => match lease.step(now, held, refused) {
                 Step::Claim(term) => {
@@ -316,7 +316,7 @@ pub(super) async fn poll(notifier: Arc<Notifier>, bot: TelegramBot) {
                     told = None;
                     // Confirmed at once, so the bridge that polls next (or this one,
                     // restarted) does not carry them out again; within the lease, if any.
-                    let until = match (notifier.store.shared(), held) {
+                    let until = match (notifier.shared.as_deref(), held) {
                         (Some(_), Some(h)) => (lease.end(h) - lease.margin()).saturating_sub(notifier.bridge.now_ms()),
                         (Some(_), None) => 0,
                         (None, _) => 10_000,

@@ -227,7 +227,7 @@ impl WhatsApp {
 
     /// Sends `text` (askuser's words) to `to`, if the window is open.
     async fn tell(&self, notifier: &Notifier, to: &str, text: &str) {
-        let heard = notifier.store.heard(&format!("whatsapp:{to}")).await.ok().flatten();
+        let heard = notifier.deliveries.heard(&format!("whatsapp:{to}")).await.ok().flatten();
         if !whatsapp::in_window(heard, notifier.now_ms()) {
             return tracing::info!("not telling WhatsApp {to} (outside the 24-hour window): {text}");
         }
@@ -240,7 +240,7 @@ impl WhatsApp {
 
     /// The sets held for `key` (`whatsapp:PHONE`) and still waiting: their ids.
     async fn held(&self, notifier: &Notifier, key: &str) -> Vec<String> {
-        let sent = notifier.store.notified().await.unwrap_or_default();
+        let sent = notifier.deliveries.notified().await.unwrap_or_default();
         sent.into_iter()
             .filter(|n| n.waits && n.target == key && n.message.as_deref().is_some_and(|m| m.starts_with(HELD)))
             .map(|n| n.id)
@@ -256,7 +256,7 @@ impl WhatsApp {
         let open = super::telegram::open_link(notifier.base(), id);
         match self.send(notifier.http(), &whatsapp::message(&record, &open).payload(to)).await {
             Ok(wamid) => {
-                if let Err(e) = notifier.store.add_notified(id, &format!("whatsapp:{to}"), notifier.now_ms(), Some(&wamid)).await {
+                if let Err(e) = notifier.deliveries.add_notified(id, &format!("whatsapp:{to}"), notifier.now_ms(), Some(&wamid)).await {
                     tracing::warn!(%id, "{e}");
                 }
             }
@@ -272,9 +272,9 @@ impl WhatsApp {
             if code != OUTSIDE_WINDOW {
                 continue;
             }
-            if let Ok(Some(id)) = notifier.store.notified_by_message(&key, &wamid).await {
+            if let Ok(Some(id)) = notifier.deliveries.notified_by_message(&key, &wamid).await {
                 if let Sent::Posted(held) = self.open_window(notifier.http(), &to, &id).await {
-                    let _ = notifier.store.add_notified(&id, &key, notifier.now_ms(), Some(&held)).await;
+                    let _ = notifier.deliveries.add_notified(&id, &key, notifier.now_ms(), Some(&held)).await;
                 }
             }
         }
@@ -295,7 +295,7 @@ impl WhatsApp {
         // When they wrote, not when Meta delivered it (a late or replayed call opens no
         // window that WhatsApp has closed).
         let wrote = message.sent_ms.map_or(notifier.now_ms(), |at| at.min(notifier.now_ms()));
-        if let Err(e) = notifier.store.add_heard(&key, wrote).await {
+        if let Err(e) = notifier.deliveries.add_heard(&key, wrote).await {
             tracing::warn!("{e}");
         }
         let held = self.held(notifier, &key).await;
@@ -342,7 +342,7 @@ impl WhatsApp {
         let message_id = match &message.context {
             Some(context) => context.clone(),
             None => {
-                let sent = notifier.store.notified().await.unwrap_or_default();
+                let sent = notifier.deliveries.notified().await.unwrap_or_default();
                 let waiting: Vec<String> = sent
                     .into_iter()
                     .filter(|n| n.waits && n.target == key)
@@ -393,7 +393,7 @@ impl super::Channel for WhatsApp {
     /// Within the window, the set; outside it, the template, the set held until they write.
     async fn post(&self, notifier: &Notifier, route: &super::Route, notice: &super::Notice) -> Sent {
         let key = route.key(self.name());
-        let heard = match notifier.store.heard(&key).await {
+        let heard = match notifier.deliveries.heard(&key).await {
             Ok(heard) => heard,
             Err(e) => return Sent::Retry { why: e.to_string(), after: None },
         };
@@ -418,7 +418,7 @@ impl super::Channel for WhatsApp {
         if message.is_none_or(|m| m.starts_with(HELD)) {
             return Sent::Delivered; // never shown
         }
-        let heard = notifier.store.heard(&format!("whatsapp:{to}")).await.ok().flatten();
+        let heard = notifier.deliveries.heard(&format!("whatsapp:{to}")).await.ok().flatten();
         if !whatsapp::in_window(heard, notifier.now_ms()) {
             return Sent::Delivered;
         }

@@ -500,6 +500,7 @@ async fn credentials_are_kept_hashed_revoked_once_and_people_have_teams() {
 
 #[tokio::test]
 async fn page_sessions_are_found_by_hash_removed_once_and_with_their_credential() {
+    use super::{Credential, Scope};
     for (backend, store) in stores().await {
         eprintln!("checking the {backend} store");
         let session = |id: &str, hash: &str, credential: Option<&str>, at: u64| StoredSession {
@@ -520,8 +521,30 @@ async fn page_sessions_are_found_by_hash_removed_once_and_with_their_credential(
         assert!(store.remove_session("session-3").await.unwrap());
         assert!(!store.remove_session("session-3").await.unwrap(), "once");
         assert_eq!(store.session(&"ef".repeat(32)).await.unwrap(), None);
-        assert_eq!(store.remove_sessions_of("device-1").await.unwrap(), 2, "a revoked device's sessions go with it");
-        assert_eq!(store.sessions().await.unwrap(), []);
+        // Revoking a device forgets its sessions and push subscriptions with it, at once.
+        let device = Credential {
+            id: "device-1".into(),
+            name: "phone".into(),
+            scope: Scope::Device,
+            hash: "0f".repeat(32),
+            created_at: 1,
+            revoked_at: None,
+            person: None,
+        };
+        store.add_credential(&device).await.unwrap();
+        let sub = |endpoint: &str, credential: Option<&str>| StoredSubscription {
+            endpoint: endpoint.into(),
+            credential: credential.map(str::to_owned),
+            p256dh: "p".into(),
+            auth: "a".into(),
+            rules: "{}".into(),
+            created_at: 4,
+        };
+        store.add_subscription(&sub("https://push.example/phone", Some("device-1"))).await.unwrap();
+        store.add_subscription(&sub("https://push.example/admins", None)).await.unwrap();
+        assert!(store.revoke_credential("device-1", 9).await.unwrap());
+        assert_eq!(store.sessions().await.unwrap(), [], "a revoked device's sessions go with it");
+        assert_eq!(store.subscriptions().await.unwrap(), [sub("https://push.example/admins", None)], "and its subscriptions");
         // Expired sessions are forgotten as new ones come.
         store.add_session(&session("session-5", "12", Some("device-2"), 10)).await.unwrap();
         store.add_session(&session("session-6", "34", Some("device-2"), 110)).await.unwrap();

@@ -28,6 +28,7 @@ use askuser_core::AskResult;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 use tokio::sync::broadcast;
 
 pub use postgres::{parse_url, Postgres};
@@ -40,7 +41,7 @@ pub use sqlite::{Durability, Sqlite, MIN_FREE_BYTES};
 pub trait Store: Questions + Credentials + Deliveries + std::fmt::Debug {
     /// What the bridges sharing this store need of it; `None`: only this bridge uses it
     /// (no events, no agents waiting elsewhere, nobody to claim a notification against).
-    fn shared(&self) -> Option<&dyn Shared> {
+    fn shared(self: Arc<Self>) -> Option<Arc<dyn Shared>> {
         None
     }
 
@@ -124,7 +125,9 @@ pub trait Credentials: Send + Sync {
     /// Every credential, revoked ones included, oldest first.
     async fn credentials(&self) -> Result<Vec<Credential>, StoreError>;
 
-    /// Marks credential `id` revoked at `at`; false when there is none or it already was.
+    /// Marks credential `id` revoked at `at` and forgets the page sessions it opened and
+    /// the push subscriptions it made, in one transaction; false when there is none or it
+    /// already was.
     async fn revoke_credential(&self, id: &str, at: u64) -> Result<bool, StoreError>;
 
     /// Every (person, team) membership.
@@ -145,9 +148,6 @@ pub trait Credentials: Send + Sync {
 
     /// Forgets page session `id`; whether there was one.
     async fn remove_session(&self, id: &str) -> Result<bool, StoreError>;
-
-    /// Forgets every page session credential `id` opened (it was revoked); how many.
-    async fn remove_sessions_of(&self, id: &str) -> Result<usize, StoreError>;
 }
 
 /// Where notifications went: push subscriptions, answer links, what reached whom: the
@@ -166,9 +166,6 @@ pub trait Deliveries: Send + Sync {
     /// Forgets the subscription at `endpoint` (only `credential`'s, when given); whether
     /// there was one.
     async fn remove_subscription(&self, endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError>;
-
-    /// Forgets every subscription credential `id` made (it was revoked).
-    async fn remove_subscriptions_of(&self, id: &str) -> Result<usize, StoreError>;
 
     /// Keeps answer links (their keys only as hashes).
     async fn add_links(&self, links: &[StoredLink]) -> Result<(), StoreError>;

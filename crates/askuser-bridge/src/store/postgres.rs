@@ -682,7 +682,7 @@ fn parse_note(payload: &str, me: &str) -> Option<StoreEvent> {
 
 #[async_trait::async_trait]
 impl Store for Postgres {
-    fn shared(&self) -> Option<&dyn Shared> {
+    fn shared(self: Arc<Self>) -> Option<Arc<dyn Shared>> {
         Some(self)
     }
 
@@ -1064,6 +1064,8 @@ impl Credentials for Postgres {
                 .execute("UPDATE credentials SET revoked_at = $2 WHERE id = $1 AND revoked_at IS NULL", &[&id, &at])
                 .await
                 .map_err(fail)?;
+            tx.execute("DELETE FROM page_sessions WHERE credential = $1", &[&id]).await.map_err(fail)?;
+            tx.execute("DELETE FROM push_subscriptions WHERE credential = $1", &[&id]).await.map_err(fail)?;
             tx.execute("SELECT pg_notify($1, $2)", &[&CHANNEL, &self.note("credentials", id)]).await.map_err(fail)?;
             tx.commit().await.map_err(fail)?;
             Ok(n == 1)
@@ -1158,16 +1160,6 @@ impl Credentials for Postgres {
         };
         self.noted(self.within(&what, outcome).await)
     }
-
-    async fn remove_sessions_of(&self, id: &str) -> Result<usize, StoreError> {
-        let what = format!("cannot remove the page sessions of {id:?}");
-        let outcome = async {
-            let client = self.client().await?;
-            let n = client.execute("DELETE FROM page_sessions WHERE credential = $1", &[&id]).await.map_err(|e| db_error(&what, e))?;
-            Ok(usize::try_from(n).unwrap_or(usize::MAX))
-        };
-        self.noted(self.within(&what, outcome).await)
-    }
 }
 
 fn session_row(r: &tokio_postgres::Row) -> StoredSession {
@@ -1242,16 +1234,6 @@ impl Deliveries for Postgres {
                 }
             };
             n.map(|n| n > 0).map_err(|e| db_error(what, e))
-        };
-        self.noted(self.within(what, outcome).await)
-    }
-
-    async fn remove_subscriptions_of(&self, id: &str) -> Result<usize, StoreError> {
-        let what = "cannot remove the push subscriptions";
-        let outcome = async {
-            let client = self.client().await?;
-            let n = client.execute("DELETE FROM push_subscriptions WHERE credential = $1", &[&id]).await.map_err(|e| db_error(what, e))?;
-            Ok(usize::try_from(n).unwrap_or(usize::MAX))
         };
         self.noted(self.within(what, outcome).await)
     }

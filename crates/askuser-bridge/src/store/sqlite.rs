@@ -559,17 +559,6 @@ impl Sqlite {
         Ok(self.noted(removed.map_err(context))? > 0)
     }
 
-    /// Forgets every subscription credential `id` made (it was revoked).
-    pub(crate) fn remove_subscriptions_of(&self, id: &str) -> Result<usize, StoreError> {
-        let context = |e| db_error("cannot remove the push subscriptions".into(), e);
-        self.noted(
-            self.lock()
-                .prepare_cached("DELETE FROM push_subscriptions WHERE credential = ?1")
-                .and_then(|mut s| s.execute([id]))
-                .map_err(context),
-        )
-    }
-
     /// Keeps answer links (their keys only as hashes).
     pub(crate) fn add_links(&self, links: &[StoredLink]) -> Result<(), StoreError> {
         let context = |e| db_error("cannot store answer links".into(), e);
@@ -772,17 +761,25 @@ impl Sqlite {
         rows.collect::<Result<_, _>>().map_err(context)
     }
 
-    /// Marks credential `id` revoked at `at`; false when there is none or it already was.
+    /// Marks credential `id` revoked at `at` and forgets the page sessions it opened and
+    /// the push subscriptions it made, in one transaction; false when there is none or it
+    /// already was.
     pub(crate) fn revoke_credential(&self, id: &str, at: u64) -> Result<bool, StoreError> {
         let context = |e| db_error(format!("cannot revoke credential {id:?}"), e);
         let at = to_sql_ms(at, "revokedAt", id)?;
-        let changed = self.noted(
-            self.lock()
-                .prepare_cached("UPDATE credentials SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")
-                .and_then(|mut s| s.execute(params![id, at]))
-                .map_err(context),
-        )?;
-        Ok(changed == 1)
+        let mut conn = self.lock();
+        let outcome = (|| {
+            let tx = conn.transaction()?;
+            let changed = tx
+                .prepare_cached("UPDATE credentials SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")?
+                .execute(params![id, at])?;
+            tx.prepare_cached("DELETE FROM page_sessions WHERE credential = ?1")?.execute([id])?;
+            tx.prepare_cached("DELETE FROM push_subscriptions WHERE credential = ?1")?.execute([id])?;
+            tx.commit()?;
+            Ok(changed == 1)
+        })();
+        drop(conn);
+        self.noted(outcome.map_err(context))
     }
 
     /// Every (person, team) membership, by person then team.
@@ -853,13 +850,6 @@ impl Sqlite {
         let sql = "DELETE FROM page_sessions WHERE id = ?1";
         let removed = self.noted(self.lock().prepare_cached(sql).and_then(|mut s| s.execute([id])).map_err(context))?;
         Ok(removed > 0)
-    }
-
-    /// Forgets every page session credential `id` opened.
-    pub(crate) fn remove_sessions_of(&self, id: &str) -> Result<usize, StoreError> {
-        let context = |e| db_error(format!("cannot remove the page sessions of {id:?}"), e);
-        let sql = "DELETE FROM page_sessions WHERE credential = ?1";
-        self.noted(self.lock().prepare_cached(sql).and_then(|mut s| s.execute([id])).map_err(context))
     }
 
     /// Keeps approval rule `rule` (a new id: an id already kept is refused).
@@ -1008,14 +998,12 @@ inline! { Credentials:
     session(hash: &str) -> Result<Option<StoredSession>, StoreError>;
     sessions() -> Result<Vec<StoredSession>, StoreError>;
     remove_session(id: &str) -> Result<bool, StoreError>;
-    remove_sessions_of(id: &str) -> Result<usize, StoreError>;
 }
 
 inline! { Deliveries:
     add_subscription(sub: &StoredSubscription) -> Result<bool, StoreError>;
     subscriptions() -> Result<Vec<StoredSubscription>, StoreError>;
     remove_subscription(endpoint: &str, credential: Option<Option<&str>>) -> Result<bool, StoreError>;
-    remove_subscriptions_of(id: &str) -> Result<usize, StoreError>;
     add_links(links: &[StoredLink]) -> Result<(), StoreError>;
     use_link(hash: &str, now: u64) -> Result<LinkUse, StoreError>;
     link(hash: &str) -> Result<Option<(StoredLink, bool)>, StoreError>;
