@@ -561,3 +561,90 @@ async fn starttls_the_server_does_not_offer_is_refused_never_skipped() {
     .await;
     nothing_sent_or_read(&mail).await;
 }
+
+impl Mail {
+    /// How many IMAP connections `user` has open now (`doveadm who`).
+    fn connections(&self, user: &str) -> usize {
+        let out = Command::new("/usr/bin/doveadm").arg("-c").arg(self.dir.path().join("dovecot.conf")).args(["who", "-1"]).output();
+        let out = out.expect("doveadm runs");
+        String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.split_whitespace().next() == Some(user)).count()
+    }
+}
+
+/// Two bridges on one PostgreSQL store with the same email settings: the first to start
+/// holds the mailbox's reading lease and keeps it (the other never logs in while it
+/// runs), a reply answers once (the person gets no "too late" mail from the other), and
+/// when the holder stops the other takes the lease over and reads a later reply.
+#[tokio::test]
+async fn bridges_sharing_a_store_read_the_mailbox_one_at_a_time() {
+    needs!(MailServer, Postgres);
+    let db = crate::pg::Cluster::start();
+    let url = db.database("team");
+    let mail = Mail::start();
+    let lease = Duration::from_secs(6);
+    let start = |url: String| {
+        let mut channel = mail.channel();
+        channel.lease = lease;
+        bridge_configured(tempfile::tempdir().unwrap(), move |o| {
+            o.store = Some(url);
+            o.notify.add(channel);
+        })
+    };
+    let a = start(url.clone()).await;
+    for _ in 0..100 {
+        if mail.connections("bridge") == 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert_eq!(mail.connections("bridge"), 1, "the first bridge reads: {}", mail.logs());
+    let b = start(url).await;
+    // Watch the mailbox's connections while both run (the test itself never logs in as
+    // the bridge meanwhile).
+    let watching = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let watcher = {
+        let (watching, conf) = (watching.clone(), mail.dir.path().join("dovecot.conf"));
+        std::thread::spawn(move || {
+            let mut most = 0;
+            while watching.load(std::sync::atomic::Ordering::Relaxed) {
+                let out = Command::new("/usr/bin/doveadm").arg("-c").arg(&conf).args(["who", "-1"]).output().unwrap();
+                let n = String::from_utf8_lossy(&out.stdout).lines().filter(|l| l.starts_with("bridge ")).count();
+                most = most.max(n);
+                std::thread::sleep(Duration::from_millis(100));
+            }
+            most
+        })
+    };
+
+    let _waiting = b.ask(question("p-1"), "claude");
+    let (_, raw) = mail.nth("alice", 1).await;
+    let sent = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    let (to, answer) = reply("alice@mail.test", &sent, "a1", "2");
+    mail.send("alice@mail.test", &to, &answer).await;
+    let record = b.until_status("p-1", "answered").await;
+    assert_eq!(record["result"]["answers"][0]["answer"], "SQLite", "{record:#}");
+    // Two terms more with both running: the other never reads it too.
+    tokio::time::sleep(lease * 2).await;
+    watching.store(false, std::sync::atomic::Ordering::Relaxed);
+    assert_eq!(watcher.join().unwrap(), 1, "one bridge at a time logs in to the mailbox: {}", mail.logs());
+    assert_eq!(mail.mails("alice").await.len(), 1, "one mail sent, the reply answered once (no \"too late\" mail)");
+    assert_eq!(a.record("p-1").await["result"]["answers"][0]["answer"], "SQLite");
+
+    // A second set, mailed while both run; then the reader stops.
+    let _waiting2 = b.ask(question("p-2"), "claude");
+    let (_, raw) = mail.nth("alice", 2).await;
+    let second = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    a.stop().await;
+    let (to, answer) = reply("alice@mail.test", &second, "a2", "3");
+    mail.send("alice@mail.test", &to, &answer).await;
+    let mut record = b.record("p-2").await;
+    for _ in 0..(lease.as_millis() / 100 * 3) {
+        if record["status"] == "answered" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        record = b.record("p-2").await;
+    }
+    assert_eq!(record["result"]["answers"][0]["answer"], "MySQL", "the other bridge took the mailbox over: {record:#}\n{}", mail.logs());
+    assert_eq!(mail.mails("alice").await.len(), 2, "nothing more was sent");
+}
