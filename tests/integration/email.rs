@@ -100,6 +100,12 @@ impl Mail {
     /// required`, loopback excepted for the test's own mail client) and exim offers AUTH
     /// only over TLS.
     fn start_with(certificate: Option<(String, String)>) -> Mail {
+        Mail::launch(certificate, "")
+    }
+
+    /// As [`Mail::start_with`], with `dovecot` (settings; `{dir}` is the servers' folder)
+    /// added to dovecot's configuration.
+    fn launch(certificate: Option<(String, String)>, dovecot: &str) -> Mail {
         let dir = tempfile::tempdir().unwrap();
         let d = dir.path().to_path_buf();
         chmod(&d, 0o755);
@@ -143,7 +149,8 @@ impl Mail {
                  userdb {{\n driver = static\n args = uid=65534 gid=65534 home={mail}/%n\n}}\n\
                  service imap-login {{\n chroot =\n inet_listener imap {{\n  port = {imap}\n }}\n{imaps_listener}}}\n\
                  service lmtp {{\n unix_listener lmtp {{\n  mode = 0666\n }}\n}}\n\
-                 service anvil {{\n chroot =\n}}\n",
+                 service anvil {{\n chroot =\n}}\n{dovecot}",
+                dovecot = dovecot.replace("{dir}", &d.display().to_string()),
                 imaps_listener = match certificate {
                     Some(_) => format!(" inet_listener imaps {{\n  port = {imaps}\n  ssl = yes\n }}\n"),
                     None => String::new(),
@@ -647,4 +654,39 @@ async fn bridges_sharing_a_store_read_the_mailbox_one_at_a_time() {
     }
     assert_eq!(record["result"]["answers"][0]["answer"], "MySQL", "the other bridge took the mailbox over: {record:#}\n{}", mail.logs());
     assert_eq!(mail.mails("alice").await.len(), 2, "nothing more was sent");
+}
+
+/// A server without IDLE: the bridge reads the mailbox every `poll` instead (1 s here,
+/// 30 s by default), and never sends IDLE (dovecot's rawlog of its sessions).
+#[tokio::test]
+async fn without_idle_the_mailbox_is_read_every_poll() {
+    needs!(MailServer);
+    let mail = Mail::launch(
+        None,
+        "imap_capability = IMAP4rev1 SASL-IR LOGIN-REFERRALS ID ENABLE LITERAL+ UIDPLUS\n\
+         protocol imap {\n rawlog_dir = {dir}/rawlog/%u\n}\n",
+    );
+    for user in ["", "/bridge", "/alice"] {
+        let dir = mail.dir.path().join(format!("rawlog{user}"));
+        std::fs::create_dir(&dir).unwrap();
+        chmod(&dir, 0o777);
+    }
+    let b = email_bridge(&mail).await;
+    let _waiting = b.ask(question("n-1"), "claude");
+    let (_, raw) = mail.nth("alice", 1).await;
+    let sent = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    let (to, answer) = reply("alice@mail.test", &sent, "a1", "2");
+    mail.send("alice@mail.test", &to, &answer).await;
+    let record = b.until_status("n-1", "answered").await;
+    assert_eq!(record["result"]["answers"][0]["answer"], "SQLite", "{record:#}");
+    let said: String = std::fs::read_dir(mail.dir.path().join("rawlog/bridge"))
+        .unwrap()
+        .map(|f| f.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "in"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .collect();
+    let capabilities = said.lines().filter(|l| l.ends_with(" CAPABILITY")).count();
+    assert!(capabilities >= 1, "it asked what the server offers: {said}");
+    assert!(said.lines().filter(|l| l.ends_with(" UID SEARCH UNSEEN")).count() >= 3, "read again and again: {said}");
+    assert!(!said.lines().any(|l| l.to_uppercase().ends_with(" IDLE")), "no IDLE where none is offered: {said}");
 }
