@@ -311,4 +311,24 @@ mod tests {
         }
         again.server_config().unwrap();
     }
+
+    /// A mail server's certificate refused (as tokio-rustls hands it: in an io::Error)
+    /// is explained for a server, not a bridge: no advice to pin a fingerprint.
+    #[test]
+    fn a_servers_refused_certificate_says_why_and_what_to_do() {
+        let refused = |e: CertificateError| std::io::Error::other(rustls::Error::InvalidCertificate(e));
+        let unknown = explain_server(&refused(CertificateError::UnknownIssuer), "mail.example.com");
+        assert!(
+            unknown.contains("mail.example.com presented is not signed by an authority") && unknown.contains("SSL_CERT_FILE"),
+            "{unknown}"
+        );
+        let name = explain_server(&refused(CertificateError::NotValidForName), "mail.example.com");
+        assert!(name.contains("is not for mail.example.com"), "{name}");
+        let expired = explain_server(&refused(CertificateError::Expired), "mail.example.com");
+        assert!(expired.contains("was refused") && !expired.contains("fingerprint"), "{expired}");
+        assert!(is_refused_certificate(&refused(CertificateError::Expired)));
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert!(!is_refused_certificate(&reset));
+        assert!(explain_server(&reset, "mail.example.com").starts_with("TLS with mail.example.com failed: "));
+    }
 }
