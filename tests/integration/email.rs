@@ -579,9 +579,10 @@ impl Mail {
 }
 
 /// Two bridges on one PostgreSQL store with the same email settings: the first to start
-/// holds the mailbox's reading lease and keeps it (the other never logs in while it
-/// runs), a reply answers once (the person gets no "too late" mail from the other), and
-/// when the holder stops the other takes the lease over and reads a later reply.
+/// holds the mailbox's reading lease and keeps it (one login in dovecot's log, never two
+/// connections at once), a reply answers once (the person gets no "too late" mail from
+/// the other), and when the holder stops the other takes the lease over (a second login)
+/// and reads a later reply.
 #[tokio::test]
 async fn bridges_sharing_a_store_read_the_mailbox_one_at_a_time() {
     needs!(MailServer, Postgres);
@@ -641,6 +642,8 @@ async fn bridges_sharing_a_store_read_the_mailbox_one_at_a_time() {
     let _waiting2 = b.ask(question("p-2"), "claude");
     let (_, raw) = mail.nth("alice", 2).await;
     let second = mail_parser::MessageParser::default().parse(&raw).unwrap();
+    let logins = || mail.logs().lines().filter(|l| l.contains("Login: user=<bridge>")).count();
+    assert_eq!(logins(), 1, "the first bridge held the mailbox all along: {}", mail.logs());
     a.stop().await;
     let (to, answer) = reply("alice@mail.test", &second, "a2", "3");
     mail.send("alice@mail.test", &to, &answer).await;
@@ -653,6 +656,7 @@ async fn bridges_sharing_a_store_read_the_mailbox_one_at_a_time() {
         record = b.record("p-2").await;
     }
     assert_eq!(record["result"]["answers"][0]["answer"], "MySQL", "the other bridge took the mailbox over: {record:#}\n{}", mail.logs());
+    assert_eq!(logins(), 2, "the other bridge logged in: {}", mail.logs());
     assert_eq!(mail.mails("alice").await.len(), 2, "nothing more was sent");
 }
 

@@ -398,7 +398,10 @@ pub(super) async fn read(notifier: Arc<Notifier>, mail: Email) {
         let within = match step {
             Step::Claim(_) => continue,
             Step::Wait(ms) => {
-                if let Some((s, _)) = session.take() {
+                // A moment before this bridge claims its next term (a round ends early, to
+                // end IDLE in time): the session is kept, not logged out and in each term.
+                let ours = held.is_some_and(|h| lease.end(h) > now && refused != Some(h + 1));
+                if let Some((s, _)) = session.take_if(|_| !ours) {
                     let _ = tokio::time::timeout(TIMEOUT, logout(s)).await;
                 }
                 tokio::select! {
