@@ -10,7 +10,7 @@
 //!   unusable data directory, and the bridge killed with SIGKILL at random moments.
 //! - Hostile pages: agent text full of script payloads, rendered by headless Chromium.
 
-use crate::support::askuser;
+use crate::support::{askuser, Served};
 use crate::support::{bridge, bridge_configured, bridge_with, next_event, next_json, send, Socket, TestBridge, TOKEN};
 use askuser_bridge::client::Fingerprint;
 use askuser_bridge::Settings;
@@ -21,7 +21,7 @@ use serde_json::{json, Value};
 use std::collections::{HashMap, HashSet};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
@@ -109,51 +109,6 @@ impl Rng {
 
     fn between(&mut self, lo: u64, hi: u64) -> u64 {
         lo + self.next() % (hi - lo)
-    }
-}
-
-/// An `askuser serve` process whose stderr goes to a file; killed when dropped.
-struct Served {
-    child: Child,
-    log: PathBuf,
-}
-
-impl Served {
-    fn spawn(mut cmd: Command, log: PathBuf) -> Served {
-        let file = std::fs::File::create(&log).unwrap();
-        let child = cmd.stdout(Stdio::null()).stderr(file).spawn().unwrap();
-        Served { child, log }
-    }
-
-    /// The `askuser: open URL/#token=T` line, once printed.
-    fn open_line(&mut self) -> String {
-        for _ in 0..200 {
-            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
-            if let Some(line) = text.lines().find(|l| l.starts_with("askuser: open ")) {
-                return line.to_owned();
-            }
-            if let Ok(Some(status)) = self.child.try_wait() {
-                panic!("askuser serve exited with {status}:\n{text}");
-            }
-            std::thread::sleep(Duration::from_millis(25));
-        }
-        panic!("askuser serve printed no open line:\n{}", std::fs::read_to_string(&self.log).unwrap_or_default());
-    }
-
-    fn sigkill(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-
-    fn sigterm(&mut self) -> std::process::ExitStatus {
-        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
-        self.child.wait().unwrap()
-    }
-}
-
-impl Drop for Served {
-    fn drop(&mut self) {
-        self.sigkill();
     }
 }
 

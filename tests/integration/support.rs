@@ -372,3 +372,48 @@ pub async fn nth_seen<T: Clone + std::fmt::Debug>(what: &str, n: usize, seen: im
     }
     panic!("{what} {n} never came; got {:#?}", seen());
 }
+
+/// An `askuser serve` process whose stderr goes to a file; killed when dropped.
+pub struct Served {
+    pub child: Child,
+    pub log: std::path::PathBuf,
+}
+
+impl Served {
+    pub fn spawn(mut cmd: Command, log: std::path::PathBuf) -> Served {
+        let file = std::fs::File::create(&log).unwrap();
+        let child = cmd.stdout(Stdio::null()).stderr(file).spawn().unwrap();
+        Served { child, log }
+    }
+
+    /// The `askuser: open URL/#token=T` line, once printed.
+    pub fn open_line(&mut self) -> String {
+        for _ in 0..200 {
+            let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+            if let Some(line) = text.lines().find(|l| l.starts_with("askuser: open ")) {
+                return line.to_owned();
+            }
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("askuser serve exited with {status}:\n{text}");
+            }
+            std::thread::sleep(std::time::Duration::from_millis(25));
+        }
+        panic!("askuser serve printed no open line:\n{}", std::fs::read_to_string(&self.log).unwrap_or_default());
+    }
+
+    pub fn sigkill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    pub fn sigterm(&mut self) -> std::process::ExitStatus {
+        Command::new("kill").args(["-TERM", &self.child.id().to_string()]).status().unwrap();
+        self.child.wait().unwrap()
+    }
+}
+
+impl Drop for Served {
+    fn drop(&mut self) {
+        self.sigkill();
+    }
+}

@@ -49,6 +49,29 @@ pub fn explain(error: &(dyn std::error::Error + 'static)) -> String {
     text
 }
 
+/// Why a TLS connection to `host`, a server that is not a bridge (a mail server), failed,
+/// in a sentence that says what to do when its certificate was refused.
+pub fn explain_server(error: &(dyn std::error::Error + 'static), host: &str) -> String {
+    use rustls::Error::InvalidCertificate;
+    match find_tls_error(error) {
+        Some(e @ InvalidCertificate(CertificateError::NotValidForName | CertificateError::NotValidForNameContext { .. })) => {
+            format!("the certificate {host} presented is not for {host} ({e})")
+        }
+        Some(e @ InvalidCertificate(CertificateError::UnknownIssuer)) => format!(
+            "the certificate {host} presented is not signed by an authority this system trusts ({e}); \
+             for a server with a private CA, trust it with SSL_CERT_FILE (docs/notify.md)"
+        ),
+        Some(e @ InvalidCertificate(_)) => format!("the certificate {host} presented was refused ({e})"),
+        Some(e) => format!("TLS with {host} failed: {e}"),
+        None => format!("TLS with {host} failed: {}", explain(error)),
+    }
+}
+
+/// Whether `error` is a server's certificate refused.
+pub fn is_refused_certificate(error: &(dyn std::error::Error + 'static)) -> bool {
+    matches!(find_tls_error(error), Some(rustls::Error::InvalidCertificate(_)))
+}
+
 /// The rustls error somewhere in `error`'s causes (an io::Error hides the error it
 /// wraps from `source()`, so those are opened too).
 fn find_tls_error<'a>(error: &'a (dyn std::error::Error + 'static)) -> Option<&'a rustls::Error> {
@@ -287,5 +310,25 @@ mod tests {
             assert_eq!(mode & 0o077, 0, "the key is the user's alone");
         }
         again.server_config().unwrap();
+    }
+
+    /// A mail server's certificate refused (as tokio-rustls hands it: in an io::Error)
+    /// is explained for a server, not a bridge: no advice to pin a fingerprint.
+    #[test]
+    fn a_servers_refused_certificate_says_why_and_what_to_do() {
+        let refused = |e: CertificateError| std::io::Error::other(rustls::Error::InvalidCertificate(e));
+        let unknown = explain_server(&refused(CertificateError::UnknownIssuer), "mail.example.com");
+        assert!(
+            unknown.contains("mail.example.com presented is not signed by an authority") && unknown.contains("SSL_CERT_FILE"),
+            "{unknown}"
+        );
+        let name = explain_server(&refused(CertificateError::NotValidForName), "mail.example.com");
+        assert!(name.contains("is not for mail.example.com"), "{name}");
+        let expired = explain_server(&refused(CertificateError::Expired), "mail.example.com");
+        assert!(expired.contains("was refused") && !expired.contains("fingerprint"), "{expired}");
+        assert!(is_refused_certificate(&refused(CertificateError::Expired)));
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert!(!is_refused_certificate(&reset));
+        assert!(explain_server(&reset, "mail.example.com").starts_with("TLS with mail.example.com failed: "));
     }
 }

@@ -278,10 +278,17 @@ impl Email {
             Ok(t) => t,
             Err(e) => return Sent::Refused(e),
         };
+        let shown = self.smtp.shown("smtp");
         match transport.send(message).await {
             Ok(_) => Sent::Delivered,
             Err(e) if e.is_permanent() => Sent::Refused(format!("the SMTP server refused the mail: {e}")),
-            Err(e) => Sent::Retry { why: format!("cannot send over SMTP ({}): {e}", self.smtp.shown("smtp")), after: None },
+            // A certificate refused, or no STARTTLS (never a plain fallback): trying again
+            // changes nothing, so it says so at once.
+            Err(e) if crate::tls::is_refused_certificate(&e) => {
+                Sent::Refused(format!("cannot send over SMTP ({shown}): {}", crate::tls::explain_server(&e, &self.smtp.host)))
+            }
+            Err(e) if e.is_client() => Sent::Refused(format!("cannot send over SMTP ({shown}): {e}")),
+            Err(e) => Sent::Retry { why: format!("cannot send over SMTP ({shown}): {e}"), after: None },
         }
     }
 
@@ -321,7 +328,7 @@ type Session = async_imap::Session<Box<dyn Io>>;
 async fn tls(host: &str, stream: tokio::net::TcpStream) -> Result<Box<dyn Io>, String> {
     let name = rustls::pki_types::ServerName::try_from(host.to_owned()).map_err(|e| format!("{host:?} is no server name: {e}"))?;
     let connector = tokio_rustls::TlsConnector::from(Arc::new(crate::tls::client_config(None)));
-    let stream = connector.connect(name, stream).await.map_err(|e| format!("TLS with {host}: {}", crate::tls::explain(&e)))?;
+    let stream = connector.connect(name, stream).await.map_err(|e| crate::tls::explain_server(&e, host))?;
     Ok(Box::new(stream))
 }
 
@@ -337,7 +344,14 @@ async fn open(mail: &Email) -> Result<(Session, bool), String> {
         Security::StartTls => {
             let mut client = async_imap::Client::new(tcp);
             client.read_response().await.map_err(io)?;
-            client.run_command_and_check_ok("STARTTLS", None).await.map_err(imap)?;
+            // No plain fallback: a server that does not take STARTTLS is not read.
+            client.run_command_and_check_ok("STARTTLS", None).await.map_err(|e| {
+                format!(
+                    "the IMAP server {} refused STARTTLS ({e}); askuser reads mail only over TLS (imaps://, or \
+                     imap+plain:// for a server on this machine)",
+                    s.shown("imap")
+                )
+            })?;
             tls(&s.host, client.into_inner()).await?
         }
     };
@@ -384,7 +398,10 @@ pub(super) async fn read(notifier: Arc<Notifier>, mail: Email) {
         let within = match step {
             Step::Claim(_) => continue,
             Step::Wait(ms) => {
-                if let Some((s, _)) = session.take() {
+                // A moment before this bridge claims its next term (a round ends early, to
+                // end IDLE in time): the session is kept, not logged out and in each term.
+                let ours = held.is_some_and(|h| lease.end(h) > now && refused != Some(h + 1));
+                if let Some((s, _)) = session.take_if(|_| !ours) {
                     let _ = tokio::time::timeout(TIMEOUT, logout(s)).await;
                 }
                 tokio::select! {
