@@ -717,7 +717,12 @@ async fn typed_commands_in_a_channel_answer_a_set_by_its_id_only_where_it_was_po
     assert_eq!((record["result"]["answers"][0]["answer"].as_str(), record["answeredBy"].as_str()), (Some("SQLite"), Some("slack:U0ALICE")));
     let said = crate::support::nth_seen("the reply", 1, || replies(&slack, SHARED, "1700000100.000007")).await;
     assert_eq!(said, format!("Answered: {id}."));
-    let late = written(&slack, SHARED, "U0BOB", &format!("deny {id}"), "1700000100.000008");
+    // After the app's mention, words that are no command are told how commands go.
+    let mentioned = written(&slack, SHARED, "U0BOB", "<@U0BOT> deny it", "1700000100.000011");
+    send_event(&b, &mentioned, SECRET).await;
+    let said = crate::support::nth_seen("how commands go", 1, || replies(&slack, SHARED, "1700000100.000011")).await;
+    assert!(said.starts_with("deny needs the question's id"), "{said}");
+    let late = written(&slack, SHARED, "U0BOB", &format!("<@U0BOT> deny {id}"), "1700000100.000008");
     send_event(&b, &late, SECRET).await;
     let said = crate::support::nth_seen("the late reply", 1, || replies(&slack, SHARED, "1700000100.000008")).await;
     assert_eq!(said, "This question set is not waiting any more.");

@@ -855,8 +855,9 @@ pub struct Said {
     /// The message's ts, and the thread it is in (its own ts where it starts none).
     pub ts: String,
     pub thread_ts: String,
-    /// In a direct message with the app (`channel_type` `im`).
-    pub im: bool,
+    /// To the app: in a direct message with it (`channel_type` `im`), or starting with its
+    /// mention (`@askuser approve a1b2c3`, which is taken out of `text`).
+    pub addressed: bool,
 }
 
 impl Said {
@@ -894,9 +895,15 @@ impl Event {
             return Event::Other;
         }
         let thread_ts = text(event, "thread_ts").unwrap_or_else(|| ts.clone());
+        // The app's own user, whose mention may lead the message (`<@U0APP> approve …`).
+        let app = body["authorizations"].as_array().into_iter().flatten().find(|a| a["is_bot"] == true);
+        let app = app.and_then(|a| a["user_id"].as_str()).filter(|id| is_user_id(id));
+        let mentioned = app.and_then(|id| said.trim_start().strip_prefix(&format!("<@{id}>")).map(str::to_owned));
+        let addressed = mentioned.is_some() || event["channel_type"] == "im";
+        let said = mentioned.unwrap_or(said);
         // Slack writes `&`, `<` and `>` in a message's text as entities.
         let said = said.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
-        Event::Said(Said { channel, user, text: said, ts, thread_ts, im: event["channel_type"] == "im" })
+        Event::Said(Said { channel, user, text: said.trim().to_owned(), ts, thread_ts, addressed })
     }
 
     /// A request body posted to the events URL.

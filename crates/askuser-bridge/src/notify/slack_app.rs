@@ -23,7 +23,7 @@
 //! by [`super::Notifier::command_from_chat`] for a set posted to that channel, and answered
 //! in the message's thread. In a shared channel only a first word that is a command and a
 //! second that is an id make a command (people talk there); in a direct message with the
-//! app, anything else gets how commands are written.
+//! app, or after its mention (`@askuser …`), anything else gets how commands are written.
 //!
 //! Calls go to Slack's Web API with the bridge's notification client (no redirects, the
 //! bridge's TLS): `chat.postMessage`, `chat.update` and `chat.postEphemeral` (to tell
@@ -233,7 +233,7 @@ impl SlackApp {
                 said.channel
             );
         }
-        let told = match super::command::parse(&said.text, !said.im) {
+        let told = match super::command::parse(&said.text, !said.addressed) {
             Some(Ok(command)) => {
                 let key = format!("slack:{}", said.channel);
                 let reply = |record: &QuestionRecord, text: &str| {
@@ -248,7 +248,9 @@ impl SlackApp {
                 done.unwrap_or_else(|not| not.told(str::to_owned))
             }
             Some(Err(how)) => how,
-            None if said.im => format!("askuser posts its questions here. To answer one, press its buttons. {}", super::command::USAGE),
+            None if said.addressed => {
+                format!("askuser posts its questions here. To answer one, press its buttons. {}", super::command::USAGE)
+            }
             None => return,
         };
         // `say` escapes the whole text.

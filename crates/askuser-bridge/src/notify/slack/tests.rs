@@ -604,12 +604,24 @@ fn a_persons_new_message_is_read_from_an_event_and_anything_else_is_not() {
     let callback = |event: Value| json!({"token": "x", "team_id": "T0", "api_app_id": "A0", "type": "event_callback", "event_id": "Ev1", "event": event});
     let message = json!({"type": "message", "channel": "C0AGENTS", "user": "U0ALICE", "text": "approve a1b2c3", "ts": "1.1", "channel_type": "channel"});
     let Event::Said(said) = Event::of(&callback(message.clone())) else { panic!() };
-    assert_eq!((said.channel.as_str(), said.text.as_str(), said.thread_ts.as_str(), said.im), ("C0AGENTS", "approve a1b2c3", "1.1", false));
+    assert_eq!(
+        (said.channel.as_str(), said.text.as_str(), said.thread_ts.as_str(), said.addressed),
+        ("C0AGENTS", "approve a1b2c3", "1.1", false)
+    );
     assert_eq!(said.answered_by(), "slack:U0ALICE");
     let mut threaded = message.clone();
     (threaded["thread_ts"], threaded["channel_type"]) = ("0.9".into(), "im".into());
     let Event::Said(said) = Event::of(&callback(threaded)) else { panic!() };
-    assert_eq!((said.ts.as_str(), said.thread_ts.as_str(), said.im), ("1.1", "0.9", true), "answered in its thread");
+    assert_eq!((said.ts.as_str(), said.thread_ts.as_str(), said.addressed), ("1.1", "0.9", true), "answered in its thread");
+    // After the app's own mention (its user id from the authorizations), to the app.
+    let mut mentioned = callback(message.clone());
+    mentioned["authorizations"] = json!([{"team_id": "T0", "user_id": "U0APP", "is_bot": true}]);
+    mentioned["event"]["text"] = " <@U0APP>  deny it, no".into();
+    let Event::Said(said) = Event::of(&mentioned) else { panic!() };
+    assert_eq!((said.text.as_str(), said.addressed), ("deny it, no", true));
+    mentioned["event"]["text"] = "<@U0BOB> approve a1b2c3".into();
+    let Event::Said(said) = Event::of(&mentioned) else { panic!() };
+    assert_eq!((said.text.as_str(), said.addressed), ("<@U0BOB> approve a1b2c3", false), "someone else's mention");
     let mut typed = message.clone();
     typed["text"] = "answer a1b2c3 R&amp;D &lt;b&gt; &amp;lt;".into();
     let Event::Said(said) = Event::of(&callback(typed)) else { panic!() };
