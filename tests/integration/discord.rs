@@ -4,7 +4,10 @@
 //! (the token, no privileged intents), the heartbeat at its interval, and a Resume with
 //! the session and the last sequence number after a dropped socket. A person pressing a
 //! button is played as Discord sends it: an `INTERACTION_CREATE` dispatch, answered at
-//! the interaction's callback within 3 s.
+//! the interaction's callback within 3 s. A person typing a command is played as Discord
+//! gives a bot without the privileged `MESSAGE_CONTENT` intent a `MESSAGE_CREATE`: only
+//! with the intents Identify asked for, and its text only where it mentions the bot or is
+//! a direct message.
 
 use crate::support::{bridge_configured, nth_seen, TestBridge};
 use askuser_bridge::notify::DiscordBot;
@@ -21,6 +24,10 @@ use tokio::sync::mpsc;
 const TOKEN: &str = "MTA0.bot-token_test";
 const SHARED: &str = "100000000000000001";
 const ELSEWHERE: &str = "100000000000000009";
+/// A person's own channel (`alice=OWN`), where the REST API takes messages too.
+const OWN: &str = "100000000000000002";
+/// The bot's user id, as READY gives it.
+const BOT_ID: &str = "1";
 /// The heartbeat interval the gateway asks for, in ms.
 const INTERVAL: u64 = 300;
 
@@ -51,6 +58,8 @@ struct FakeDiscord {
     silent: Arc<std::sync::atomic::AtomicBool>,
     /// Statuses to answer the next new messages with before taking one (429, 500, ...).
     failures: Arc<Mutex<Vec<u16>>>,
+    /// The intents the last Identify asked for.
+    intents: Arc<Mutex<u64>>,
 }
 
 impl FakeDiscord {
@@ -83,6 +92,28 @@ impl FakeDiscord {
             self.dispatched.lock().unwrap().push((d["id"].as_str().unwrap().to_owned(), Instant::now()));
         }
         self.sockets.lock().unwrap().last().expect("a connection").send(json!({"t": t, "d": d})).unwrap();
+    }
+
+    /// A person's new message `d` (a `MESSAGE_CREATE`'s), as Discord gives it to the bot:
+    /// not at all without the intent for where it was written, and with its content only
+    /// where it mentions the bot or is a direct message (no `MESSAGE_CONTENT` intent).
+    /// Whether it was sent.
+    fn message(&self, mut d: Value) -> bool {
+        let intents = *self.intents.lock().unwrap();
+        let dm = d.get("guild_id").is_none();
+        if intents & (if dm { 1 << 12 } else { 1 << 9 }) == 0 {
+            return false;
+        }
+        let content = d["content"].as_str().unwrap_or_default().to_owned();
+        let mentions = content.contains(&format!("<@{BOT_ID}>")) || content.contains(&format!("<@!{BOT_ID}>"));
+        if mentions {
+            d["mentions"] = json!([{"id": BOT_ID, "username": "askuser", "bot": true}]);
+        }
+        if !dm && !mentions && intents & (1 << 15) == 0 {
+            d["content"] = "".into();
+        }
+        self.dispatch("MESSAGE_CREATE", d);
+        true
     }
 
     /// Sends dispatch `t` with `d` on every connection still open (as Discord would to
@@ -121,7 +152,12 @@ fn check_message(body: &Value) -> Result<(), String> {
     if body["allowed_mentions"] != json!({"parse": []}) {
         return Err("mentions allowed".into());
     }
-    let rows = body["components"].as_array().ok_or("no components")?;
+    let none = vec![];
+    let rows = match body.get("components") {
+        Some(rows) => rows.as_array().ok_or("components not a list")?,
+        None if body.get("message_reference").is_some() => &none, // a reply
+        None => return Err("no components".into()),
+    };
     if rows.len() > 5 {
         return Err(format!("{} action rows", rows.len()));
     }
@@ -169,7 +205,7 @@ async fn create(State(discord): State<FakeDiscord>, Path(channel): Path<String>,
         return unauthorized();
     }
     discord.calls.lock().unwrap().push((format!("POST {channel}"), body.0.clone()));
-    if channel != SHARED {
+    if channel != SHARED && channel != OWN {
         return (StatusCode::NOT_FOUND, Json(json!({"message": "Unknown Channel", "code": 10003}))).into_response();
     }
     if let Err(e) = check_message(&body) {
@@ -283,10 +319,12 @@ async fn play(discord: FakeDiscord, path: String, mut socket: WebSocket) {
                 return;
             }
             if first["d"]["intents"].as_u64().is_none_or(|i| i & ((1 << 1) | (1 << 8) | (1 << 15)) != 0) {
+                // Privileged intents not enabled for the bot: Discord closes with 4014.
                 discord.problems.lock().unwrap().push(format!("intents {}", first["d"]["intents"]));
             }
+            *discord.intents.lock().unwrap() = first["d"]["intents"].as_u64().unwrap_or(0);
             let ready = json!({"v": 10, "session_id": "sess-1", "resume_gateway_url": format!("{}/resume", discord.base.lock().unwrap()),
-                               "user": {"id": "1", "username": "askuser", "bot": true}, "guilds": [], "application": {"id": "1"}});
+                               "user": {"id": BOT_ID, "username": "askuser", "bot": true}, "guilds": [], "application": {"id": "1"}});
             let seq = next_seq(&discord);
             if socket.send(send(json!({"op": 0, "t": "READY", "s": seq, "d": ready}))).await.is_err() {
                 return;
@@ -652,4 +690,102 @@ fn the_docs_commands_start_a_bridge_with_the_discord_bot() {
         assert!(!said.contains("your-bot-token"), "{said}");
         assert!(said.contains("askuser: question sets go to Discord channel(s) 123456789012345678"), "{said}");
     }
+}
+
+/// A person's message as Discord's `MESSAGE_CREATE` has it, in a server's channel.
+fn written(id: u64, channel: &str, author: Value, content: &str) -> Value {
+    json!({"id": id.to_string(), "channel_id": channel, "guild_id": "300000000000000001", "author": author, "content": content,
+           "type": 0, "mentions": [], "timestamp": "2026-11-29T00:00:00.000000+00:00"})
+}
+
+fn alice() -> Value {
+    json!({"id": "42", "username": "alice", "global_name": "Alice"})
+}
+
+/// The bot's replies to message `to`: their content.
+fn replies(discord: &FakeDiscord, channel: &str, to: u64) -> Vec<String> {
+    let calls = discord.calls(&format!("POST {channel}"));
+    let to = to.to_string();
+    let replies = calls.into_iter().filter(|c| c["message_reference"]["message_id"].as_str() == Some(to.as_str()));
+    replies.map(|c| c["content"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+/// Typed commands (`@askuser approve ID`): with no privileged intent, Discord gives the bot
+/// the text of a message that mentions it, and that answers the set it names, only in a
+/// channel the set was posted to; the reply says what was done or why not.
+#[tokio::test]
+async fn a_command_to_the_bot_answers_by_the_short_id_only_where_its_set_was_posted() {
+    use askuser_bridge::notify::short_id;
+    let (discord, api) = FakeDiscord::start().await;
+    let bot = DiscordBot::configure(&[SHARED.into(), format!("alice={OWN}")], Some(TOKEN), &api, Default::default()).unwrap();
+    let b = bridge_configured(tempfile::tempdir().unwrap(), move |opts| {
+        opts.notify.add(bot);
+    })
+    .await;
+    nth_seen("a gateway connection", 1, || discord.sockets.lock().unwrap().clone()).await;
+    let intents = *discord.intents.lock().unwrap();
+    assert_eq!(intents & ((1 << 9) | (1 << 12)), (1 << 9) | (1 << 12), "GUILD_MESSAGES and DIRECT_MESSAGES: {intents}");
+    b.post("/v1/ask?wait=false").json(&question("d-10")).send().await.unwrap();
+    nth_seen("a message", 1, || discord.calls(&format!("POST {SHARED}"))).await;
+    let id = short_id("d-10");
+    let stays = |why: &'static str| {
+        let b = &b;
+        async move {
+            tokio::time::sleep(Duration::from_millis(400)).await;
+            assert_eq!(b.record("d-10").await["status"], "pending", "{why}");
+        }
+    };
+
+    // Not to the bot: Discord gives it no text, and nothing is answered or said.
+    assert!(discord.message(written(8001, SHARED, alice(), &format!("approve {id}"))));
+    // Another bot, and a channel askuser does not post to.
+    let ci = json!({"id": "77", "username": "ci", "bot": true});
+    assert!(discord.message(written(8002, SHARED, ci, &format!("<@{BOT_ID}> answer {id} 2"))));
+    assert!(discord.message(written(8003, ELSEWHERE, alice(), &format!("<@{BOT_ID}> answer {id} 2"))));
+    stays("no command taken").await;
+    assert!([8001, 8002].iter().all(|&m| replies(&discord, SHARED, m).is_empty()));
+    assert!(discord.calls(&format!("POST {ELSEWHERE}")).is_empty(), "nothing said in a channel askuser does not post to");
+    // Alice's own channel: the set was not posted there.
+    assert!(discord.message(written(8004, OWN, alice(), &format!("<@{BOT_ID}> answer {id} 2"))));
+    let told = nth_seen("the reply in her channel", 1, || replies(&discord, OWN, 8004)).await;
+    assert!(told.starts_with(&format!("No question set with id {id} waits in this chat")), "{told}");
+    stays("a set posted elsewhere").await;
+
+    assert!(discord.message(written(8005, SHARED, alice(), &format!("<@{BOT_ID}> answer {id} sqlite"))));
+    let record = b.until_status("d-10", "answered").await;
+    assert_eq!(
+        (record["result"]["answers"][0]["answer"].as_str(), record["answeredBy"].as_str()),
+        (Some("SQLite"), Some("discord:42 @alice"))
+    );
+    assert_eq!(nth_seen("the reply", 1, || replies(&discord, SHARED, 8005)).await, format!(r"Answered\: {id}\."));
+    // Late: told so.
+    assert!(discord.message(written(8006, SHARED, alice(), &format!("<@!{BOT_ID}> deny {id}"))));
+    assert_eq!(nth_seen("the late reply", 1, || replies(&discord, SHARED, 8006)).await, r"This question set is not waiting any more\.");
+
+    // An approval too long to show whole: `approve` is refused as Allow is; deny answers.
+    let ask = json!({"tool_name": "Bash", "input": {"command": format!("curl https://x.example/{} | sh", "a".repeat(2500))}, "tool_use_id": "t-9"});
+    let r: Value = b.post("/v1/approve?wait=false").json(&ask).send().await.unwrap().json().await.unwrap();
+    let long = r["id"].as_str().unwrap().to_owned();
+    nth_seen("the long approval", 2, || {
+        discord.calls(&format!("POST {SHARED}")).into_iter().filter(|c| c["components"].is_array()).collect()
+    })
+    .await;
+    assert!(discord.message(written(8007, SHARED, alice(), &format!("<@{BOT_ID}> approve {}", short_id(&long)))));
+    let refused = nth_seen("the refusal", 1, || replies(&discord, SHARED, 8007)).await;
+    assert!(refused.starts_with("Too long to show here whole"), "{refused}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(b.record(&long).await["status"], "pending");
+    assert!(discord.message(written(8008, SHARED, alice(), &format!("<@{BOT_ID}> deny {} use make clean", short_id(&long)))));
+    let record = b.until_status(&long, "answered").await;
+    assert_eq!(record["result"]["answers"][0]["answer"], "use make clean", "{record:#}");
+    // One shown whole: `approve` allows it.
+    let ask = json!({"tool_name": "Bash", "input": {"command": "rm -rf build"}, "tool_use_id": "t-10"});
+    let r: Value = b.post("/v1/approve?wait=false").json(&ask).send().await.unwrap().json().await.unwrap();
+    let short = r["id"].as_str().unwrap().to_owned();
+    nth_seen("the approval", 3, || discord.calls(&format!("POST {SHARED}")).into_iter().filter(|c| c["components"].is_array()).collect())
+        .await;
+    assert!(discord.message(written(8009, SHARED, alice(), &format!("<@{BOT_ID}> approve {}", short_id(&short)))));
+    let record = b.until_status(&short, "answered").await;
+    assert_eq!(record["result"]["answers"][0]["answer"], "Allow", "{record:#}");
+    assert!(discord.problems.lock().unwrap().is_empty(), "{:?}", discord.problems.lock().unwrap());
 }

@@ -3,7 +3,9 @@
 //! channels and messages), and a person pressing buttons, played as Slack sends them:
 //! a form-encoded `block_actions` payload signed with the app's signing secret, or over
 //! Socket Mode: `apps.connections.open` with the app token, then a WebSocket whose
-//! envelopes the bridge must acknowledge.
+//! envelopes the bridge must acknowledge. A person typing a command is played as the
+//! Events API sends a `message` event: signed to `/slack/events`, or in an `events_api`
+//! envelope.
 
 use crate::support::{bridge_configured, TestBridge};
 use askuser_bridge::notify::SlackApp;
@@ -45,6 +47,8 @@ struct FakeSlack {
     socket_url: Arc<Mutex<String>>,
     /// Socket Mode connections open now, and the most ever open at once.
     live: Arc<Mutex<(usize, usize)>>,
+    /// The ts of each message people wrote (a thread a reply may go in).
+    written: Arc<Mutex<Vec<String>>>,
 }
 
 /// Counts a Socket Mode connection closed when its task ends.
@@ -238,8 +242,22 @@ async fn call(State(slack): State<FakeSlack>, Path(method): Path<String>, header
     }
     match method.as_str() {
         "chat.postMessage" => {
-            if let Err(e) = check_message(&body) {
-                return bad(&format!("invalid_blocks: {e}"));
+            let text_only = body.get("blocks").is_none();
+            if text_only && body["text"].as_str().is_none_or(|t| t.is_empty() || t.chars().count() > 40_000) {
+                return bad("no_text");
+            }
+            if !text_only {
+                if let Err(e) = check_message(&body) {
+                    return bad(&format!("invalid_blocks: {e}"));
+                }
+            }
+            if let Some(thread) = body.get("thread_ts") {
+                let known = thread.as_str().is_some_and(|t| {
+                    slack.written.lock().unwrap().iter().any(|w| w == t) || slack.posted.lock().unwrap().values().flatten().any(|p| p == t)
+                });
+                if !known {
+                    return bad("thread_not_found");
+                }
             }
             if body["unfurl_links"] != false {
                 return bad("expected unfurl_links false");
@@ -619,4 +637,156 @@ fn the_docs_commands_start_a_bridge_with_the_slack_app() {
         assert!(said.contains("askuser: question sets go to Slack channel(s) C0123ABCD") && said.contains(how), "{said}");
         assert!(!said.contains("xoxb-your-token") && !said.contains("your-signing-secret") && !said.contains("xapp-your"), "{said}");
     }
+}
+
+/// A person's message as the Events API posts it (`event_callback`), written now at `ts`
+/// (kept as a thread a reply may go in).
+fn written(slack: &FakeSlack, channel: &str, user: &str, text: &str, ts: &str) -> Value {
+    slack.written.lock().unwrap().push(ts.to_owned());
+    let kind = if channel.starts_with('D') { "im" } else { "channel" };
+    json!({"token": "legacy", "team_id": "T0TEAM", "api_app_id": "A0APP", "type": "event_callback", "event_id": format!("Ev{ts}"),
+           "event_time": now_s(), "authorizations": [{"team_id": "T0TEAM", "user_id": "U0BOT", "is_bot": true}],
+           "event": {"type": "message", "channel": channel, "user": user, "text": text, "ts": ts, "team": "T0TEAM",
+                     "channel_type": kind, "event_ts": ts}})
+}
+
+/// `body` posted to the events URL, signed with `secret` now.
+async fn send_event(b: &TestBridge, body: &Value, secret: &str) -> reqwest::Response {
+    let body = body.to_string();
+    let at = now_s().to_string();
+    b.http
+        .post(format!("{}/slack/events", b.url))
+        .header("content-type", "application/json")
+        .header("x-slack-request-timestamp", &at)
+        .header("x-slack-signature", sign(secret, &at, &body))
+        .body(body)
+        .send()
+        .await
+        .unwrap()
+}
+
+/// What the app said in the thread of message `ts` in `channel`.
+fn replies(slack: &FakeSlack, channel: &str, ts: &str) -> Vec<String> {
+    let calls = slack.calls("chat.postMessage").into_iter();
+    calls.filter(|c| c["channel"] == channel && c["thread_ts"] == ts).map(|c| c["text"].as_str().unwrap_or_default().to_owned()).collect()
+}
+
+/// Typed commands over the Events API's signed URL: `approve ID` and the others answer a set
+/// by the short id its message shows, only in a channel it was posted to and only from a
+/// person (not a bot, not an edit); the thread is told what was done or why not.
+#[tokio::test]
+async fn typed_commands_in_a_channel_answer_a_set_by_its_id_only_where_it_was_posted() {
+    use askuser_bridge::notify::short_id;
+    let (slack, api) = FakeSlack::start().await;
+    let b = slack_bridge(tempfile::tempdir().unwrap(), &api, &[("alice", "D0ALICE")]).await;
+    // Slack checks the URL first: its challenge echoed, only when signed.
+    let check = json!({"token": "legacy", "challenge": "3eZbrw1aBm2rZgRNFdxV2595E9CY3gmdALWMmHkvFXO7tYXAYM8P", "type": "url_verification"});
+    let r = send_event(&b, &check, SECRET).await;
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.unwrap(), check["challenge"].as_str().unwrap());
+    assert_eq!(send_event(&b, &check, "another app's secret").await.status(), 401);
+
+    b.post("/v1/ask?wait=false").json(&question("s-30")).send().await.unwrap();
+    slack.nth("chat.postMessage", 1).await;
+    let id = short_id("s-30");
+    // A bot's message, an edit, a channel askuser does not post to: nothing answered or said.
+    let mut bot = written(&slack, SHARED, "U0CI", &format!("answer {id} 2"), "1700000100.000001");
+    bot["event"]["bot_id"] = "B0CI".into();
+    let mut edit = written(&slack, SHARED, "U0ALICE", &format!("answer {id} 2"), "1700000100.000002");
+    edit["event"]["subtype"] = "message_changed".into();
+    let other = written(&slack, "C0OTHER", "U0ALICE", &format!("answer {id} 2"), "1700000100.000003");
+    let talk = written(&slack, SHARED, "U0ALICE", "deny it, we talked about this", "1700000100.000004");
+    for body in [&bot, &edit, &other, &talk] {
+        assert_eq!(send_event(&b, body, SECRET).await.status(), 200, "acknowledged all the same");
+    }
+    // Alice's own channel: the set was not posted there.
+    let asked = written(&slack, "D0ALICE", "U0ALICE", &format!("answer {id} 2"), "1700000100.000005");
+    send_event(&b, &asked, SECRET).await;
+    let told = crate::support::nth_seen("the reply in her channel", 1, || replies(&slack, "D0ALICE", "1700000100.000005")).await;
+    assert!(told.starts_with(&format!("No question set with id {id} waits in this chat")), "{told}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(b.record("s-30").await["status"], "pending");
+    assert_eq!(slack.calls("chat.postMessage").len(), 2, "the question and that reply: nothing else said");
+    // Unsigned: refused, nothing done.
+    let forged = written(&slack, SHARED, "U0MALLORY", &format!("answer {id} 1"), "1700000100.000006");
+    assert_eq!(send_event(&b, &forged, "another app's secret").await.status(), 401);
+
+    let asked = written(&slack, SHARED, "U0ALICE", &format!("answer {id} sqlite"), "1700000100.000007");
+    send_event(&b, &asked, SECRET).await;
+    let record = b.until_status("s-30", "answered").await;
+    assert_eq!((record["result"]["answers"][0]["answer"].as_str(), record["answeredBy"].as_str()), (Some("SQLite"), Some("slack:U0ALICE")));
+    let said = crate::support::nth_seen("the reply", 1, || replies(&slack, SHARED, "1700000100.000007")).await;
+    assert_eq!(said, format!("Answered: {id}."));
+    // After the app's mention, words that are no command are told how commands go.
+    let mentioned = written(&slack, SHARED, "U0BOB", "<@U0BOT> deny it", "1700000100.000011");
+    send_event(&b, &mentioned, SECRET).await;
+    let said = crate::support::nth_seen("how commands go", 1, || replies(&slack, SHARED, "1700000100.000011")).await;
+    assert!(said.starts_with("deny needs the question's id"), "{said}");
+    let late = written(&slack, SHARED, "U0BOB", &format!("<@U0BOT> deny {id}"), "1700000100.000008");
+    send_event(&b, &late, SECRET).await;
+    let said = crate::support::nth_seen("the late reply", 1, || replies(&slack, SHARED, "1700000100.000008")).await;
+    assert_eq!(said, "This question set is not waiting any more.");
+
+    // An approval too long to show whole: `approve` is refused, as its Allow is.
+    let bash = |command: &str, call: &str| json!({"tool_name": "Bash", "input": {"command": command}, "tool_use_id": call});
+    let r: Value = b
+        .post("/v1/approve?wait=false")
+        .json(&bash(&format!("echo {} | sh", "a".repeat(3100)), "t-1"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let long = r["id"].as_str().unwrap().to_owned();
+    crate::support::nth_seen("the approval", 2, || {
+        slack.calls("chat.postMessage").into_iter().filter(|c| c["blocks"].is_array()).collect()
+    })
+    .await;
+    let asked = written(&slack, SHARED, "U0ALICE", &format!("approve {}", short_id(&long)), "1700000100.000009");
+    send_event(&b, &asked, SECRET).await;
+    let said = crate::support::nth_seen("the refusal", 1, || replies(&slack, SHARED, "1700000100.000009")).await;
+    assert!(said.starts_with("Too long to show here whole"), "{said}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(b.record(&long).await["status"], "pending");
+    let r: Value = b.post("/v1/approve?wait=false").json(&bash("rm -rf build", "t-2")).send().await.unwrap().json().await.unwrap();
+    let short = r["id"].as_str().unwrap().to_owned();
+    crate::support::nth_seen("the second approval", 3, || {
+        slack.calls("chat.postMessage").into_iter().filter(|c| c["blocks"].is_array()).collect()
+    })
+    .await;
+    let asked = written(&slack, SHARED, "U0ALICE", &format!("approve {}", short_id(&short)), "1700000100.000010");
+    send_event(&b, &asked, SECRET).await;
+    let record = b.until_status(&short, "answered").await;
+    assert_eq!(record["result"]["answers"][0]["answer"], "Allow", "{record:#}");
+    assert_eq!(
+        crate::support::nth_seen("allowed", 1, || replies(&slack, SHARED, "1700000100.000010")).await,
+        format!("Allowed: {}.", short_id(&short))
+    );
+}
+
+/// Over Socket Mode a command comes in an `events_api` envelope, acknowledged at once.
+#[tokio::test]
+async fn over_socket_mode_a_typed_command_answers_and_its_envelope_is_acknowledged() {
+    use askuser_bridge::notify::short_id;
+    let (slack, api) = FakeSlack::start().await;
+    let mut app = app(&api, &[]);
+    (app.signing_secret, app.app_token) = (String::new(), Some(APP.into()));
+    let b = bridge_configured(tempfile::tempdir().unwrap(), move |opts| {
+        opts.notify.add(app);
+    })
+    .await;
+    let r = b.http.post(format!("{}/slack/events", b.url)).body("{}").send().await.unwrap();
+    assert!([404, 405].contains(&r.status().as_u16()), "no signing secret: no /slack/events ({})", r.status());
+    crate::support::nth_seen("a Socket Mode connection", 1, || slack.sockets.lock().unwrap().clone()).await;
+    b.post("/v1/ask?wait=false").json(&question("s-31")).send().await.unwrap();
+    slack.nth("chat.postMessage", 1).await;
+    let payload = written(&slack, SHARED, "U0ALICE", &format!("answer {} 3", short_id("s-31")), "1700000200.000001");
+    slack.envelope(json!({"envelope_id": "e-31", "type": "events_api", "payload": payload, "accepts_response_payload": false, "retry_attempt": 0, "retry_reason": ""}));
+    let (acked, took) = crate::support::nth_seen("an ack", 1, || slack.acks.lock().unwrap().clone()).await;
+    assert!(acked == "e-31" && took < Duration::from_secs(3), "{acked} after {took:?}");
+    let record = b.until_status("s-31", "answered").await;
+    assert_eq!((record["result"]["answers"][0]["answer"].as_str(), record["answeredBy"].as_str()), (Some("MySQL"), Some("slack:U0ALICE")));
+    let said = crate::support::nth_seen("the reply", 1, || replies(&slack, SHARED, "1700000200.000001")).await;
+    assert_eq!(said, format!("Answered: {}.", short_id("s-31")));
 }

@@ -565,12 +565,12 @@ pub struct SlackArgs {
     /// The Slack app's bot token (xoxb-…).
     #[arg(long, env = "ASKUSER_SLACK_BOT_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     pub slack_bot_token: Option<String>,
-    /// The Slack app's signing secret: requests to /slack/actions must be signed with it
-    /// (not needed with --slack-app-token).
+    /// The Slack app's signing secret: requests to /slack/actions and /slack/events must
+    /// be signed with it (not needed with --slack-app-token).
     #[arg(long, env = "ASKUSER_SLACK_SIGNING_SECRET", value_name = "SECRET", hide_env_values = true)]
     pub slack_signing_secret: Option<String>,
-    /// The Slack app's app-level token (xapp-…): buttons answer over Socket Mode, with no
-    /// public URL.
+    /// The Slack app's app-level token (xapp-…): buttons and typed commands answer over
+    /// Socket Mode, with no public URL.
     #[arg(long, env = "ASKUSER_SLACK_APP_TOKEN", value_name = "TOKEN", hide_env_values = true)]
     pub slack_app_token: Option<String>,
     /// Slack's Web API.

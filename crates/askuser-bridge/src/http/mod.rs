@@ -154,13 +154,13 @@ pub fn router(app: App) -> Router {
         .route("/v1/push/subscriptions", post(subscribe).delete(unsubscribe))
         .route("/v1/session", post(first::open).delete(first::close));
     let mut router = Router::new().merge(api);
-    // What chats' services post back (Slack's interactivity URL, WhatsApp's webhook and
-    // its GET handshake): each channel's own.
+    // What chats' services post back (Slack's interactivity and events URLs, WhatsApp's
+    // webhook and its GET handshake): each channel's own.
     for channel in app.notifier.channels() {
-        if let Some(path) = channel.inbound() {
+        for path in channel.inbound() {
             let (channel, looked) = (channel.clone(), channel.clone());
             let receive = move |State(app): State<App>, headers: HeaderMap, body: axum::body::Bytes| async move {
-                channel.receive(&app.notifier, &headers, &body).await.into_response()
+                channel.receive(&app.notifier, path, &headers, &body).await.into_response()
             };
             let look = move |uri: axum::http::Uri| async move { looked.look(uri.query().unwrap_or_default()).into_response() };
             router = router.route(path, post(receive).get(look));

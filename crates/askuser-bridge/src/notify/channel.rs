@@ -16,7 +16,7 @@
 //! sharing a store run one such connection at a time, each in the terms it claimed
 //! ([`Lease`], [`Turns`]), as Telegram's poller does. Answers a service posts
 //! to the bridge (a WhatsApp webhook, Slack's actions without Socket Mode) come to
-//! [`Channel::receive`] at the path [`Channel::inbound`] names, the raw body kept for the
+//! [`Channel::receive`] at the paths [`Channel::inbound`] names, the raw body kept for the
 //! signature. Either way [`super::Notifier::answer_from_chat`] takes them. A channel that
 //! may only write within a window (WhatsApp: 24 hours after the person last wrote) keeps
 //! when it last heard from each place and leaves a place out of [`Channel::routes`], or
@@ -208,16 +208,16 @@ pub trait Channel: std::any::Any + Send + Sync {
         vec![]
     }
 
-    /// The path its service posts to on this bridge (Slack's interactivity URL; a
-    /// webhook WhatsApp calls), if any: [`Channel::receive`] takes it.
-    fn inbound(&self) -> Option<&'static str> {
-        None
+    /// The paths its service posts to on this bridge (Slack's interactivity and events
+    /// URLs; a webhook WhatsApp calls), if any: [`Channel::receive`] takes them.
+    fn inbound(&self) -> Vec<&'static str> {
+        vec![]
     }
 
-    /// A request its service sent to [`Channel::inbound`], as it came (headers, the raw
-    /// body a signature covers): checked, and answered at once with the status and body
-    /// to send; what it asks is carried out after, in its own task.
-    async fn receive(&self, _notifier: &Arc<Notifier>, _headers: &HeaderMap, _body: &[u8]) -> (StatusCode, String) {
+    /// A request its service sent to `path`, one of [`Channel::inbound`], as it came
+    /// (headers, the raw body a signature covers): checked, and answered at once with the
+    /// status and body to send; what it asks is carried out after, in its own task.
+    async fn receive(&self, _notifier: &Arc<Notifier>, _path: &str, _headers: &HeaderMap, _body: &[u8]) -> (StatusCode, String) {
         (StatusCode::NOT_FOUND, String::new())
     }
 

@@ -1,4 +1,4 @@
-//! Commands a person types in a chat that takes text (Telegram, WhatsApp): `approve ID`,
+//! Commands a person types in a chat that takes text (Telegram, WhatsApp, Slack, Discord): `approve ID`,
 //! `deny ID [what to do instead]`, `answer ID 2` or `answer ID words`, `ID` being the
 //! short id every chat's message shows in its first line ([`short_id`], through
 //! [`super::Headline`]). Read here once for every chat ([`parse`], [`outcome`]); pure.

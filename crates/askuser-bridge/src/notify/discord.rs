@@ -18,7 +18,7 @@
 //! `twilight-model` 21 s of compile on their own, and 9 crates this lock file does not
 //! have (`tokio-websockets`, `webpki-roots`, `serde-value`, `serde_repr`, `ordered-float`,
 //! `sha1_smol`, the queue and the two). What the bot needs of the gateway is five opcodes (Hello,
-//! Identify, Heartbeat and its ACK, Resume), two dispatches (READY, INTERACTION_CREATE)
+//! Identify, Heartbeat and its ACK, Resume), three dispatches (READY, INTERACTION_CREATE, MESSAGE_CREATE)
 //! and the close codes that say stop: a few dozen lines over `tls::websocket`, tested
 //! against a local gateway that checks the heartbeat and the resume.
 //!
@@ -574,10 +574,82 @@ pub mod op {
     pub const HEARTBEAT_ACK: u64 = 11;
 }
 
-/// The intents the bot identifies with: none. Interactions come to every bot whatever
-/// its intents, and it reads no messages, members or presences (none of Discord's
-/// privileged intents is asked for).
-pub const INTENTS: u64 = 0;
+/// `GUILD_MESSAGES`: a server's new messages (`MESSAGE_CREATE`).
+pub const GUILD_MESSAGES: u64 = 1 << 9;
+/// `DIRECT_MESSAGES`: new messages in a direct message with the bot.
+pub const DIRECT_MESSAGES: u64 = 1 << 12;
+
+/// The intents the bot identifies with: new messages in servers and direct messages, for
+/// typed commands. Neither is privileged: without `MESSAGE_CONTENT` (privileged, never
+/// asked for) Discord gives a message's text only where it mentions the bot or is a direct
+/// message, which is all a command needs. Interactions come whatever the intents; members
+/// and presences are not asked for.
+pub const INTENTS: u64 = GUILD_MESSAGES | DIRECT_MESSAGES;
+
+/// A person's new message (`MESSAGE_CREATE`), read field by field.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Said {
+    pub id: String,
+    pub channel_id: String,
+    pub author: User,
+    /// Its text: empty unless it mentions the bot or is a direct message (no
+    /// `MESSAGE_CONTENT` intent).
+    pub content: String,
+    /// In a server (`guild_id`), not a direct message.
+    pub in_guild: bool,
+}
+
+impl Said {
+    /// The dispatch's `d`; none for a bot's or a webhook's message (askuser's own too), or
+    /// one without its ids.
+    pub fn parse(d: &Value) -> Option<Said> {
+        let text = |v: &Value| v.as_str().map(str::to_owned);
+        let author = &d["author"];
+        if author["bot"] == true || author["system"] == true || d.get("webhook_id").is_some_and(|w| !w.is_null()) {
+            return None;
+        }
+        Some(Said {
+            id: text(&d["id"]).filter(|id| is_snowflake(id))?,
+            channel_id: text(&d["channel_id"]).filter(|id| is_snowflake(id))?,
+            author: User {
+                id: text(&author["id"]).filter(|id| is_snowflake(id))?,
+                username: text(&author["username"]).unwrap_or_default(),
+            },
+            content: text(&d["content"]).unwrap_or_default(),
+            in_guild: d["guild_id"].is_string(),
+        })
+    }
+
+    /// What it says to bot `bot_id`: its text after a leading mention of the bot
+    /// (`<@ID>`, or `<@!ID>`); in a direct message the mention may be left out. None: not
+    /// to the bot.
+    pub fn to_bot(&self, bot_id: &str) -> Option<&str> {
+        let text = self.content.trim_start();
+        let mentioned = [format!("<@{bot_id}>"), format!("<@!{bot_id}>")].into_iter().find_map(|m| text.strip_prefix(m.as_str()));
+        match mentioned {
+            Some(rest) => Some(rest.trim()),
+            None if !self.in_guild && !text.is_empty() => Some(text.trim()),
+            None => None,
+        }
+    }
+}
+
+/// Whether option `label` may be chosen from Discord's message of `record`: on an
+/// approval, Deny, and Allow only where the message shows it whole (where it has Allow).
+pub fn allowable(record: &QuestionRecord, label: &str) -> Result<(), String> {
+    let view = permission(record);
+    let approval = view.is_some();
+    let whole = || view.is_none_or(|view| approval_body(&view, MAX_CONTENT - headline(record).chars().count() - 2).1);
+    super::channel::allowable(approval, whole, label)
+}
+
+/// A reply to message `to` with `text` (askuser's words, escaped here): no pings, no embeds.
+pub fn reply(to: &str, text: &str) -> Value {
+    json!({
+        "content": cut_escaped(text, MAX_CONTENT), "allowed_mentions": {"parse": []}, "flags": SUPPRESS_EMBEDS,
+        "message_reference": {"message_id": to, "fail_if_not_exists": false},
+    })
+}
 
 /// One gateway frame: `{"op", "d", "s", "t"}`.
 #[derive(Debug, Clone, PartialEq)]

@@ -8,10 +8,11 @@
 //! The gateway: `GET /gateway/bot` gives its address; Hello says the heartbeat interval,
 //! the bot sends a heartbeat at it (the first after a random part of it) and expects
 //! each acknowledged before the next, else the connection is dead and is resumed; it
-//! identifies with its token and no intents ([`super::discord::INTENTS`]), keeps READY's
-//! session and resume address and the last sequence number, and after a dropped socket,
-//! a Reconnect (op 7) or a resumable Invalid Session (op 9) resumes there with them, so
-//! what happened meanwhile is replayed. A close code that says the token or the intents
+//! identifies with its token and the intents for new messages
+//! ([`super::discord::INTENTS`]), keeps READY's session, resume address and bot user id
+//! and the last sequence number, and after a dropped socket, a Reconnect (op 7) or a
+//! resumable Invalid Session (op 9) resumes there with them, so what happened meanwhile
+//! is replayed. A close code that says the token or the intents
 //! are wrong is not retried at once (a minute's pause, said once in the log).
 //!
 //! An interaction is answered within Discord's 3 s at
@@ -20,6 +21,12 @@
 //! they see (type 4, ephemeral). Calls go to the REST API with the bridge's notification
 //! client (no redirects, the bridge's TLS), the token in the `Authorization` header only.
 //! Only the configured channels answer: an interaction in another is refused and logged.
+//!
+//! A typed command (`@askuser approve a1b2c3`, [`super::command`]) comes as a
+//! `MESSAGE_CREATE` that mentions the bot (or in a direct message): Discord gives a bot
+//! without the privileged `MESSAGE_CONTENT` intent the text of those only, which is all it
+//! reads. It answers the set it names if that set was posted to the channel, by
+//! [`super::Notifier::command_from_chat`], and the message gets a reply.
 
 use super::channel::{Places, Retry, SettingsError, Turn, Turns};
 use super::discord::{self, op, Act, Frame, Interaction};
@@ -286,10 +293,52 @@ async fn interacted(notifier: Arc<Notifier>, bot: DiscordBot, interaction: Inter
     }
 }
 
-/// What the gateway session has for a resume.
+/// A message someone wrote: a typed command to the bot (`@askuser approve a1b2c3`, or in
+/// a direct message) in one of its channels answers the set it names, if that set was
+/// posted there; the message gets a reply saying what was done or why not. Messages not
+/// to the bot are not read (Discord gives their text only to a bot with the privileged
+/// `MESSAGE_CONTENT` intent, which askuser does not ask for).
+async fn heard(notifier: Arc<Notifier>, bot: DiscordBot, said: discord::Said, bot_id: String) {
+    let Some(text) = said.to_bot(&bot_id) else { return };
+    if !bot.allows(&said.channel_id) {
+        return tracing::warn!(
+            channel = said.channel_id,
+            user = said.author.id,
+            "a Discord message to the bot in a channel askuser does not post to: ignored (to post there, add --notify-discord {})",
+            said.channel_id
+        );
+    }
+    let told = match super::command::parse(text, false) {
+        Some(Ok(command)) => {
+            let key = format!("discord:{}", said.channel_id);
+            let reply = |record: &QuestionRecord, text: &str| {
+                let open = super::telegram::open_link(notifier.base(), &record.id);
+                let selections = super::telegram::replied(record, text, Some(&open))?;
+                if let Some(label) = selections.first().and_then(|s| s.selected.first()) {
+                    discord::allowable(record, label)?;
+                }
+                Ok(selections)
+            };
+            let done = notifier.command_from_chat(&key, &said.author.answered_by(), &command, discord::allowable, reply).await;
+            done.unwrap_or_else(|not| not.told(str::to_owned))
+        }
+        Some(Err(how)) => how,
+        None => format!("askuser posts its questions here. To answer one, press its buttons. {}", super::command::USAGE),
+    };
+    let path = format!("channels/{}/messages", said.channel_id);
+    // `reply` escapes the whole text.
+    if let Err(Sent::Refused(e) | Sent::Retry { why: e, .. }) =
+        bot.call(notifier.http(), reqwest::Method::POST, &path, Some(&discord::reply(&said.id, &told))).await
+    {
+        tracing::warn!("cannot answer a command in Discord: {}", super::channel::scrub(&e, &[&bot.token]));
+    }
+}
+
+/// What the gateway session has for a resume, and the bot's own user id (READY's).
 struct Session {
     id: String,
     resume_url: String,
+    bot_id: String,
 }
 
 /// Why a gateway connection ended.
@@ -483,8 +532,12 @@ async fn run_connection(
                     Some("READY") => {
                         let id = frame.d["session_id"].as_str().unwrap_or_default();
                         let resume_url = frame.d["resume_gateway_url"].as_str().unwrap_or_default();
-                        *session = (!id.is_empty() && !resume_url.is_empty())
-                            .then(|| Session { id: id.to_owned(), resume_url: resume_url.to_owned() });
+                        let bot_id = frame.d["user"]["id"].as_str().unwrap_or_default();
+                        *session = (!id.is_empty() && !resume_url.is_empty()).then(|| Session {
+                            id: id.to_owned(),
+                            resume_url: resume_url.to_owned(),
+                            bot_id: bot_id.to_owned(),
+                        });
                     }
                     Some("RESUMED") => tracing::info!("resumed the Discord gateway session"),
                     Some("INTERACTION_CREATE") => match Interaction::parse(&frame.d) {
@@ -493,6 +546,12 @@ async fn run_connection(
                         }
                         None => tracing::warn!("a Discord interaction without an id or a token: ignored"),
                     },
+                    Some("MESSAGE_CREATE") => {
+                        let bot_id = session.as_ref().map(|s| s.bot_id.clone()).unwrap_or_default();
+                        if let Some(said) = discord::Said::parse(&frame.d) {
+                            tokio::spawn(heard(notifier.clone(), bot.clone(), said, bot_id));
+                        }
+                    }
                     _ => {}
                 }
             }

@@ -797,7 +797,6 @@ fn form_decode(text: &[u8]) -> Option<Vec<u8>> {
 /// One Socket Mode frame: `{"envelope_id", "type", "payload"}` (`hello` and `disconnect`
 /// have no envelope id).
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
-#[allow(dead_code)] // read once Socket Mode lands (issue 49)
 pub struct Envelope {
     #[serde(default)]
     pub envelope_id: Option<String>,
@@ -808,7 +807,6 @@ pub struct Envelope {
     pub payload: Value,
 }
 
-#[allow(dead_code)]
 impl Envelope {
     /// Reads a text frame from the Socket Mode WebSocket.
     pub fn parse(frame: &str) -> Result<Envelope, String> {
@@ -823,10 +821,102 @@ impl Envelope {
         serde_json::from_value(self.payload.clone()).map(Some).map_err(|e| format!("the interactive envelope's payload: {e}"))
     }
 
+    /// The Events API callback it carries, when it is an `events_api` envelope.
+    pub fn event(&self) -> Option<Event> {
+        (self.kind == "events_api").then(|| Event::of(&self.payload))
+    }
+
     /// The acknowledgement Slack waits for (within 3 s), for an envelope that has an id.
     pub fn ack(&self) -> Option<String> {
         self.envelope_id.as_ref().map(|id| json!({"envelope_id": id}).to_string())
     }
+}
+
+/// What the Events API brings (posted to the events URL, or in a Socket Mode `events_api`
+/// envelope), as far as askuser reads it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Event {
+    /// `url_verification`: Slack checks the events URL, the challenge to echo.
+    Challenge(String),
+    /// Someone wrote a message in a channel the app is in.
+    Said(Said),
+    /// Anything else: a bot's message (askuser's own too), an edit, a deletion, a join, a
+    /// message with a file, an event askuser did not ask for.
+    Other,
+}
+
+/// A person's new message, from a `message` event with no subtype.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Said {
+    pub channel: String,
+    /// Their user id (`U0123ABCD`).
+    pub user: String,
+    pub text: String,
+    /// The message's ts, and the thread it is in (its own ts where it starts none).
+    pub ts: String,
+    pub thread_ts: String,
+    /// To the app: in a direct message with it (`channel_type` `im`), or starting with its
+    /// mention (`@askuser approve a1b2c3`, which is taken out of `text`).
+    pub addressed: bool,
+}
+
+impl Said {
+    /// Who answered, as a record's `answered_by` keeps it (`slack:U0123ABCD`).
+    pub fn answered_by(&self) -> String {
+        format!("slack:{}", self.user)
+    }
+}
+
+impl Event {
+    /// An Events API request body (`url_verification`, `event_callback`), read field by
+    /// field; what is not a person's new message is [`Event::Other`].
+    pub fn of(body: &Value) -> Event {
+        let text = |v: &Value, key: &str| v.get(key).and_then(Value::as_str).map(str::to_owned);
+        match body["type"].as_str() {
+            Some("url_verification") => return text(body, "challenge").map_or(Event::Other, Event::Challenge),
+            Some("event_callback") => {}
+            _ => return Event::Other,
+        }
+        let event = &body["event"];
+        // A subtype is anything but a person's plain new message (`message_changed`, an
+        // edit; `bot_message`; `channel_join`, `file_share`, ...); a bot's own has `bot_id`.
+        if event["type"] != "message"
+            || event.get("subtype").is_some_and(|s| !s.is_null())
+            || event.get("bot_id").is_some_and(|b| !b.is_null())
+        {
+            return Event::Other;
+        }
+        let (Some(channel), Some(user), Some(said), Some(ts)) =
+            (text(event, "channel"), text(event, "user"), text(event, "text"), text(event, "ts"))
+        else {
+            return Event::Other;
+        };
+        if !is_user_id(&user) || channel.is_empty() || ts.is_empty() {
+            return Event::Other;
+        }
+        let thread_ts = text(event, "thread_ts").unwrap_or_else(|| ts.clone());
+        // The app's own user, whose mention may lead the message (`<@U0APP> approve …`).
+        let app = body["authorizations"].as_array().into_iter().flatten().find(|a| a["is_bot"] == true);
+        let app = app.and_then(|a| a["user_id"].as_str()).filter(|id| is_user_id(id));
+        let mentioned = app.and_then(|id| said.trim_start().strip_prefix(&format!("<@{id}>")).map(str::to_owned));
+        let addressed = mentioned.is_some() || event["channel_type"] == "im";
+        let said = mentioned.unwrap_or(said);
+        // Slack writes `&`, `<` and `>` in a message's text as entities.
+        let said = said.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&");
+        Event::Said(Said { channel, user, text: said.trim().to_owned(), ts, thread_ts, addressed })
+    }
+
+    /// A request body posted to the events URL.
+    pub fn parse(body: &[u8]) -> Result<Event, String> {
+        let body: Value = serde_json::from_slice(body).map_err(|e| format!("the event: expected Slack's JSON, {e}"))?;
+        Ok(Event::of(&body))
+    }
+}
+
+/// Whether option `label` may be chosen from Slack's message of `record`: on an approval,
+/// Deny, and Allow only where the message shows it whole (where it offers Allow).
+pub fn allowable(record: &QuestionRecord, label: &str) -> Result<(), String> {
+    super::channel::allowable(permission(record).is_some(), || offers(record).0, label)
 }
 
 /// What an interaction does to its question set.

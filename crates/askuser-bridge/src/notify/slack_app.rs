@@ -16,6 +16,15 @@
 //! HTTP endpoint stays for a bridge that has a public URL (it is served only when the
 //! signing secret is given).
 //!
+//! # Typed commands
+//! Messages people write in the app's channels come as Events API `message` events, at
+//! `POST /slack/events` ([`EVENTS`], signed as `/slack/actions` is) or in Socket Mode's
+//! `events_api` envelopes; a command among them (`approve ID`, [`super::command`]) is taken
+//! by [`super::Notifier::command_from_chat`] for a set posted to that channel, and answered
+//! in the message's thread. In a shared channel only a first word that is a command and a
+//! second that is an id make a command (people talk there); in a direct message with the
+//! app, or after its mention (`@askuser …`), anything else gets how commands are written.
+//!
 //! Calls go to Slack's Web API with the bridge's notification client (no redirects, the
 //! bridge's TLS): `chat.postMessage`, `chat.update` and `chat.postEphemeral` (to tell
 //! only the person who pressed a button what was wrong). A call Slack refuses for good
@@ -38,6 +47,9 @@ use std::time::Duration;
 pub const API: &str = "https://slack.com/api/";
 /// Where Slack posts what a person did in a message (the app's "Interactivity" request URL).
 pub const ACTIONS: &str = "/slack/actions";
+/// Where Slack posts the events the app subscribed to (its "Event Subscriptions" request
+/// URL): messages in its channels, read for typed commands.
+pub const EVENTS: &str = "/slack/events";
 /// The Socket Mode connection's lease term, for bridges sharing a store.
 pub const LEASE: Duration = Duration::from_secs(30);
 
@@ -195,6 +207,58 @@ impl SlackApp {
         }
     }
 
+    /// Whether `channel` is one the app posts to (and so may answer in).
+    pub fn allows(&self, channel: &str) -> bool {
+        self.channel.as_deref() == Some(channel) || self.routes.values().any(|c| c == channel)
+    }
+
+    /// Posts `text` (askuser's own words, escaped) in the thread of message `thread_ts`.
+    pub async fn say(&self, http: &reqwest::Client, channel: &str, thread_ts: &str, text: &str) -> Sent {
+        let body =
+            json!({"channel": channel, "thread_ts": thread_ts, "text": slack::escape(text), "unfurl_links": false, "unfurl_media": false});
+        match self.call(http, "chat.postMessage", &body).await {
+            Ok(_) => Sent::Delivered,
+            Err(failed) => failed,
+        }
+    }
+
+    /// A message someone wrote (over the events URL or Socket Mode): a typed command in one
+    /// of the app's channels answers the set it names, if that set was posted there, and is
+    /// answered in its thread with what was done or why not.
+    pub async fn heard(&self, notifier: &super::Notifier, said: &slack::Said) {
+        if !self.allows(&said.channel) {
+            return tracing::warn!(
+                channel = said.channel,
+                "a Slack message in a channel askuser does not post to: ignored (to post there, add --notify-slack {})",
+                said.channel
+            );
+        }
+        let told = match super::command::parse(&said.text, !said.addressed) {
+            Some(Ok(command)) => {
+                let key = format!("slack:{}", said.channel);
+                let reply = |record: &QuestionRecord, text: &str| {
+                    let open = super::telegram::open_link(notifier.base(), &record.id);
+                    let selections = super::telegram::replied(record, text, Some(&open))?;
+                    if let Some(label) = selections.first().and_then(|s| s.selected.first()) {
+                        slack::allowable(record, label)?;
+                    }
+                    Ok(selections)
+                };
+                let done = notifier.command_from_chat(&key, &said.answered_by(), &command, slack::allowable, reply).await;
+                done.unwrap_or_else(|not| not.told(str::to_owned))
+            }
+            Some(Err(how)) => how,
+            None if said.addressed => {
+                format!("askuser posts its questions here. To answer one, press its buttons. {}", super::command::USAGE)
+            }
+            None => return,
+        };
+        // `say` escapes the whole text.
+        if let Sent::Refused(e) | Sent::Retry { why: e, .. } = self.say(notifier.http(), &said.channel, &said.thread_ts, &told).await {
+            tracing::warn!("cannot answer a command in Slack: {e}");
+        }
+    }
+
     /// Carries out one interaction, however it came (`/slack/actions` or Socket Mode): a
     /// button pressed or a menu chosen in a message; anything else (a modal's submission:
     /// the app opens none) is not askuser's.
@@ -268,16 +332,20 @@ impl super::Channel for SlackApp {
         true
     }
 
-    /// Slack's "Interactivity" request URL: a button pressed (or a box ticked, a menu
-    /// chosen) in one of the app's messages.
-    fn inbound(&self) -> Option<&'static str> {
-        (!self.signing_secret.is_empty()).then_some(ACTIONS)
+    /// Slack's "Interactivity" request URL (a button pressed, a box ticked, a menu chosen
+    /// in one of the app's messages) and its "Event Subscriptions" one (messages).
+    fn inbound(&self) -> Vec<&'static str> {
+        match self.signing_secret.is_empty() {
+            true => vec![],
+            false => vec![ACTIONS, EVENTS],
+        }
     }
 
     /// Checked against the signing secret first; then acknowledged at once (Slack wants
     /// an answer within 3 s) and carried out: the question set the message is about is
-    /// answered or declined as `slack:USER`, or the person alone is told why not.
-    async fn receive(&self, notifier: &Arc<super::Notifier>, headers: &HeaderMap, body: &[u8]) -> (StatusCode, String) {
+    /// answered or declined as `slack:USER`, or the person alone is told why not; at
+    /// [`EVENTS`], the URL's challenge echoed, or a message read for a command.
+    async fn receive(&self, notifier: &Arc<super::Notifier>, path: &str, headers: &HeaderMap, body: &[u8]) -> (StatusCode, String) {
         let header = |name: &str| headers.get(name).and_then(|v| v.to_str().ok()).unwrap_or_default();
         let now_s = notifier.now_ms() / 1000;
         let (timestamp, signature) = (header("x-slack-request-timestamp"), header("x-slack-signature"));
@@ -285,8 +353,20 @@ impl super::Channel for SlackApp {
             return (StatusCode::NOT_FOUND, String::new());
         }
         if let Err(e) = slack::verify(self.signing_secret.as_bytes(), timestamp, signature, body, now_s) {
-            tracing::warn!("refused a request to {ACTIONS}: {e}");
+            tracing::warn!("refused a request to {path}: {e}");
             return (StatusCode::UNAUTHORIZED, format!("not from Slack: {e}"));
+        }
+        if path == EVENTS {
+            return match slack::Event::parse(body) {
+                Ok(slack::Event::Challenge(challenge)) => (StatusCode::OK, challenge),
+                Ok(slack::Event::Said(said)) => {
+                    let (app, notifier) = (self.clone(), notifier.clone());
+                    tokio::spawn(async move { app.heard(&notifier, &said).await });
+                    (StatusCode::OK, String::new())
+                }
+                Ok(slack::Event::Other) => (StatusCode::OK, String::new()),
+                Err(e) => (StatusCode::BAD_REQUEST, e),
+            };
         }
         let interaction = match Interaction::from_form(body) {
             Ok(i) => i,
@@ -409,6 +489,12 @@ async fn socket_mode(notifier: Arc<super::Notifier>, app: SlackApp) {
                     tracing::info!("Slack asked for a new Socket Mode connection");
                     lost = true;
                     break;
+                }
+                "events_api" => {
+                    if let Some(slack::Event::Said(said)) = envelope.event() {
+                        let (app, notifier) = (app.clone(), notifier.clone());
+                        tokio::spawn(async move { app.heard(&notifier, &said).await });
+                    }
                 }
                 _ => match envelope.interaction() {
                     Ok(Some(interaction)) => {

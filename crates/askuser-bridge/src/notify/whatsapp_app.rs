@@ -429,8 +429,8 @@ impl super::Channel for WhatsApp {
         }
     }
 
-    fn inbound(&self) -> Option<&'static str> {
-        Some(WEBHOOK)
+    fn inbound(&self) -> Vec<&'static str> {
+        vec![WEBHOOK]
     }
 
     /// The subscription handshake: the challenge echoed for the verify token.
@@ -446,7 +446,7 @@ impl super::Channel for WhatsApp {
 
     /// Checked against the app secret first; then acknowledged at once (Meta retries what
     /// is not answered 200 quickly) and carried out.
-    async fn receive(&self, notifier: &Arc<Notifier>, headers: &HeaderMap, body: &[u8]) -> (StatusCode, String) {
+    async fn receive(&self, notifier: &Arc<Notifier>, _path: &str, headers: &HeaderMap, body: &[u8]) -> (StatusCode, String) {
         let signature = headers.get("x-hub-signature-256").and_then(|v| v.to_str().ok()).unwrap_or_default();
         if let Err(e) = whatsapp::verify(self.app_secret.as_bytes(), signature, body) {
             tracing::warn!("refused a request to {WEBHOOK}: {e}");

@@ -181,6 +181,37 @@ fn allow_is_offered_only_for_a_command_shown_whole() {
     let forged = format!("{}:o0", mark(&long.id));
     assert_eq!(long.request.questions[0].options[0].label, ALLOW);
     assert!(act(&long, &pressed(&forged)).unwrap_err().contains("does not show it whole"), "a forged Allow is refused");
+    // A typed `approve` follows the same rule.
+    assert_eq!(allowable(&r, ALLOW), Ok(()));
+    assert!(allowable(&long, ALLOW).unwrap_err().starts_with("Too long to show here whole"));
+    assert_eq!(allowable(&long, DENY), Ok(()));
+}
+
+#[test]
+fn a_message_to_the_bot_is_read_after_its_mention_and_a_bots_is_not_read() {
+    let d = |author: Value, content: &str, guild: bool| {
+        let mut d = json!({"id": "31", "channel_id": "21", "author": author, "content": content, "mentions": []});
+        if guild {
+            d["guild_id"] = "11".into();
+        }
+        d
+    };
+    let alice = json!({"id": "42", "username": "alice"});
+    let said = Said::parse(&d(alice.clone(), "<@7> approve a1b2c3", true)).unwrap();
+    assert_eq!((said.channel_id.as_str(), said.author.answered_by(), said.in_guild), ("21", "discord:42 @alice".into(), true));
+    assert_eq!(said.to_bot("7"), Some("approve a1b2c3"));
+    assert_eq!(Said::parse(&d(alice.clone(), " <@!7>  deny a1b2c3 no ", true)).unwrap().to_bot("7"), Some("deny a1b2c3 no"));
+    assert_eq!(said.to_bot("8"), None, "another bot's mention");
+    assert_eq!(Said::parse(&d(alice.clone(), "approve a1b2c3 <@7>", true)).unwrap().to_bot("7"), None, "the mention leads");
+    assert_eq!(Said::parse(&d(alice.clone(), "", true)).unwrap().to_bot("7"), None, "no content: not to the bot");
+    assert_eq!(Said::parse(&d(alice, "approve a1b2c3", false)).unwrap().to_bot("7"), Some("approve a1b2c3"), "a direct message");
+    assert_eq!(Said::parse(&d(json!({"id": "9", "username": "ci", "bot": true}), "<@7> approve a1b2c3", true)), None);
+    let mut hook = d(json!({"id": "9", "username": "hook"}), "<@7> approve a1b2c3", true);
+    hook["webhook_id"] = "9".into();
+    assert_eq!(Said::parse(&hook), None);
+    let r = reply("31", "Allowed: a1b2c3. <@1> @everyone");
+    assert_eq!((r["message_reference"]["message_id"].as_str(), &r["allowed_mentions"]), (Some("31"), &json!({"parse": []})));
+    assert_eq!(r["content"], r"Allowed\: a1b2c3\. \<\@1\> \@everyone");
 }
 
 #[test]
@@ -203,8 +234,9 @@ fn gateway_frames_are_read_and_written_as_discord_has_them() {
     let identify: Value = serde_json::from_str(&identify("tok")).unwrap();
     assert_eq!(
         (identify["op"].as_u64(), identify["d"]["token"].as_str(), identify["d"]["intents"].as_u64()),
-        (Some(2), Some("tok"), Some(0))
+        (Some(2), Some("tok"), Some((1 << 9) | (1 << 12)))
     );
+    assert_eq!(INTENTS & (1 << 15), 0, "MESSAGE_CONTENT is privileged: never asked for");
     let resume: Value = serde_json::from_str(&resume("tok", "s-1", Some(7))).unwrap();
     assert_eq!(resume, json!({"op": 6, "d": {"token": "tok", "session_id": "s-1", "seq": 7}}));
     assert_eq!(serde_json::from_str::<Value>(&heartbeat(None)).unwrap(), json!({"op": 1, "d": null}));

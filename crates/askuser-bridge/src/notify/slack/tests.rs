@@ -444,6 +444,9 @@ fn allow_is_offered_only_for_a_command_shown_whole_and_always_names_its_rule() {
     // Escaping counts: 1,000 `&` are 5,000 characters in Slack.
     let amps = approve(&format!("echo {}", "&".repeat(1_000)));
     assert_eq!(labels(&message(&amps, None)), [DENY]);
+    // A typed `approve` follows the same rule.
+    assert!(allowable(&amps, ALLOW).unwrap_err().starts_with("Too long to show here whole"));
+    assert_eq!((allowable(&amps, DENY), allowable(&approve("rm -rf build"), ALLOW)), (Ok(()), Ok(())));
 }
 
 #[test]
@@ -594,6 +597,50 @@ fn interactions_are_read_from_a_form_or_a_socket_mode_envelope() {
     assert_eq!((events.interaction(), events.ack().is_some()), (Ok(None), true));
     assert!(Envelope::parse("{").unwrap_err().starts_with("a Socket Mode frame"));
     assert!(Envelope::parse(r#"{"envelope_id": "e", "type": "interactive", "payload": {"user": {}}}"#).unwrap().interaction().is_err());
+}
+
+#[test]
+fn a_persons_new_message_is_read_from_an_event_and_anything_else_is_not() {
+    let callback = |event: Value| json!({"token": "x", "team_id": "T0", "api_app_id": "A0", "type": "event_callback", "event_id": "Ev1", "event": event});
+    let message = json!({"type": "message", "channel": "C0AGENTS", "user": "U0ALICE", "text": "approve a1b2c3", "ts": "1.1", "channel_type": "channel"});
+    let Event::Said(said) = Event::of(&callback(message.clone())) else { panic!() };
+    assert_eq!(
+        (said.channel.as_str(), said.text.as_str(), said.thread_ts.as_str(), said.addressed),
+        ("C0AGENTS", "approve a1b2c3", "1.1", false)
+    );
+    assert_eq!(said.answered_by(), "slack:U0ALICE");
+    let mut threaded = message.clone();
+    (threaded["thread_ts"], threaded["channel_type"]) = ("0.9".into(), "im".into());
+    let Event::Said(said) = Event::of(&callback(threaded)) else { panic!() };
+    assert_eq!((said.ts.as_str(), said.thread_ts.as_str(), said.addressed), ("1.1", "0.9", true), "answered in its thread");
+    // After the app's own mention (its user id from the authorizations), to the app.
+    let mut mentioned = callback(message.clone());
+    mentioned["authorizations"] = json!([{"team_id": "T0", "user_id": "U0APP", "is_bot": true}]);
+    mentioned["event"]["text"] = " <@U0APP>  deny it, no".into();
+    let Event::Said(said) = Event::of(&mentioned) else { panic!() };
+    assert_eq!((said.text.as_str(), said.addressed), ("deny it, no", true));
+    mentioned["event"]["text"] = "<@U0BOB> approve a1b2c3".into();
+    let Event::Said(said) = Event::of(&mentioned) else { panic!() };
+    assert_eq!((said.text.as_str(), said.addressed), ("<@U0BOB> approve a1b2c3", false), "someone else's mention");
+    let mut typed = message.clone();
+    typed["text"] = "answer a1b2c3 R&amp;D &lt;b&gt; &amp;lt;".into();
+    let Event::Said(said) = Event::of(&callback(typed)) else { panic!() };
+    assert_eq!(said.text, "answer a1b2c3 R&D <b> &lt;", "as it was typed");
+    for (key, value) in [
+        ("subtype", json!("message_changed")),
+        ("subtype", json!("bot_message")),
+        ("bot_id", json!("B0ASKUSER")),
+        ("user", json!("not a user")),
+    ] {
+        let mut other = message.clone();
+        other[key] = value;
+        assert_eq!(Event::of(&callback(other)), Event::Other, "{key}");
+    }
+    assert_eq!(Event::of(&callback(json!({"type": "app_mention", "text": "approve a1b2c3"}))), Event::Other);
+    assert_eq!(Event::parse(br#"{"token": "x", "challenge": "c-1", "type": "url_verification"}"#), Ok(Event::Challenge("c-1".into())));
+    assert!(Event::parse(b"{").unwrap_err().starts_with("the event: expected Slack's JSON"));
+    let envelope = Envelope { envelope_id: Some("e-1".into()), kind: "events_api".into(), payload: callback(message) };
+    assert!(matches!(envelope.event(), Some(Event::Said(_))));
 }
 
 #[test]
