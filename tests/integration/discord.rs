@@ -460,8 +460,20 @@ async fn the_gateway_is_kept_with_heartbeats_a_press_answers_and_a_dropped_socke
     discord.dispatch("INTERACTION_CREATE", interaction(5001, SHARED, &message, &custom_id(&posted, "SQLite"), None));
     let (_, answer, took) = nth_seen("the callback", 1, || discord.callbacks.lock().unwrap().clone()).await;
     assert!(took < Duration::from_secs(3), "{took:?}");
-    assert_eq!(answer["type"], 7, "the message updated in the answer: {answer}");
-    assert!(answer["data"]["components"].as_array().unwrap().is_empty() && answer["data"]["content"].as_str().unwrap().contains("<@42>"));
+    if answer["type"] == 6 {
+        // Deciding took longer than the bot waits (a machine loaded by other builds): the
+        // press was acknowledged as it was, and the message is edited below all the same.
+        // Sooner, type 6 would mean the answer was lost.
+        assert!(
+            took >= askuser_bridge::notify::DISCORD_ANSWER_WITHIN - Duration::from_millis(100),
+            "acknowledged early, not answered: {took:?}"
+        );
+    } else {
+        assert_eq!(answer["type"], 7, "the message updated in the answer: {answer}");
+        assert!(
+            answer["data"]["components"].as_array().unwrap().is_empty() && answer["data"]["content"].as_str().unwrap().contains("<@42>")
+        );
+    }
     let record = b.until_status("d-1", "answered").await;
     assert_eq!(
         (record["result"]["answers"][0]["answer"].as_str(), record["answeredBy"].as_str()),

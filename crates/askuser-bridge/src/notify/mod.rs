@@ -33,7 +33,7 @@ pub(crate) mod whatsapp_app;
 
 pub use channels::{webhook_secret, Ntfy, Webhook};
 pub use command::{short_id, USAGE as COMMAND_USAGE};
-pub use discord_bot::{DiscordBot, API as DISCORD_API};
+pub use discord_bot::{DiscordBot, ANSWER_WITHIN as DISCORD_ANSWER_WITHIN, API as DISCORD_API};
 pub use mailbox::{Email, Security as MailSecurity, Server as MailServer};
 pub use push::{topic as push_topic, Services as PushServices, Vapid};
 pub use slack_app::{SlackApp, API as SLACK_API, LEASE as SLACK_LEASE};
