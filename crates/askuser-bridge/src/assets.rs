@@ -112,7 +112,7 @@ mod tests {
     /// The app's code as a browser downloads it (the wasm and its JS glue, brotli): at
     /// most this many bytes. Issue 51's target is 200,000 (it was 340,188); lower it with
     /// every cut, so growth is a decision, never an accident.
-    const APP_BROTLI_BUDGET: usize = 291_000;
+    const APP_BROTLI_BUDGET: usize = 266_400;
 
     /// The shipped app, as `scripts/build-ui` compressed it: adding to the wasm fails here
     /// until the budget is raised on purpose (BENCHMARKS.md, "Sizes").

@@ -116,11 +116,39 @@ impl Selection {
 }
 
 /// An answer is one string, or a list of strings for a multi-select question.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(untagged)]
 pub enum AnswerValue {
     One(String),
     Many(Vec<String>),
+}
+
+/// Read by hand: serde's derived untagged enum buffers the value into its `Content` tree
+/// and tries each variant on it, code a page reading results does not need (issue 51).
+impl<'de> Deserialize<'de> for AnswerValue {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct OneOrMany;
+        impl<'de> serde::de::Visitor<'de> for OneOrMany {
+            type Value = AnswerValue;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a string or a list of strings")
+            }
+
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<AnswerValue, E> {
+                Ok(AnswerValue::One(text.to_owned()))
+            }
+
+            fn visit_string<E: serde::de::Error>(self, text: String) -> Result<AnswerValue, E> {
+                Ok(AnswerValue::One(text))
+            }
+
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<AnswerValue, A::Error> {
+                Vec::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(AnswerValue::Many)
+            }
+        }
+        deserializer.deserialize_any(OneOrMany)
+    }
 }
 
 impl AnswerValue {

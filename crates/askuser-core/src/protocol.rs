@@ -203,8 +203,9 @@ pub struct Viewer {
     pub teams: Vec<String>,
 }
 
-/// From the bridge to every browser.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// From the bridge to every browser. Read by [`BrowserEventDef`] (not derived: a page
+/// reads every frame, and serde's internally tagged enums are the largest code in it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum BrowserEvent {
     /// Sent first on every connection (and to resync a browser that fell behind): every
@@ -261,6 +262,150 @@ pub enum BrowserEvent {
     },
     /// A message was refused (see [`Refused`]).
     Error(Refused),
+}
+
+/// [`BrowserEvent`]'s fields, for reading it: the same variants, each read from the
+/// object that follows its `type` ([`TaggedMap`]). A field added to one but not the other
+/// does not compile; `every_message_round_trips` checks that their names agree.
+#[derive(Deserialize)]
+#[serde(remote = "BrowserEvent", rename_all = "snake_case")]
+enum BrowserEventDef {
+    Snapshot {
+        client: String,
+        questions: Vec<QuestionRecord>,
+        agents: Vec<AgentPresence>,
+        #[serde(default)]
+        more: bool,
+        #[serde(default)]
+        viewer: Option<Viewer>,
+    },
+    Asked {
+        question: QuestionRecord,
+    },
+    Answered {
+        id: String,
+        #[serde(default)]
+        by: Option<String>,
+        result: AskResult,
+    },
+    Withdrawn {
+        id: String,
+        status: Status,
+    },
+    Agent {
+        agent: AgentPresence,
+    },
+    History {
+        #[serde(rename = "ref", default)]
+        reference: Option<String>,
+        records: Vec<QuestionRecord>,
+        offset: usize,
+        #[serde(default)]
+        more: bool,
+    },
+    Ack {
+        #[serde(rename = "ref")]
+        reference: String,
+        id: String,
+    },
+    Error(Refused),
+}
+
+/// Reads `{"type": KIND, ...fields}` as an internally tagged enum would, without its cost:
+/// serde's derived version buffers every message into its `Content` tree and reads each
+/// variant from that (issue 51: 30-50 KB of the page's wasm). When `type` comes first, as
+/// every serializer here writes it, the fields are read straight from the input; otherwise
+/// the object is read into a map and read again with `type` first.
+impl<'de> Deserialize<'de> for BrowserEvent {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Message;
+        impl<'de> serde::de::Visitor<'de> for Message {
+            type Value = BrowserEvent;
+
+            fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+                f.write_str("a message with a `type`")
+            }
+
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<BrowserEvent, A::Error> {
+                use serde::de::Error;
+                let first: Option<String> = map.next_key()?;
+                if first.as_deref() == Some("type") {
+                    let kind: String = map.next_value()?;
+                    return BrowserEventDef::deserialize(TaggedMap { kind, map });
+                }
+                let mut rest = Map::new();
+                if let Some(key) = first {
+                    rest.insert(key, map.next_value()?);
+                }
+                while let Some((key, value)) = map.next_entry::<String, Value>()? {
+                    rest.insert(key, value);
+                }
+                let kind = rest.remove("type").ok_or_else(|| A::Error::missing_field("type"))?;
+                let mut text = format!("{{\"type\":{kind}");
+                for (key, value) in rest {
+                    text.push_str(&format!(",{}:{value}", Value::String(key)));
+                }
+                text.push('}');
+                serde_json::from_str(&text).map_err(A::Error::custom)
+            }
+        }
+        deserializer.deserialize_map(Message)
+    }
+}
+
+/// An object whose `type` was read, as an externally tagged enum: the variant is `kind`,
+/// its fields the rest of the object.
+struct TaggedMap<A> {
+    kind: String,
+    map: A,
+}
+
+impl<'de, A: serde::de::MapAccess<'de>> serde::Deserializer<'de> for TaggedMap<A> {
+    type Error = A::Error;
+
+    fn deserialize_any<V: serde::de::Visitor<'de>>(self, visitor: V) -> Result<V::Value, A::Error> {
+        visitor.visit_enum(self)
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string bytes byte_buf
+        option unit unit_struct newtype_struct seq tuple tuple_struct map struct enum identifier ignored_any
+    }
+}
+
+impl<'de, A: serde::de::MapAccess<'de>> serde::de::EnumAccess<'de> for TaggedMap<A> {
+    type Error = A::Error;
+    type Variant = Fields<A>;
+
+    fn variant_seed<V: serde::de::DeserializeSeed<'de>>(self, seed: V) -> Result<(V::Value, Fields<A>), A::Error> {
+        use serde::de::IntoDeserializer;
+        let variant = seed.deserialize(self.kind.into_deserializer())?;
+        Ok((variant, Fields(self.map)))
+    }
+}
+
+/// The rest of a tagged object: a variant's fields.
+struct Fields<A>(A);
+
+impl<'de, A: serde::de::MapAccess<'de>> serde::de::VariantAccess<'de> for Fields<A> {
+    type Error = A::Error;
+
+    fn unit_variant(self) -> Result<(), A::Error> {
+        // The object's other fields are ignored, as a struct's unknown fields are.
+        serde::de::IgnoredAny::deserialize(serde::de::value::MapAccessDeserializer::new(self.0)).map(drop)
+    }
+
+    fn newtype_variant_seed<T: serde::de::DeserializeSeed<'de>>(self, seed: T) -> Result<T::Value, A::Error> {
+        seed.deserialize(serde::de::value::MapAccessDeserializer::new(self.0))
+    }
+
+    fn tuple_variant<V: serde::de::Visitor<'de>>(self, _: usize, visitor: V) -> Result<V::Value, A::Error> {
+        visitor.visit_map(self.0)
+    }
+
+    fn struct_variant<V: serde::de::Visitor<'de>>(self, _: &'static [&'static str], visitor: V) -> Result<V::Value, A::Error> {
+        visitor.visit_map(self.0)
+    }
 }
 
 impl BrowserEvent {
@@ -540,10 +685,76 @@ mod tests {
         for m in browser {
             assert_eq!(decode_browser(&serde_json::to_string(&m).unwrap()).unwrap(), m);
         }
-        let events = [BrowserEvent::Withdrawn { id: "x".into(), status: Status::Withdrawn }, BrowserEvent::Asked { question: record() }];
+        let presence =
+            AgentPresence { session_id: "s-1".into(), name: "pi".into(), parent_session_id: Some("s-0".into()), connected: true };
+        let answered = QuestionRecord {
+            status: Status::Answered,
+            answered_at: Some(2_000),
+            result: Some(result()),
+            answered_by: Some("c-1".into()),
+            ..record()
+        };
+        let refused = Refused { reference: Some("r".into()), id: Some("q-1".into()), error: ErrorBody::new(ErrorCode::Conflict, "final") };
+        let viewer = Viewer { person: "ann".into(), teams: vec!["ops".into()] };
+        let events = [
+            BrowserEvent::Snapshot {
+                client: "c-1".into(),
+                questions: vec![record()],
+                agents: vec![presence.clone()],
+                more: true,
+                viewer: Some(viewer),
+            },
+            BrowserEvent::Snapshot { client: "c-1".into(), questions: vec![], agents: vec![], more: false, viewer: None },
+            BrowserEvent::Asked { question: record() },
+            BrowserEvent::Answered { id: "q-1".into(), by: Some("c-1".into()), result: result() },
+            BrowserEvent::Answered { id: "q-1".into(), by: None, result: result() },
+            BrowserEvent::Withdrawn { id: "x".into(), status: Status::Withdrawn },
+            BrowserEvent::Agent { agent: presence },
+            BrowserEvent::History { reference: Some("r-2".into()), records: vec![answered], offset: 20, more: true },
+            BrowserEvent::History { reference: None, records: vec![], offset: 0, more: false },
+            BrowserEvent::Ack { reference: "r".into(), id: "q-1".into() },
+            BrowserEvent::Error(refused),
+        ];
         for e in events {
-            assert_eq!(serde_json::from_str::<BrowserEvent>(&serde_json::to_string(&e).unwrap()).unwrap(), e);
+            let text = serde_json::to_string(&e).unwrap();
+            assert_eq!(serde_json::from_str::<BrowserEvent>(&text).unwrap(), e, "{text}");
+            // As a value too (the read is the same for any input, not only JSON text).
+            assert_eq!(serde_json::from_value::<BrowserEvent>(serde_json::from_str(&text).unwrap()).unwrap(), e, "{text}");
+            // With `type` last: the order of an object's keys means nothing.
+            let Value::Object(mut fields) = serde_json::from_str::<Value>(&text).unwrap() else { unreachable!() };
+            let kind = fields.shift_remove("type").unwrap();
+            fields.insert("type".into(), kind);
+            let reordered = serde_json::to_string(&fields).unwrap();
+            assert!(!reordered.starts_with(r#"{"type""#) || fields.len() == 1, "{reordered}");
+            assert_eq!(serde_json::from_str::<BrowserEvent>(&reordered).unwrap(), e, "{reordered}");
         }
+    }
+
+    /// A browser event that is not one reads as an error naming what is wrong (the page
+    /// skips such a frame), never as some other event.
+    #[test]
+    fn bad_browser_events_are_errors() {
+        let err = |t: &str| serde_json::from_str::<BrowserEvent>(t).unwrap_err().to_string();
+        assert!(
+            err(r#"{"type":"explode","id":"x"}"#).starts_with("unknown variant `explode`, expected one of `snapshot`"),
+            "{}",
+            err(r#"{"type":"explode"}"#)
+        );
+        assert!(err(r#"{"id":"x","type":"explode"}"#).contains("unknown variant `explode`"));
+        assert!(err(r#"{"id":"x"}"#).starts_with("missing field `type`"));
+        assert!(err(r#"{"type":"ack","id":"x"}"#).starts_with("missing field `ref`"));
+        assert!(err(r#"{"type":7}"#).starts_with("invalid type: integer `7`, expected a string"));
+        assert!(err(r#"["ack"]"#).starts_with("invalid type: sequence, expected a message with a `type`"));
+        assert!(err(r#"{"type":"withdrawn","id":"x","status":"gone"}"#).starts_with("unknown variant `gone`"));
+        // Fields it does not know (a newer bridge's) are skipped, as before.
+        let ack: BrowserEvent = serde_json::from_str(r#"{"type":"ack","ref":"r","id":"x","new":[1,{"a":2}]}"#).unwrap();
+        assert_eq!(ack, BrowserEvent::Ack { reference: "r".into(), id: "x".into() });
+        // One answer or several, and nothing else.
+        let value = |t: &str| serde_json::from_str::<crate::answer::AnswerValue>(t).map_err(|e| e.to_string());
+        assert_eq!(value(r#""a""#), Ok(crate::answer::AnswerValue::One("a".into())));
+        assert_eq!(value(r#"["a","b"]"#), Ok(crate::answer::AnswerValue::Many(vec!["a".into(), "b".into()])));
+        assert!(value("7").unwrap_err().starts_with("invalid type: integer `7`, expected a string or a list of strings"));
+        assert!(value("[7]").unwrap_err().starts_with("invalid type: integer `7`, expected a string"));
     }
 
     #[test]
