@@ -116,6 +116,75 @@ pub fn outcome(
     }
 }
 
+/// The option numbers of a reply made only of numbers ("2", "1,3", "1, 3", "1 3").
+fn numbers(text: &str) -> Option<Vec<usize>> {
+    let parts: Vec<&str> = text.split(|c: char| c == ',' || c == ';' || c.is_whitespace()).filter(|p| !p.is_empty()).collect();
+    if parts.is_empty() || parts.len() > 100 || !parts.iter().all(|p| p.len() <= 6 && p.bytes().all(|b| b.is_ascii_digit())) {
+        return None;
+    }
+    parts.iter().map(|p| p.parse().ok()).collect()
+}
+
+/// What a reply with `text` to `record`'s message answers, in any chat. A set of one question: numbers
+/// pick its options ("2", or "1,3" where it takes several); words are read as the core
+/// reads a typed answer ([`Selection::from_text`]: an option's label picks it, and
+/// "Auth, API" both where it takes several), anything else is the answer in words (for an approval: a denial that says it; "allow"
+/// and "deny" are its buttons). A set of several questions (answered in askuser, at `open`),
+/// a number that is not an option, or several for a question that takes one, is an error
+/// that says what to do instead: askuser's words, agent text in it made safe by the chat's
+/// `defuse`, ready to send. An option is taken only where the chat's `allowable` lets it.
+pub fn reply(
+    record: &QuestionRecord,
+    text: &str,
+    open: Option<&str>,
+    allowable: impl FnOnce(&QuestionRecord, &str) -> Result<(), String>,
+    defuse: impl FnOnce(&str) -> String,
+) -> Result<Vec<Selection>, String> {
+    let questions = &record.request.questions;
+    let text = text.trim();
+    let [q] = questions.as_slice() else {
+        let open = open.map(|url| format!(": {url}")).unwrap_or_default();
+        return Err(format!("This set has {} questions: answer them in askuser{open}", questions.len()));
+    };
+    if text.is_empty() {
+        return Err("Reply with an option's number or with your answer in words.".into());
+    }
+    let labelled = |labels: &[&str]| q.find_option(text).map(|j| q.options[j].label.clone()).filter(|l| labels.contains(&l.as_str()));
+    let approval = permission(record).is_some() && [ALLOW, DENY].iter().all(|l| q.options.iter().any(|o| o.label == *l));
+    let picked = numbers(text).filter(|_| !q.options.is_empty());
+    let selection = match (approval, picked) {
+        (true, _) => match labelled(&[ALLOW, DENY]) {
+            Some(label) => Selection::option(label),
+            None => Selection::custom(text),
+        },
+        // Words, as the core reads a typed answer: an option's label picks it.
+        (false, None) => Selection::from_text(q, text),
+        (false, Some(picked)) => {
+            let n = q.options.len();
+            if let Some(k) = picked.iter().find(|&&k| k == 0 || k > n) {
+                return Err(format!("There is no option {k}: reply with a number from 1 to {n}, or with your answer in words."));
+            }
+            let mut labels: Vec<String> = Vec::new();
+            for k in picked {
+                let label = &q.options[k - 1].label;
+                if !labels.contains(label) {
+                    labels.push(label.clone());
+                }
+            }
+            if labels.len() > 1 && !q.multi_select {
+                return Err("This question takes one answer: reply with one number.".into());
+            }
+            Selection { selected: labels, ..Selection::default() }
+        }
+    };
+    if let Some(label) = selection.selected.first() {
+        allowable(record, label)?;
+    }
+    let selections = vec![selection];
+    askuser_core::resolve(questions, &selections).map_err(|e| defuse(&e.to_string()))?;
+    Ok(selections)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -313,11 +313,7 @@ async fn heard(notifier: Arc<Notifier>, bot: DiscordBot, said: discord::Said, bo
             let key = format!("discord:{}", said.channel_id);
             let reply = |record: &QuestionRecord, text: &str| {
                 let open = super::telegram::open_link(notifier.base(), &record.id);
-                let selections = super::telegram::replied(record, text, Some(&open))?;
-                if let Some(label) = selections.first().and_then(|s| s.selected.first()) {
-                    discord::allowable(record, label)?;
-                }
-                Ok(selections)
+                super::command::reply(record, text, Some(&open), discord::allowable, str::to_owned)
             };
             let done = notifier.command_from_chat(&key, &said.author.answered_by(), &command, discord::allowable, reply).await;
             done.unwrap_or_else(|not| not.told(str::to_owned))

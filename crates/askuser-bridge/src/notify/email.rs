@@ -328,7 +328,7 @@ pub fn fresh(body: &str) -> String {
 
 /// What a reply with `text` to `record`'s mail answers: an approval "allow" or "deny"
 /// (askuser's mail shows it whole), else words that deny it and say what to do instead;
-/// any other set as a Telegram reply reads ([`super::telegram::replied`]: numbers, an
+/// any other set as every chat reads a reply ([`super::command::reply`]: numbers, an
 /// option's name, words). An error says what to do instead (askuser's words).
 pub fn replied(record: &QuestionRecord, text: &str, open: &str) -> Result<Vec<Selection>, String> {
     let text = text.trim();
@@ -336,7 +336,8 @@ pub fn replied(record: &QuestionRecord, text: &str, open: &str) -> Result<Vec<Se
         return Err("Your reply had no words above the quoted mail: reply with an option's number or your answer.".into());
     }
     if !is_approval(record) {
-        return super::telegram::replied(record, text, Some(open)).map_err(|e| e.replace('\u{200B}', ""));
+        // Not an approval: every option may be chosen by mail.
+        return super::command::reply(record, text, Some(open), |_, _| Ok(()), str::to_owned);
     }
     let q = &record.request.questions[0];
     let chosen = q.find_option(text).map(|j| q.options[j].label.as_str());

@@ -238,11 +238,7 @@ impl SlackApp {
                 let key = format!("slack:{}", said.channel);
                 let reply = |record: &QuestionRecord, text: &str| {
                     let open = super::telegram::open_link(notifier.base(), &record.id);
-                    let selections = super::telegram::replied(record, text, Some(&open))?;
-                    if let Some(label) = selections.first().and_then(|s| s.selected.first()) {
-                        slack::allowable(record, label)?;
-                    }
-                    Ok(selections)
+                    super::command::reply(record, text, Some(&open), slack::allowable, str::to_owned)
                 };
                 let done = notifier.command_from_chat(&key, &said.answered_by(), &command, slack::allowable, reply).await;
                 done.unwrap_or_else(|not| not.told(str::to_owned))

@@ -28,7 +28,7 @@
 //! [`super::telegram::mark`], and `o{j}` or `no`), checked against the set found.
 
 use super::channel::{permission, Outcome};
-use super::telegram::{self, mark};
+use super::telegram::mark;
 use askuser_core::approval::{ALLOW, DENY};
 use askuser_core::protocol::QuestionRecord;
 use askuser_core::text::summary;
@@ -399,7 +399,7 @@ pub fn pressed(record: &QuestionRecord, data: &str) -> Result<Outcome, String> {
     Ok(Outcome::Answer(selections))
 }
 
-/// What a reply with `text` answers (as Telegram reads one, [`telegram::replied`]: numbers,
+/// What a reply with `text` answers (as every chat reads one, [`super::command::reply`]: numbers,
 /// an option's name, words), Allow only where [`allowable`]; the number after the last
 /// option ("Other") asks for the words. `open` links the set in askuser.
 pub fn replied(record: &QuestionRecord, text: &str, open: &str) -> Result<Vec<Selection>, String> {
@@ -411,12 +411,7 @@ pub fn replied(record: &QuestionRecord, text: &str, open: &str) -> Result<Vec<Se
             return Err("Reply with your own answer in words.".into());
         }
     }
-    let selections = telegram::replied(record, text, Some(open)).map(|s| s.into_iter().collect::<Vec<_>>())?;
-    if let Some(label) = selections.first().and_then(|s| s.selected.first()) {
-        allowable(record, label)?;
-    }
-    // Telegram's words keep a zero-width space in what would be a link; none is needed here.
-    Ok(selections)
+    super::command::reply(record, text, Some(open), allowable, str::to_owned)
 }
 
 /// A reply to a set of several questions: a line each, `N: answer` (`N.` and `N)` too),
@@ -434,7 +429,8 @@ fn several(record: &QuestionRecord, text: &str) -> Result<Vec<Selection>, String
         let mut one = record.clone();
         one.request.questions = vec![questions[i - 1].clone()];
         one.request.approval = None;
-        let selection = telegram::replied(&one, answer.trim(), None).map_err(|e| format!("Question {i}: {e}"))?;
+        let selection =
+            super::command::reply(&one, answer.trim(), None, allowable, str::to_owned).map_err(|e| format!("Question {i}: {e}"))?;
         answers[i - 1] = selection.into_iter().next();
     }
     let missing: Vec<String> = answers.iter().enumerate().filter(|(_, a)| a.is_none()).map(|(i, _)| (i + 1).to_string()).collect();
