@@ -208,15 +208,18 @@ impl Journal {
         if meta.len() == known.read {
             return;
         }
+        let mut len = meta.len();
         if known.file.is_none() {
             let Ok(file) = File::open(&self.file) else { return };
+            // Its own length: a compaction may have put another file there since.
             let Ok(meta) = file.metadata() else { return };
+            len = meta.len();
             known.file = Some((file, identity(&meta)));
         }
         let Some((file, _)) = &known.file else { return };
         let mut file: &File = file;
         let mut bytes = Vec::new();
-        let new = meta.len() - known.read;
+        let new = len.saturating_sub(known.read);
         if file.seek(std::io::SeekFrom::Start(known.read)).and_then(|_| file.take(new).read_to_end(&mut bytes)).is_err() {
             (known.file, known.read, known.entries) = (None, 0, BTreeMap::new());
             return;
