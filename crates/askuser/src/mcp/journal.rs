@@ -20,11 +20,18 @@
 //! kernel keeps what a killed process wrote; a power cut may lose a line, which costs
 //! only a resume), and no file replaced (a rename over a file waits for the new one's
 //! data on ext4: 1.5-4 ms a change, issue 51), except when the lines outgrow
-//! [`COMPACT_BYTES`] and are rewritten as the entries they add up to.
+//! [`COMPACT_BYTES`] and are rewritten as the entries they add up to. Since the file is
+//! only appended to or replaced, a process keeps what it read of it and reads on from
+//! there (the same file, no shorter), not the whole file per call; and keeps the file and
+//! its lock open (issue 51).
 
+use crate::lock;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use std::fs::File;
+use std::io::{Read, Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// How long an open call may be taken up again: a day, as long as askuser asks hosts
 /// to wait.
@@ -56,6 +63,24 @@ pub struct Orphan {
 #[derive(Debug, Clone)]
 pub struct Journal {
     file: PathBuf,
+    /// What this process knows of the file; also held while it changes it, so that this
+    /// process's changes are made one at a time as well.
+    known: Arc<Mutex<Known>>,
+}
+
+/// The file as this process last read it, and its handles on it.
+#[derive(Debug, Default)]
+struct Known {
+    /// The file read (device and inode) and how much of it: the lines before `read`
+    /// add up to `entries` (of every age).
+    file: Option<(File, Option<(u64, u64)>)>,
+    read: u64,
+    entries: BTreeMap<String, Entry>,
+    /// Where changes are appended, with its device and inode: opened again when the
+    /// file was replaced.
+    append: Option<(File, Option<(u64, u64)>)>,
+    /// The advisory lock's file.
+    lock: Option<File>,
 }
 
 /// A line of the journal: one change.
@@ -90,100 +115,169 @@ pub fn key(agent: &str, cwd: &Path, questions: &str) -> String {
 
 impl Journal {
     pub fn new(dir: &Path) -> Journal {
-        Journal { file: dir.join("mcp-calls.jsonl") }
+        Journal { file: dir.join("mcp-calls.jsonl"), known: Arc::default() }
     }
 
     /// Notes that this process waits on question `id` for the call `key`.
     pub fn open(&self, key: &str, id: &str, now: u64) {
-        let _lock = self.lock();
-        self.append(&Change::Open { key: key.to_owned(), id: id.to_owned(), pid: std::process::id(), at: now }, now);
+        self.change(&Change::Open { key: key.to_owned(), id: id.to_owned(), pid: std::process::id(), at: now }, now);
     }
 
     /// Question `id`'s result reached a host (or it was withdrawn): nobody needs it again,
     /// whichever call asked it.
     pub fn close(&self, id: &str, now: u64) {
-        let _lock = self.lock();
-        self.append(&Change::Close { id: id.to_owned() }, now);
+        self.change(&Change::Close { id: id.to_owned() }, now);
     }
 
     /// This process ends: its calls still open are left at `now`.
     pub fn leave(&self, now: u64) {
-        let _lock = self.lock();
-        self.append(&Change::Leave { pid: std::process::id(), at: now }, now);
+        self.change(&Change::Leave { pid: std::process::id(), at: now }, now);
     }
 
     /// The question an `askuser mcp` process that is gone was waiting on for `key`.
     pub fn orphan(&self, key: &str, now: u64) -> Option<Orphan> {
-        let entries = self.read(now);
-        let entry = entries.get(key)?;
+        let mut known = lock(&self.known);
+        let entry = self.entry(&mut known, key, now)?;
         is_orphan(entry, now).then(|| Orphan { id: entry.id.clone(), left: entry.left })
     }
 
     /// Takes the orphan `id` of `key` out, so that its answer goes to one run only: false
     /// when another run took it first (or a live process waits on it again).
     pub fn take(&self, key: &str, id: &str, now: u64) -> bool {
-        let _lock = self.lock();
-        let taken = self.read(now).get(key).is_some_and(|e| e.id == id && is_orphan(e, now));
-        if taken {
-            self.append(&Change::Take { key: key.to_owned(), id: id.to_owned() }, now);
+        self.locked(|known| {
+            let taken = self.entry(known, key, now).is_some_and(|e| e.id == id && is_orphan(e, now));
+            if taken {
+                self.append(known, &Change::Take { key: key.to_owned(), id: id.to_owned() }, now);
+            }
+            taken
+        })
+    }
+
+    /// Appends `change` under the lock.
+    fn change(&self, change: &Change, now: u64) {
+        self.locked(|known| self.append(known, change, now));
+    }
+
+    /// Runs `f` holding the journal's advisory lock (on `mcp-calls.lock`, opened once):
+    /// changes are made one at a time, among processes and in this one.
+    fn locked<T>(&self, f: impl FnOnce(&mut Known) -> T) -> T {
+        let mut known = lock(&self.known);
+        if known.lock.is_none() {
+            let path = self.file.with_extension("lock");
+            known.lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).ok();
         }
-        taken
+        #[cfg(unix)]
+        if let Some(file) = &known.lock {
+            let _ = rustix::fs::flock(file, rustix::fs::FlockOperation::LockExclusive);
+        }
+        let out = f(&mut known);
+        #[cfg(unix)]
+        if let Some(file) = &known.lock {
+            let _ = rustix::fs::flock(file, rustix::fs::FlockOperation::Unlock);
+        }
+        out
     }
 
-    /// The journal's advisory lock, held until dropped: changes are made one at a time.
-    fn lock(&self) -> Lock {
-        Lock::take(&self.file.with_extension("lock"))
+    /// `key`'s entry, if younger than [`KEEP_MS`] at `now`.
+    fn entry<'a>(&self, known: &'a mut Known, key: &str, now: u64) -> Option<&'a Entry> {
+        self.catch_up(known);
+        known.entries.get(key).filter(|e| now.saturating_sub(e.at) < KEEP_MS)
     }
 
-    /// The entries the lines add up to, younger than [`KEEP_MS`] at `now`. A line that
-    /// does not parse (a power cut mid-write) is skipped.
+    /// The entries the lines add up to, younger than [`KEEP_MS`] at `now`.
+    #[cfg(test)]
     fn read(&self, now: u64) -> BTreeMap<String, Entry> {
-        let bytes = std::fs::read(&self.file).unwrap_or_default();
-        let mut entries = BTreeMap::new();
-        for line in bytes.split(|&b| b == b'\n') {
+        let mut known = lock(&self.known);
+        self.catch_up(&mut known);
+        known.entries.iter().filter(|(_, e)| now.saturating_sub(e.at) < KEEP_MS).map(|(k, e)| (k.clone(), e.clone())).collect()
+    }
+
+    /// Reads what was appended since this process last read the file, or all of it when
+    /// it is another file (replaced: compacted) or shorter than what was read. A line that
+    /// does not parse (a power cut mid-write) is skipped; at the end, it is read again
+    /// next time, in case it was still being written.
+    fn catch_up(&self, known: &mut Known) {
+        let Ok(meta) = std::fs::metadata(&self.file) else {
+            (known.file, known.read, known.entries) = (None, 0, BTreeMap::new());
+            return;
+        };
+        let same = known.file.as_ref().is_some_and(|(_, id)| id.is_some() && *id == identity(&meta));
+        if !same || meta.len() < known.read {
+            (known.file, known.read, known.entries) = (None, 0, BTreeMap::new());
+        }
+        if meta.len() == known.read {
+            return;
+        }
+        let mut len = meta.len();
+        if known.file.is_none() {
+            let Ok(file) = File::open(&self.file) else { return };
+            // Its own length: a compaction may have put another file there since.
+            let Ok(meta) = file.metadata() else { return };
+            len = meta.len();
+            known.file = Some((file, identity(&meta)));
+        }
+        let Some((file, _)) = &known.file else { return };
+        let mut file: &File = file;
+        let mut bytes = Vec::new();
+        let new = len.saturating_sub(known.read);
+        if file.seek(std::io::SeekFrom::Start(known.read)).and_then(|_| file.take(new).read_to_end(&mut bytes)).is_err() {
+            (known.file, known.read, known.entries) = (None, 0, BTreeMap::new());
+            return;
+        }
+        let lines: Vec<&[u8]> = bytes.split(|&b| b == b'\n').collect();
+        let mut consumed = bytes.len();
+        for (n, line) in lines.iter().enumerate() {
             match serde_json::from_slice(line) {
-                Ok(Change::Open { key, id, pid, at }) => _ = entries.insert(key, Entry { id, pid, at, left: None }),
-                Ok(Change::Close { id }) => entries.retain(|_, e: &mut Entry| e.id != id),
-                Ok(Change::Leave { pid, at }) => {
-                    for e in entries.values_mut().filter(|e| e.pid == pid && e.left.is_none()) {
-                        e.left = Some(at);
-                    }
-                }
-                Ok(Change::Take { key, id }) => {
-                    if entries.get(&key).is_some_and(|e| e.id == id) {
-                        entries.remove(&key);
-                    }
-                }
-                Ok(Change::All { entries: all }) => entries = all,
+                Ok(change) => apply(&mut known.entries, change),
+                // The last line, not whole: from its newline on, read again next time.
+                Err(_) if n + 1 == lines.len() && n > 0 && !line.is_empty() => consumed = bytes.len() - line.len() - 1,
                 Err(_) => {}
             }
         }
-        entries.retain(|_, e| now.saturating_sub(e.at) < KEEP_MS);
-        entries
+        known.read += consumed as u64;
     }
 
     /// Appends `change` (the caller holds the lock), then compacts the lines if they
     /// outgrew [`COMPACT_BYTES`]. A failure only loses the chance to resume, so it is
     /// logged, never returned.
-    fn append(&self, change: &Change, now: u64) {
-        use std::io::Write;
+    fn append(&self, known: &mut Known, change: &Change, now: u64) {
         // The newline first: a line torn by a power cut ends there, not in this one.
         let mut line = vec![b'\n'];
         serde_json::to_writer(&mut line, change).expect("a change serializes");
-        let written = askuser_bridge::files::append_private(&self.file).and_then(|mut f| {
+        let written = self.appending(known).and_then(|f| {
+            // Under the lock, so nobody else appends meanwhile: the length before, plus this line.
+            let before = f.metadata()?.len();
             f.write_all(&line)?;
-            f.metadata()
+            Ok(before + line.len() as u64)
         });
         match written {
-            Ok(meta) if meta.len() > COMPACT_BYTES => self.compact(now),
+            Ok(len) if len > COMPACT_BYTES => self.compact(known, now),
             Ok(_) => {}
-            Err(e) => tracing::debug!("cannot note the open call for a restarted host to resume: {e:#}"),
+            Err(e) => {
+                known.append = None;
+                tracing::debug!("cannot note the open call for a restarted host to resume: {e:#}")
+            }
         }
     }
 
+    /// The file to append to: the one open, unless the file at the path is another
+    /// (replaced by a compaction, or removed).
+    fn appending<'a>(&self, known: &'a mut Known) -> std::io::Result<&'a mut File> {
+        let at_path = std::fs::symlink_metadata(&self.file).ok().and_then(|m| identity(&m));
+        let current = known.append.as_ref().is_some_and(|(_, id)| id.is_some() && *id == at_path);
+        if !current {
+            let file = askuser_bridge::files::append_private(&self.file)?;
+            let meta = file.metadata()?;
+            known.append = Some((file, identity(&meta)));
+        }
+        Ok(&mut known.append.as_mut().expect("opened").0)
+    }
+
     /// Rewrites the lines as one, the entries they add up to (the newest [`MAX_ENTRIES`]).
-    fn compact(&self, now: u64) {
-        let mut entries = self.read(now);
+    fn compact(&self, known: &mut Known, now: u64) {
+        self.catch_up(known);
+        let mut entries: BTreeMap<String, Entry> =
+            known.entries.iter().filter(|(_, e)| now.saturating_sub(e.at) < KEEP_MS).map(|(k, e)| (k.clone(), e.clone())).collect();
         while entries.len() > MAX_ENTRIES {
             let oldest = entries.iter().min_by_key(|(_, e)| e.at).map(|(k, _)| k.clone()).expect("not empty");
             entries.remove(&oldest);
@@ -195,24 +289,38 @@ impl Journal {
     }
 }
 
+/// A file's device and inode: which file a path names now (none where that is not known:
+/// the whole file is read each time).
+fn identity(meta: &std::fs::Metadata) -> Option<(u64, u64)> {
+    #[cfg(unix)]
+    return Some((std::os::unix::fs::MetadataExt::dev(meta), std::os::unix::fs::MetadataExt::ino(meta)));
+    #[cfg(not(unix))]
+    None
+}
+
+/// What one line changes.
+fn apply(entries: &mut BTreeMap<String, Entry>, change: Change) {
+    match change {
+        Change::Open { key, id, pid, at } => _ = entries.insert(key, Entry { id, pid, at, left: None }),
+        Change::Close { id } => entries.retain(|_, e| e.id != id),
+        Change::Leave { pid, at } => {
+            for e in entries.values_mut().filter(|e| e.pid == pid && e.left.is_none()) {
+                e.left = Some(at);
+            }
+        }
+        Change::Take { key, id } => {
+            if entries.get(&key).is_some_and(|e| e.id == id) {
+                entries.remove(&key);
+            }
+        }
+        Change::All { entries: all } => *entries = all,
+    }
+}
+
 /// An entry of a process that is gone, young enough to be taken up.
 fn is_orphan(entry: &Entry, now: u64) -> bool {
     let fresh = now.saturating_sub(entry.at) < KEEP_MS;
     fresh && entry.pid != std::process::id() && !askuser_bridge::files::alive(entry.pid)
-}
-
-/// An exclusive advisory lock on a file, released when dropped (or when the process ends).
-struct Lock(#[allow(dead_code)] Option<std::fs::File>);
-
-impl Lock {
-    fn take(path: &Path) -> Lock {
-        let file = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(path).ok();
-        #[cfg(unix)]
-        if let Some(f) = &file {
-            let _ = rustix::fs::flock(f, rustix::fs::FlockOperation::LockExclusive);
-        }
-        Lock(file)
-    }
 }
 
 #[cfg(test)]
@@ -223,9 +331,9 @@ mod tests {
     /// said when it ended (`left`) or not (killed).
     fn left_by_the_dead(journal: &Journal, k: &str, id: &str, left: Option<u64>) {
         let dead = u32::MAX;
-        journal.append(&Change::Open { key: k.to_owned(), id: id.to_owned(), pid: dead, at: 1_000 }, 1_000);
+        journal.change(&Change::Open { key: k.to_owned(), id: id.to_owned(), pid: dead, at: 1_000 }, 1_000);
         if let Some(at) = left {
-            journal.append(&Change::Leave { pid: dead, at }, at);
+            journal.change(&Change::Leave { pid: dead, at }, at);
         }
     }
 
@@ -304,6 +412,54 @@ mod tests {
         std::fs::write(&journal.file, [lines.as_bytes(), b"\n{\"open\":{\"key\":\"torn"].concat()).unwrap();
         journal.close("q-none", 3_000);
         assert_eq!(journal.orphan(&k, 3_000).map(|o| o.id).as_deref(), Some("q-kept"), "a torn line is skipped");
+    }
+
+    /// Each process keeps what it read and reads on from there (issue 51): another
+    /// process's changes are seen, its compaction (a new file) too, and a last line read
+    /// while half written is read again whole.
+    #[test]
+    fn what_was_read_is_kept_and_what_others_add_is_read_on() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mine, theirs) = (Journal::new(dir.path()), Journal::new(dir.path()));
+        let k = key("a", Path::new("/p"), "q");
+        left_by_the_dead(&theirs, &k, "q-1", None);
+        assert_eq!(mine.orphan(&k, 2_000).map(|o| o.id).as_deref(), Some("q-1"));
+        let read = lock(&mine.known).read;
+        assert_eq!(read, std::fs::metadata(&mine.file).unwrap().len());
+
+        // Bytes already read are not read again: a line changed in place goes unseen.
+        let bytes = std::fs::read(&mine.file).unwrap();
+        std::fs::write(&mine.file, String::from_utf8(bytes.clone()).unwrap().replace("q-1", "q-2")).unwrap();
+        assert_eq!(mine.orphan(&k, 2_000).map(|o| o.id).as_deref(), Some("q-1"), "read once");
+        assert_eq!(Journal::new(dir.path()).orphan(&k, 2_000).map(|o| o.id).as_deref(), Some("q-2"));
+        std::fs::write(&mine.file, bytes).unwrap();
+
+        theirs.close("q-1", 2_000);
+        assert_eq!(mine.orphan(&k, 2_000), None, "another process's change is read on from where it stopped");
+
+        // Half a line, then the rest: read whole once written.
+        let other = key("a", Path::new("/p"), "r");
+        let line = serde_json::to_string(&Change::Open { key: other.clone(), id: "q-3".into(), pid: u32::MAX, at: 1_000 }).unwrap();
+        let (head, tail) = line.split_at(20);
+        let mut file = askuser_bridge::files::append_private(&mine.file).unwrap();
+        file.write_all(format!("\n{head}").as_bytes()).unwrap();
+        assert_eq!(mine.orphan(&other, 2_000), None, "half a line is no change");
+        file.write_all(tail.as_bytes()).unwrap();
+        assert_eq!(mine.orphan(&other, 2_000).map(|o| o.id).as_deref(), Some("q-3"), "the whole line, once written");
+
+        // Another process compacts: a new file, read from its start.
+        let first = lock(&mine.known).file.as_ref().unwrap().1;
+        let mut n = 0;
+        while std::fs::metadata(&theirs.file).ok().and_then(|m| identity(&m)) == first {
+            n += 1;
+            assert!(n < 1_000, "never compacted");
+            theirs.open(&format!("k-{n}"), &format!("c-{n}"), 2_000);
+            theirs.close(&format!("c-{n}"), 2_000);
+        }
+        assert_eq!(mine.orphan(&other, 2_000).map(|o| o.id).as_deref(), Some("q-3"), "kept through the other's compaction");
+        mine.close("q-3", 2_000);
+        assert_eq!(theirs.orphan(&other, 2_000), None, "appended to the compacted file, not the old one");
+        assert_eq!(mine.read(2_000).len(), 0);
     }
 
     #[test]

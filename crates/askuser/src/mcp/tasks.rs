@@ -66,9 +66,10 @@ impl Server {
     /// Stores the question (the task resolves from then on) and returns its task; a waiter
     /// ends the task when the question ends. With `dialog`, the task asks for the host's
     /// own dialog as its input request until the host answers it or the inbox does.
-    pub(super) async fn start_task(self: &Arc<Self>, mut call: Call, dialog: bool) -> CallToolResponse {
-        if let Some(body) = call.body.take() {
-            if let Err(e) = self.connected().store(&body).await {
+    pub(super) async fn start_task(self: &Arc<Self>, call: Call, dialog: bool) -> CallToolResponse {
+        // The waiter asks with the same body, which finds the question stored (no GET first).
+        if let Some(body) = &call.body {
+            if let Err(e) = self.connected().store(body).await {
                 return result(self.outcome(Err(e))).into();
             }
         }
