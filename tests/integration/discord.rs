@@ -671,33 +671,18 @@ async fn bridges_sharing_a_store_keep_one_gateway_and_one_takes_over_when_the_ot
 /// gateway cannot be reached.
 #[test]
 fn the_docs_commands_start_a_bridge_with_the_discord_bot() {
-    use std::io::BufRead;
     let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
     let export = docs.lines().find(|l| l.starts_with("export ASKUSER_DISCORD_BOT_TOKEN=")).expect("the export line");
     let env: Vec<(&str, &str)> = export.trim_start_matches("export ").split_whitespace().filter_map(|a| a.split_once('=')).collect();
     let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-discord")).collect();
     assert_eq!(commands.len(), 2);
     for command in commands {
-        let dir = tempfile::tempdir().unwrap();
-        let mut cmd = crate::support::askuser();
-        cmd.args(command.split_whitespace().skip(1))
-            .args(["--addr", "127.0.0.1:0", "--discord-api=http://127.0.0.1:9/", "--data-dir"])
-            .arg(dir.path());
-        cmd.envs(env.iter().copied()).env("HOME", dir.path()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-        let (mut said, mut open, mut warned) = (vec![], false, false);
-        for line in stderr.lines().map_while(Result::ok) {
-            said.push(line.clone());
+        let (mut open, mut warned) = (false, false);
+        let said = crate::support::serve_as_pasted(command, &env, &["--discord-api=http://127.0.0.1:9/"], |line| {
             open |= line.starts_with("askuser: open ");
             warned |= line.contains("cannot connect to Discord's gateway");
-            if open && warned {
-                break;
-            }
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        let said = said.join("\n");
+            open && warned
+        });
         assert!(open && said.contains("cannot connect to Discord's gateway"), "{command}: {said}");
         assert!(!said.contains("your-bot-token"), "{said}");
         assert!(said.contains("askuser: question sets go to Discord channel(s) 123456789012345678"), "{said}");

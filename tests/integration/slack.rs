@@ -599,7 +599,6 @@ async fn bridges_sharing_a_store_keep_one_socket_mode_connection() {
 /// app, and shows neither the token nor the secret.
 #[test]
 fn the_docs_commands_start_a_bridge_with_the_slack_app() {
-    use std::io::BufRead;
     let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
     // Each command with the `export` line above it.
     let mut export = "";
@@ -614,24 +613,9 @@ fn the_docs_commands_start_a_bridge_with_the_slack_app() {
     assert_eq!(commands.len(), 3);
     for (export, command) in commands {
         let env: Vec<(&str, &str)> = export.trim_start_matches("export ").split_whitespace().filter_map(|a| a.split_once('=')).collect();
-        let dir = tempfile::tempdir().unwrap();
-        let mut cmd = crate::support::askuser();
-        cmd.args(command.split_whitespace().skip(1)).args(["--addr", "127.0.0.1:0", "--data-dir"]).arg(dir.path());
         // Socket Mode connects as it starts: to nothing here, not to Slack.
-        cmd.arg("--slack-api=http://127.0.0.1:9/");
-        cmd.envs(env.iter().copied()).env("HOME", dir.path()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut said = vec![];
-        for line in stderr.lines().map_while(Result::ok) {
-            said.push(line.clone());
-            if line.starts_with("askuser: open ") {
-                break;
-            }
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        let said = said.join("\n");
+        let said =
+            crate::support::serve_as_pasted(command, &env, &["--slack-api=http://127.0.0.1:9/"], |l| l.starts_with("askuser: open "));
         assert!(said.contains("askuser: open "), "{command}: {said}");
         let how = if export.contains("APP_TOKEN") { "buttons answer over Socket Mode\n" } else { "buttons answer at /slack/actions\n" };
         assert!(said.contains("askuser: question sets go to Slack channel(s) C0123ABCD") && said.contains(how), "{said}");

@@ -348,6 +348,30 @@ pub fn askuser() -> Command {
     unset(Command::new(env!("CARGO_BIN_EXE_askuser")))
 }
 
+/// A docs line `askuser serve …` as pasted into a shell with `env` exported, here on a
+/// free port and a data directory of its own, plus `args`: what it says on stderr up to
+/// the first line `enough` takes (or its end), then it is stopped.
+pub fn serve_as_pasted(command: &str, env: &[(&str, &str)], args: &[&str], mut enough: impl FnMut(&str) -> bool) -> String {
+    use std::io::BufRead;
+    let dir = tempfile::tempdir().unwrap();
+    let mut cmd = askuser();
+    cmd.args(command.split_whitespace().skip(1)).args(args).args(["--addr", "127.0.0.1:0", "--data-dir"]).arg(dir.path());
+    cmd.envs(env.iter().copied()).env("HOME", dir.path()).stdout(Stdio::null()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().unwrap();
+    let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut said = vec![];
+    for line in stderr.lines().map_while(Result::ok) {
+        let done = enough(&line);
+        said.push(line);
+        if done {
+            break;
+        }
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    said.join("\n")
+}
+
 /// `cmd` without this machine's `ASKUSER_*` settings (nor `RUST_LOG`).
 pub fn unset(mut cmd: Command) -> Command {
     for var in ["ASKUSER_URL", "ASKUSER_TOKEN", "ASKUSER_DATA_DIR", "ASKUSER_CERT_FINGERPRINT", "RUST_LOG"] {

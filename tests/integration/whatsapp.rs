@@ -506,7 +506,6 @@ async fn a_message_reported_failed_as_outside_the_window_is_held_and_sent_when_t
 /// WhatsApp, says where its webhook is, and shows none of the secrets.
 #[test]
 fn the_docs_commands_start_a_bridge_with_whatsapp() {
-    use std::io::BufRead;
     let docs = std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/notify.md")).unwrap();
     let export = docs.lines().find(|l| l.starts_with("export ASKUSER_WHATSAPP_")).expect("the export line");
     let env: Vec<(&str, &str)> = export.trim_start_matches("export ").split_whitespace().filter_map(|a| a.split_once('=')).collect();
@@ -514,22 +513,7 @@ fn the_docs_commands_start_a_bridge_with_whatsapp() {
     let commands: Vec<&str> = docs.lines().filter(|l| l.starts_with("askuser serve ") && l.contains("--notify-whatsapp")).collect();
     assert_eq!(commands.len(), 2);
     for command in commands {
-        let dir = tempfile::tempdir().unwrap();
-        let mut cmd = crate::support::askuser();
-        cmd.args(command.split_whitespace().skip(1)).args(["--addr", "127.0.0.1:0", "--data-dir"]).arg(dir.path());
-        cmd.envs(env.iter().copied()).env("HOME", dir.path()).stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
-        let mut child = cmd.spawn().unwrap();
-        let stderr = std::io::BufReader::new(child.stderr.take().unwrap());
-        let mut said = vec![];
-        for line in stderr.lines().map_while(Result::ok) {
-            said.push(line.clone());
-            if line.starts_with("askuser: open ") {
-                break;
-            }
-        }
-        let _ = child.kill();
-        let _ = child.wait();
-        let said = said.join("\n");
+        let said = crate::support::serve_as_pasted(command, &env, &[], |l| l.starts_with("askuser: open "));
         assert!(said.contains("askuser: open "), "{command}: {said}");
         assert!(
             said.contains("WhatsApp from number id 106540352242922 (template askuser_question); its webhook is /whatsapp/webhook"),
