@@ -11,6 +11,8 @@
 //!   the front end to keep it across a reload (or a closed tab). An answer the bridge
 //!   could not store now (`unavailable`: its database did not answer in time) is kept
 //!   too, and the outbox is sent again after a backoff: the person need not answer twice.
+//!   So is the outbox after a message dropped unread over the socket's rate (`too_many`,
+//!   which names no ref: any queued answer may have been the one).
 //! - **Snapshots.** A snapshot comes in parts (`more: true` on all but the last); the
 //!   client hands the front end one [`BrowserEvent::Snapshot`] with everything.
 //! - **Reconnecting.** After a drop it waits 0.5 s, doubling to 10 s ([`backoff`]). A
@@ -245,8 +247,14 @@ impl Client {
         // A frame this client cannot read (a newer bridge's event) changes nothing.
         let Ok(event) = serde_json::from_str::<BrowserEvent>(text) else { return Vec::new() };
         if let BrowserEvent::Error(Refused { error, .. }) = &event {
-            if error.code == ErrorCode::Unavailable && self.outbox.iter().any(|o| settles(&event, o)) {
-                // Not refused, only not stored yet: kept, and sent again (not an error to show).
+            // Not refused, only not stored yet, or not read: kept, and sent again (not an
+            // error to show).
+            let held = match error.code {
+                ErrorCode::Unavailable => self.outbox.iter().any(|o| settles(&event, o)),
+                ErrorCode::TooMany => !self.outbox.is_empty(),
+                _ => false,
+            };
+            if held {
                 self.held = self.held.saturating_add(1);
                 return vec![Effect::After(backoff(self.held))];
             }
@@ -423,6 +431,22 @@ mod tests {
         let effects = frame(&mut c, json!({"type": "error", "ref": "s-2", "error": {"code": "internal", "message": "x"}}));
         assert_eq!(c.queued(), 0);
         assert_eq!(events(&effects).len(), 1);
+    }
+
+    #[test]
+    fn answers_sent_faster_than_the_socket_reads_are_sent_again_after_a_backoff() {
+        let mut c = open();
+        c.handle(Input::Answer { id: "q1", answers: vec![Selection::option("Yes")] });
+        c.handle(Input::Answer { id: "q2", answers: vec![Selection::option("No")] });
+        frame(&mut c, json!({"type": "ack", "ref": "s-1", "id": "q1"}));
+        // One message was dropped unread; which one, the bridge does not say.
+        let dropped = json!({"type": "error", "error": {"code": "too_many", "message": "too many messages"}});
+        assert_eq!(frame(&mut c, dropped.clone()), [Effect::After(backoff(1))]);
+        let again = sends(&c.handle(Input::Tick));
+        assert_eq!(again, [json!({"type": "answer", "ref": "s-2", "id": "q2", "answers": [{"selected": ["No"]}]})]);
+        frame(&mut c, json!({"type": "ack", "ref": "s-2", "id": "q2"}));
+        // With nothing queued, the refusal is the front end's to show.
+        assert_eq!(events(&frame(&mut c, dropped)).len(), 1);
     }
 
     #[test]
