@@ -1368,6 +1368,8 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
                 };
                 reconnects += 1;
                 let mut refs: HashMap<String, String> = HashMap::new();
+                // Answers sent and not yet acknowledged or refused by reference.
+                let mut unsettled: HashSet<String> = HashSet::new();
                 let mut next_ref = 0;
                 loop {
                     if done.load(std::sync::atomic::Ordering::Relaxed) {
@@ -1384,10 +1386,25 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
                         BrowserEvent::Asked { question } => vec![question.id],
                         BrowserEvent::Ack { reference, id } => {
                             assert_eq!(refs.get(&reference), Some(&id));
+                            unsettled.remove(&reference);
                             ledger.lock().unwrap().acked.entry(id).or_default().push((tab, label.clone()));
                             vec![]
                         }
+                        // Over the socket's rate (a burst of questions answered at once), a
+                        // message is dropped unread and the refusal names no reference: the
+                        // page's client sends what is unsettled again after a backoff, and
+                        // so does this (the same answer again is acknowledged).
+                        BrowserEvent::Error(refused) if refused.error.code == ErrorCode::TooMany => {
+                            tokio::time::sleep(Duration::from_secs(1)).await;
+                            let mut again: Vec<String> = unsettled.drain().filter_map(|r| refs.get(&r).cloned()).collect();
+                            again.sort();
+                            again.dedup();
+                            again
+                        }
                         BrowserEvent::Error(refused) => {
+                            if let Some(r) = &refused.reference {
+                                unsettled.remove(r);
+                            }
                             let id = refused.reference.as_ref().and_then(|r| refs.get(r)).or(refused.id.as_ref());
                             let id = id.cloned().unwrap_or_else(|| "(no id)".into());
                             ledger
@@ -1414,6 +1431,7 @@ async fn crash_test(dir: &std::path::Path, bridges: Vec<(PathBuf, Vec<String>)>)
                         next_ref += 1;
                         let r = format!("{tab}-{next_ref}");
                         refs.insert(r.clone(), id.clone());
+                        unsettled.insert(r.clone());
                         let frame = json!({"type": "answer", "ref": r, "id": id, "answers": [{"selected": [label]}]});
                         if ws.send(Message::Text(frame.to_string().into())).await.is_err() {
                             break;
