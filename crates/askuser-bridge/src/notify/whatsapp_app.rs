@@ -298,7 +298,12 @@ impl WhatsApp {
         if let Err(e) = notifier.deliveries.add_heard(&key, wrote).await {
             tracing::warn!("{e}");
         }
-        let held = self.held(notifier, &key).await;
+        // Only a message written within the window opens it: one delivered late brings
+        // nothing held (WhatsApp would refuse it as outside the window).
+        let held = match whatsapp::in_window(Some(wrote), notifier.now_ms()) {
+            true => self.held(notifier, &key).await,
+            false => Vec::new(),
+        };
         let released = !held.is_empty();
         for id in held {
             self.release(notifier, &to, &id).await;
