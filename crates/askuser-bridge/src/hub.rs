@@ -809,10 +809,12 @@ impl Bridge {
                 )));
             }
         }
-        let (_, delivered) = self.settled(&id, &result, by);
+        // A decision's rule and audit entry are stored before the agent hears it, so that
+        // its next call finds the rule, and a reader of the log the entry.
         if let Some(approval) = &record.request.approval {
             self.approval_decided(&record, approval, &result, by).await;
         }
+        let (_, delivered) = self.settled(&id, &result, by);
         let late = !delivered && result.status == Status::Answered && !self.settings.on_late_answer.is_empty();
         // Run once: only the bridge whose answer won runs it, and not when an agent
         // waits at another bridge (it gets the answer there).
